@@ -1,0 +1,45 @@
+"""BoolQ Likelihood Splits (``lsplits build boolq``): train + validation pooled (the test has no labels).
+
+Hub source: ``google/boolq`` (question, answer, passage); the official JSONL (with title) also works.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from builders.common import load_official, run_cli
+from lsplits.build import DatasetSpec
+from lsplits.card import CardInfo
+from lsplits.data import LoadedData
+from lsplits.tasks import boolq_task
+
+CITATION = """@inproceedings{clark-etal-2019-boolq,
+  title = {{B}ool{Q}: Exploring the Surprising Difficulty of Natural Yes/No Questions},
+  author = {Clark, Christopher and Lee, Kenton and Chang, Ming-Wei and Kwiatkowski, Tom and Collins, Michael and Toutanova, Kristina},
+  booktitle = {Proceedings of NAACL-HLT 2019},
+  year = {2019}
+}"""
+
+SPEC = DatasetSpec(
+    task=boolq_task(),
+    card=CardInfo(
+        pretty_name="BoolQ Likelihood Splits",
+        license="cc-by-sa-3.0",
+        task_categories=("question-answering", "text-classification"),
+        source_datasets=("google/boolq",),
+        source_citation=CITATION,
+        summary="BoolQ re-split so that the questions a language model finds least likely (given the passage) "
+                "form the evaluation set; eval is balanced between yes and no answers.",
+    ),
+    paper_sizes=(7_617, 2_540, 2_540),
+    method_note="BoolQ: train and validation pooled (the official test set has no labels); eval is balanced by answer.",
+)
+
+
+def load(data_files: list[str] | None = None) -> LoadedData:
+    """BoolQ pooled over train/validation (from the Hub, or the official JSONL files)."""
+    return load_official(SPEC.task, "google/boolq", ("train", "validation"), data_files)
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli("boolq"))

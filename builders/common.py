@@ -1,0 +1,51 @@
+"""Helpers shared by the builders: naming official files by split, loading official or Hub data."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from lsplits.data import LoadedData, load_sources, parse_data_files, prepare_examples, read_records
+from lsplits.tasks import Task
+
+Record = dict[str, Any]
+
+
+def official_split_name(path: str | Path) -> str:
+    """Guess the split of an official file from its name: *train* -> train, *dev*/*val* -> validation, *test* -> test."""
+    stem = Path(path).stem.lower()
+    for needle, split in (("train", "train"), ("dev", "validation"), ("val", "validation"), ("test", "test")):
+        if needle in stem:
+            return split
+    return Path(path).stem
+
+
+def load_official(task: Task, hub_id: str, hub_splits: Sequence[str], data_files: Sequence[str] | None,
+                  convert: Callable[[Record], Record] | None = None) -> LoadedData:
+    """Pool ``hub_splits`` of ``hub_id`` (or local official files), convert records, check and filter.
+
+    Local files named without ``split=`` get their split from the file name, so ids read
+    ``validation-12`` whether the data came from the Hub or from the official files.
+    """
+    if data_files:
+        named = []
+        for item in data_files:
+            name, path = parse_data_files([item])[0]
+            if "=" not in item:
+                name = official_split_name(path)
+            named.append((name, read_records(path), str(path)))
+        sources = named
+    else:
+        sources = load_sources(hub_id, splits=hub_splits)
+    if convert is not None:
+        sources = [(name, [convert(r) for r in records], desc) for name, records, desc in sources]
+    return prepare_examples(sources, task)
+
+
+def run_cli(name: str, argv: Sequence[str] | None = None) -> int:
+    """``python -m builders.NAME ARGS`` == ``lsplits build NAME ARGS``."""
+    from lsplits.cli import main
+
+    return main(["build", name, *(sys.argv[1:] if argv is None else argv)])

@@ -1,0 +1,171 @@
+"""Build a Likelihood-Split dataset: score every example, split per config, export in Hub layout.
+
+Flow: :func:`~lsplits.data.load_examples` -> :func:`build_splits` (scores via
+:mod:`lsplits.lm.pipeline`, partitions via :mod:`lsplits.configs`) -> :func:`export_dataset`
+(parquet per config and split, dataset card, plots) -> optional push.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .card import CardInfo, render_card
+from .configs import DEFAULT_CONFIGS, GENERIC_CONFIGS, SplitConfig, SplitInputs, resolve_configs
+from .data import ID_FIELD, LoadedData
+from .errors import ConfigError
+from .splits.engine import Partition, resolve_eval_size, split_eval
+from .tasks import Setting, Task
+from .text import word_count
+
+logger = logging.getLogger(__name__)
+
+SCORE_COLUMNS = ("ll_score", "ll_tokens", "length")
+
+
+@dataclass
+class DatasetSpec:
+    """Everything dataset-specific about a build: the task, its configs, hooks and card metadata."""
+
+    task: Task
+    card: CardInfo
+    configs: Sequence[str] = DEFAULT_CONFIGS
+    extra_configs: Mapping[str, SplitConfig] = field(default_factory=dict)
+    extras: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None
+    partition_hook: Callable[[Partition, SplitInputs], Partition] | None = None
+    paper_sizes: tuple[int, int, int] | None = None  # (train, validation, test) on the full data
+    method_note: str = ""
+
+    @property
+    def available_configs(self) -> dict[str, SplitConfig]:
+        """Generic configs plus this dataset's own."""
+        return {**GENERIC_CONFIGS, **self.extra_configs}
+
+    def default_eval_size(self, n: int) -> int:
+        """Eval size in the paper's proportion (validation + test over all), or 20% without one."""
+        if self.paper_sizes:
+            train, validation, test = self.paper_sizes
+            return max(2, round(n * (validation + test) / (train + validation + test)))
+        return max(2, round(0.2 * n))
+
+
+@dataclass
+class BuildResult:
+    """The built configs (config -> split -> DataFrame), their partitions, and skipped configs with reasons."""
+
+    frames: dict[str, dict[str, pd.DataFrame]]
+    partitions: dict[str, Partition]
+    inputs: SplitInputs
+    skipped: dict[str, str]
+    eval_size: int
+
+
+def score_records(examples: Sequence[Mapping[str, Any]], task: Task, setting: Setting) -> list[dict[str, str]]:
+    """The {id, prompt, query} records the LM scores for ``setting``."""
+    return [{"id": ex[ID_FIELD], "prompt": task.prompt_text(ex, setting), "query": task.query_text(ex, setting)}
+            for ex in examples]
+
+
+def build_splits(spec: DatasetSpec, loaded: LoadedData, *, lm: str, configs: Sequence[str] | None = None,
+                 eval_size: int | float | None = None, seed: int = 0, folds: int = 3,
+                 cache_dir: str | Path | None = None, train_config: Any = None,
+                 progress: bool = True) -> BuildResult:
+    """Score the examples as the requested configs need and compute every config's split."""
+    from .lm.pipeline import compute_scores
+
+    examples = loaded.examples
+    task = spec.task
+    chosen = resolve_configs(list(configs or spec.configs), spec.available_configs)
+    skipped: dict[str, str] = {}
+    if lm == "scratch":
+        for config in chosen:
+            if config.needs == "pt":
+                skipped[config.name] = "needs a pretrained LM for prompting; --lm scratch has none"
+        chosen = [c for c in chosen if c.name not in skipped]
+    if not chosen:
+        raise ConfigError("no config left to build: " + "; ".join(f"{k} {v}" for k, v in skipped.items()))
+    n = len(examples)
+    size = resolve_eval_size(eval_size if eval_size is not None else spec.default_eval_size(n), n)
+    labels = None
+    if task.label_field:
+        labels = np.asarray([str(ex[task.label_field]) for ex in examples])
+    inputs = SplitInputs(ids=[ex[ID_FIELD] for ex in examples],
+                         lengths=np.asarray([word_count(task.length_text(ex)) for ex in examples]),
+                         labels=labels, extras=spec.extras(examples) if spec.extras else {})
+    token_counts: dict[str, np.ndarray] = {}
+    for kind in dict.fromkeys(c.needs or "ft" for c in chosen):
+        if kind == "pt" and lm == "scratch":
+            continue
+        logger.info("scoring %d examples (%s setting) with %s", n, kind, lm)
+        scores = compute_scores(score_records(examples, task, kind), lm=lm, setting=kind, folds=folds,
+                                seed=seed, cache_dir=cache_dir, train_config=train_config, progress=progress)
+        inputs.scores[kind] = scores["ll_score"].to_numpy(dtype=np.float64)
+        token_counts[kind] = scores["ll_tokens"].to_numpy(dtype=np.int64)
+    base = pd.DataFrame(examples)
+    frames: dict[str, dict[str, pd.DataFrame]] = {}
+    partitions: dict[str, Partition] = {}
+    for config in chosen:
+        partition = config.make(inputs, size, seed)
+        if spec.partition_hook is not None:
+            partition = spec.partition_hook(partition, inputs)
+        partitions[config.name] = partition
+        kind = config.needs or ("ft" if "ft" in inputs.scores else next(iter(inputs.scores)))
+        table = base.assign(ll_score=inputs.scores[kind], ll_tokens=token_counts[kind], length=inputs.lengths)
+        validation, test = split_eval(partition.eval, seed=seed)
+        frames[config.name] = {"train": table.iloc[np.sort(partition.train)],
+                               "validation": table.iloc[validation], "test": table.iloc[test]}
+    for name, reason in skipped.items():
+        logger.warning("skipping config %s: %s", name, reason)
+    return BuildResult(frames=frames, partitions=partitions, inputs=inputs, skipped=skipped, eval_size=size)
+
+
+def method_text(spec: DatasetSpec, result: BuildResult, *, lm: str, folds: int, seed: int) -> str:
+    """A few lines on how this dataset was built (LM, folds, eval size, seed)."""
+    lm_text = "a small GPT-2-style LM trained from scratch on the data (offline demo setting)" \
+        if lm == "scratch" else f"`{lm}`"
+    lines = [
+        "Likelihood Splits (Godbole & Jia, 2023) re-split a dataset so that the examples a language model "
+        "finds least likely form the evaluation set: the model must generalise to the long tail.",
+        "",
+        f"Each example was scored by {lm_text}: the score is the sum of log-probabilities of the query "
+        f"tokens given the prompt; in the fine-tuned setting the data is cut into {folds} folds and each fold "
+        "is scored by a model fine-tuned on the other folds, so no example is scored by a model trained on it.",
+        f"Eval size: {result.eval_size:,} examples, halved into validation and test (seed {seed}).",
+    ]
+    if spec.method_note:
+        lines += ["", spec.method_note]
+    if result.skipped:
+        lines += ["", "Not built: " + "; ".join(f"`{k}` ({v})" for k, v in result.skipped.items()) + "."]
+    return "\n".join(lines)
+
+
+def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, *, lm: str, folds: int, seed: int,
+                   repo_hint: str | None = None) -> Path:
+    """Write the Hub-layout folder with card, statistics and plots; returns the folder."""
+    from . import analysis, plots
+    from .export import write_hub_folder
+
+    descriptions = {name: spec.available_configs[name].description for name in result.frames}
+    default = next(iter(result.frames))
+    task = spec.task
+    stats_md = analysis.statistics_markdown(result.frames, query_field=task.query_field,
+                                            label_field=task.label_field)
+    with tempfile.TemporaryDirectory() as tmp:
+        extra: dict[str, Path] = {}
+        plot_links: dict[str, str] = {}
+        for name, splits in result.frames.items():
+            for caption, repo_path, local in plots.config_plots(name, splits, Path(tmp)):
+                extra[repo_path] = local
+                plot_links[caption] = repo_path
+        card = render_card(spec.card, result.frames, descriptions, default=default,
+                           repo_hint=repo_hint or f"your-org/{Path(out).name}",
+                           method=method_text(spec, result, lm=lm, folds=folds, seed=seed),
+                           statistics=stats_md, plots=plot_links)
+        return write_hub_folder(out, result.frames, card, extra)

@@ -1,0 +1,94 @@
+"""Registry of pairwise similarity / quality functions (ROUGE-L, Smatch, Smatch++, S2Match, ...).
+
+A function is a :class:`Similarity`: ``prepare`` turns one output string into a reusable object
+(parsed once per candidate, raising :class:`InvalidOutput` if it does not parse) and ``score``
+compares two prepared objects, returning a value in [0, 1]. The same object serves as a
+similarity for uncertainty estimators (candidate vs candidate) and as a quality metric
+(prediction vs reference: ``score(prepare(pred), prepare(ref))``).
+
+Adding a function is one registration: write a module that defines a ``Similarity`` and add one
+``name -> "module:attribute"`` line to ``_BUILTINS`` (loaded lazily, so importing this module is
+cheap), or call :func:`register` at run time for a user-defined one.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ConfigError
+
+
+class InvalidOutput(ValueError):
+    """A candidate or reference that cannot be parsed by a similarity's ``prepare``."""
+
+
+@dataclass(frozen=True)
+class Similarity:
+    """A pairwise similarity between two outputs, also usable as a quality metric.
+
+    Attributes:
+        name: registry name (also the evaluate config name).
+        prepare: output string -> prepared object; raises InvalidOutput when it does not parse.
+        score: (prepared a, prepared b) -> similarity in [0, 1]. For a quality metric a is the
+            prediction and b the reference.
+        symmetric: whether score(a, b) == score(b, a) always (lets engines compute half the pairs).
+        description: one line for help texts and metric cards.
+        corpus_score: optional (list of prepared predictions, list of prepared references) -> float,
+            for metrics whose corpus score is not the mean of sentence scores (Smatch, SemBLEU).
+        version: bump when scores change, so content-keyed caches are invalidated.
+    """
+
+    name: str
+    prepare: Callable[[str], Any]
+    score: Callable[[Any, Any], float]
+    symmetric: bool
+    description: str = ""
+    corpus_score: Callable[[Sequence[Any], Sequence[Any]], float] | None = None
+    version: str = "1"
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+# name -> "module:attribute" of a Similarity; imported on first use.
+_BUILTINS: dict[str, str] = {
+    "rougel": "lsplits.uncertainty.lexical:ROUGE_L",
+    "smatch": "lsplits.amr.smatch:SMATCH",
+    "smatchpp": "lsplits.amr.smatchpp_metric:SMATCHPP",
+    "s2match": "lsplits.amr.s2match:S2MATCH",
+    "sema": "lsplits.amr.sema:SEMA",
+    "wlk": "lsplits.amr.wlk:WLK",
+    "sembleu": "lsplits.amr.sembleu:SEMBLEU",
+}
+_REGISTERED: dict[str, Similarity] = {}
+
+
+def register(similarity: Similarity, *, overwrite: bool = False) -> Similarity:
+    """Register a user-defined similarity under its name; returns it (usable as a decorator result)."""
+    if not overwrite and (similarity.name in _REGISTERED or similarity.name in _BUILTINS):
+        raise ConfigError(f"a similarity named {similarity.name!r} is already registered")
+    _REGISTERED[similarity.name] = similarity
+    return similarity
+
+
+def available() -> list[str]:
+    """Names of every registered or built-in similarity function."""
+    return sorted(set(_BUILTINS) | set(_REGISTERED))
+
+
+def get(name: str) -> Similarity:
+    """Return the similarity registered as ``name``; raises ConfigError listing the choices."""
+    key = name.lower()
+    if key in _REGISTERED:
+        return _REGISTERED[key]
+    if key not in _BUILTINS:
+        raise ConfigError(f"unknown similarity {name!r}; choose one of {', '.join(available())}")
+    module_name, attribute = _BUILTINS[key].split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise ConfigError(f"similarity {name!r} is not available: {exc}") from exc
+    similarity = getattr(module, attribute)
+    _REGISTERED[key] = similarity
+    return similarity

@@ -1,0 +1,171 @@
+"""Tasks: how one example becomes a (prompt, query) pair for the LM, which field is the label,
+and which examples are filtered out. One :class:`Task` per dataset; a generic one for user data.
+
+The LM scores ``query_text`` given ``prompt_text`` (METHOD A1). BOS and EOS are added by the
+scorer, not here, so the same task works with any tokenizer.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .errors import ConfigError, DataError
+
+Setting = Literal["ft", "pt"]
+Example = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Task:
+    """A prompt format, a query field, an optional label field and filters for one dataset.
+
+    Attributes:
+        name: short name (``snli``, ``boolq``, ``spider``, ``generic``).
+        query_field: field holding the text that is scored and whose word count is the length.
+        prompt: setting -> (example -> prompt text, without BOS).
+        query: setting -> (example -> query text as scored, without EOS; usually " " + field).
+        label_field: field used for label balance, or None.
+        required_fields: fields every example must have (checked with a clear error).
+        filters: (reason, keep predicate) pairs; examples failing a predicate are dropped.
+    """
+
+    name: str
+    query_field: str
+    prompt: Callable[[Setting], Callable[[Example], str]]
+    query: Callable[[Setting], Callable[[Example], str]]
+    label_field: str | None = None
+    required_fields: tuple[str, ...] = ()
+    filters: tuple[tuple[str, Callable[[Example], bool]], ...] = field(default_factory=tuple)
+
+    def prompt_text(self, example: Example, setting: Setting = "ft") -> str:
+        """The unscored context for ``example`` (BOS is prepended by the scorer)."""
+        return self.prompt(setting)(example)
+
+    def query_text(self, example: Example, setting: Setting = "ft") -> str:
+        """The scored text for ``example`` (EOS is appended by the scorer)."""
+        return self.query(setting)(example)
+
+    def length_text(self, example: Example) -> str:
+        """The text whose NLTK word count is the example's length (the raw query field)."""
+        return str(example[self.query_field])
+
+    def keep(self, example: Example) -> str | None:
+        """Return None when ``example`` passes every filter, else the reason it is dropped."""
+        for reason, predicate in self.filters:
+            if not predicate(example):
+                return reason
+        return None
+
+    def check_fields(self, columns: Sequence[str], source: str) -> None:
+        """Raise DataError naming the first required field missing from ``columns``."""
+        needed = list(self.required_fields) or [self.query_field]
+        if self.label_field:
+            needed.append(self.label_field)
+        for name in needed:
+            if name not in columns:
+                raise DataError(
+                    f"missing field {name!r} (the file has: {', '.join(columns) or 'no fields'})",
+                    source=source, field=name)
+
+
+def _same(fn: Callable[[Example], str]) -> Callable[[Setting], Callable[[Example], str]]:
+    return lambda setting: fn
+
+
+def template_fields(template: str) -> list[str]:
+    """Names of the ``{field}`` placeholders in a prompt template."""
+    return [name for _, name, _, _ in string.Formatter().parse(template) if name]
+
+
+def generic_task(query_field: str, prompt_template: str = "", label_field: str | None = None) -> Task:
+    """A task for any user dataset: ``prompt_template`` is formatted with the example's fields.
+
+    The query is scored as ``" " + example[query_field]`` after a non-empty prompt and as the bare
+    field after an empty one (then only BOS precedes it), matching the Spider fine-tuning format.
+    """
+    try:
+        fields = template_fields(prompt_template)
+    except ValueError as exc:
+        raise ConfigError(f"bad --prompt-template {prompt_template!r}: {exc}") from exc
+    sep = " " if prompt_template else ""
+    return Task(
+        name="generic",
+        query_field=query_field,
+        prompt=_same(lambda ex: prompt_template.format(**ex)),
+        query=_same(lambda ex: sep + str(ex[query_field])),
+        label_field=label_field,
+        required_fields=tuple(dict.fromkeys([query_field, *fields])),
+        filters=(("empty query", lambda ex: bool(str(ex[query_field] or "").strip())),),
+    )
+
+
+_REGISTRY: dict[str, Callable[[], Task]] = {}
+
+
+def register_task(name: str, factory: Callable[[], Task]) -> None:
+    """Make a named task available to ``get_task`` and the CLI (the builders call this)."""
+    _REGISTRY[name] = factory
+
+
+def get_task(name: str) -> Task:
+    """Return a registered task by name (``snli``, ``boolq``, ``spider``)."""
+    if name not in _REGISTRY:
+        raise ConfigError(f"unknown task {name!r}; known: {', '.join(sorted(_REGISTRY)) or 'none'}")
+    return _REGISTRY[name]()
+
+
+# --- The paper's tasks (METHOD A1). The builders in builders/ add loading, filters and cards. ---
+
+NLI_VERBALIZER = {"entailment": "entailed", "neutral": "neutral", "contradiction": "a contradiction"}
+SNLI_LABEL_NAMES = ("entailment", "neutral", "contradiction")  # the Hub dataset's ClassLabel order
+
+
+def nli_label_name(label: Any) -> str:
+    """The NLI label as a name, from the Hub's int convention (0/1/2) or the official string."""
+    if isinstance(label, str) and label in NLI_VERBALIZER:
+        return label
+    try:
+        return SNLI_LABEL_NAMES[int(label)]
+    except (ValueError, IndexError, TypeError) as exc:
+        raise DataError(f"unknown NLI label {label!r}", field="label") from exc
+
+
+def nli_prompt(premise: str, label: Any) -> str:
+    """``Premise: {premise} This hypothesis is {entailed / neutral / a contradiction}:`` (label-conditioned)."""
+    return f"Premise: {premise} This hypothesis is {NLI_VERBALIZER[nli_label_name(label)]}:"
+
+
+def nli_task(premise_field: str = "premise", hypothesis_field: str = "hypothesis",
+             label_field: str = "label", name: str = "snli") -> Task:
+    """SNLI-style task: the label-conditioned premise prompt, the hypothesis scored (both settings)."""
+    return Task(
+        name=name,
+        query_field=hypothesis_field,
+        prompt=_same(lambda ex: nli_prompt(ex[premise_field], ex[label_field])),
+        query=_same(lambda ex: " " + str(ex[hypothesis_field])),
+        label_field=label_field,
+        required_fields=(premise_field, hypothesis_field, label_field),
+    )
+
+
+def boolq_task() -> Task:
+    """BoolQ: ``Passage: {passage} Ask a question about the passage:`` then the question (both settings)."""
+    return Task(
+        name="boolq",
+        query_field="question",
+        prompt=_same(lambda ex: f"Passage: {ex['passage']} Ask a question about the passage:"),
+        query=_same(lambda ex: " " + str(ex["question"])),
+        label_field="answer",
+        required_fields=("question", "passage", "answer"),
+    )
+
+
+def spider_task() -> Task:
+    """Spider: prompted with ``write a database question:``; fine-tuned on the bare question after BOS."""
+    prompts = {"pt": lambda ex: "write a database question:", "ft": lambda ex: ""}
+    queries = {"pt": lambda ex: " " + str(ex["question"]), "ft": lambda ex: str(ex["question"])}
+    return Task(name="spider", query_field="question", prompt=lambda s: prompts[s], query=lambda s: queries[s],
+                required_fields=("question", "query", "db_id"))
