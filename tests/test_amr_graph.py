@@ -1,0 +1,87 @@
+"""Tests for lsplits.amr.graph: PENMAN parsing into the shared triple form."""
+
+from __future__ import annotations
+
+import pytest
+from amr_helpers import sample_graphs
+
+from lsplits.amr.graph import labelled_graph, parse_amr
+from lsplits.similarity import InvalidOutput
+
+
+def test_nodes_relations_attributes_and_top():
+    graph = parse_amr('(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02 :ARG0 b :polarity -))')
+    assert graph.variables == ("w", "b", "g")
+    assert graph.concepts == ("want-01", "boy", "go-02")
+    assert graph.top == 0
+    assert set(graph.relations) == {(":arg0", 0, 1), (":arg1", 0, 2), (":arg0", 2, 1)}
+    assert graph.attributes == ((":polarity", 2, "-"),)
+
+
+def test_inverse_role_is_turned_around():
+    inverse = parse_amr("(b / boy :ARG0-of (w / want-01))")
+    assert inverse.top == 0 and inverse.concepts == ("boy", "want-01")
+    assert inverse.relations == ((":arg0", 1, 0),)  # want-01 :ARG0 boy
+
+
+def test_roles_that_only_look_inverse_are_kept():
+    graph = parse_amr("(c / cloud :consist-of (w / water))")
+    assert graph.relations == ((":consist-of", 0, 1),)
+
+
+def test_constants_lose_quotes_and_case():
+    graph = parse_amr('(c / City :name (n / name :op1 "Paris") :quant "2" :mod 2)')
+    assert graph.concepts == ("city", "name")
+    assert set(graph.attributes) == {(":op1", 1, "paris"), (":quant", 0, "2"), (":mod", 0, "2")}
+
+
+def test_repeated_triple_is_kept_once():
+    graph = parse_amr("(a / and :op1 (b / boy) :op1 b)")
+    assert graph.relations == ((":op1", 0, 1),)
+
+
+def test_reentrancy_defined_after_use():
+    graph = parse_amr("(e / ensure-01 :ARG1 (f / forget-01 :ARG0 i) :condition (t / try-01 :ARG0 (i / i)))")
+    assert graph.concepts == ("ensure-01", "forget-01", "try-01", "i")
+    assert (":arg0", 1, 3) in graph.relations and (":arg0", 2, 3) in graph.relations
+
+
+def test_metadata_comments_are_allowed():
+    assert parse_amr("# ::snt Hello .\n(h / hello)").concepts == ("hello",)
+
+
+@pytest.mark.parametrize("text", [
+    "",
+    "   ",
+    "hello",
+    "(a / b :ARG0 (c / d)",  # unbalanced
+    "(a / b :ARG0 (c / d)))",  # extra closing bracket
+    "(a / b) (c / d)",  # two graphs
+    "(a :ARG0 (b / c))",  # node without concept
+    "(a / b :ARG0 (a / c))",  # variable with two concepts
+    "(a / b :ARG0 ())",  # empty node
+    None,
+])
+def test_malformed_input_raises_invalid_output(text):
+    with pytest.raises(InvalidOutput):
+        parse_amr(text)
+
+
+def test_parse_error_message_comes_from_the_parser():
+    with pytest.raises(InvalidOutput, match="Unexpected end of input"):
+        parse_amr("(a / b :ARG0 (c / d)")
+
+
+def test_labelled_graph_turns_constants_into_nodes():
+    labels, edges = labelled_graph(parse_amr('(g / go-02 :polarity - :ARG0 (b / boy :name "Bo"))'))
+    assert labels == ["go-02", "boy", "-", "bo"]
+    assert sorted(edges) == [(0, ":arg0", 1), (0, ":polarity", 2), (1, ":name", 3)]
+
+
+def test_real_graphs_parse_with_one_node_per_opening_bracket():
+    texts = sample_graphs()
+    assert len(texts) >= 5
+    for text in texts:
+        graph = parse_amr(text)
+        assert graph.size == text.count("("), text
+        assert len(set(graph.variables)) == graph.size
