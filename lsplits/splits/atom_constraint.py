@@ -1,0 +1,122 @@
+"""The Spider atom constraint (METHOD A2): every SQL atom that occurs in eval must occur in train.
+
+Applied to every Spider partition (likelihood, random, length, template) after the engine cuts it,
+and inside :func:`~lsplits.splits.tmcd.tmcd_partition`. Atoms come from
+:func:`~lsplits.splits.sql.sql_atoms`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection, Sequence
+
+import numpy as np
+
+from lsplits.errors import ConfigError
+from lsplits.splits.engine import Partition
+
+__all__ = ["enforce_atom_constraint", "missing_eval_atoms"]
+
+logger = logging.getLogger(__name__)
+
+
+def missing_eval_atoms(partition: Partition, atoms_per_example: Sequence[Collection[str]]) -> set[str]:
+    """The atoms that occur in some eval example but in no train example (empty when the constraint holds)."""
+    train_atoms: set[str] = set()
+    for index in partition.train.tolist():
+        train_atoms.update(atoms_per_example[index])
+    eval_atoms: set[str] = set()
+    for index in partition.eval.tolist():
+        eval_atoms.update(atoms_per_example[index])
+    return eval_atoms - train_atoms
+
+
+def enforce_atom_constraint(partition: Partition,
+                            atoms_per_example: Sequence[Collection[str]]) -> Partition:
+    """Swap examples until every atom that occurs in eval also occurs in train (METHOD A2).
+
+    Each swap exchanges one eval example that holds a missing atom with the first train example,
+    in rank order (most eval-worthy, e.g. least likely, first), none of whose atoms is held by
+    at most one train example; sizes never change. Shaw et al.'s ``balance_atoms``, which the
+    paper runs, is followed in two details the METHOD wording leaves open:
+
+    - eval is searched from its *least* eval-worthy end (for likelihood splits: the most likely
+      eval example leaves first), as the paper's reference code orders its eval list;
+    - a swapped example joins the back of its new side's search order, so it is tried last.
+
+    Every swap makes the missing atoms strictly fewer (the example leaving eval brings at least
+    one to train, the one entering eval takes none away), so the loop ends after at most as many
+    swaps as atoms were missing. It fails, with :class:`ConfigError`, only when no train example
+    can leave without orphaning an atom.
+
+    The result lists both sides in the input's rank order (the order of ``eval`` then
+    ``train``): an example that moved to train comes before every original train example
+    (it was ranked more eval-worthy than all of them), one that moved to eval after every
+    original eval example.
+    """
+    ranked = np.concatenate([partition.eval, partition.train])
+    if ranked.size and (ranked.min() < 0 or ranked.max() >= len(atoms_per_example)):
+        raise ConfigError(f"the partition indexes examples outside the {len(atoms_per_example)} atom sets")
+    example_atoms = {index: atoms_per_example[index] for index in ranked.tolist()}
+    train_count: dict[str, int] = {}
+    for index in partition.train.tolist():
+        for atom in example_atoms[index]:
+            train_count[atom] = train_count.get(atom, 0) + 1
+    eval_holders: dict[str, set[int]] = {}
+    for index in partition.eval.tolist():
+        for atom in example_atoms[index]:
+            eval_holders.setdefault(atom, set()).add(index)
+    missing = {atom for atom in eval_holders if atom not in train_count}
+    if not missing:
+        return partition
+    initially_missing = len(missing)
+
+    # Search orders; a moved example is appended with a fresh, larger search key.
+    train_order = partition.train.tolist()
+    train_key = {index: key for key, index in enumerate(train_order)}
+    eval_key = {index: key for key, index in enumerate(reversed(partition.eval.tolist()))}
+    next_key = len(ranked)
+    scan_start = 0
+    swaps = 0
+    while missing:
+        leaving_eval = min((holder for atom in missing for holder in eval_holders[atom]),
+                           key=eval_key.__getitem__)
+        leaving_train = None
+        for position in range(scan_start, len(train_order)):
+            candidate = train_order[position]
+            if train_key.get(candidate) != position:
+                if position == scan_start:
+                    scan_start += 1  # stale entry at the front: never look at it again
+                continue
+            if all(train_count[atom] >= 2 for atom in example_atoms[candidate]):
+                leaving_train = candidate
+                break
+        if leaving_train is None:
+            raise ConfigError(
+                f"cannot satisfy the Spider atom constraint with {partition.eval.size} eval examples: "
+                f"{len(missing)} eval atoms are missing from train (e.g. {sorted(missing)[:5]}) and every "
+                f"train example holds an atom no other train example has; use a smaller eval size"
+            )
+        # Move leaving_eval to the back of train's search order, leaving_train to the back of eval's.
+        del eval_key[leaving_eval]
+        del train_key[leaving_train]
+        train_order.append(leaving_eval)
+        train_key[leaving_eval] = len(train_order) - 1
+        eval_key[leaving_train] = next_key
+        next_key += 1
+        for atom in example_atoms[leaving_eval]:
+            train_count[atom] = train_count.get(atom, 0) + 1
+            eval_holders[atom].discard(leaving_eval)
+            missing.discard(atom)
+        for atom in example_atoms[leaving_train]:
+            train_count[atom] -= 1
+            eval_holders.setdefault(atom, set()).add(leaving_train)
+        swaps += 1
+    logger.info("atom constraint: %d swaps resolved %d missing eval atoms", swaps, initially_missing)
+
+    rank = np.empty(int(ranked.max()) + 1, dtype=np.int64)
+    rank[ranked] = np.arange(ranked.size)
+    new_train = np.fromiter(train_key, dtype=np.int64, count=len(train_key))
+    new_eval = np.fromiter(eval_key, dtype=np.int64, count=len(eval_key))
+    return Partition(train=new_train[np.argsort(rank[new_train], kind="stable")],
+                     eval=new_eval[np.argsort(rank[new_eval], kind="stable")])

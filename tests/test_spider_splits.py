@@ -1,0 +1,350 @@
+"""Tests of the Spider split logic: atoms, compounds, the atom constraint, template and TMCD splits,
+divergences and hardness. Every fixture is written here; expected values are worked out by hand."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from lsplits.errors import ConfigError, DataError
+from lsplits.splits.engine import Partition, random_partition
+from lsplits.splits.spider import (
+    atom_divergence,
+    compound_divergence,
+    enforce_atom_constraint,
+    missing_eval_atoms,
+    normalize_question,
+    spider_hardness,
+    sql_atoms,
+    sql_compounds,
+    sql_template,
+    template_partition,
+    tmcd_partition,
+)
+
+# --------------------------------------------------------------------------------------------------
+# Question normalisation and atoms
+# --------------------------------------------------------------------------------------------------
+
+
+def test_normalize_question_lowercases_and_collapses_whitespace():
+    assert normalize_question("  What are  the names of\tsingers ‘Smith’? ") == "what are the names of singers ‘smith’?"
+
+
+def test_atoms_of_spider_style_query_with_aliases_and_double_spaces():
+    sql = "SELECT T1.Name ,  count(*) FROM Singer AS T1 JOIN concert AS T2 ON T1.id  =  T2.singer_id " \
+          "WHERE T2.Year  >=  2014 GROUP  BY T1.Name;"
+    assert sql_atoms(sql) == {
+        "select", "t1", ".", "name", ",", "count", "(", "*", ")", "from", "singer", "as", "join",
+        "concert", "t2", "on", "id", "=", "singer_id", "where", "year", ">=", "2014", "group by",
+    }
+
+
+def test_atoms_keep_quoted_literals_and_multiword_keywords_and_drop_semicolon():
+    sql = "select name from country where continent  =  \"Asia\" and  code NOT LIKE '%a  B%' " \
+          "order by age desc ;"
+    assert sql_atoms(sql) == {
+        "select", "name", "from", "country", "where", "continent", "=", '"asia"', "and", "code",
+        "not like", "'%a b%'", "order by", "age", "desc",
+    }
+
+
+def test_atoms_of_empty_query_fail_clearly():
+    with pytest.raises(DataError, match="empty SQL"):
+        sql_atoms("  ; ")
+
+
+# --------------------------------------------------------------------------------------------------
+# Compounds
+# --------------------------------------------------------------------------------------------------
+
+
+def test_compounds_of_small_query():
+    assert sql_compounds("SELECT count(*) FROM singer WHERE age  >  20") == Counter({
+        "query -> select": 1, "select -> count": 1, "count -> *": 1,
+        "query -> from": 1, "from -> singer": 1,
+        "query -> where": 1, "where -> >": 1, "> -> age": 1, "> -> 20": 1,
+    })
+
+
+def test_compounds_of_join_distinct_and_order():
+    sql = "SELECT DISTINCT T1.name FROM a AS T1 JOIN b AS T2 ON T1.id = T2.aid " \
+          "ORDER BY count(DISTINCT T2.x) DESC"
+    assert sql_compounds(sql) == Counter({
+        "query -> select distinct": 1, "select distinct -> name": 1,
+        "query -> from": 1, "from -> a": 1, "from -> join": 1, "join -> b": 1, "join -> =": 1,
+        "= -> id": 1, "= -> aid": 1,
+        "query -> order by": 1, "order by -> desc": 1, "desc -> count": 1, "count -> distinct": 1,
+        "distinct -> x": 1,
+    })
+
+
+def test_compounds_count_repeats_and_ignore_alias_names():
+    assert sql_compounds("select a ,  a from t")["select -> a"] == 2
+    assert sql_compounds("SELECT T1.name FROM singer AS T1") == sql_compounds("SELECT T2.name FROM singer AS T2")
+
+
+def test_compounds_of_nested_and_set_queries():
+    sql = "SELECT name FROM t WHERE x IN (SELECT y FROM u) UNION SELECT name FROM v"
+    assert sql_compounds(sql) == Counter({
+        "query -> select": 3, "select -> name": 2, "select -> y": 1, "query -> from": 3,
+        "from -> t": 1, "from -> u": 1, "from -> v": 1, "query -> where": 1, "where -> in": 1,
+        "in -> x": 1, "in -> query": 1, "query -> union": 1, "union -> query": 1,
+    })
+
+
+def test_compounds_of_unparsable_query_fail_clearly():
+    with pytest.raises(DataError, match="cannot parse SQL"):
+        sql_compounds("select from where")
+
+
+# --------------------------------------------------------------------------------------------------
+# The atom constraint
+# --------------------------------------------------------------------------------------------------
+
+
+def _naive_missing(train, eval_, atoms):
+    train_atoms = set().union(*(atoms[i] for i in train))
+    return set().union(*(atoms[i] for i in eval_)) - train_atoms
+
+
+def test_atom_swap_follows_the_method_step_by_step():
+    atoms = [{"a", "x"}, {"a", "y"}, {"a", "b"}, {"a", "b"}, {"a", "z"}, {"a", "b"}]
+    partition = Partition(train=np.array([2, 4, 3, 5]), eval=np.array([0, 1]))
+    # Step 1: x and y are missing. Eval is searched from its least eval-worthy end: 1 (holds y)
+    # leaves; the first train example without a lone train atom is 2. Step 2: x is missing; 0 leaves
+    # eval; train example 4 holds z (alone in train), so 3 goes instead.
+    result = enforce_atom_constraint(partition, atoms)
+    assert result.eval.tolist() == [2, 3]
+    assert result.train.tolist() == [0, 1, 4, 5]  # moved examples keep their original rank
+
+
+def test_atom_swap_takes_the_least_eval_worthy_eval_example_first():
+    # Both eval examples hold the missing atom x; the later-ranked one (1) leaves eval, as in the
+    # paper's reference code (most likely eval example first); train example 2 comes in.
+    atoms = [{"a", "x"}, {"a", "x"}, {"a", "b"}, {"a", "b"}]
+    result = enforce_atom_constraint(Partition(train=np.array([2, 3]), eval=np.array([0, 1])), atoms)
+    assert result.eval.tolist() == [0, 2]
+    assert result.train.tolist() == [1, 3]
+
+
+def test_atom_swap_keeps_sizes_and_fixes_every_missing_atom_on_random_fixture():
+    rng = random.Random(3)
+    common = [f"c{k}" for k in range(8)]
+    atoms = [set(rng.sample(common, 3)) | ({f"rare{rng.randrange(40)}"} if rng.random() < 0.3 else set())
+             for _ in range(300)]
+    partition = random_partition(300, 60, seed=1)
+    assert _naive_missing(partition.train, partition.eval, atoms)  # the fixture starts violated
+    result = enforce_atom_constraint(partition, atoms)
+    assert _naive_missing(result.train, result.eval, atoms) == set()
+    assert missing_eval_atoms(result, atoms) == set()
+    assert result.eval.size == 60 and result.train.size == 240
+    assert sorted(result.train.tolist() + result.eval.tolist()) == list(range(300))
+
+
+def _naive_balance(train, eval_, atoms):
+    """METHOD A2's loop written plainly: recount everything each step; swapped examples go to the back."""
+    train, eval_order = list(train), list(reversed(eval_))
+    while True:
+        train_counts = Counter(atom for i in train for atom in atoms[i])
+        missing = {atom for i in eval_order for atom in atoms[i]} - set(train_counts)
+        if not missing:
+            return train, eval_order
+        leaving_eval = next(i for i in eval_order if atoms[i] & missing)
+        leaving_train = next(i for i in train if all(train_counts[atom] >= 2 for atom in atoms[i]))
+        train.remove(leaving_train)
+        eval_order.remove(leaving_eval)
+        train.append(leaving_eval)
+        eval_order.append(leaving_train)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_atom_swap_matches_a_naive_implementation(seed):
+    rng = random.Random(seed)
+    atoms = [set(rng.sample("abcdef", 2)) | {f"r{rng.randrange(60)}"} for _ in range(120)]  # 4-8 swaps
+    partition = random_partition(120, 30, seed=seed)
+    naive_train, naive_eval = _naive_balance(partition.train.tolist(), partition.eval.tolist(), atoms)
+    result = enforce_atom_constraint(partition, atoms)
+    assert set(result.train.tolist()) == set(naive_train)
+    assert set(result.eval.tolist()) == set(naive_eval)
+
+
+def test_atom_swap_leaves_a_valid_partition_untouched():
+    atoms = [{"a"}, {"a", "b"}, {"b"}, {"a"}]
+    partition = Partition(train=np.array([1, 3]), eval=np.array([0, 2]))
+    result = enforce_atom_constraint(partition, atoms)
+    assert result.train.tolist() == [1, 3] and result.eval.tolist() == [0, 2]
+
+
+def test_atom_swap_fails_clearly_when_impossible():
+    atoms = [{"p"}, {"q"}]  # the only train example holds an atom nobody else has
+    with pytest.raises(ConfigError, match="atom constraint"):
+        enforce_atom_constraint(Partition(train=np.array([0]), eval=np.array([1])), atoms)
+
+
+# --------------------------------------------------------------------------------------------------
+# Template split
+# --------------------------------------------------------------------------------------------------
+
+
+def test_template_anonymises_literals_and_alias_names_only():
+    assert sql_template("SELECT name FROM singer AS T2 WHERE age > 20 AND country = 'France'") == \
+        "select name from singer as alias0 where age > value and country = value"
+    assert sql_template("SELECT T1.name FROM singer AS T1 WHERE T1.age  >  35") == \
+        sql_template('select T2.name from singer as T2 where T2.age > 4.5;')
+    assert sql_template("SELECT name FROM singer WHERE country = \"France\"") != \
+        sql_template("SELECT name FROM singer WHERE city = \"France\"")
+
+
+def _template_fixture():
+    sizes = {"age": 3, "city": 2, "country": 2, "name": 1, "song": 1}
+    sqls = [f"SELECT id FROM singer WHERE {column} = {value}"
+            for column, size in sizes.items() for value in range(size)]
+    return sqls, sizes
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_template_split_moves_whole_groups_and_hits_exact_size(seed):
+    sqls, _ = _template_fixture()
+    partition = template_partition(sqls, 4, seed=seed)
+    assert partition.eval.size == 4 and partition.train.size == len(sqls) - 4
+    assert sorted(partition.train.tolist() + partition.eval.tolist()) == list(range(len(sqls)))
+    eval_templates = {sql_template(sqls[i]) for i in partition.eval}
+    train_templates = {sql_template(sqls[i]) for i in partition.train}
+    assert not eval_templates & train_templates
+
+
+def test_template_split_is_seeded():
+    sqls, _ = _template_fixture()
+    first, again = template_partition(sqls, 4, seed=5), template_partition(sqls, 4, seed=5)
+    assert np.array_equal(first.eval, again.eval) and np.array_equal(first.train, again.train)
+
+
+def test_template_split_fails_when_whole_groups_cannot_reach_the_size():
+    sqls = ["select a from t where x = 1", "select a from t where x = 2",
+            "select b from t where x = 1", "select b from t where x = 2"]
+    with pytest.raises(ConfigError, match="whole template"):
+        template_partition(sqls, 1, seed=0)
+
+
+# --------------------------------------------------------------------------------------------------
+# Divergences
+# --------------------------------------------------------------------------------------------------
+
+
+def test_divergence_on_hand_computed_distributions():
+    # Train pools {a: 3, b: 1} -> (0.75, 0.25); eval pools {a: 1, b: 1} -> (0.5, 0.5).
+    atoms = [{"a", "b"}, {"a"}, {"a"}, {"a", "b"}]
+    # alpha 0.5: 1 - (sqrt(0.75 * 0.5) + sqrt(0.25 * 0.5)) = 1 - (0.612372 + 0.353553)
+    assert atom_divergence([0, 1, 2], [3], atoms) == pytest.approx(0.034074, abs=1e-6)
+    compounds = [Counter({"a": 3, "b": 1}), Counter({"a": 1}), Counter({"a": 1, "b": 1})]
+    # alpha 0.1: 1 - (0.75^0.1 * 0.5^0.9 + 0.25^0.1 * 0.5^0.9) = 1 - (0.520691 + 0.466516)
+    assert compound_divergence([0], [2], compounds) == pytest.approx(0.012793, abs=1e-6)
+    assert compound_divergence([1], [2], compounds) == pytest.approx(1 - 0.5 ** 0.9, abs=1e-9)
+
+
+def test_divergence_limits():
+    atoms = [{"a"}, {"b"}, {"a"}]
+    assert atom_divergence([0], [1], atoms) == pytest.approx(1.0)
+    assert atom_divergence([0], [2], atoms) == pytest.approx(0.0)
+    assert math.isnan(atom_divergence([0], [], atoms))
+
+
+# --------------------------------------------------------------------------------------------------
+# TMCD
+# --------------------------------------------------------------------------------------------------
+
+
+def _naive_compound_divergence(train, eval_, compounds, alpha=0.1):
+    p, q = Counter(), Counter()
+    for i in train:
+        p.update(compounds[i])
+    for i in eval_:
+        q.update(compounds[i])
+    sp, sq = sum(p.values()), sum(q.values())
+    return 1 - sum((p[k] / sp) ** alpha * (q[k] / sq) ** (1 - alpha) for k in p if k in q)
+
+
+def _colour_shape_fixture():
+    """Each example pairs a colour with a shape: atoms are the two words, the compound is the pair."""
+    rng = random.Random(7)
+    colours, shapes = ["red", "green", "blue", "cyan", "pink"], ["cube", "ball", "cone", "ring", "star"]
+    atoms, compounds = [], []
+    for _ in range(250):
+        colour, shape = rng.choice(colours), rng.choice(shapes)
+        atoms.append({colour, shape})
+        compounds.append(Counter({f"{colour} -> {shape}": 1}))
+    return atoms, compounds
+
+
+def test_tmcd_raises_compound_divergence_far_above_random_and_keeps_atoms():
+    atoms, compounds = _colour_shape_fixture()
+    random_split = enforce_atom_constraint(random_partition(250, 50, seed=0), atoms)
+    baseline = _naive_compound_divergence(random_split.train, random_split.eval, compounds)
+    split = tmcd_partition(atoms, compounds, 50, seed=0)
+    divergence = _naive_compound_divergence(split.train, split.eval, compounds)
+    assert divergence > 0.3 and divergence > 3 * baseline
+    assert divergence == pytest.approx(compound_divergence(split.train, split.eval, compounds))
+    assert _naive_missing(split.train, split.eval, atoms) == set()
+    assert split.eval.size == 50
+    assert sorted(split.train.tolist() + split.eval.tolist()) == list(range(250))
+
+
+def test_tmcd_respects_atom_divergence_bound_and_seed():
+    atoms, compounds = _colour_shape_fixture()
+    bounded = tmcd_partition(atoms, compounds, 50, seed=1, max_atom_divergence=0.02)
+    assert atom_divergence(bounded.train, bounded.eval, atoms) <= 0.02 + 1e-9
+    free = tmcd_partition(atoms, compounds, 50, seed=1)
+    assert atom_divergence(free.train, free.eval, atoms) > 0.02  # the bound did bind
+    again = tmcd_partition(atoms, compounds, 50, seed=1)
+    assert np.array_equal(free.eval, again.eval)
+
+
+def test_tmcd_rejects_mismatched_inputs():
+    with pytest.raises(ConfigError, match="compound counts"):
+        tmcd_partition([{"a"}, {"b"}], [Counter()], 1)
+
+
+# --------------------------------------------------------------------------------------------------
+# Hardness
+# --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("sql", "level"), [
+    # (component 1, component 2, others) worked out by hand from Spider's rules
+    ("SELECT count(*) FROM singer", "easy"),                                          # (0, 0, 0)
+    ("SELECT name ,  country ,  age FROM singer ORDER BY age DESC", "medium"),       # (1, 0, 1)
+    ("SELECT name FROM singer WHERE age > 20 ORDER BY age DESC LIMIT 1", "hard"),    # (3, 0, 0)
+    ("SELECT name FROM singer WHERE age  >  (SELECT avg(age) FROM singer)", "hard"),  # (1, 1, 0)
+    ("SELECT a FROM t WHERE x = 1 INTERSECT SELECT a FROM t WHERE x = 2", "hard"),   # (1, 1, 0)
+    ("SELECT T2.name FROM Friend AS T1 JOIN Highschooler AS T2 ON T1.student_id = T2.id "
+     "GROUP BY T1.student_id ORDER BY count(*) DESC LIMIT 1", "extra"),              # (4, 0, 0)
+    ("SELECT name FROM t WHERE name LIKE '%a%' OR age > 3", "hard"),                  # (3, 0, 1)
+    # Spider's quirks: NOT counts as an aggregate; HAVING's connective counts, HAVING itself not.
+    ("SELECT count(*) FROM t WHERE x NOT IN (SELECT y FROM u)", "extra"),            # (1, 1, 1)
+    ("SELECT count(*) FROM t WHERE x IN (SELECT y FROM u)", "hard"),                 # (1, 1, 0)
+    ("SELECT a FROM t GROUP BY a HAVING count(*) > 1 AND sum(b) > 2", "easy"),        # (1, 0, 0)
+    ("SELECT max(a) ,  min(a) FROM t", "medium"),                                     # (0, 0, 2)
+])
+def test_hardness_of_hand_classified_queries(sql, level):
+    assert spider_hardness(sql) == level
+
+
+def test_hardness_from_spiders_parsed_form():
+    # Spider's parse of "SELECT count(*) FROM singer" and of a hand-built query
+    # "SELECT a, b FROM t1 JOIN t2 ON ... WHERE x LIKE 'v' OR y = 1": (join 1 + where 1 + or 1 + like 1, 0, 2)
+    count_all = {"from": {"table_units": [["table_unit", 1]], "conds": []},
+                 "select": [False, [[3, [0, [0, 0, False], None]]]], "where": [], "groupBy": [], "having": [],
+                 "orderBy": [], "limit": None, "intersect": None, "union": None, "except": None}
+    assert spider_hardness(count_all) == "easy"
+    cond_like = [False, 9, [0, [0, 3, False], None], "'v'", None]
+    cond_eq = [False, 2, [0, [0, 4, False], None], 1, None]
+    joined = dict(count_all, select=[False, [[0, [0, [0, 1, False], None]], [0, [0, [0, 2, False], None]]]],
+                  where=[cond_like, "or", cond_eq],
+                  **{"from": {"table_units": [["table_unit", 0], ["table_unit", 1]],
+                              "conds": [[False, 2, [0, [0, 5, False], None], [0, 6, False], None]]}})
+    assert spider_hardness(joined) == "extra"
