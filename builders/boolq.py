@@ -32,6 +32,7 @@ SPEC = DatasetSpec(
                 "form the evaluation set; eval is balanced between yes and no answers.",
     ),
     paper_sizes=(7_617, 2_540, 2_540),
+    max_steps=3_000,
     method_note="BoolQ: train and validation pooled (the official test set has no labels); eval is balanced by answer.",
 )
 

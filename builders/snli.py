@@ -8,14 +8,13 @@ keeps its other fields.
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from typing import Any
 
 from builders.common import load_official, run_cli
 from lsplits.build import DatasetSpec
 from lsplits.card import CardInfo
 from lsplits.data import LoadedData
-from lsplits.tasks import SNLI_LABEL_NAMES, nli_task
+from lsplits.tasks import NLI_LABELS, nli_task
 
 CITATION = """@inproceedings{bowman-etal-2015-large,
   title = {A large annotated corpus for learning natural language inference},
@@ -31,19 +30,18 @@ def from_official(record: dict[str, Any]) -> dict[str, Any]:
         return record
     out = {"premise": record["sentence1"], "hypothesis": record["sentence2"]}
     gold = record.get("gold_label", "-")
-    out["label"] = SNLI_LABEL_NAMES.index(gold) if gold in SNLI_LABEL_NAMES else -1
+    out["label"] = NLI_LABELS.index(gold) if gold in NLI_LABELS else -1
     out.update({k: v for k, v in record.items() if k not in {"sentence1", "sentence2"}})
     return out
 
 
 def _task():
-    task = nli_task()
     filters = (
         ("no gold label", lambda ex: int(ex["label"]) in (0, 1, 2)),
         ("premise 'Cannot see picture to describe.'", lambda ex: ex["premise"].strip() != "Cannot see picture to describe."),
         ("empty or n/a hypothesis", lambda ex: str(ex["hypothesis"] or "").strip().lower() not in {"", "n/a"}),
     )
-    return replace(task, filters=filters)
+    return nli_task("snli", filters=filters)
 
 
 SPEC = DatasetSpec(
@@ -60,6 +58,7 @@ SPEC = DatasetSpec(
         extra_yaml={"task_ids": ["natural-language-inference"]},
     ),
     paper_sizes=(549_018, 10_000, 10_000),
+    max_steps=15_000,
     method_note="SNLI: all three official splits pooled; dropped examples without a gold label, with the premise "
                 "'Cannot see picture to describe.', or with an empty or 'n/a' hypothesis. Eval is label-balanced.",
 )

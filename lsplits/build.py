@@ -42,6 +42,10 @@ class DatasetSpec:
     partition_hook: Callable[[Partition, SplitInputs], Partition] | None = None
     paper_sizes: tuple[int, int, int] | None = None  # (train, validation, test) on the full data
     method_note: str = ""
+    max_steps: int | None = None  # the paper's fine-tuning steps for this dataset (pretrained LMs only)
+    categorical_columns: Sequence[str] = ()  # extra columns whose distribution the card reports (Spider: hardness)
+    # more per-config numbers for the card and `lsplits analyze` (Spider: atom/compound divergence)
+    extra_statistics: Callable[[BuildResult], dict[str, dict[str, float]]] | None = None
 
     @property
     def available_configs(self) -> dict[str, SplitConfig]:
@@ -99,6 +103,10 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, *, lm: str, configs: Seq
     inputs = SplitInputs(ids=[ex[ID_FIELD] for ex in examples],
                          lengths=np.asarray([word_count(task.length_text(ex)) for ex in examples]),
                          labels=labels, extras=spec.extras(examples) if spec.extras else {})
+    if train_config is None and spec.max_steps and lm != "scratch":
+        from .lm.finetune import TrainConfig
+
+        train_config = TrainConfig(max_steps=spec.max_steps, seed=seed)
     token_counts: dict[str, np.ndarray] = {}
     for kind in dict.fromkeys(c.needs or "ft" for c in chosen):
         if kind == "pt" and lm == "scratch":
@@ -147,25 +155,31 @@ def method_text(spec: DatasetSpec, result: BuildResult, *, lm: str, folds: int, 
 
 
 def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, *, lm: str, folds: int, seed: int,
-                   repo_hint: str | None = None) -> Path:
-    """Write the Hub-layout folder with card, statistics and plots; returns the folder."""
-    from . import analysis, plots
+                   repo_hint: str | None = None, progress: bool = False) -> Path:
+    """Write the Hub-layout folder with card, statistics, plots and ``lsplits.json``; returns the folder."""
+    from . import dataset_report
     from .export import write_hub_folder
 
     descriptions = {name: spec.available_configs[name].description for name in result.frames}
     default = next(iter(result.frames))
     task = spec.task
-    stats_md = analysis.statistics_markdown(result.frames, query_field=task.query_field,
-                                            label_field=task.label_field)
+    stats = dataset_report.config_statistics(result.frames, query_field=task.query_field,
+                                             label_field=task.label_field,
+                                             categorical_columns=spec.categorical_columns, progress=progress)
+    statistics = dataset_report.statistics_markdown(stats)
+    extra_stats = spec.extra_statistics(result) if spec.extra_statistics is not None else {}
+    if extra_stats:
+        statistics = dataset_report.extra_statistics_markdown(extra_stats) + "\n\n" + statistics
     with tempfile.TemporaryDirectory() as tmp:
-        extra: dict[str, Path] = {}
-        plot_links: dict[str, str] = {}
-        for name, splits in result.frames.items():
-            for caption, repo_path, local in plots.config_plots(name, splits, Path(tmp)):
-                extra[repo_path] = local
-                plot_links[caption] = repo_path
+        written = dataset_report.config_plots(result.frames, stats, Path(tmp))
+        extra = {repo_path: local for _, repo_path, local in written}
+        extra[dataset_report.METADATA_FILE] = dataset_report.write_metadata(
+            Path(tmp) / dataset_report.METADATA_FILE, task=task.name, query_field=task.query_field,
+            label_field=task.label_field, categorical_columns=list(spec.categorical_columns), lm=lm, folds=folds,
+            seed=seed, eval_size=result.eval_size, configs=list(result.frames), skipped=result.skipped,
+            extra_statistics=extra_stats)
         card = render_card(spec.card, result.frames, descriptions, default=default,
                            repo_hint=repo_hint or f"your-org/{Path(out).name}",
                            method=method_text(spec, result, lm=lm, folds=folds, seed=seed),
-                           statistics=stats_md, plots=plot_links)
+                           statistics=statistics, plots={caption: path for caption, path, _ in written})
         return write_hub_folder(out, result.frames, card, extra)

@@ -39,11 +39,13 @@ def resolve_dataset(args: argparse.Namespace) -> tuple[DatasetSpec, LoadedData]:
 
 
 def train_config_from(args: argparse.Namespace):
-    """A TrainConfig with --max-steps applied, or None for the defaults."""
+    """A TrainConfig with --max-steps applied (scratch or fine-tuning defaults), or None for the defaults."""
     if getattr(args, "max_steps", None) is None:
         return None
     from .lm.finetune import TrainConfig
 
+    if args.lm == "scratch":
+        return TrainConfig.scratch(max_steps=args.max_steps)
     return TrainConfig(max_steps=args.max_steps)
 
 

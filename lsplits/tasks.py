@@ -119,35 +119,45 @@ def get_task(name: str) -> Task:
 
 # --- The paper's tasks (METHOD A1). The builders in builders/ add loading, filters and cards. ---
 
-NLI_VERBALIZER = {"entailment": "entailed", "neutral": "neutral", "contradiction": "a contradiction"}
-SNLI_LABEL_NAMES = ("entailment", "neutral", "contradiction")  # the Hub dataset's ClassLabel order
+NLI_LABELS: tuple[str, ...] = ("entailment", "neutral", "contradiction")
+"""The three NLI labels, in the order of the integer labels of ``stanfordnlp/snli`` (0, 1, 2)."""
+
+_LABEL_PHRASES = {"entailment": "entailed", "neutral": "neutral", "contradiction": "a contradiction"}
 
 
-def nli_label_name(label: Any) -> str:
-    """The NLI label as a name, from the Hub's int convention (0/1/2) or the official string."""
-    if isinstance(label, str) and label in NLI_VERBALIZER:
-        return label
-    try:
-        return SNLI_LABEL_NAMES[int(label)]
-    except (ValueError, IndexError, TypeError) as exc:
-        raise DataError(f"unknown NLI label {label!r}", field="label") from exc
+def nli_prompt(premise: str, label: str | int) -> str:
+    """The SNLI prompt of METHOD A1 (BOS is added by the scorer), label-conditioned.
+
+    ``label`` is a label name or the Hub's integer convention (0 entailment, 1 neutral,
+    2 contradiction). Raises DataError for anything else (e.g. SNLI's ``-`` or ``-1``).
+
+    >>> nli_prompt("A man sings.", "neutral")
+    'Premise: A man sings. This hypothesis is neutral:'
+    """
+    name = NLI_LABELS[label] if isinstance(label, int) and 0 <= label < len(NLI_LABELS) else label
+    if name not in _LABEL_PHRASES:
+        raise DataError(f"unknown NLI label {label!r}; expected one of {', '.join(NLI_LABELS)} or 0/1/2")
+    return f"Premise: {premise} This hypothesis is {_LABEL_PHRASES[name]}:"
 
 
-def nli_prompt(premise: str, label: Any) -> str:
-    """``Premise: {premise} This hypothesis is {entailed / neutral / a contradiction}:`` (label-conditioned)."""
-    return f"Premise: {premise} This hypothesis is {NLI_VERBALIZER[nli_label_name(label)]}:"
+def nli_task(name: str = "snli", premise_field: str = "premise", hypothesis_field: str = "hypothesis",
+             label_field: str = "label", filters: tuple[tuple[str, Callable[[Example], bool]], ...] = ()) -> Task:
+    """A :class:`Task` scoring ``" " + hypothesis`` after :func:`nli_prompt` (same in ``pt`` and ``ft``)."""
 
+    def prompt(example: Example) -> str:
+        try:
+            return nli_prompt(str(example[premise_field]), example[label_field])
+        except DataError as exc:
+            raise DataError(str(exc), example=example.get("id"), field=label_field) from None
 
-def nli_task(premise_field: str = "premise", hypothesis_field: str = "hypothesis",
-             label_field: str = "label", name: str = "snli") -> Task:
-    """SNLI-style task: the label-conditioned premise prompt, the hypothesis scored (both settings)."""
     return Task(
         name=name,
         query_field=hypothesis_field,
-        prompt=_same(lambda ex: nli_prompt(ex[premise_field], ex[label_field])),
-        query=_same(lambda ex: " " + str(ex[hypothesis_field])),
+        prompt=_same(prompt),
+        query=_same(lambda example: " " + str(example[hypothesis_field])),
         label_field=label_field,
         required_fields=(premise_field, hypothesis_field, label_field),
+        filters=tuple(filters),
     )
 
 
