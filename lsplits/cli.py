@@ -105,19 +105,21 @@ def build_parser() -> argparse.ArgumentParser:
     analyze.add_argument("folder", type=Path)
     analyze.add_argument("--configs", nargs="+", help="only these configs")
 
-    for name, module, help_text in _PLUGIN_COMMANDS:
-        plugin = importlib.import_module(module)
+    for name, target, help_text in _PLUGIN_COMMANDS:
+        module, add_arguments, _ = target.split(":")
         command = sub.add_parser(name, help=help_text)
-        plugin.add_arguments(command)
-        command.set_defaults(_plugin=module)
+        getattr(importlib.import_module(module), add_arguments)(command)
+        command.set_defaults(_plugin=target)
     return parser
 
 
-# (command, module with add_arguments(parser) and run(args) -> int, help)
+# command -> "module:add_arguments(parser):run(args) -> int" (modules import heavy libraries lazily)
 _PLUGIN_COMMANDS = (
-    ("ue", "lsplits.uncertainty.cli", "uncertainty estimation and PRR report over beam candidates"),
-    ("push-metrics", "lsplits.uncertainty.push", "create one Hub Space per evaluate metric module"),
-    ("push-space", "lsplits.space", "deploy the Gradio demo Space to the Hub"),
+    ("ue", "lsplits.uncertainty.report:add_ue_arguments:run_ue",
+     "uncertainty estimation and PRR report over beam candidates"),
+    ("push-metrics", "lsplits.uncertainty.publish:add_push_metrics_arguments:run_push_metrics",
+     "create one Hub Space per evaluate metric module"),
+    ("push-space", "lsplits.space:add_arguments:run", "deploy the Gradio demo Space to the Hub"),
 )
 
 
@@ -128,7 +130,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     try:
         if getattr(args, "_plugin", None):
-            return int(importlib.import_module(args._plugin).run(args) or 0)
+            module, _, run = args._plugin.split(":")
+            return int(getattr(importlib.import_module(module), run)(args) or 0)
         from . import commands
 
         return int(getattr(commands, args.command.replace("-", "_"))(args) or 0)

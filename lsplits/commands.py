@@ -112,7 +112,7 @@ def demo(args: argparse.Namespace) -> int:
 
 def analyze(args: argparse.Namespace) -> int:
     """``lsplits analyze``: print the statistics of every config in a built folder."""
-    from .analysis import analyze_folder
+    from .dataset_report import analyze_folder
 
     print(analyze_folder(args.folder, configs=args.configs))
     return 0

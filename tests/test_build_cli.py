@@ -1,0 +1,127 @@
+"""End to end through the CLI: a user's own JSONL file -> scratch LM in k folds -> Hub-layout folder."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import datasets
+import numpy as np
+import pytest
+
+from lsplits.cli import build_parser, main
+from lsplits.demo import run_demo
+from lsplits.lm.finetune import TrainConfig
+
+WORDS = ["red", "blue", "cat", "dog", "runs", "sleeps", "big", "small", "house", "tree"]
+
+
+@pytest.fixture(scope="module")
+def user_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("data") / "some.jsonl"
+    rows = []
+    for i in range(60):
+        words = [WORDS[(i * k + k) % len(WORDS)] for k in range(1, 3 + i % 7)]
+        rows.append({"text": " ".join(words), "topic": ["a", "b"][i % 2]})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def built(user_file, tmp_path_factory):
+    out = tmp_path_factory.mktemp("out") / "my-split"
+    cache = tmp_path_factory.mktemp("cache")
+    code = main(["build", "--data-files", str(user_file), "--query-field", "text", "--label-field", "topic",
+                 "--lm", "scratch", "--out", str(out), "--eval-size", "12", "--max-steps", "4",
+                 "--cache-dir", str(cache), "--no-progress"])
+    assert code == 0
+    return out
+
+
+def test_user_file_build_opens_with_load_dataset(built):
+    assert set(datasets.get_dataset_config_names(str(built))) == {
+        "ll_split", "ll_split_len", "ll_split_reverse", "ll_split_len_reverse", "random"}
+    ds = datasets.load_dataset(str(built), "ll_split")
+    ids = list(ds["train"]["id"]) + list(ds["validation"]["id"]) + list(ds["test"]["id"])
+    assert sorted(ids) == sorted(f"some-{i}" for i in range(60))
+    assert (ds["validation"].num_rows, ds["test"].num_rows) == (6, 6)
+    assert {"text", "topic", "ll_score", "ll_tokens", "length", "source_split"} <= set(ds["train"].column_names)
+    eval_topics = list(ds["validation"]["topic"]) + list(ds["test"]["topic"])
+    assert eval_topics.count("a") == eval_topics.count("b") == 6
+
+
+def test_eval_is_least_likely_within_each_label(built):
+    ds = datasets.load_dataset(str(built), "ll_split")
+    for topic in ("a", "b"):
+        train = [s for s, t in zip(list(ds["train"]["ll_score"]), list(ds["train"]["topic"])) if t == topic]
+        evals = [s for split in ("validation", "test")
+                 for s, t in zip(list(ds[split]["ll_score"]), list(ds[split]["topic"])) if t == topic]
+        assert max(evals) <= min(train)
+
+
+def test_card_and_metadata_written(built):
+    card = (built / "README.md").read_text()
+    assert "config_name: ll_split_len" in card and "## Statistics" in card
+    assert "Not built: `ll_split_pt` (needs a pretrained LM" in card
+    assert (built / "plots" / "ll_split_score_vs_length.png").stat().st_size > 1000
+    meta = json.loads((built / "lsplits.json").read_text())
+    assert meta["query_field"] == "text" and meta["skipped"]["ll_split_pt"].startswith("needs a pretrained LM")
+
+
+def test_analyze_prints_statistics(built, capsys):
+    assert main(["analyze", str(built), "--configs", "ll_split"]) == 0
+    out = capsys.readouterr().out
+    assert "== ll_split ==" in out and "train" in out
+
+
+def test_same_seed_gives_identical_ids(user_file, built, tmp_path):
+    again = tmp_path / "again"
+    assert main(["build", "--data-files", str(user_file), "--query-field", "text", "--label-field", "topic",
+                 "--lm", "scratch", "--out", str(again), "--eval-size", "12", "--max-steps", "4",
+                 "--cache-dir", str(tmp_path / "fresh-cache"), "--no-progress", "--configs", "ll_split"]) == 0
+    for split in ("train", "validation", "test"):
+        first = list(datasets.load_dataset(str(built), "ll_split")[split]["id"])
+        second = list(datasets.load_dataset(str(again), "ll_split")[split]["id"])
+        assert first == second
+
+
+def test_clear_errors_without_traceback(user_file, tmp_path):
+    cases = [
+        (["--query-field", "missing"], "field 'missing'"),
+        (["--query-field", "text", "--eval-size", "60"], "eval size"),
+    ]
+    for extra, message in cases:
+        result = subprocess.run([sys.executable, "-m", "lsplits", "build", "--data-files", str(user_file),
+                                 "--lm", "scratch", "--out", str(tmp_path / "x"), *extra],
+                                capture_output=True, text=True, env={"HF_HUB_OFFLINE": "1", "PATH": ""})
+        assert result.returncode == 2
+        assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_help_lists_every_command():
+    text = build_parser().format_help()
+    for command in ("score", "build", "push", "demo", "analyze"):
+        assert command in text
+
+
+def test_small_demo_meets_the_acceptance_properties(tmp_path):
+    summary = run_demo(tmp_path / "demo-likelihood", n=240, cache_dir=tmp_path / "cache", progress=False,
+                       train_config=TrainConfig.scratch(max_steps=20))
+    ds = datasets.load_dataset(str(summary.out), "ll_split_len")
+    ids = list(ds["train"]["id"]) + list(ds["validation"]["id"]) + list(ds["test"]["id"])
+    assert sorted(ids) == [f"demo-{i:05d}" for i in range(240)]
+    eval_scores = list(ds["validation"]["ll_score"]) + list(ds["test"]["ll_score"])
+    assert np.mean(eval_scores) < np.mean(list(ds["train"]["ll_score"]))
+    splits = [ds[name] for name in ("train", "validation", "test")]
+    lengths = np.concatenate([np.array(list(part["length"])) for part in splits])
+    labels = np.concatenate([np.array(list(part["label"])) for part in splits])
+    in_eval = np.arange(len(lengths)) >= ds["train"].num_rows
+    for label in np.unique(labels):  # label-balanced, then length-controlled inside each class
+        in_class = labels == label
+        class_quota = in_eval[in_class].sum()
+        for length in np.unique(lengths[in_class]):
+            bucket = in_class & (lengths == length)
+            quota = class_quota * bucket.sum() / in_class.sum()
+            assert abs(in_eval[bucket].sum() - quota) < 1
+    assert set(summary.table["config"]) == {"ll_split", "ll_split_len", "ll_split_reverse", "random", "length"}
