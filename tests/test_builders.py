@@ -1,0 +1,115 @@
+"""The SNLI, BoolQ and Spider builders on tiny fixtures in the official file formats."""
+
+from __future__ import annotations
+
+import json
+
+import datasets
+
+from lsplits.cli import main
+from lsplits.splits.spider import sql_atoms
+
+ANIMALS = ["dog", "cat", "horse", "bird", "cow", "goat", "fox", "owl"]
+PLACES = ["park", "field", "barn", "yard", "road", "lake"]
+
+
+def write_jsonl(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return str(path)
+
+
+def build(tmp_path, name, data_files, *extra):
+    out = tmp_path / f"{name}-likelihood"
+    code = main(["build", name, "--data-files", *data_files, "--lm", "scratch", "--out", str(out),
+                 "--max-steps", "2", "--cache-dir", str(tmp_path / "cache"), "--no-progress", *extra])
+    assert code == 0
+    return out
+
+
+def all_rows(folder, config):
+    ds = datasets.load_dataset(str(folder), config)
+    return {split: ds[split].to_list() for split in ("train", "validation", "test")}
+
+
+def snli_rows(n, offset=0):
+    labels = ["entailment", "neutral", "contradiction"]
+    rows = []
+    for i in range(n):
+        animal, place = ANIMALS[(i + offset) % 8], PLACES[(i * 3 + offset) % 6]
+        rows.append({"pairID": f"p{offset + i}", "captionID": f"c{offset + i}",
+                     "sentence1": f"A {animal} stands in the {place}.",
+                     "sentence2": f"The {animal} is {'not ' if i % 3 == 2 else ''}in a {place}.",
+                     "gold_label": labels[i % 3], "annotator_labels": [labels[i % 3]]})
+    return rows
+
+
+def test_snli_builder_filters_balances_and_keeps_fields(tmp_path):
+    train = snli_rows(30)
+    train[4]["gold_label"] = "-"
+    train[5]["sentence1"] = "Cannot see picture to describe."
+    train[7]["sentence2"] = "n/a"
+    files = [write_jsonl(tmp_path / "snli_1.0_train.jsonl", train),
+             write_jsonl(tmp_path / "snli_1.0_dev.jsonl", snli_rows(15, offset=100))]
+    out = build(tmp_path, "snli", files, "--eval-size", "9", "--configs", "ll_split", "ll_split_len", "random")
+    for config in ("ll_split", "ll_split_len", "random"):
+        rows = all_rows(out, config)
+        ids = [r["id"] for part in rows.values() for r in part]
+        assert len(ids) == 42 and {"train-4", "train-5", "train-7"}.isdisjoint(ids)
+        assert "validation-0" in ids
+        eval_labels = [r["label"] for r in rows["validation"] + rows["test"]]
+        assert sorted(eval_labels) == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+        first = rows["train"][0]
+        assert {"premise", "hypothesis", "label", "pairID", "gold_label", "annotator_labels",
+                "ll_score", "ll_tokens", "length"} <= set(first)
+    card = (out / "README.md").read_text()
+    assert "license: cc-by-sa-4.0" in card and "stanfordnlp/snli" in card and "Bowman" in card
+
+
+def test_boolq_builder_balances_answers(tmp_path):
+    rows = [{"idx": i, "question": f"is the {ANIMALS[i % 8]} in the {PLACES[i % 6]}",
+             "title": "Animals", "passage": f"The {ANIMALS[i % 8]} lives near the {PLACES[(i + 1) % 6]}.",
+             "answer": i % 3 == 0} for i in range(40)]
+    out = build(tmp_path, "boolq", [write_jsonl(tmp_path / "boolq_dev.jsonl", rows)], "--eval-size", "10",
+                "--configs", "ll_split", "random")
+    for config in ("ll_split", "random"):
+        parts = all_rows(out, config)
+        answers = [r["answer"] for r in parts["validation"] + parts["test"]]
+        assert answers.count(True) == answers.count(False) == 5
+        assert parts["train"][0]["id"].startswith("validation-")
+
+
+SPIDER_SQL = [
+    "SELECT count(*) FROM singer",
+    "SELECT name FROM singer WHERE age  >  20",
+    "SELECT T1.name FROM singer AS T1 JOIN concert AS T2 ON T1.id = T2.singer_id",
+    "SELECT avg(age) FROM singer",
+    "SELECT name ,  country FROM singer ORDER BY age DESC",
+    "SELECT count(*) FROM concert WHERE year  =  2014",
+    "SELECT max(capacity) FROM stadium",
+    "SELECT name FROM stadium WHERE capacity  >  5000",
+    "SELECT DISTINCT country FROM singer",
+    "SELECT name FROM singer WHERE country  =  'France'",
+]
+
+
+def spider_rows(n, offset=0):
+    return [{"db_id": "concert_singer", "query": SPIDER_SQL[(i + offset) % len(SPIDER_SQL)],
+             "question": f"How  many {ANIMALS[(i + offset) % 8]}s sing in {PLACES[i % 6]}?"} for i in range(n)]
+
+
+def test_spider_builder_enforces_atom_constraint_in_every_config(tmp_path):
+    train = tmp_path / "train_spider.json"
+    train.write_text(json.dumps(spider_rows(40)), encoding="utf-8")
+    dev = write_jsonl(tmp_path / "dev.jsonl", spider_rows(20, offset=3))
+    configs = ["ll_split", "ll_split_len", "random", "length", "template", "tmcd"]
+    out = build(tmp_path, "spider", [str(train), dev], "--eval-size", "12", "--configs", *configs)
+    for config in configs:
+        parts = all_rows(out, config)
+        train_atoms = set().union(*(sql_atoms(r["query"]) for r in parts["train"]))
+        eval_atoms = set().union(*(sql_atoms(r["query"]) for r in parts["validation"] + parts["test"]))
+        assert eval_atoms <= train_atoms, config
+        assert len(parts["validation"]) + len(parts["test"]) == 12
+        assert {r["hardness"] for r in parts["train"]} <= {"easy", "medium", "hard", "extra"}
+    card = (out / "README.md").read_text()
+    assert "| config | atom divergence | compound divergence |" in card
+    assert "hardness=" in card
