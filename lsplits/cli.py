@@ -128,6 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(levelname)s %(name)s: %(message)s")
+    for noisy in ("penman", "httpx", "urllib3"):  # penman logs every parsed graph at INFO
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         if getattr(args, "_plugin", None):
             module, _, run = args._plugin.split(":")

@@ -1,0 +1,243 @@
+"""Similarity matrices between the beam candidates of each example (METHOD B2).
+
+``S[j, l] = similarity(candidate j, candidate l)`` for any registered :class:`~lsplits.similarity.Similarity`,
+then: a candidate whose ``prepare`` fails is invalid and gets 0 with every other candidate; the matrix is
+symmetrised as ``(S + S.T) / 2``, clipped to [0, 1], and its diagonal is 1.
+
+Work is kept to the minimum: each distinct candidate string is prepared once per example (identical
+strings share one row, and score 1 with each other), only one triangle is scored for a symmetric
+function, examples are spread over a process pool, and finished matrices are cached on disk under a
+key made of the similarity's name and version and the candidate strings, so re-running with another
+estimator, quality metric or beam size recomputes nothing. The matrix of the first ``k`` candidates
+is the top-left ``k x k`` block of the full one (:meth:`SimilarityMatrix.truncate`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import multiprocessing
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from .. import similarity as similarity_registry
+from ..similarity import InvalidOutput, Similarity
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SimilarityMatrix:
+    """The symmetric similarity matrix of one example's candidates.
+
+    Attributes:
+        values: (k, k) float array, symmetric, in [0, 1], diagonal 1.
+        invalid: boolean mask (k,) of candidates that the similarity could not prepare.
+        errors: the error message of each invalid candidate ("" for valid ones).
+    """
+
+    values: np.ndarray
+    invalid: np.ndarray
+    errors: tuple[str, ...]
+
+    @property
+    def size(self) -> int:
+        """Number of candidates k."""
+        return len(self.invalid)
+
+    @property
+    def invalid_count(self) -> int:
+        """How many candidates are invalid."""
+        return int(self.invalid.sum())
+
+    def truncate(self, k: int) -> SimilarityMatrix:
+        """The matrix of the first ``k`` candidates (all of them when there are fewer)."""
+        return SimilarityMatrix(self.values[:k, :k], self.invalid[:k], self.errors[:k])
+
+
+def _prepare(similarity: Similarity, text: str) -> tuple[Any, str]:
+    """Prepared object and "" for a valid output; None and the reason for an invalid one."""
+    try:
+        return similarity.prepare(text), ""
+    except InvalidOutput as exc:
+        return None, str(exc) or "invalid output"
+    except Exception as exc:  # a metric that fails on odd input must not stop a whole report
+        logger.warning("similarity %r failed to prepare a candidate (%s: %s); counted as invalid",
+                       similarity.name, type(exc).__name__, exc)
+        return None, f"{type(exc).__name__}: {exc}"
+
+
+def _score(similarity: Similarity, a: Any, b: Any) -> float:
+    """One pairwise score; an exception inside the metric counts as similarity 0 (logged)."""
+    try:
+        return float(similarity.score(a, b))
+    except Exception as exc:
+        logger.warning("similarity %r failed on a candidate pair (%s: %s); using 0",
+                       similarity.name, type(exc).__name__, exc)
+        return 0.0
+
+
+def build_matrix(candidates: Sequence[str], similarity: Similarity) -> SimilarityMatrix:
+    """Similarity matrix of one example's candidates (see the module docstring for the rules).
+
+    Example:
+        >>> from lsplits.similarity import get
+        >>> build_matrix(["a b", "a b", "c"], get("rougel")).values.tolist()
+        [[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    """
+    k = len(candidates)
+    distinct: dict[str, int] = {}
+    slot = np.array([distinct.setdefault(text, len(distinct)) for text in candidates], dtype=int)
+    prepared = [_prepare(similarity, text) for text in distinct]
+    valid = np.array([not error for _, error in prepared], dtype=bool)
+    n = len(distinct)
+    pairwise = np.eye(n)
+    for a in range(n):
+        if not valid[a]:
+            continue
+        for b in range(a + 1 if similarity.symmetric else 0, n):
+            if a == b or not valid[b]:
+                continue
+            pairwise[a, b] = _score(similarity, prepared[a][0], prepared[b][0])
+            if similarity.symmetric:
+                pairwise[b, a] = pairwise[a, b]
+    values = pairwise[np.ix_(slot, slot)]
+    invalid = ~valid[slot]
+    values[invalid, :] = 0.0
+    values[:, invalid] = 0.0
+    values = np.clip((values + values.T) / 2, 0.0, 1.0)
+    np.fill_diagonal(values, 1.0)
+    errors = tuple(prepared[s][1] for s in slot)
+    if k and invalid.any():
+        logger.debug("%d of %d candidates invalid for %s", int(invalid.sum()), k, similarity.name)
+    return SimilarityMatrix(values, invalid, errors)
+
+
+class MatrixCache:
+    """On-disk cache of similarity matrices, one compressed ``.npz`` per (similarity, candidates).
+
+    The key hashes the similarity's name, version and options with the exact candidate strings, so a
+    new metric version or different candidates never reuse a stale matrix.
+    """
+
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
+        self.folder = Path(folder)
+
+    @staticmethod
+    def key(similarity: Similarity, candidates: Sequence[str]) -> str:
+        """Content hash identifying one matrix."""
+        payload = json.dumps([similarity.name, similarity.version, sorted(similarity.options.items()),
+                              list(candidates)], ensure_ascii=False, default=str)
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+    def _path(self, similarity: Similarity, key: str) -> Path:
+        return self.folder / f"{similarity.name}-v{similarity.version}" / key[:2] / f"{key}.npz"
+
+    def load(self, similarity: Similarity, candidates: Sequence[str]) -> SimilarityMatrix | None:
+        """The cached matrix, or None when absent or unreadable."""
+        path = self._path(similarity, self.key(similarity, candidates))
+        if not path.exists():
+            return None
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                return SimilarityMatrix(data["values"], data["invalid"].astype(bool),
+                                        tuple(str(e) for e in data["errors"]))
+        except (OSError, ValueError, KeyError) as exc:
+            logger.warning("ignoring unreadable cache file %s (%s)", path, exc)
+            return None
+
+    def store(self, similarity: Similarity, candidates: Sequence[str], matrix: SimilarityMatrix) -> None:
+        """Write one matrix atomically (a concurrent reader never sees half a file)."""
+        path = self._path(similarity, self.key(similarity, candidates))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz.tmp")
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                np.savez_compressed(stream, values=matrix.values, invalid=matrix.invalid,
+                                    errors=np.array(matrix.errors, dtype=str))
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+
+
+_WORKER_SIMILARITY: Similarity | None = None
+
+
+def _init_worker(similarity: Similarity) -> None:
+    global _WORKER_SIMILARITY
+    _WORKER_SIMILARITY = similarity
+
+
+def _worker_build(candidates: Sequence[str]) -> SimilarityMatrix:
+    assert _WORKER_SIMILARITY is not None
+    return build_matrix(candidates, _WORKER_SIMILARITY)
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    """Fork where available: workers inherit the registry, including similarities registered at run time."""
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else None)
+
+
+def build_matrices(examples: Sequence[Sequence[str]], similarity: Similarity | str, *,
+                   workers: int = 1, cache: MatrixCache | str | os.PathLike[str] | None = None,
+                   progress: bool = True) -> list[SimilarityMatrix]:
+    """Similarity matrices of many examples, in order.
+
+    Args:
+        examples: per example, its candidate strings (k may differ between examples).
+        similarity: a Similarity or a registered name.
+        workers: processes to use; 1 computes in this process, 0 or less means one per CPU core.
+        cache: a MatrixCache or a folder for one; matrices found there are not recomputed.
+        progress: show a tqdm progress bar.
+    """
+    if isinstance(similarity, str):
+        similarity = similarity_registry.get(similarity)
+    if cache is not None and not isinstance(cache, MatrixCache):
+        cache = MatrixCache(cache)
+    results: list[SimilarityMatrix | None] = [None] * len(examples)
+    first_of: dict[tuple[str, ...], int] = {}  # identical candidate lists are computed once
+    todo: list[int] = []
+    for index, candidates in enumerate(examples):
+        key = tuple(candidates)
+        if key in first_of:
+            continue
+        first_of[key] = index
+        found = cache.load(similarity, candidates) if cache is not None else None
+        if found is None:
+            todo.append(index)
+        else:
+            results[index] = found
+    if cache is not None:
+        logger.info("%s: %d of %d distinct matrices from the cache", similarity.name,
+                    len(first_of) - len(todo), len(first_of))
+    workers = workers if workers > 0 else (os.cpu_count() or 1)
+    workers = min(workers, max(1, len(todo) // 4))
+    bar = tqdm(total=len(todo), desc=f"similarity {similarity.name}", unit="example", disable=not progress)
+    with bar:
+        for index, matrix in zip(todo, _compute(similarity, [examples[i] for i in todo], workers), strict=True):
+            results[index] = matrix
+            if cache is not None:
+                cache.store(similarity, examples[index], matrix)
+            bar.update()
+    return [results[first_of[tuple(candidates)]] for candidates in examples]
+
+
+def _compute(similarity: Similarity, examples: list[Sequence[str]], workers: int) -> Iterator[SimilarityMatrix]:
+    """Matrices in input order, serially or from a process pool."""
+    if workers <= 1:
+        for candidates in examples:
+            yield build_matrix(candidates, similarity)
+        return
+    chunksize = max(1, min(16, len(examples) // (workers * 8)))
+    with _pool_context().Pool(workers, initializer=_init_worker, initargs=(similarity,)) as pool:
+        yield from pool.imap(_worker_build, examples, chunksize=chunksize)

@@ -1,0 +1,164 @@
+"""Prediction Rejection Ratio (PRR, Malinin et al. 2017) and the prediction-rejection curve (METHOD B4).
+
+Given per-example uncertainties u (higher = less trustworthy) and qualities q (higher = better):
+sort by increasing uncertainty; at rejection rate r/n (r = 0 .. n-1) reject the r most uncertain
+examples and average the qualities of the rest. The area under that curve is the mean of those
+values (only up to ``max_rejection`` if given: the rates r/n <= max_rejection). It is compared with
+the oracle (uncertainty = -quality) and with random rejection, whose expected curve is flat at the
+mean quality, so no sampling is needed:
+
+    PRR = (AUC_uncertainty - AUC_random) / (AUC_oracle - AUC_random)
+
+1 is the oracle, 0 random, below 0 harmful. PRR does not change under q -> a*q + b with a > 0.
+
+Ties in uncertainty: tied examples are rejected in an unknown order, so every tied group
+contributes its *mean* quality per rejected or kept member; this is the exact average over all
+orders within the tie, independent of the input order (unlike a stable sort, which would reward
+or punish the order the examples happen to be listed in).
+
+When the oracle is no better than random (all qualities equal, a single example, or a
+``max_rejection`` below 1/n) PRR is undefined: NaN is returned with a warning, never a silent 0.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+
+class UndefinedPRRWarning(RuntimeWarning):
+    """PRR is undefined for this input (the oracle does not beat random rejection)."""
+
+
+@dataclass(frozen=True)
+class RejectionCurve:
+    """Mean quality of the kept examples at each rejection rate."""
+
+    rates: np.ndarray
+    uncertainty: np.ndarray
+    oracle: np.ndarray
+    random: np.ndarray
+
+
+@dataclass(frozen=True)
+class PRRResult:
+    """PRR with its parts and a bootstrap confidence interval (NaN bounds when not computed)."""
+
+    prr: float
+    auc_uncertainty: float
+    auc_oracle: float
+    auc_random: float
+    ci_low: float
+    ci_high: float
+    n: int
+
+
+def _as_inputs(uncertainties, qualities) -> tuple[np.ndarray, np.ndarray]:
+    u = np.asarray(uncertainties, dtype=float).ravel()
+    q = np.asarray(qualities, dtype=float).ravel()
+    if u.shape != q.shape:
+        raise ValueError(f"{u.size} uncertainties but {q.size} qualities")
+    if u.size == 0:
+        raise ValueError("PRR needs at least one example")
+    if not (np.isfinite(u).all() and np.isfinite(q).all()):
+        raise ValueError("uncertainties and qualities must be finite (drop NaN examples first)")
+    return u, q
+
+
+def _rejection_steps(n: int, max_rejection: float) -> int:
+    """How many rejection rates r/n (r = 0, 1, ...) are <= max_rejection, at most n."""
+    if not 0.0 <= max_rejection <= 1.0:
+        raise ValueError(f"max_rejection must be in [0, 1], got {max_rejection}")
+    return min(n, math.floor(max_rejection * n + 1e-9) + 1)
+
+
+def _tie_averaged(u: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Qualities ordered by increasing uncertainty, each replaced by the mean of its tie group.
+
+    Works on a 1-d pair or row-wise on 2-d arrays (one bootstrap sample per row).
+    """
+    order = np.argsort(u, axis=-1, kind="stable")
+    sorted_u = np.take_along_axis(u, order, axis=-1)
+    sorted_q = np.take_along_axis(q, order, axis=-1)
+    starts = np.ones(sorted_u.shape, dtype=bool)
+    starts[..., 1:] = sorted_u[..., 1:] != sorted_u[..., :-1]
+    group = np.cumsum(starts.ravel()) - 1  # a new row always starts a new group
+    means = np.bincount(group, weights=sorted_q.ravel()) / np.bincount(group)
+    return means[group].reshape(sorted_q.shape)
+
+
+def _curve_values(sorted_q: np.ndarray, steps: int) -> np.ndarray:
+    """Mean of the kept qualities when rejecting r = 0..steps-1 from the end (row-wise)."""
+    n = sorted_q.shape[-1]
+    kept = np.arange(n, n - steps, -1)
+    totals = np.cumsum(sorted_q, axis=-1)[..., kept - 1]
+    return totals / kept
+
+
+def rejection_curve(uncertainties, qualities, *, max_rejection: float = 1.0) -> RejectionCurve:
+    """The prediction-rejection curves of the estimator, the oracle and random rejection."""
+    u, q = _as_inputs(uncertainties, qualities)
+    steps = _rejection_steps(u.size, max_rejection)
+    rates = np.arange(steps) / u.size
+    return RejectionCurve(
+        rates=rates,
+        uncertainty=_curve_values(_tie_averaged(u, q), steps),
+        oracle=_curve_values(np.sort(q)[::-1], steps),
+        random=np.full(steps, q.mean()),
+    )
+
+
+def _aucs(u: np.ndarray, q: np.ndarray, steps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """AUC of estimator, oracle and random, row-wise for 2-d inputs."""
+    auc_u = _curve_values(_tie_averaged(u, q), steps).mean(axis=-1)
+    auc_o = _curve_values(-np.sort(-q, axis=-1), steps).mean(axis=-1)
+    return auc_u, auc_o, q.mean(axis=-1)
+
+
+def _ratio(auc_u, auc_o, auc_r):
+    """(u - r) / (o - r), NaN where the denominator is not positive."""
+    denominator = np.asarray(auc_o - auc_r, dtype=float)
+    scale = np.maximum(np.abs(auc_o), np.abs(auc_r)) + 1.0
+    defined = denominator > 1e-12 * scale
+    safe = np.where(defined, denominator, 1.0)
+    return np.where(defined, (auc_u - auc_r) / safe, np.nan)
+
+
+def prr(uncertainties, qualities, *, max_rejection: float = 1.0) -> float:
+    """PRR of ``uncertainties`` at predicting ``qualities``; NaN with a warning when undefined.
+
+    Example:
+        >>> prr([0.1, 0.5, 0.9], [0.9, 0.5, 0.1])
+        1.0
+    """
+    return prr_with_ci(uncertainties, qualities, max_rejection=max_rejection, n_bootstrap=0, _stacklevel=3).prr
+
+
+def prr_with_ci(uncertainties, qualities, *, max_rejection: float = 1.0, n_bootstrap: int = 1000,
+                confidence: float = 0.95, seed: int = 0, _stacklevel: int = 2) -> PRRResult:
+    """PRR with a percentile bootstrap confidence interval over examples (resampled with replacement).
+
+    Resamples where PRR is undefined (all drawn qualities equal) are left out of the interval.
+    ``n_bootstrap=0`` skips the interval (NaN bounds).
+    """
+    u, q = _as_inputs(uncertainties, qualities)
+    steps = _rejection_steps(u.size, max_rejection)
+    auc_u, auc_o, auc_r = (float(x) for x in _aucs(u, q, steps))
+    value = float(_ratio(auc_u, auc_o, auc_r))
+    if math.isnan(value):
+        warnings.warn("PRR is undefined: the oracle is no better than random rejection (all qualities "
+                      f"equal, or too few examples: n={u.size}, max_rejection={max_rejection}); "
+                      "returning NaN", UndefinedPRRWarning, stacklevel=_stacklevel)
+    low = high = float("nan")
+    if n_bootstrap > 0 and u.size > 1:
+        rng = np.random.default_rng(seed)
+        draws = rng.integers(0, u.size, size=(n_bootstrap, u.size))
+        samples = _ratio(*_aucs(u[draws], q[draws], steps))
+        samples = samples[~np.isnan(samples)]
+        if samples.size:
+            alpha = (1.0 - confidence) / 2
+            low, high = (float(x) for x in np.quantile(samples, [alpha, 1.0 - alpha]))
+    return PRRResult(value, auc_u, auc_o, auc_r, low, high, int(u.size))

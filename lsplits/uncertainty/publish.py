@@ -1,0 +1,97 @@
+"""``lsplits push-metrics ORG``: upload each evaluate module in ``metrics/`` as a Space ``ORG/NAME``.
+
+Afterwards users call ``evaluate.load("ORG/prr")`` (evaluate looks for ``prr.py`` in the Space
+``ORG/prr``), and the Space shows the module's own Gradio app and metric card. Each module goes up in
+one commit (see :func:`lsplits.hub.push_folder`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import shutil
+import tempfile
+from pathlib import Path
+
+from ..errors import ConfigError
+from ..hub import push_folder
+
+logger = logging.getLogger(__name__)
+
+METRIC_MODULES = ("prr", "beam_uncertainty", "amr_similarity")
+REQUIRED_FILES = ("{name}.py", "README.md", "requirements.txt", "app.py")
+
+
+def default_metrics_dir() -> Path:
+    """``./metrics`` when it exists, else the ``metrics`` folder of the source checkout."""
+    here = Path.cwd() / "metrics"
+    return here if here.is_dir() else Path(__file__).resolve().parents[2] / "metrics"
+
+
+def check_module(folder: Path, name: str) -> None:
+    """Raise ConfigError naming every file a metric Space needs that ``folder`` lacks."""
+    missing = [f.format(name=name) for f in REQUIRED_FILES if not (folder / f.format(name=name)).is_file()]
+    if missing:
+        raise ConfigError(f"{folder}: not a complete metric module, missing {', '.join(missing)}")
+
+
+def _with_requirement(folder: Path, requirement: str, staging: Path) -> Path:
+    """A copy of ``folder`` whose requirements.txt names ``requirement`` instead of plain ``lsplits``."""
+    copy = staging / folder.name
+    shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    lines = (copy / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    replaced = [requirement if line.strip() == "lsplits" else line for line in lines]
+    if replaced == lines:
+        raise ConfigError(f"{folder / 'requirements.txt'}: no plain 'lsplits' line to replace")
+    (copy / "requirements.txt").write_text("\n".join(replaced) + "\n", encoding="utf-8")
+    return copy
+
+
+def push_metrics(org: str, *, metrics_dir: str | Path | None = None, modules: tuple[str, ...] = METRIC_MODULES,
+                 private: bool = False, token: str | None = None,
+                 lsplits_requirement: str | None = None) -> dict[str, str]:
+    """Create or update the Space ``org/NAME`` for each module; returns the commit URL per module.
+
+    Every module is checked before anything is uploaded, so a missing file stops the whole push.
+    """
+    if not org or "/" in org:
+        raise ConfigError(f"give the Hub user or organisation alone (like 'my-org'), not {org!r}")
+    root = Path(metrics_dir) if metrics_dir is not None else default_metrics_dir()
+    for name in modules:
+        check_module(root / name, name)
+    urls: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="lsplits-metrics-") as staging:
+        for name in modules:
+            folder = root / name
+            if lsplits_requirement:
+                folder = _with_requirement(folder, lsplits_requirement, Path(staging))
+            urls[name] = push_folder(folder, f"{org}/{name}", repo_type="space", space_sdk="gradio",
+                                     private=private, token=token,
+                                     commit_message=f"Upload the {name} evaluate module with lsplits")
+            logger.info("pushed %s to the Space %s/%s", name, org, name)
+    return urls
+
+
+def add_push_metrics_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``lsplits push-metrics`` (the lead's CLI adds the subcommand)."""
+    parser.add_argument("org", help="Hub user or organisation that will own the Spaces ORG/prr, ...")
+    parser.add_argument("--metrics-dir", default=None, help="folder holding the modules (default ./metrics)")
+    parser.add_argument("--only", default=",".join(METRIC_MODULES),
+                        help=f"comma-separated modules to push (default {','.join(METRIC_MODULES)})")
+    parser.add_argument("--private", action="store_true", help="create private Spaces")
+    parser.add_argument("--token", default=None, help="Hub token (default: the stored login or HF_TOKEN)")
+    parser.add_argument("--lsplits-requirement", default=None,
+                        help="what the Spaces install for lsplits, e.g. 'lsplits @ git+https://github.com/ORG/lsplits'")
+
+
+def run_push_metrics(args: argparse.Namespace) -> int:
+    """Push the modules and print where they went; returns the exit code."""
+    modules = tuple(part.strip() for part in args.only.split(",") if part.strip())
+    unknown = [m for m in modules if m not in METRIC_MODULES]
+    if unknown:
+        raise ConfigError(f"unknown metric module(s) {', '.join(unknown)}; choose from {', '.join(METRIC_MODULES)}")
+    urls = push_metrics(args.org, metrics_dir=args.metrics_dir, modules=modules, private=args.private,
+                        token=args.token, lsplits_requirement=args.lsplits_requirement)
+    for name, url in urls.items():
+        print(f"{args.org}/{name}: {url}  ->  evaluate.load(\"{args.org}/{name}\")")
+    return 0

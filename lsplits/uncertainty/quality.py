@@ -1,0 +1,103 @@
+"""Prediction quality against references with any registered similarity (METHOD B4's q_i).
+
+An invalid prediction (one the metric cannot prepare) is scored as ``placeholder`` when one is
+given, for AMR ``(a / amr-empty)``, the stand-in graph that AMR parser evaluations conventionally
+use for unparseable output, so it scores (about) 0 and still counts in a micro-averaged corpus
+score with all its reference triples missed; without a placeholder it scores 0 and is left out of
+the corpus score. An invalid reference is an error naming its position (or id) and the reason.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .. import similarity as similarity_registry
+from ..errors import DataError
+from ..similarity import InvalidOutput, Similarity
+
+logger = logging.getLogger(__name__)
+
+AMR_PLACEHOLDER = "(a / amr-empty)"
+AMR_METRICS = frozenset({"smatch", "smatchpp", "s2match", "sema", "wlk", "sembleu"})
+
+
+def placeholder_for(similarity: Similarity) -> str | None:
+    """The stand-in for invalid predictions: the empty AMR graph for AMR metrics, else None."""
+    return AMR_PLACEHOLDER if similarity.name in AMR_METRICS else None
+
+
+@dataclass(frozen=True)
+class QualityScores:
+    """Per-example scores, the corpus score and which predictions were invalid."""
+
+    scores: list[float]
+    corpus: float
+    invalid_predictions: list[int]
+
+
+def prepare_references(similarity: Similarity, references: Sequence[str], *,
+                       ids: Sequence[str] | None = None, source: str | None = None) -> list[Any]:
+    """Prepare every reference; one DataError lists each reference that does not parse."""
+    prepared: list[Any] = []
+    problems: list[str] = []
+    for position, text in enumerate(references):
+        try:
+            prepared.append(similarity.prepare(text))
+        except InvalidOutput as exc:
+            name = ids[position] if ids is not None else f"#{position}"
+            problems.append(f"{name}: {exc}")
+            prepared.append(None)
+    if problems:
+        shown = "; ".join(problems[:10]) + (f"; ... and {len(problems) - 10} more" if len(problems) > 10 else "")
+        raise DataError(f"{len(problems)} reference(s) cannot be read by {similarity.name!r}: {shown}",
+                        source=source, field="gold")
+    return prepared
+
+
+def score_predictions(similarity: Similarity | str, predictions: Sequence[str], references: Sequence[str], *,
+                      placeholder: str | None = None, ids: Sequence[str] | None = None,
+                      source: str | None = None) -> QualityScores:
+    """Score each prediction against its reference, and the whole corpus.
+
+    The corpus score is ``similarity.corpus_score`` when the metric has one (micro averages such as
+    Smatch's), else the mean of the per-example scores.
+    """
+    if isinstance(similarity, str):
+        similarity = similarity_registry.get(similarity)
+    if len(predictions) != len(references):
+        raise DataError(f"{len(predictions)} predictions but {len(references)} references", source=source)
+    gold = prepare_references(similarity, references, ids=ids, source=source)
+    stand_in = None
+    if placeholder is not None:
+        try:
+            stand_in = similarity.prepare(placeholder)
+        except InvalidOutput:
+            logger.warning("placeholder %r is not valid for %s; invalid predictions score 0", placeholder,
+                           similarity.name)
+    scores: list[float] = []
+    invalid: list[int] = []
+    pairs: list[tuple[Any, Any]] = []
+    for position, (text, reference) in enumerate(zip(predictions, gold, strict=True)):
+        try:
+            prediction = similarity.prepare(text)
+        except InvalidOutput:
+            invalid.append(position)
+            prediction = stand_in
+        if prediction is None:
+            scores.append(0.0)
+            continue
+        scores.append(float(similarity.score(prediction, reference)))
+        pairs.append((prediction, reference))
+    if not scores:
+        corpus = math.nan
+    elif similarity.corpus_score is not None:
+        corpus = float(similarity.corpus_score([p for p, _ in pairs], [r for _, r in pairs])) if pairs else 0.0
+    else:
+        corpus = sum(scores) / len(scores)
+    if invalid:
+        logger.info("%s: %d of %d predictions invalid", similarity.name, len(invalid), len(predictions))
+    return QualityScores(scores, corpus, invalid)

@@ -1,0 +1,203 @@
+"""Writing a :class:`~lsplits.uncertainty.report.Study` as a report folder.
+
+``report.md`` has the paper's table shapes: top-1 quality per metric (Table 1), PRR of every
+estimator x similarity against every quality metric at the largest beam size (Table 4), PRR across
+beam sizes per quality metric (Figure 5's numbers), the Spearman correlation matrix between
+estimators (Figure 6) and the rejection curves (PNG, one per quality metric and beam size). The
+numbers are also written as CSV files for further analysis.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..io import atomic_path
+from .report import Study, display
+
+_LISTED = 20  # ids listed in the markdown; the CSV files hold all of them
+
+
+def _number(value: float, digits: int = 3) -> str:
+    return "n/a" if value is None or math.isnan(value) else f"{value:.{digits}f}"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def _prr_lookup(study: Study) -> dict[tuple[int, str, str], object]:
+    return {(row.k, row.method, row.quality): row.result for row in study.prr}
+
+
+def _best(values: list[float]) -> float:
+    finite = [v for v in values if not math.isnan(v)]
+    return max(finite) if finite else math.nan
+
+
+def main_table_markdown(study: Study) -> str:
+    """PRR [CI] at the largest beam size: rows estimator x similarity, columns quality metrics."""
+    k = study.beam_sizes[-1]
+    lookup = _prr_lookup(study)
+    qualities = list(study.qualities)
+    best = {q: _best([lookup[k, m, q].prr for m in study.methods]) for q in qualities}
+    rows = []
+    for method in study.methods:
+        cells = [method]
+        for q in qualities:
+            result = lookup[k, method, q]
+            text = f"{_number(result.prr)} [{_number(result.ci_low)}, {_number(result.ci_high)}]"
+            cells.append(f"**{text}**" if result.prr == best[q] else text)
+        rows.append(cells)
+    level = round(study.config.confidence * 100)
+    header = ["UE method", *(f"PRR ({display(q)})" for q in qualities)]
+    title = (f"PRR at beam size k = {k} ({len(study.inputs.ids)} examples; "
+             f"[{level}% bootstrap CI]; best per column in bold)")
+    return "\n".join([title, "", *_table(header, rows)])
+
+
+def _beam_tables(study: Study) -> list[str]:
+    lookup = _prr_lookup(study)
+    lines: list[str] = []
+    for q in study.qualities:
+        lines += ["", f"### Quality: {display(q)}", ""]
+        rows = [[m, *(_number(lookup[k, m, q].prr) for k in study.beam_sizes)] for m in study.methods]
+        lines += _table(["UE method", *(f"k={k}" for k in study.beam_sizes)], rows)
+    return lines
+
+
+def _spearman_table(study: Study, k: int) -> list[str]:
+    matrix = study.spearman[k]
+    short = [str(i + 1) for i in range(len(study.methods))]
+    rows = [[f"{i + 1}. {m}", *(_number(v, 2) for v in matrix[i])] for i, m in enumerate(study.methods)]
+    return _table(["UE method", *short], rows)
+
+
+def _quality_table(study: Study) -> list[str]:
+    n = len(study.inputs.ids)
+    rows = [[display(q), _number(study.corpus_quality[q], 4), _number(float(np.nanmean(v)), 4),
+             str(study.invalid_top1[q]), str(study.nan_dropped[q])] for q, v in study.qualities.items()]
+    return _table(["Quality metric", "corpus score", f"mean over {n}", "invalid top-1", "NaN dropped"], rows)
+
+
+def _inputs_section(study: Study) -> list[str]:
+    inputs = study.inputs
+    ks = [len(c) for c in inputs.candidates]
+    lines = [f"- examples: {len(inputs.ids)}; candidates per example: {min(ks)} to {max(ks)}",
+             f"- beam sizes: {', '.join(map(str, study.beam_sizes))} (by truncation)"]
+    for k, short in study.short_examples.items():
+        if short:
+            lines.append(f"- k={k}: {short} example(s) have fewer candidates and use all they have")
+    for label, ids in (("only in the beams (no gold)", inputs.only_in_beams),
+                       ("only in the gold (no beams)", inputs.only_in_gold),
+                       ("without any candidate", inputs.without_candidates)):
+        if ids:
+            shown = ", ".join(f"`{i}`" for i in ids[:_LISTED]) + (" ..." if len(ids) > _LISTED else "")
+            lines.append(f"- left out, {label}: {len(ids)}: {shown} (all in `left_out.csv`)")
+    total = sum(ks)
+    for name, counts in study.invalid_candidates.items():
+        bad = int(counts.sum())
+        worst = [inputs.ids[i] for i in np.argsort(-counts, kind="stable")[:5] if counts[i]]
+        lines.append(f"- invalid candidates for {display(name)}: {bad} of {total} ({100 * bad / total:.2f}%)"
+                     + (f"; most in {', '.join(f'`{i}`' for i in worst)}" if worst else "")
+                     + " (per example in `invalid_candidates.csv`)")
+    return lines
+
+
+def _plot_curves(study: Study, folder: Path) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = []
+    for (k, q), curves in study.curves.items():
+        figure, axes = plt.subplots(figsize=(7, 4.5))
+        any_curve = next(iter(curves.values()))
+        for method, curve in curves.items():
+            axes.plot(curve.rates, curve.uncertainty, linewidth=1, label=method)
+        axes.plot(any_curve.rates, any_curve.oracle, "k-", linewidth=2, label="Oracle")
+        axes.plot(any_curve.rates, any_curve.random, "k--", linewidth=2, label="Random")
+        axes.set_xlabel("rejection rate")
+        axes.set_ylabel(f"mean {display(q)} of kept predictions")
+        axes.set_title(f"Prediction-rejection curves, k = {k}, quality {display(q)}")
+        axes.legend(fontsize=6, ncol=2, loc="lower right")
+        figure.tight_layout()
+        name = f"curves/rejection_{q}_k{k}.png"
+        figure.savefig(folder / name, dpi=110)
+        plt.close(figure)
+        names.append(name)
+    return names
+
+
+def _write_csv(path: Path, header: Sequence[str], rows) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(header)
+        writer.writerows(rows)
+
+
+def _write_tables(study: Study, folder: Path) -> None:
+    inputs = study.inputs
+    _write_csv(folder / "prr.csv", ["k", "method", "quality", "prr", "ci_low", "ci_high", "auc_uncertainty",
+                                    "auc_oracle", "auc_random", "n"],
+               ([r.k, r.method, r.quality, r.result.prr, r.result.ci_low, r.result.ci_high,
+                 r.result.auc_uncertainty, r.result.auc_oracle, r.result.auc_random, r.result.n]
+                for r in study.prr))
+    _write_csv(folder / "uncertainties.csv", ["id", "k", *study.methods],
+               ([example, k, *(study.uncertainties[k][m][i] for m in study.methods)]
+                for k in study.beam_sizes for i, example in enumerate(inputs.ids)))
+    _write_csv(folder / "qualities.csv", ["id", "candidates", *study.qualities],
+               ([example, len(inputs.candidates[i]), *(v[i] for v in study.qualities.values())]
+                for i, example in enumerate(inputs.ids)))
+    _write_csv(folder / "invalid_candidates.csv", ["id", *study.invalid_candidates],
+               ([example, *(int(c[i]) for c in study.invalid_candidates.values())]
+                for i, example in enumerate(inputs.ids)))
+    for k, matrix in study.spearman.items():
+        _write_csv(folder / f"spearman_k{k}.csv", ["method", *study.methods],
+                   ([m, *matrix[i]] for i, m in enumerate(study.methods)))
+    left_out = [(i, "only in beams") for i in inputs.only_in_beams] + \
+               [(i, "only in gold") for i in inputs.only_in_gold] + \
+               [(i, "no candidates") for i in inputs.without_candidates]
+    _write_csv(folder / "left_out.csv", ["id", "reason"], left_out)
+
+
+def render_markdown(study: Study, plots: Sequence[str]) -> str:
+    """The whole ``report.md``."""
+    k = study.beam_sizes[-1]
+    config = study.config
+    lines = ["# Uncertainty estimation report", "",
+             "Black-box uncertainty from beam candidates, evaluated with the Prediction Rejection Ratio "
+             "(PRR: 1 = oracle, 0 = random, < 0 harmful).", "", "## Inputs", "", *_inputs_section(study),
+             "", "## Top-1 quality against gold", "", *_quality_table(study),
+             "", "## Main result", "", main_table_markdown(study),
+             "", "## PRR across beam sizes", *_beam_tables(study),
+             "", f"## Spearman correlation between estimators (k = {k})", "", *_spearman_table(study, k),
+             "", "## Prediction-rejection curves", ""]
+    lines += [f"![{name}]({name})" for name in plots]
+    lines += ["", "## Settings", "",
+              f"- similarities: {', '.join(map(display, config.similarities))}; LexSim uses ROUGE-L",
+              f"- Ecc eigenvalue threshold: {config.ecc_threshold}; max rejection rate: {config.max_rejection}",
+              f"- bootstrap: {config.n_bootstrap} resamples, seed {config.seed}; ties in uncertainty are "
+              "averaged over (order-independent)",
+              "- invalid candidates have similarity 0 with every other candidate; an invalid top-1 is scored "
+              "as the empty AMR graph `(a / amr-empty)`", ""]
+    return "\n".join(lines)
+
+
+def write_report(study: Study, out: str | os.PathLike[str]) -> Path:
+    """Write report.md, the CSV tables and the curve PNGs into ``out`` (replaced atomically)."""
+    out = Path(out)
+    with atomic_path(out) as folder:
+        (folder / "curves").mkdir(parents=True)
+        plots = _plot_curves(study, folder)
+        _write_tables(study, folder)
+        (folder / "report.md").write_text(render_markdown(study, plots), encoding="utf-8")
+    return out / "report.md"

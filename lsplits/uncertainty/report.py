@@ -1,0 +1,240 @@
+"""``lsplits ue``: the AMR uncertainty study (METHOD B6) on one parser's beam outputs.
+
+For every beam size k (3, 5, 8, 10 by truncation, up to what the beams hold), every estimator x
+similarity function (LexSim on ROUGE-L; EigV, Ecc, DegMat on each graph similarity) and every
+quality metric of the top-1 candidate against gold, it computes PRR with a bootstrap confidence
+interval, the Spearman correlations between estimators and the prediction-rejection curves;
+:mod:`lsplits.uncertainty.render` writes them as a markdown report with the paper's table shapes,
+CSV files and PNG plots.
+
+Similarity matrices are computed once at the largest k (the smaller beams are their top-left
+blocks) and cached on disk by content, so re-running with other estimators, quality metrics or beam
+sizes recomputes no similarity.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from .. import similarity as similarity_registry
+from .beam import LEXICAL_SIMILARITY
+from .estimators import DEFAULT_ECC_THRESHOLD, DISPLAY_NAMES, estimate
+from .inputs import Inputs, load_inputs
+from .matrix import SimilarityMatrix, build_matrices
+from .prr import PRRResult, RejectionCurve, prr_with_ci, rejection_curve
+from .quality import placeholder_for, score_predictions
+
+logger = logging.getLogger(__name__)
+
+PAPER_SIMILARITIES = ("smatch", "smatchpp", "s2match", "sema", "wlk")
+PAPER_QUALITIES = ("smatchpp", "s2match", "sembleu")
+PAPER_BEAM_SIZES = (3, 5, 8, 10)
+GRAPH_ESTIMATORS = ("eigv", "degmat", "ecc")
+SIMILARITY_DISPLAY = {"smatch": "Smatch", "smatchpp": "Smatch++", "s2match": "S2match", "sema": "SEMA",
+                      "wlk": "WLK", "sembleu": "SemBLEU", "rougel": "ROUGE-L"}
+
+
+def display(name: str) -> str:
+    """Paper-style display name of a similarity or quality metric."""
+    return SIMILARITY_DISPLAY.get(name, name)
+
+
+def default_cache_dir() -> Path:
+    """``$LSPLITS_CACHE/matrices``, else ``$XDG_CACHE_HOME/lsplits/matrices`` (``~/.cache`` by default)."""
+    root = os.environ.get("LSPLITS_CACHE") or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "lsplits"
+    return Path(root) / "matrices"
+
+
+@dataclass
+class StudyConfig:
+    """What to compute; the defaults reproduce the paper's grid."""
+
+    similarities: tuple[str, ...] = PAPER_SIMILARITIES
+    qualities: tuple[str, ...] = PAPER_QUALITIES
+    beam_sizes: tuple[int, ...] = PAPER_BEAM_SIZES
+    ecc_threshold: float = DEFAULT_ECC_THRESHOLD
+    max_rejection: float = 1.0
+    n_bootstrap: int = 1000
+    confidence: float = 0.95
+    seed: int = 0
+    workers: int = 0
+    cache_dir: Path | None = None
+    progress: bool = True
+
+
+@dataclass
+class PRRRow:
+    """PRR of one estimator (``method``) at beam size ``k`` for one quality metric."""
+
+    k: int
+    method: str
+    quality: str
+    result: PRRResult
+
+
+@dataclass
+class Study:
+    """Everything the report shows; see :func:`run_study`."""
+
+    config: StudyConfig
+    inputs: Inputs
+    beam_sizes: list[int]
+    methods: list[str]
+    uncertainties: dict[int, dict[str, np.ndarray]]
+    qualities: dict[str, np.ndarray]
+    corpus_quality: dict[str, float]
+    invalid_top1: dict[str, int]
+    invalid_candidates: dict[str, np.ndarray]
+    nan_dropped: dict[str, int]
+    short_examples: dict[int, int]
+    prr: list[PRRRow] = field(default_factory=list)
+    curves: dict[tuple[int, str], dict[str, RejectionCurve]] = field(default_factory=dict)
+    spearman: dict[int, np.ndarray] = field(default_factory=dict)
+
+
+def method_name(estimator: str, similarity: str | None) -> str:
+    """Row label as in the paper: ``LexSim`` or ``EigV-Smatch++``."""
+    label = DISPLAY_NAMES[estimator]
+    return label if similarity is None else f"{label}-{display(similarity)}"
+
+
+def choose_beam_sizes(requested: tuple[int, ...], available: int) -> list[int]:
+    """The requested sizes that the beams can supply; just ``available`` if none can."""
+    sizes = sorted({k for k in requested if 1 <= k <= available})
+    return sizes or [available]
+
+
+def _estimate(matrices: dict[str, list[SimilarityMatrix]], k: int, config: StudyConfig) -> dict[str, np.ndarray]:
+    """Every method's uncertainty per example at beam size k."""
+    pairs = [("lexsim", None)] + [(e, s) for e in GRAPH_ESTIMATORS for s in config.similarities]
+    return {method_name(estimator, name): np.array(
+                [estimate(estimator, m.truncate(k).values, ecc_threshold=config.ecc_threshold)
+                 for m in matrices[name or LEXICAL_SIMILARITY]])
+            for estimator, name in pairs}
+
+
+def _spearman(values: dict[str, np.ndarray]) -> np.ndarray:
+    """Spearman correlation matrix between methods (NaN where a method is constant)."""
+    from scipy.stats import rankdata
+
+    ranks = np.array([rankdata(v) for v in values.values()])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.corrcoef(ranks) if len(ranks) > 1 else np.ones((1, 1))
+
+
+def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.PathLike[str],
+              config: StudyConfig | None = None) -> Study:
+    """Read the inputs and compute the whole grid of the report."""
+    config = config or StudyConfig()
+    for name in (*config.similarities, *config.qualities):
+        similarity_registry.get(name)  # fail early, before any long computation, on an unknown name
+    inputs = load_inputs(beam_paths, gold_path)
+    top1 = [candidates[0] for candidates in inputs.candidates]
+    qualities: dict[str, np.ndarray] = {}
+    corpus: dict[str, float] = {}
+    invalid_top1: dict[str, int] = {}
+    for name in config.qualities:  # gold problems surface here, before the similarity matrices
+        metric = similarity_registry.get(name)
+        scored = score_predictions(metric, top1, inputs.gold, placeholder=placeholder_for(metric),
+                                   ids=inputs.ids, source=str(gold_path))
+        qualities[name] = np.array(scored.scores, dtype=float)
+        corpus[name] = scored.corpus
+        invalid_top1[name] = len(scored.invalid_predictions)
+    matrices = {name: build_matrices(inputs.candidates, name, workers=config.workers, cache=config.cache_dir,
+                                     progress=config.progress)
+                for name in (LEXICAL_SIMILARITY, *config.similarities)}
+    available = max(len(c) for c in inputs.candidates)
+    beam_sizes = choose_beam_sizes(config.beam_sizes, available)
+    study = Study(
+        config=config, inputs=inputs, beam_sizes=beam_sizes, methods=[],
+        uncertainties={k: _estimate(matrices, k, config) for k in beam_sizes},
+        qualities=qualities, corpus_quality=corpus, invalid_top1=invalid_top1,
+        invalid_candidates={name: np.array([m.invalid_count for m in matrices[name]])
+                            for name in config.similarities},
+        nan_dropped={name: int(np.isnan(q).sum()) for name, q in qualities.items()},
+        short_examples={k: sum(len(c) < k for c in inputs.candidates) for k in beam_sizes},
+    )
+    study.methods = list(study.uncertainties[beam_sizes[0]])
+    for name, dropped in study.nan_dropped.items():
+        if dropped:
+            logger.warning("%s: %d example(s) with NaN quality dropped from PRR", name, dropped)
+    grid = tqdm(total=len(beam_sizes) * len(qualities) * len(study.methods), desc="PRR", unit="estimate",
+                disable=not config.progress)
+    with grid:
+        for k in beam_sizes:
+            study.spearman[k] = _spearman(study.uncertainties[k])
+            for quality_name, q in qualities.items():
+                keep = ~np.isnan(q)
+                curves: dict[str, RejectionCurve] = {}
+                for method, u in study.uncertainties[k].items():
+                    result = prr_with_ci(u[keep], q[keep], max_rejection=config.max_rejection,
+                                         n_bootstrap=config.n_bootstrap, confidence=config.confidence,
+                                         seed=config.seed)
+                    study.prr.append(PRRRow(k, method, quality_name, result))
+                    curves[method] = rejection_curve(u[keep], q[keep], max_rejection=config.max_rejection)
+                    grid.update()
+                study.curves[k, quality_name] = curves
+    return study
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(part.strip().lower() for part in text.split(",") if part.strip())
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"beam sizes must be integers separated by commas, got {text!r}") from None
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError("beam sizes must be positive")
+    return sizes
+
+
+def add_ue_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``lsplits ue`` (the lead's CLI adds the subcommand and calls :func:`run_ue`)."""
+    parser.add_argument("beams", nargs="+", metavar="BEAMS",
+                        help="one JSONL file ({id, candidates: [...]}) or one PENMAN file per beam rank")
+    parser.add_argument("--gold", required=True, help="gold graphs: a PENMAN file or JSONL ({id, amr})")
+    parser.add_argument("--out", required=True, help="report folder (replaced as a whole)")
+    parser.add_argument("--similarities", type=_names, default=PAPER_SIMILARITIES,
+                        help=f"comma-separated similarity functions (default {','.join(PAPER_SIMILARITIES)})")
+    parser.add_argument("--qualities", type=_names, default=PAPER_QUALITIES,
+                        help=f"comma-separated quality metrics (default {','.join(PAPER_QUALITIES)})")
+    parser.add_argument("--beam-sizes", type=_sizes, default=PAPER_BEAM_SIZES,
+                        help="comma-separated beam sizes, by truncation (default 3,5,8,10)")
+    parser.add_argument("--ecc-threshold", type=float, default=DEFAULT_ECC_THRESHOLD)
+    parser.add_argument("--max-rejection", type=float, default=1.0,
+                        help="largest rejection rate in the PRR area (default 1: the whole curve)")
+    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the CI (0: none)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=0, help="processes (default 0: one per CPU core)")
+    parser.add_argument("--cache", default=None,
+                        help=f"similarity-matrix cache folder (default {default_cache_dir()})")
+    parser.add_argument("--no-cache", action="store_true", help="do not read or write the matrix cache")
+    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
+
+
+def run_ue(args: argparse.Namespace) -> int:
+    """Run the study and write the report; returns the exit code."""
+    from .render import main_table_markdown, write_report
+
+    config = StudyConfig(
+        similarities=tuple(args.similarities), qualities=tuple(args.qualities),
+        beam_sizes=tuple(args.beam_sizes), ecc_threshold=args.ecc_threshold,
+        max_rejection=args.max_rejection, n_bootstrap=args.bootstrap, seed=args.seed, workers=args.workers,
+        cache_dir=None if args.no_cache else Path(args.cache) if args.cache else default_cache_dir(),
+        progress=not args.no_progress,
+    )
+    study = run_study(args.beams, args.gold, config)
+    report = write_report(study, args.out)
+    print(main_table_markdown(study))
+    print(f"\nreport written to {report}")
+    return 0

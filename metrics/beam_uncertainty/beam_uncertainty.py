@@ -1,0 +1,72 @@
+"""Black-box uncertainty of beam candidates (LexSim, EigV, Ecc, DegMat) from pairwise similarities.
+
+A thin evaluate wrapper over :mod:`lsplits.uncertainty.beam`; see README.md for the metric card.
+The config name is the similarity function (``smatchpp``, ``smatch``, ``rougel``, ...).
+"""
+
+import datasets
+import evaluate
+
+from lsplits.similarity import available
+from lsplits.uncertainty.beam import LEXICAL_SIMILARITY, beam_uncertainties
+from lsplits.uncertainty.estimators import DEFAULT_ECC_THRESHOLD, ESTIMATORS
+
+_DESCRIPTION = """\
+Uncertainty of each example from its k beam candidates, without model probabilities: the more the
+candidates disagree, the more uncertain. A similarity matrix between the candidates (the config
+name chooses the similarity function; candidates it cannot parse get similarity 0) is turned into
+one score per estimator: LexSim (1 - mean ROUGE-L between candidates, always lexical), EigV (sum
+of max(0, 1 - eigenvalue) of the normalised graph Laplacian), Ecc (spread of the candidates in the
+Laplacian eigenspace) and DegMat (1 - mean similarity). Higher = more uncertain.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    candidates (list of list of str): per example, its beam candidates (top-1 first); k may vary.
+    estimators (list of str, default all): any of "lexsim", "eigv", "ecc", "degmat".
+    ecc_threshold (float, default 0.9): Ecc keeps Laplacian eigenvectors with eigenvalue below it.
+    workers (int, default 1): processes for the similarity matrices (0 = one per CPU core).
+Returns:
+    one list per requested estimator (one float per example), and
+    invalid_candidates (list of int): per example, how many candidates the similarity could not parse.
+Examples:
+    >>> unc = evaluate.load("metrics/beam_uncertainty", "smatchpp")
+    >>> out = unc.compute(candidates=[["(a / cat)", "(a / cat)"], ["(a / cat)", "(d / dog)"]],
+    ...                   estimators=["degmat"])
+    >>> out["degmat"]
+    [0.0, 0.5]
+"""
+
+_CITATION = """\
+@article{lin2024generating,
+  title = {Generating with Confidence: Uncertainty Quantification for Black-box Large Language Models},
+  author = {Lin, Zhen and Trivedi, Shubhendu and Sun, Jimeng},
+  journal = {Transactions on Machine Learning Research},
+  year = {2024}
+}
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class BeamUncertainty(evaluate.Metric):
+    """Per-example uncertainty of beam candidates; the config name is the similarity function."""
+
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features({"candidates": datasets.Sequence(datasets.Value("string"))}),
+            reference_urls=["https://openreview.net/forum?id=DWkJCSxKU5"],
+        )
+
+    def _similarity_name(self):
+        name = LEXICAL_SIMILARITY if self.config_name == "default" else self.config_name
+        if name not in available():
+            raise ValueError(f"unknown similarity {name!r}; use one of {', '.join(available())} as config name")
+        return name
+
+    def _compute(self, candidates, estimators=tuple(ESTIMATORS), ecc_threshold=DEFAULT_ECC_THRESHOLD, workers=1):
+        result = beam_uncertainties(candidates, self._similarity_name(), estimators,
+                                    ecc_threshold=ecc_threshold, workers=workers)
+        return {**result.values, "invalid_candidates": result.invalid_candidates}

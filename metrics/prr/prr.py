@@ -1,0 +1,74 @@
+"""Prediction Rejection Ratio (PRR): how well uncertainty scores rank the quality of predictions.
+
+A thin evaluate wrapper over :mod:`lsplits.uncertainty.prr`; see README.md for the metric card.
+"""
+
+import datasets
+import evaluate
+
+from lsplits.uncertainty.prr import prr_with_ci
+
+_DESCRIPTION = """\
+Prediction Rejection Ratio (Malinin et al., 2017). Examples are rejected from the most uncertain
+down; the area under the curve of the mean quality of the kept examples is compared with random
+rejection (0) and with an oracle that rejects the worst predictions first (1). Negative values mean
+the uncertainty scores are worse than random. Ties in uncertainty are averaged over, so the result
+does not depend on the order of the inputs.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    uncertainties (list of float): one score per example, higher = less trustworthy.
+    qualities (list of float): quality of each example's prediction, higher = better.
+    max_rejection (float, default 1.0): largest rejection rate in the area (1.0 = whole curve).
+    n_bootstrap (int, default 1000): bootstrap resamples for the confidence interval (0 = none).
+    confidence (float, default 0.95): confidence level of the interval.
+    seed (int, default 0): seed of the bootstrap.
+Returns:
+    prr (float): the ratio; NaN (with a warning) when all qualities are equal.
+    prr_ci_low, prr_ci_high (float): bootstrap percentile interval.
+    auc_uncertainty, auc_oracle, auc_random (float): the three areas.
+Examples:
+    >>> prr = evaluate.load("metrics/prr")
+    >>> prr.compute(uncertainties=[0.1, 0.5, 0.9], qualities=[0.9, 0.5, 0.1], n_bootstrap=0)["prr"]
+    1.0
+"""
+
+_CITATION = """\
+@inproceedings{malinin-etal-2017-incorporating,
+  title = {Incorporating Uncertainty into Deep Learning for Spoken Language Assessment},
+  author = {Malinin, Andrey and Ragni, Anton and Knill, Kate and Gales, Mark},
+  booktitle = {Proceedings of the 55th Annual Meeting of the Association for Computational Linguistics (Volume 2: Short Papers)},
+  pages = {45--50},
+  year = {2017}
+}
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class PRR(evaluate.Metric):
+    """Prediction Rejection Ratio of uncertainty scores against qualities."""
+
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features({
+                "uncertainties": datasets.Value("float64"),
+                "qualities": datasets.Value("float64"),
+            }),
+            reference_urls=["https://aclanthology.org/P17-2008/"],
+        )
+
+    def _compute(self, uncertainties, qualities, max_rejection=1.0, n_bootstrap=1000, confidence=0.95, seed=0):
+        result = prr_with_ci(uncertainties, qualities, max_rejection=max_rejection, n_bootstrap=n_bootstrap,
+                             confidence=confidence, seed=seed)
+        return {
+            "prr": result.prr,
+            "prr_ci_low": result.ci_low,
+            "prr_ci_high": result.ci_high,
+            "auc_uncertainty": result.auc_uncertainty,
+            "auc_oracle": result.auc_oracle,
+            "auc_random": result.auc_random,
+        }

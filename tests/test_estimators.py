@@ -1,0 +1,115 @@
+"""Estimators on hand-computed matrices, and every edge case of METHOD B3."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from lsplits.uncertainty.estimators import (
+    degmat,
+    ecc,
+    eigv,
+    estimate,
+    get_estimator,
+    lexsim,
+    normalized_laplacian,
+)
+
+TWO_CLUSTERS = np.array([[1, 1, 0, 0], [1, 1, 0, 0], [0, 0, 1, 1], [0, 0, 1, 1]], dtype=float)
+
+
+def test_two_by_two_by_hand():
+    # A = [[1, s], [s, 1]]: degrees 1+s, L = [[1 - 1/(1+s), -s/(1+s)], ...], eigenvalues 0 and 2s/(1+s)
+    s = 0.5
+    a = np.array([[1, s], [s, 1]])
+    assert np.linalg.eigvalsh(normalized_laplacian(a)) == pytest.approx([0.0, 2 * s / (1 + s)])
+    assert eigv(a) == pytest.approx(1 + (1 - 2 * s / (1 + s)))  # 1 + 1/3
+    assert degmat(a) == pytest.approx(1 - (2 + 2 * s) / 4)  # 0.25
+    assert lexsim(a) == pytest.approx(1 - s)
+    # eigenvalue 2/3 < 0.9: both eigenvectors kept -> sqrt(k - 1) = 1; threshold 0.5 keeps the constant one only
+    assert ecc(a) == pytest.approx(1.0)
+    assert ecc(a, threshold=0.5) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_two_clusters_by_hand():
+    # two components: eigenvalues 0, 0, 1, 1 -> EigV = 2; DegMat = 1 - 8/16
+    assert eigv(TWO_CLUSTERS) == pytest.approx(2.0)
+    assert degmat(TWO_CLUSTERS) == pytest.approx(0.5)
+    assert lexsim(TWO_CLUSTERS) == pytest.approx(1 - 4 / 12)
+    # kept eigenvectors span the two cluster indicators; embeddings are (1/sqrt2, 0) or (0, 1/sqrt2) up to
+    # rotation, centred at (1/(2 sqrt2), 1/(2 sqrt2)): each row has squared norm 1/4, total 1
+    assert ecc(TWO_CLUSTERS) == pytest.approx(1.0)
+
+
+def test_asymmetric_input_is_symmetrised():
+    a = np.array([[1.0, 0.2], [0.8, 1.0]])
+    sym = np.array([[1.0, 0.5], [0.5, 1.0]])
+    for name in ("lexsim", "eigv", "ecc", "degmat"):
+        assert estimate(name, a) == pytest.approx(estimate(name, sym))
+
+
+@pytest.mark.parametrize("k", [2, 3, 5, 10])
+def test_ecc_with_every_eigenvector_is_sqrt_k_minus_1(k):
+    rng = np.random.default_rng(k)
+    m = rng.random((k, k))
+    a = (m + m.T) / 2
+    np.fill_diagonal(a, 1.0)
+    assert ecc(a, threshold=10.0) == pytest.approx(math.sqrt(k - 1))
+
+
+def test_single_candidate():
+    one = [[1.0]]
+    assert (lexsim(one), eigv(one), ecc(one), degmat(one)) == (0.0, 1.0, 0.0, 0.0)
+
+
+@pytest.mark.parametrize("k", [2, 4, 7])
+def test_all_identical_candidates_are_certain(k):
+    ones = np.ones((k, k))
+    assert lexsim(ones) == pytest.approx(0.0)
+    assert eigv(ones) == pytest.approx(1.0)
+    assert ecc(ones) == pytest.approx(0.0, abs=1e-7)
+    assert degmat(ones) == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("k", [2, 4, 7])
+def test_all_invalid_candidates_are_maximally_uncertain(k):
+    identity = np.eye(k)  # what matrix.py builds when no candidate parses
+    assert eigv(identity) == pytest.approx(k)
+    assert ecc(identity) == pytest.approx(math.sqrt(k - 1))
+    assert degmat(identity) == pytest.approx(1 - 1 / k)
+    assert lexsim(identity) == pytest.approx(1.0)
+
+
+def test_zero_degree_node_is_an_isolated_component():
+    a = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 0.0]])
+    laplacian = normalized_laplacian(a)
+    assert np.isfinite(laplacian).all()
+    assert laplacian[2].tolist() == [0.0, 0.0, 0.0]
+    # components {0, 1} and {2}: eigenvalues 0, 0, 1 -> EigV 2
+    assert eigv(a) == pytest.approx(2.0)
+    assert degmat(a) == pytest.approx(1 - 4 / 9)
+
+
+def test_more_disagreement_means_more_uncertainty():
+    def matrix(s):
+        a = np.full((4, 4), s)
+        np.fill_diagonal(a, 1.0)
+        return a
+
+    for name in ("lexsim", "eigv", "ecc", "degmat"):
+        values = [estimate(name, matrix(s)) for s in (0.95, 0.7, 0.4, 0.1)]
+        assert all(later >= earlier - 1e-9 for earlier, later in zip(values, values[1:])), (name, values)
+        assert values[-1] > values[0] + 0.5, (name, values)
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError):
+        eigv(np.zeros((0, 0)))
+    with pytest.raises(ValueError):
+        degmat(np.ones((2, 3)))
+    with pytest.raises(ValueError):
+        lexsim([[1.0, float("nan")], [0.0, 1.0]])
+    with pytest.raises(ValueError, match="choose one of"):
+        get_estimator("entropy")

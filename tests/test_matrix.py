@@ -1,0 +1,147 @@
+"""Similarity-matrix assembly: the B2 rules, minimal work (one prepare per string, one triangle), cache, pool."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from lsplits import similarity as registry
+from lsplits.similarity import InvalidOutput, Similarity
+from lsplits.uncertainty.matrix import MatrixCache, build_matrices, build_matrix
+
+CALLS: Counter = Counter()
+
+
+def _prepare_letters(text: str) -> str:
+    CALLS["prepare"] += 1
+    if text.startswith("!"):
+        raise InvalidOutput("starts with !")
+    return text
+
+
+def _overlap(a: str, b: str) -> float:
+    """Asymmetric on purpose: share of a's letters found in b, plus 0.3 (so clipping shows)."""
+    CALLS["score"] += 1
+    return len(set(a) & set(b)) / len(set(a)) + 0.3
+
+
+def _jaccard(a: str, b: str) -> float:
+    CALLS["score"] += 1
+    return len(set(a) & set(b)) / len(set(a) | set(b))
+
+
+ASYMMETRIC = Similarity("test-overlap", _prepare_letters, _overlap, symmetric=False)
+SYMMETRIC = Similarity("test-jaccard", _prepare_letters, _jaccard, symmetric=True)
+
+
+@pytest.fixture(autouse=True)
+def counting_similarities(monkeypatch):
+    CALLS.clear()
+    for similarity in (ASYMMETRIC, SYMMETRIC):
+        monkeypatch.setitem(registry._REGISTERED, similarity.name, similarity)
+
+
+def naive_matrix(candidates, score, invalid):
+    """Independent restatement of B2: full S, zero rows/columns for invalid, symmetrise, clip, diagonal 1."""
+    k = len(candidates)
+    s = np.array([[score(a, b) for b in candidates] for a in candidates], dtype=float)
+    for j in range(k):
+        if invalid[j]:
+            s[j, :] = 0.0
+            s[:, j] = 0.0
+    s = np.clip((s + s.T) / 2, 0, 1)
+    np.fill_diagonal(s, 1.0)
+    return s
+
+
+def test_rules_of_b2_with_an_asymmetric_function():
+    candidates = ["abc", "ab", "!bad", "xyz"]
+    matrix = build_matrix(candidates, ASYMMETRIC)
+    assert CALLS["score"] == 6  # both orders of the 3 valid candidates, never the diagonal
+    expected = naive_matrix(candidates, _overlap, [False, False, True, False])
+    np.testing.assert_allclose(matrix.values, expected)
+    # hand-checked entries: abc->ab = 2/3 + 0.3, ab->abc = 1 + 0.3; mean 1.133 clipped to 1
+    assert matrix.values[0, 1] == 1.0
+    # abc->xyz = 0.3 both ways
+    assert matrix.values[0, 3] == pytest.approx(0.3)
+    assert matrix.values[2].tolist() == [0.0, 0.0, 1.0, 0.0]
+    assert matrix.invalid.tolist() == [False, False, True, False]
+    assert matrix.invalid_count == 1 and matrix.errors[2] == "starts with !"
+
+
+def test_symmetric_function_scores_one_triangle_and_strings_once():
+    candidates = ["abc", "abd", "abc", "xy", "abd", "abc"]
+    matrix = build_matrix(candidates, SYMMETRIC)
+    assert CALLS["prepare"] == 3  # three distinct strings
+    assert CALLS["score"] == 3  # pairs of distinct strings: (abc, abd), (abc, xy), (abd, xy)
+    np.testing.assert_allclose(matrix.values, naive_matrix(candidates, _jaccard, [False] * 6))
+    assert matrix.values[0, 2] == matrix.values[0, 5] == 1.0  # identical strings
+    assert matrix.values[0, 1] == pytest.approx(0.5)  # |{a,b}| / |{a,b,c,d}|
+
+
+def test_identical_invalid_candidates_are_still_zero():
+    matrix = build_matrix(["!x", "!x", "ab"], SYMMETRIC)
+    assert matrix.values.tolist() == [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    assert CALLS["prepare"] == 2
+
+
+def test_single_and_empty_candidate_lists():
+    assert build_matrix(["a"], SYMMETRIC).values.tolist() == [[1.0]]
+    assert build_matrix([], SYMMETRIC).values.shape == (0, 0)
+
+
+def test_truncate_is_the_top_left_block():
+    candidates = ["abc", "ab", "!bad", "xyz", "b"]
+    full = build_matrix(candidates, ASYMMETRIC)
+    for k in (1, 3, 5, 9):
+        part = build_matrix(candidates[:k], ASYMMETRIC)
+        np.testing.assert_allclose(full.truncate(k).values, part.values)
+        assert full.truncate(k).invalid.tolist() == part.invalid.tolist()
+
+
+def test_failing_metric_counts_as_invalid_not_a_crash():
+    def explode(text):
+        raise KeyError(text)
+
+    broken = Similarity("test-broken", explode, _jaccard, symmetric=True)
+    matrix = build_matrix(["a", "b"], broken)
+    assert matrix.invalid.tolist() == [True, True]
+    assert matrix.values.tolist() == [[1.0, 0.0], [0.0, 1.0]]
+
+
+def test_cache_reuses_matrices_and_is_keyed_by_content(tmp_path):
+    examples = [["abc", "ab"], ["x", "!y", "xz"], ["abc", "ab"]]
+    first = build_matrices(examples, "test-jaccard", cache=tmp_path, progress=False)
+    computed = CALLS["score"]
+    assert computed == 2
+    CALLS.clear()
+    again = build_matrices(examples, "test-jaccard", cache=tmp_path, progress=False)
+    assert CALLS["score"] == 0 and CALLS["prepare"] == 0
+    for a, b in zip(first, again, strict=True):
+        np.testing.assert_array_equal(a.values, b.values)
+        assert a.errors == b.errors and a.invalid.tolist() == b.invalid.tolist()
+    assert len(list(tmp_path.rglob("*.npz"))) == 2  # examples 0 and 2 share one entry
+    newer = Similarity("test-jaccard", _prepare_letters, _jaccard, symmetric=True, version="2")
+    assert MatrixCache.key(newer, examples[0]) != MatrixCache.key(SYMMETRIC, examples[0])
+    build_matrices(examples[:1], newer, cache=tmp_path, progress=False)
+    assert CALLS["score"] == 1  # a new version recomputes
+
+
+def test_process_pool_gives_the_serial_result():
+    examples = [["abc", "ab", "!q", "b"], ["xyz", "xy"], ["a"], ["ab", "ba", "ab"]] * 3
+    serial = build_matrices(examples, "test-overlap", workers=1, progress=False)
+    pooled = build_matrices(examples, "test-overlap", workers=2, progress=False)
+    for a, b in zip(serial, pooled, strict=True):
+        np.testing.assert_array_equal(a.values, b.values)
+        assert a.invalid.tolist() == b.invalid.tolist()
+
+
+def test_real_smatchpp_matrix_on_an_invalid_candidate():
+    graph = "(w / want-01 :ARG0 (b / boy))"
+    matrix = build_matrix([graph, "(w / want-01 :ARG1 (b / boy))", "(w / want-01", graph], registry.get("smatchpp"))
+    assert matrix.values[0, 1] == pytest.approx(0.75)  # 3 of 4 standardised triples
+    assert matrix.values[0, 3] == 1.0
+    assert matrix.values[2].tolist() == [0.0, 0.0, 1.0, 0.0]
+    assert matrix.invalid.tolist() == [False, False, True, False]

@@ -1,0 +1,139 @@
+"""The evaluate modules in metrics/: loading from the repo, real AMR graphs, combine, cards and apps."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import math
+import re
+from pathlib import Path
+
+import evaluate
+import pytest
+from amr_edits import build_beams, sample_gold
+
+from lsplits.amr.smatchpp_metric import f1, prepare
+from lsplits.uncertainty.estimators import degmat
+from lsplits.uncertainty.lexical import ROUGE_L
+
+ROOT = Path(__file__).resolve().parents[1]
+MODULES = ("prr", "beam_uncertainty", "amr_similarity")
+
+
+@pytest.fixture(autouse=True)
+def from_repo_root(monkeypatch):
+    monkeypatch.chdir(ROOT)  # evaluate.load("metrics/prr") is relative to the repository root
+
+
+@pytest.fixture(scope="module")
+def degraded():
+    """Beams from the real gold graphs at levels 0, 1, 2, 4 (k = 5), with gold per example."""
+    gold = dict(sample_gold())
+    beams = build_beams(list(gold.items()), levels=[0, 1, 2, 4], k=5, seed=2)
+    return [b["candidates"] for b in beams], [gold[b["id"].split("@")[0]] for b in beams]
+
+
+def test_the_three_modules_find_the_degradation_order_on_real_graphs(degraded):
+    candidates, references = degraded
+    similarity = evaluate.load("metrics/amr_similarity", "smatchpp")
+    uncertainty = evaluate.load("metrics/beam_uncertainty", "smatchpp")
+    prr = evaluate.load("metrics/prr")
+    top1 = [c[0] for c in candidates]
+    quality = similarity.compute(predictions=top1, references=references)
+    scores = quality["smatchpp_scores"]
+    assert scores == pytest.approx([f1(prepare(p), prepare(r)) for p, r in zip(top1, references, strict=True)])
+    assert quality["smatchpp_invalid_predictions"] == 0
+    estimates = uncertainty.compute(candidates=candidates)
+    assert set(estimates) == {"lexsim", "eigv", "ecc", "degmat", "invalid_candidates"}
+    assert estimates["invalid_candidates"] == [0] * len(candidates)
+    # DegMat by hand for the first example: 1 - mean of the symmetric Smatch++ matrix
+    first = [prepare(c) for c in candidates[0]]
+    k = len(first)
+    total = sum(1.0 if i == j else f1(first[i], first[j]) for i in range(k) for j in range(k))
+    assert estimates["degmat"][0] == pytest.approx(1 - total / k**2)
+    for name in ("lexsim", "eigv", "ecc", "degmat"):
+        result = prr.compute(uncertainties=estimates[name], qualities=scores, n_bootstrap=200)
+        assert result["prr"] > 0.5, name
+        assert result["prr_ci_low"] <= result["prr"] <= result["prr_ci_high"]
+
+
+def test_beam_uncertainty_default_config_is_rouge_l():
+    module = evaluate.load("metrics/beam_uncertainty")
+    out = module.compute(candidates=[["a b c", "a b d"], ["x"]], estimators=["lexsim", "degmat"])
+    expected = 1 - ROUGE_L.score(ROUGE_L.prepare("a b c"), ROUGE_L.prepare("a b d"))
+    assert out["lexsim"] == pytest.approx([expected, 0.0])
+    assert out["degmat"] == pytest.approx([degmat([[1, 1 - expected], [1 - expected, 1]]), 0.0])
+
+
+def test_unknown_config_is_refused():
+    module = evaluate.load("metrics/amr_similarity", "nonexistent")
+    with pytest.raises(ValueError, match="unknown metric 'nonexistent'"):
+        module.compute(predictions=["(a / b)"], references=["(a / b)"])
+
+
+def test_combine_two_metrics():
+    combined = evaluate.combine([evaluate.load("metrics/amr_similarity", "smatchpp"),
+                                 evaluate.load("metrics/amr_similarity", "rougel")])
+    out = combined.compute(predictions=["(w / want-01 :ARG0 (b / boy))"],
+                           references=["(w / want-01 :ARG1 (b / boy))"])
+    assert out["smatchpp"] == pytest.approx(0.75)
+    # tokens w want 01 arg0 b boy vs ... arg1 ...: LCS 5 of 6
+    assert out["rougel"] == pytest.approx(5 / 6)
+    assert out["smatchpp_invalid_predictions"] == out["rougel_invalid_predictions"] == 0
+
+
+def test_prr_module_undefined_case_warns():
+    module = evaluate.load("metrics/prr")
+    with pytest.warns(RuntimeWarning, match="undefined"):
+        out = module.compute(uncertainties=[0.1, 0.2], qualities=[0.5, 0.5], n_bootstrap=0)
+    assert math.isnan(out["prr"])
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_card_has_the_hub_header_and_runnable_examples(name):
+    folder = ROOT / "metrics" / name
+    assert {p.name for p in folder.iterdir() if p.is_file()} >= {f"{name}.py", "README.md", "requirements.txt", "app.py"}
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    header = card.split("---")[1]
+    for line in ("sdk: gradio", "app_file: app.py", "- evaluate", "- metric"):
+        assert line in header
+    for section in ("## Metric Description", "## How to Use", "### Inputs", "### Output Values",
+                    "## Limitations and Bias", "## Citation"):
+        assert section in card
+    assert "lsplits" in (folder / "requirements.txt").read_text(encoding="utf-8").split()
+    for block in re.findall(r"```python\n(.*?)```", card, flags=re.S):
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            exec(compile(block, f"{name}/README.md", "exec"), {})  # the card's example, as a reader runs it
+        for expected in re.findall(r"print\(.*\)\s*# (\S.*)$", block, flags=re.M):
+            shown = expected.split("  (")[0].split(":")[0].strip()
+            assert shown in printed.getvalue(), (shown, printed.getvalue())
+
+
+def load_app(name: str):
+    spec = importlib.util.spec_from_file_location(f"{name}_app", ROOT / "metrics" / name / "app.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_app_handlers():
+    prr_app = load_app("prr")
+    assert prr_app.parse_numbers("0.1, 0.5\n0.9") == [0.1, 0.5, 0.9]
+    assert prr_app.compute("0.1 0.5 0.9", "0.9 0.5 0.1", 0)["prr"] == pytest.approx(1.0)
+    assert "error" in prr_app.compute("1 2", "1", 0)
+    beam_app = load_app("beam_uncertainty")
+    assert beam_app.compute('[["a b", "a b"], ["a", "b"]]', "rougel")["degmat"] == pytest.approx([0.0, 0.5])
+    assert "error" in beam_app.compute("[[1", "rougel")
+    amr_app = load_app("amr_similarity")
+    assert amr_app.split_graphs("(a / b)\n\n  \n(c / d\n :x e)\n") == ["(a / b)", "(c / d\n :x e)"]
+    assert amr_app.compute("(a / b)\n\n(c / d)", "(a / b)\n\n(c / e)", "smatchpp")["smatchpp_scores"] == [1.0, 0.0]
+    assert "error" in amr_app.compute("(a / b)", "(x", "smatchpp")
+
+
+def test_apps_build_their_gradio_pages():
+    import gradio as gr
+
+    for name in MODULES:
+        assert isinstance(load_app(name).build_demo(), gr.Blocks)

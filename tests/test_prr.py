@@ -1,0 +1,138 @@
+"""PRR: oracle 1, random about 0, reversed negative, affine invariance, ties, max_rejection, NaN, bootstrap."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+
+from lsplits.uncertainty.prr import UndefinedPRRWarning, prr, prr_with_ci, rejection_curve
+
+
+def naive_auc(order_of_rejection: list[int], qualities: list[float], steps: int) -> float:
+    """Mean kept quality, rejecting examples in the given order (most uncertain first), r = 0..steps-1."""
+    values = []
+    for r in range(steps):
+        kept = [qualities[i] for i in order_of_rejection[r:]]
+        values.append(sum(kept) / len(kept))
+    return sum(values) / steps
+
+
+def naive_prr(u, q, max_rejection=1.0):
+    """Independent statement of B4 for inputs without ties."""
+    n = len(q)
+    steps = min(n, int(max_rejection * n + 1e-9) + 1)
+    by_uncertainty = sorted(range(n), key=lambda i: -u[i])
+    by_quality = sorted(range(n), key=lambda i: q[i])
+    auc_u = naive_auc(by_uncertainty, q, steps)
+    auc_o = naive_auc(by_quality, q, steps)
+    auc_r = sum(q) / n
+    return (auc_u - auc_r) / (auc_o - auc_r)
+
+
+def test_hand_computed_three_examples():
+    # u orders examples as q = 0.9, 0.1, 0.5 (from least uncertain); rejecting 0, 1, 2 most uncertain keeps
+    # means 0.5, 0.5, 0.9 -> AUC 19/30; oracle keeps 0.5, 0.7, 0.9 -> 21/30; random 0.5 -> PRR = (4/30)/(6/30)
+    result = prr_with_ci([0.1, 0.9, 0.5], [0.9, 0.5, 0.1], n_bootstrap=0)
+    assert result.auc_uncertainty == pytest.approx(19 / 30)
+    assert result.auc_oracle == pytest.approx(21 / 30)
+    assert result.auc_random == pytest.approx(0.5)
+    assert result.prr == pytest.approx(2 / 3)
+    curve = rejection_curve([0.1, 0.9, 0.5], [0.9, 0.5, 0.1])
+    assert curve.rates.tolist() == pytest.approx([0, 1 / 3, 2 / 3])
+    assert curve.uncertainty.tolist() == pytest.approx([0.5, 0.5, 0.9])
+    assert curve.oracle.tolist() == pytest.approx([0.5, 0.7, 0.9])
+    assert curve.random.tolist() == pytest.approx([0.5, 0.5, 0.5])
+
+
+def test_matches_naive_definition_without_ties():
+    rng = np.random.default_rng(0)
+    for n, rejections in ((2, (1.0, 0.5)), (5, (1.0, 0.5, 0.25)), (17, (1.0, 0.3)), (60, (1.0, 0.5, 0.1))):
+        q = rng.random(n)
+        u = -q + rng.normal(0, 0.5, n)
+        for max_rejection in rejections:
+            assert prr(u, q, max_rejection=max_rejection) == pytest.approx(naive_prr(u, q, max_rejection))
+
+
+def test_oracle_random_reversed():
+    rng = np.random.default_rng(1)
+    q = rng.random(200)
+    assert prr(-q, q) == pytest.approx(1.0)
+    assert prr(1 - q, q) == pytest.approx(1.0)  # any decreasing function of quality is the oracle
+    assert prr(q, q) < -0.9  # the worst order
+    randoms = [prr(rng.permutation(200), q) for _ in range(300)]
+    assert abs(np.mean(randoms)) < 0.03  # random uncertainties average out to 0
+
+
+def test_invariant_under_affine_rescaling_of_qualities():
+    rng = np.random.default_rng(2)
+    q = rng.random(50)
+    u = -q + rng.normal(0, 0.3, 50)
+    base = prr(u, q)
+    for scale, shift in ((100.0, 0.0), (0.01, 3.0), (2.5, -7.0)):
+        assert prr(u, scale * q + shift) == pytest.approx(base)
+
+
+def test_all_equal_qualities_give_nan_with_a_warning():
+    with pytest.warns(UndefinedPRRWarning, match="undefined"):
+        assert np.isnan(prr([0.1, 0.2, 0.3], [0.7, 0.7, 0.7]))
+    with pytest.warns(UndefinedPRRWarning):
+        assert np.isnan(prr([0.1], [0.3]))
+
+
+def test_ties_are_averaged_over_every_order():
+    # examples 0 and 1 share the top uncertainty: rejecting one of them at random
+    u = [0.9, 0.9, 0.1, 0.2]
+    q = [0.0, 1.0, 0.8, 0.4]
+    orders = []
+    for first, second in itertools.permutations([0, 1]):
+        rejection = [first, second, 3, 2]
+        orders.append(naive_auc(rejection, q, 4))
+    expected_auc = sum(orders) / len(orders)
+    assert prr_with_ci(u, q, n_bootstrap=0).auc_uncertainty == pytest.approx(expected_auc)
+    # and the input order does not matter
+    for permutation in itertools.permutations(range(4)):
+        p = list(permutation)
+        assert prr([u[i] for i in p], [q[i] for i in p]) == pytest.approx(prr(u, q))
+
+
+def test_all_tied_uncertainties_equal_random():
+    assert prr([0.5] * 6, [0.1, 0.9, 0.3, 0.5, 0.2, 0.8]) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_max_rejection_limits_the_area():
+    q = [0.9, 0.8, 0.1, 0.2]
+    u = [0.1, 0.2, 0.3, 0.4]  # rejects 0.2 first, then 0.1
+    # rates 0 and 1/4 only: kept means 0.5 and 0.6 (AUC 0.55); oracle 0.5 and 0.6333 (AUC 0.56667)
+    result = prr_with_ci(u, q, max_rejection=0.25, n_bootstrap=0)
+    assert result.auc_uncertainty == pytest.approx(0.55)
+    assert result.auc_oracle == pytest.approx((0.5 + 1.9 / 3) / 2)
+    assert len(rejection_curve(u, q, max_rejection=0.25).rates) == 2
+    with pytest.raises(ValueError):
+        prr(u, q, max_rejection=1.5)
+
+
+def test_bootstrap_interval_is_reproducible_and_brackets_the_estimate():
+    rng = np.random.default_rng(3)
+    q = rng.random(300)
+    u = -q + rng.normal(0, 0.4, 300)
+    first = prr_with_ci(u, q, n_bootstrap=500, seed=4)
+    assert first.ci_low < first.prr < first.ci_high
+    assert first.ci_high - first.ci_low < 0.3
+    assert prr_with_ci(u, q, n_bootstrap=500, seed=4) == first
+    assert prr_with_ci(u, q, n_bootstrap=500, seed=5).ci_low != first.ci_low
+    assert first.n == 300
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError):
+        prr([0.1, 0.2], [0.3])
+    with pytest.raises(ValueError):
+        prr([], [])
+    with pytest.raises(ValueError, match="finite"):
+        prr([0.1, float("nan")], [0.2, 0.3])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        prr([0.2, 0.1], [0.3, 0.4])  # a defined PRR never warns
