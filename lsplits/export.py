@@ -8,6 +8,7 @@ exactly as ``load_dataset("org/name", config)`` does after a push.
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 from collections.abc import Mapping
@@ -36,6 +37,20 @@ def data_files_yaml(configs: Mapping[str, Mapping[str, pd.DataFrame]], default: 
     return entries
 
 
+def to_arrow(frame: pd.DataFrame) -> pa.Table:
+    """Convert a frame to Arrow; columns Arrow cannot type (mixed nested values, e.g. Spider's
+    parsed ``sql``) are stored as JSON strings so that nothing is lost."""
+    columns = {}
+    for name in frame.columns:
+        values = frame[name]
+        try:
+            columns[name] = pa.array(values, from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            logger.warning("column %r has values of mixed nested types; storing it as JSON text", name)
+            columns[name] = pa.array([json.dumps(v, sort_keys=True) for v in values], type=pa.string())
+    return pa.table(columns)
+
+
 def write_hub_folder(out: str | Path, configs: Mapping[str, Mapping[str, pd.DataFrame]], card: str,
                      extra_files: Mapping[str, Path] | None = None) -> Path:
     """Write every config's splits as parquet plus ``README.md`` and extra files, atomically.
@@ -49,8 +64,7 @@ def write_hub_folder(out: str | Path, configs: Mapping[str, Mapping[str, pd.Data
         for name, splits in configs.items():
             (tmp / name).mkdir()
             for split, frame in splits.items():
-                table = pa.Table.from_pandas(frame.reset_index(drop=True), preserve_index=False)
-                pq.write_table(table, tmp / name / f"{split}.parquet")
+                pq.write_table(to_arrow(frame.reset_index(drop=True)), tmp / name / f"{split}.parquet")
         for repo_path, local in (extra_files or {}).items():
             target = tmp / repo_path
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -66,3 +66,15 @@ def test_write_is_atomic_on_failure(tmp_path):
 @pytest.mark.parametrize(("n", "label"), [(999, "n<1K"), (1000, "1K<n<10K"), (569_018, "100K<n<1M")])
 def test_size_category(n, label):
     assert size_category(n) == label
+
+
+def test_mixed_nested_column_is_kept_as_json(tmp_path):
+    frame = pd.DataFrame({"id": ["a", "b"], "sql": [{"from": [1, [2, 3]], "limit": None},
+                                                    {"from": "t", "limit": 5}]})
+    out = write_hub_folder(tmp_path / "d", {"c": {"train": frame}}, "card")
+    import json
+
+    import pyarrow.parquet as pq
+
+    stored = pq.read_table(out / "c" / "train.parquet").to_pylist()
+    assert [json.loads(row["sql"]) for row in stored] == frame["sql"].tolist()
