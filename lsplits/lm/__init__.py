@@ -1,0 +1,14 @@
+"""Causal-LM scoring of (prompt, query) pairs: encoding, batched scoring, fine-tuning, scratch LM, k folds.
+
+Entry point: :func:`compute_scores` (records -> ``id, ll_score, ll_tokens, fold``). Fine-tuning is
+``lsplits.lm.finetune.finetune`` (not re-exported here, so the module name stays a module).
+"""
+
+from .encode import EncodedPair, encode_pairs
+from .finetune import TrainConfig
+from .pipeline import assign_folds, compute_scores
+from .scoring import load_causal_lm, score_pairs
+from .scratch import ScratchConfig, build_scratch_lm
+
+__all__ = ["EncodedPair", "ScratchConfig", "TrainConfig", "assign_folds", "build_scratch_lm",
+           "compute_scores", "encode_pairs", "load_causal_lm", "score_pairs"]

@@ -1,0 +1,256 @@
+"""Score every example of a dataset in the prompted or the k-fold fine-tuned setting (METHOD A1).
+
+Flow for ``setting="ft"``: assign each example to one of ``folds`` folds (seeded permutation); for
+each fold, train a model on the other folds (fine-tune a pretrained LM, or train the scratch LM from
+random weights), then score the fold's examples with it. ``setting="pt"`` scores everything with a
+frozen pretrained LM. Each fold writes a manifest of the ids it trained on and the ids it scored,
+and the code refuses to go on if they overlap.
+
+Caching and resume: everything lives under ``cache_dir/<content hash>/``, the hash covering the
+records, LM, setting, folds, seed, shard size and training/scratch configs (and, for a local model
+folder, the names, sizes and modification times of its files). Scores are written as parquet
+shards of ``shard_size`` examples with atomic writes, and a fold's finished checkpoint is kept, so
+a killed run started again reuses every finished shard and checkpoint and computes only the rest.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from ..errors import ConfigError, DataError, SplitInvariantError
+from ..io import atomic_write_parquet, atomic_write_text
+from .encode import pair_lengths
+from .finetune import BEST_FOLDER, SUMMARY_FILE, TrainConfig, finetune
+from .scoring import DEFAULT_TOKEN_BUDGET, load_causal_lm, score_pairs
+from .scratch import ScratchConfig, init_scratch_model, train_tokenizer, window_for
+
+logger = logging.getLogger(__name__)
+
+SCRATCH = "scratch"
+DEFAULT_SHARD_SIZE = 4096
+CACHE_VERSION = 1
+"""Bump when a change would make previously cached scores wrong."""
+
+_SHARD_COLUMNS = ["position", "id", "ll_score", "ll_tokens", "fold"]
+
+
+def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path, setting: str = "ft", folds: int = 3,
+                   seed: int = 0, cache_dir: str | Path | None = None,
+                   train_config: TrainConfig | None = None, progress: bool = True,
+                   scratch_config: ScratchConfig | None = None, shard_size: int = DEFAULT_SHARD_SIZE,
+                   token_budget: int = DEFAULT_TOKEN_BUDGET, device: str | None = None) -> pd.DataFrame:
+    """Log-likelihood score of every record's query given its prompt.
+
+    Args:
+        records: dicts with ``id``, ``prompt`` and ``query`` (texts without BOS/EOS); ids unique.
+        lm: ``"scratch"`` (small GPT-2 and BPE tokenizer trained on these records), a Hub id or a
+            local model folder.
+        setting: ``"ft"`` (k-fold training, the default) or ``"pt"`` (frozen pretrained LM).
+        folds: number of folds for ``"ft"`` (at least 2).
+        seed: seeds the fold assignment and the scratch model's initial weights.
+        cache_dir: where shards and checkpoints are kept for reuse (default: a temporary folder).
+        train_config: default ``TrainConfig.scratch()`` for ``"scratch"``, else ``TrainConfig()``.
+        progress: show tqdm bars.
+        scratch_config: sizes of the scratch tokenizer and model (default ``ScratchConfig()``).
+        shard_size: examples per cached parquet shard.
+        token_budget: padded tokens per scoring batch (does not change the scores).
+        device: where scoring runs (default: CUDA when available).
+
+    Returns:
+        DataFrame with columns ``id``, ``ll_score`` (float64), ``ll_tokens`` (int64), ``fold`` (the
+        fold that scored the example; -1 in the ``"pt"`` setting), in the order of ``records``.
+
+    Raises:
+        DataError: a record lacks a field, ids repeat, no records, a query exceeds the model window.
+        ConfigError: bad setting or fold count, ``"pt"`` with the scratch LM, a model that cannot be
+            loaded or is not causal.
+        SplitInvariantError: a model would score an example it trained on.
+    """
+    ids, prompts, queries = _columns(records)
+    lm = str(lm)
+    if setting not in ("ft", "pt"):
+        raise ConfigError(f"unknown setting {setting!r}; use 'ft' (k-fold fine-tuned) or 'pt' (prompted)")
+    if setting == "pt" and lm == SCRATCH:
+        raise ConfigError("setting 'pt' needs a pretrained LM (a Hub id or a model folder); the scratch "
+                          "LM has to be trained, use setting 'ft'")
+    if setting == "ft" and not 2 <= folds <= len(ids):
+        raise ConfigError(f"folds must be between 2 and the number of examples ({len(ids)}), got {folds}")
+    if shard_size < 1:
+        raise ConfigError(f"shard_size must be positive, got {shard_size}")
+    if setting == "ft" and train_config is None:
+        train_config = TrainConfig.scratch() if lm == SCRATCH else TrainConfig()
+    if lm == SCRATCH and scratch_config is None:
+        scratch_config = ScratchConfig()
+
+    with tempfile.TemporaryDirectory(prefix="lsplits-scores-") as tmp:
+        key = _cache_key(ids, prompts, queries, lm=lm, setting=setting, folds=folds, seed=seed,
+                         shard_size=shard_size, train_config=train_config, scratch_config=scratch_config)
+        run_dir = Path(cache_dir if cache_dir is not None else tmp) / key
+        run_dir.mkdir(parents=True, exist_ok=True)
+        logger.info("score cache: %s", run_dir)
+        job = _Job(run_dir, ids, prompts, queries, lm=lm, seed=seed, shard_size=shard_size,
+                   token_budget=token_budget, device=device, progress=progress)
+        run_info = {"lm": lm, "setting": setting, "folds": folds, "seed": seed, "n_records": len(ids),
+                    "train_config": None if train_config is None else train_config.to_dict(),
+                    "scratch_config": None if scratch_config is None else dataclasses.asdict(scratch_config)}
+        atomic_write_text(run_dir / "run.json", json.dumps(run_info, indent=1))
+        if setting == "pt":
+            job.score_fold("pretrained", -1, np.arange(len(ids)), [], lambda: load_causal_lm(lm, device=device))
+        else:
+            job.run_folds(assign_folds(len(ids), folds, seed), train_config, scratch_config)
+        return job.collect()
+
+
+def assign_folds(n: int, folds: int, seed: int) -> np.ndarray:
+    """Fold number of each of ``n`` examples: a seeded permutation dealt round-robin (sizes differ by <= 1)."""
+    fold_of = np.empty(n, dtype=np.int64)
+    fold_of[np.random.default_rng(seed).permutation(n)] = np.arange(n) % folds
+    return fold_of
+
+
+class _Job:
+    """One cached scoring run: trains and scores fold by fold, skipping what the cache holds."""
+
+    def __init__(self, run_dir: Path, ids: list[str], prompts: list[str], queries: list[str], *, lm: str,
+                 seed: int, shard_size: int, token_budget: int, device: str | None, progress: bool) -> None:
+        self.run_dir, self.ids, self.prompts, self.queries = run_dir, ids, prompts, queries
+        self.lm, self.seed, self.shard_size = lm, seed, shard_size
+        self.token_budget, self.device, self.progress = token_budget, device, progress
+
+    def run_folds(self, fold_of: np.ndarray, train_config: TrainConfig,
+                  scratch_config: ScratchConfig | None) -> None:
+        folds = int(fold_of.max()) + 1
+        for fold in tqdm(range(folds), desc="folds", unit="fold", disable=not self.progress):
+            train_index = np.flatnonzero(fold_of != fold)
+            scored_index = np.flatnonzero(fold_of == fold)
+
+            def trained_model(fold=fold, train_index=train_index):
+                return self._train(fold, train_index, train_config, scratch_config)
+
+            self.score_fold(f"fold-{fold}", fold, scored_index, train_index, trained_model)
+
+    def score_fold(self, name: str, fold: int, scored_index: np.ndarray, train_index: Sequence[int],
+                   get_model) -> None:
+        """Write the fold's manifest, then every missing score shard (the model is built only if needed)."""
+        fold_dir = self.run_dir / name
+        train_ids = [self.ids[i] for i in train_index]
+        scored_ids = [self.ids[i] for i in scored_index]
+        overlap = set(train_ids) & set(scored_ids)
+        if overlap:
+            raise SplitInvariantError(f"{name}: {len(overlap)} examples would be scored by a model trained "
+                                      f"on them, e.g. {sorted(overlap)[:3]}")
+        manifest = {"fold": fold, "lm": self.lm, "train_ids": train_ids, "scored_ids": scored_ids}
+        atomic_write_text(fold_dir / "manifest.json", json.dumps(manifest))
+        shards = [scored_index[i:i + self.shard_size] for i in range(0, len(scored_index), self.shard_size)]
+        missing = [(n, shard) for n, shard in enumerate(shards) if not _shard_path(fold_dir, n).exists()]
+        if not missing:
+            logger.info("%s: all %d score shards cached", name, len(shards))
+            return
+        model, tokenizer = get_model()
+        for n, shard in missing:
+            ll_score, ll_tokens = score_pairs(
+                model, tokenizer, [self.prompts[i] for i in shard], [self.queries[i] for i in shard],
+                ids=[self.ids[i] for i in shard], token_budget=self.token_budget, progress=self.progress,
+                desc=f"{name}: scoring shard {n + 1}/{len(shards)}")
+            table = pd.DataFrame({"position": shard, "id": [self.ids[i] for i in shard], "ll_score": ll_score,
+                                  "ll_tokens": ll_tokens, "fold": np.full(len(shard), fold, dtype=np.int64)})
+            atomic_write_parquet(_shard_path(fold_dir, n), table)
+            logger.info("%s: wrote score shard %d of %d", name, n + 1, len(shards))
+
+    def _train(self, fold: int, train_index: np.ndarray, config: TrainConfig,
+               scratch_config: ScratchConfig | None):
+        """The fold's trained model and tokenizer, loaded from its checkpoint (trained now if absent)."""
+        fold_dir = self.run_dir / f"fold-{fold}"
+        train_dir = fold_dir / "train"
+        if not (train_dir / SUMMARY_FILE).exists():
+            if self.lm == SCRATCH:
+                tokenizer = self._scratch_tokenizer(scratch_config)
+                window = window_for(pair_lengths(tokenizer, self.prompts, self.queries), scratch_config.max_positions)
+                model, tokenizer = init_scratch_model(tokenizer, fold_dir / "init", scratch_config,
+                                                      n_positions=window, seed=self.seed * 1000 + fold)
+            else:
+                model, tokenizer = load_causal_lm(self.lm, device="cpu")
+            finetune(model, tokenizer, [self.prompts[i] for i in train_index],
+                     [self.queries[i] for i in train_index], config, train_dir,
+                     ids=[self.ids[i] for i in train_index], progress=self.progress,
+                     desc=f"fold-{fold}: training")
+        return load_causal_lm(train_dir / BEST_FOLDER, device=self.device)
+
+    def _scratch_tokenizer(self, config: ScratchConfig):
+        folder = self.run_dir / "tokenizer"
+        if folder.exists():
+            from transformers import AutoTokenizer
+
+            return AutoTokenizer.from_pretrained(str(folder))
+        texts = [text for text in self.prompts + self.queries if text]
+        return train_tokenizer(texts, folder, vocab_size=config.vocab_size,
+                               min_frequency=config.min_frequency)
+
+    def collect(self) -> pd.DataFrame:
+        """All shards, in the order of the records; checks that every record was scored once."""
+        frames = [pd.read_parquet(path) for path in sorted(self.run_dir.glob("*/scores-*.parquet"))]
+        table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=_SHARD_COLUMNS)
+        positions = table["position"].to_numpy()
+        if len(table) != len(self.ids) or not np.array_equal(np.sort(positions), np.arange(len(self.ids))):
+            raise SplitInvariantError(f"{self.run_dir}: {len(table)} cached scores for {len(self.ids)} "
+                                      "records; the cache is inconsistent, delete it and rerun")
+        table = table.sort_values("position", kind="stable").reset_index(drop=True)
+        return table[["id", "ll_score", "ll_tokens", "fold"]].astype(
+            {"id": str, "ll_score": np.float64, "ll_tokens": np.int64, "fold": np.int64})
+
+
+def _shard_path(fold_dir: Path, number: int) -> Path:
+    return fold_dir / f"scores-{number:05d}.parquet"
+
+
+def _columns(records: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[str], list[str]]:
+    """Ids, prompts and queries of ``records``, checked: every field present, ids unique, not empty."""
+    if len(records) == 0:
+        raise DataError("no records to score (the dataset is empty)")
+    ids, prompts, queries = [], [], []
+    for n, record in enumerate(records):
+        for name in ("id", "prompt", "query"):
+            if name not in record or record[name] is None:
+                raise DataError("missing field", example=str(record.get("id", f"#{n}")), field=name)
+        ids.append(str(record["id"]))
+        prompts.append(str(record["prompt"]))
+        queries.append(str(record["query"]))
+    if len(set(ids)) != len(ids):
+        seen: set[str] = set()
+        repeated = next(i for i in ids if i in seen or seen.add(i))
+        raise DataError("id appears more than once; ids must be unique", example=repeated, field="id")
+    return ids, prompts, queries
+
+
+def _cache_key(ids: list[str], prompts: list[str], queries: list[str], **settings: Any) -> str:
+    """Content hash of everything that determines the scores (see the module docstring)."""
+    digest = hashlib.sha256()
+    for row in zip(ids, prompts, queries, strict=True):
+        digest.update(json.dumps(row).encode())
+    if settings["setting"] == "pt":
+        settings["folds"] = settings["train_config"] = None
+    settings = {k: dataclasses.asdict(v) if dataclasses.is_dataclass(v) else v for k, v in settings.items()}
+    settings["version"] = CACHE_VERSION
+    settings["lm_files"] = _folder_fingerprint(settings["lm"])
+    digest.update(json.dumps(settings, sort_keys=True).encode())
+    return digest.hexdigest()[:20]
+
+
+def _folder_fingerprint(lm: str) -> list | None:
+    """(name, size, mtime) of a local model folder's files, so retraining it invalidates the cache."""
+    path = Path(lm)
+    if lm == SCRATCH or not path.is_dir():
+        return None
+    return [(str(p.relative_to(path)), p.stat().st_size, p.stat().st_mtime_ns)
+            for p in sorted(path.rglob("*")) if p.is_file()]

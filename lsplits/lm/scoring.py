@@ -1,0 +1,317 @@
+"""Log-likelihood of query tokens given their prompt under a causal LM (METHOD A1).
+
+``ll_score`` of an example is the sum, over its query tokens and EOS, of the natural-log probability
+the LM gives each token given everything before it; ``ll_tokens`` counts those tokens. BOS, prompt
+and padding are never scored.
+
+How it stays fast and bounded in memory at any dataset size:
+- examples are sorted by length and grouped into batches of at most ``token_budget`` padded tokens;
+- batches are right-padded: a causal LM's real tokens never see later positions, so padding cannot
+  change them (an attention mask and explicit position ids are passed as well);
+- the vocabulary projection is applied only to the positions that predict a scored token, a chunk
+  of rows at a time, and each log-prob is ``logit[target] - logsumexp(logits)`` in fp32, so no
+  [batch, time, vocab] log-softmax exists (models whose head is not a plain projection of the last
+  hidden state, e.g. with logit soft-capping, are detected and use their full forward instead);
+- fp32 on CPU, bf16 autocast on CUDA (where the GPU supports bf16).
+
+:class:`QueryLogProbs` is the module both scoring and fine-tuning run, so training optimises the
+same quantity that is scored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import weakref
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from ..errors import ConfigError
+from .encode import EncodedPair, encode_pairs, model_window
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_TOKEN_BUDGET = 16384
+"""Padded tokens per scoring batch; raise it on a GPU with memory to spare."""
+
+_LOGIT_CHUNK_ELEMENTS = 1 << 24  # fp32 logits held at once: 64 MiB
+_HEAD_PATH_OK: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def resolve_device(device: str | torch.device | None) -> torch.device:
+    """``device`` as a torch.device; None means CUDA when available, else CPU."""
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def bf16_on(device: torch.device) -> bool:
+    """Whether ``device`` runs in bf16 autocast: CUDA GPUs that support it; CPUs stay in fp32."""
+    return device.type == "cuda" and torch.cuda.is_bf16_supported()
+
+
+def autocast_for(device: torch.device) -> contextlib.AbstractContextManager:
+    """bf16 autocast where :func:`bf16_on`, nothing (plain fp32) elsewhere."""
+    if bf16_on(device):
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def quiet_transformers_bars() -> Iterator[None]:
+    """Hide transformers' per-file load/save progress bars (noise beside ours), then restore the setting."""
+    from transformers.utils import logging as hf_logging
+
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()
+
+
+@dataclass
+class PaddedBatch:
+    """A right-padded batch. ``scored[b, t]`` marks position t whose output predicts scored token t+1."""
+
+    input_ids: torch.Tensor
+    attention_mask: torch.Tensor
+    position_ids: torch.Tensor
+    scored: torch.Tensor
+
+    @property
+    def targets(self) -> torch.Tensor:
+        """The scored token ids, flattened in (row, position) order."""
+        return self.input_ids[:, 1:][self.scored]
+
+    @property
+    def rows(self) -> torch.Tensor:
+        """For every scored token, the batch row it belongs to."""
+        return torch.nonzero(self.scored, as_tuple=True)[0]
+
+    def to(self, device: torch.device) -> PaddedBatch:
+        return PaddedBatch(*(t.to(device, non_blocking=True) for t in
+                             (self.input_ids, self.attention_mask, self.position_ids, self.scored)))
+
+
+def pad_pairs(pairs: Sequence[EncodedPair]) -> PaddedBatch:
+    """Right-pad encoded pairs into one batch (pad id 0: it is masked and never scored)."""
+    width = max(len(p.input_ids) for p in pairs)
+    input_ids = torch.zeros((len(pairs), width), dtype=torch.long)
+    attention_mask = torch.zeros((len(pairs), width), dtype=torch.long)
+    scored = torch.zeros((len(pairs), max(width - 1, 0)), dtype=torch.bool)
+    for row, pair in enumerate(pairs):
+        n = len(pair.input_ids)
+        input_ids[row, :n] = torch.tensor(pair.input_ids)
+        attention_mask[row, :n] = 1
+        scored[row, pair.prompt_len - 1:n - 1] = True
+    position_ids = torch.arange(width).expand(len(pairs), width)
+    return PaddedBatch(input_ids, attention_mask, position_ids, scored)
+
+
+def token_budget_batches(lengths: Sequence[int], token_budget: int) -> list[np.ndarray]:
+    """Group example indices, longest first, into batches of at most ``token_budget`` padded tokens.
+
+    An example longer than the budget gets a batch of its own. Longest first makes an out-of-memory
+    error happen on the first batch, not after hours.
+    """
+    lengths = np.asarray(lengths, dtype=np.int64)
+    order = np.argsort(-lengths, kind="stable")
+    batches, start = [], 0
+    while start < len(order):
+        width = int(lengths[order[start]])
+        size = max(1, token_budget // max(width, 1))
+        batches.append(order[start:start + size])
+        start += size
+    return batches
+
+
+class QueryLogProbs(torch.nn.Module):
+    """Wraps a causal LM; ``forward(batch)`` returns the fp32 log-prob of every scored token.
+
+    Prepare this wrapper (not the bare LM) with accelerate when training, so distributed wrappers
+    see the forward that is actually run. ``lm`` is the Hugging Face model (save it, not this).
+    """
+
+    def __init__(self, lm: torch.nn.Module) -> None:
+        super().__init__()
+        self.lm = lm
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, position_ids: torch.Tensor,
+                scored: torch.Tensor) -> torch.Tensor:
+        targets = input_ids[:, 1:][scored]
+        inputs = dict(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                      use_cache=False)
+        if _head_path_ok(self.lm):
+            hidden = self.lm.base_model(**inputs).last_hidden_state
+            return _chunked_logprobs(hidden[:, :-1][scored], targets, self.lm.get_output_embeddings())
+        logits = self.lm(**inputs).logits
+        return _chunked_logprobs(logits[:, :-1][scored], targets, None)
+
+
+def _chunked_logprobs(rows: torch.Tensor, targets: torch.Tensor, head: torch.nn.Module | None) -> torch.Tensor:
+    """``logit[target] - logsumexp(logits)`` per row, projecting ``rows`` through ``head`` a chunk at a time."""
+    vocab = rows.shape[-1] if head is None else head.weight.shape[0]
+    chunk = max(1, _LOGIT_CHUNK_ELEMENTS // vocab)
+    out = []
+    for start in range(0, rows.shape[0], chunk):
+        logits = rows[start:start + chunk]
+        logits = (logits if head is None else head(logits)).float()
+        picked = logits.gather(1, targets[start:start + chunk, None]).squeeze(1)
+        out.append(picked - torch.logsumexp(logits, dim=-1))
+    return torch.cat(out) if out else rows.new_zeros(0, dtype=torch.float32)
+
+
+def _head_path_ok(lm: torch.nn.Module) -> bool:
+    """Whether ``get_output_embeddings()(base_model(...))`` reproduces ``lm``'s own logits.
+
+    Checked once per model on a short input; models that scale or soft-cap their logits fail the
+    check and are scored through their full forward.
+    """
+    if lm in _HEAD_PATH_OK:
+        return _HEAD_PATH_OK[lm]
+    head = lm.get_output_embeddings() if hasattr(lm, "get_output_embeddings") else None
+    ok = head is not None and getattr(lm, "base_model", lm) is not lm
+    if ok:
+        device = next(lm.parameters()).device
+        ids = torch.randint(0, lm.config.vocab_size, (1, 12), generator=torch.Generator().manual_seed(0))
+        ids = ids.to(device)
+        was_training = lm.training
+        lm.eval()
+        with torch.no_grad(), autocast_for(device):
+            full = lm(input_ids=ids, use_cache=False).logits.float()
+            ours = head(lm.base_model(input_ids=ids, use_cache=False).last_hidden_state).float()
+        lm.train(was_training)
+        tolerance = 1e-3 if device.type == "cpu" else 5e-2
+        ok = full.shape == ours.shape and bool(torch.allclose(full, ours, atol=tolerance, rtol=1e-3))
+        if not ok:
+            logger.info("%s: logits are not a plain projection of the hidden state; scoring uses the "
+                        "full forward", type(lm).__name__)
+    _HEAD_PATH_OK[lm] = ok
+    return ok
+
+
+def score_encoded(model: torch.nn.Module, pairs: Sequence[EncodedPair], *,
+                  token_budget: int = DEFAULT_TOKEN_BUDGET, progress: bool = True,
+                  desc: str = "scoring") -> tuple[np.ndarray, np.ndarray]:
+    """Score already encoded pairs on ``model``'s device; see :func:`score_pairs` for the result."""
+    scores = np.zeros(len(pairs), dtype=np.float64)
+    counts = np.array([p.n_scored for p in pairs], dtype=np.int64)
+    if not pairs:
+        return scores, counts
+    device = next(model.parameters()).device
+    wrapper = QueryLogProbs(model)
+    was_training = model.training
+    model.eval()
+    bar = tqdm(total=len(pairs), desc=desc, unit="ex", disable=not progress, leave=False)
+    try:
+        for batch_index in token_budget_batches([len(p.input_ids) for p in pairs], token_budget):
+            batch = pad_pairs([pairs[i] for i in batch_index]).to(device)
+            with torch.inference_mode(), autocast_for(device):
+                logprobs = wrapper(batch.input_ids, batch.attention_mask, batch.position_ids, batch.scored)
+            sums = torch.zeros(len(batch_index), dtype=torch.float64, device=device)
+            sums.index_add_(0, batch.rows, logprobs.double())
+            scores[batch_index] = sums.cpu().numpy()
+            bar.update(len(batch_index))
+    finally:
+        bar.close()
+        model.train(was_training)
+    return scores, counts
+
+
+def score_pairs(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queries: Sequence[str], *,
+                ids: Sequence[str] | None = None, token_budget: int = DEFAULT_TOKEN_BUDGET,
+                device: str | torch.device | None = None, progress: bool = True,
+                max_length: int | None = None, desc: str = "scoring") -> tuple[np.ndarray, np.ndarray]:
+    """Log-likelihood of each query (plus EOS) given BOS + its prompt.
+
+    Args:
+        model: a Hugging Face causal LM; moved to ``device`` when one is given.
+        tokenizer: its tokenizer (BOS/EOS from it, see :func:`~lsplits.lm.encode.special_ids`).
+        prompts, queries: texts without BOS/EOS, same length.
+        ids: example ids for error messages.
+        token_budget: most padded tokens in one forward pass.
+        device: where to run; default: where the model already is.
+        progress: show a tqdm bar (labelled ``desc``).
+        max_length: window in tokens; default: the model's (long prompts are truncated from the start).
+
+    Returns:
+        ``(ll_score, ll_tokens)``: float64 sums of natural-log probs and int64 token counts, in
+        input order.
+
+    Raises:
+        DataError: a query does not fit the window even without its prompt.
+    """
+    if device is not None:
+        model.to(resolve_device(device))
+    window = max_length or model_window(model, tokenizer)
+    pairs = encode_pairs(tokenizer, prompts, queries, max_length=window, ids=ids)
+    return score_encoded(model, pairs, token_budget=token_budget, progress=progress, desc=desc)
+
+
+def load_causal_lm(name_or_path: str | Path, device: str | torch.device | None = None):
+    """Load a causal LM and its tokenizer from a Hub id or a local folder, in fp32, in eval mode.
+
+    Returns:
+        ``(model, tokenizer)``.
+
+    Raises:
+        ConfigError: the folder or Hub repo does not exist or cannot be reached, or the model is not
+            a causal (left-to-right) LM, e.g. a BERT encoder or an encoder-decoder.
+    """
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    name = str(name_or_path)
+    _check_location(name)
+    try:
+        config = AutoConfig.from_pretrained(name)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot load model {name!r}: {_first_line(exc)}") from exc
+    if getattr(config, "is_encoder_decoder", False):
+        raise ConfigError(f"model {name!r} ({config.model_type}) is an encoder-decoder, not a causal LM; "
+                          "use a decoder-only model such as gpt2")
+    try:
+        with quiet_transformers_bars():
+            model = AutoModelForCausalLM.from_pretrained(name, config=config)
+            tokenizer = AutoTokenizer.from_pretrained(name)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot load {name!r} as a causal LM: {_first_line(exc)}") from exc
+    model.to(device=resolve_device(device), dtype=torch.float32)
+    model.eval()
+    _check_causal(model, name)
+    return model, tokenizer
+
+
+def _check_location(name: str) -> None:
+    """Fail early, with a plain message, on a local path that is not a model folder."""
+    path = Path(name).expanduser()
+    looks_local = name.startswith(("/", "./", "../", "~")) or name.count("/") > 1
+    if path.exists() and not (path / "config.json").is_file():
+        raise ConfigError(f"{name!r} is not a model folder (no config.json in it)")
+    if not path.exists() and looks_local:
+        raise ConfigError(f"no model folder at {name!r}")
+
+
+def _check_causal(model: torch.nn.Module, name: str) -> None:
+    """Raise ConfigError unless changing the last token leaves earlier predictions unchanged."""
+    device = next(model.parameters()).device
+    ids = torch.randint(0, model.config.vocab_size, (1, 8), generator=torch.Generator().manual_seed(0))
+    changed = ids.clone()
+    changed[0, -1] = (ids[0, -1] + 1) % model.config.vocab_size
+    with torch.no_grad():
+        before = model(input_ids=ids.to(device)).logits[:, :-1].float()
+        after = model(input_ids=changed.to(device)).logits[:, :-1].float()
+    if not torch.allclose(before, after, atol=1e-4, rtol=1e-4):
+        raise ConfigError(f"model {name!r} ({model.config.model_type}) is not a causal LM: its predictions "
+                          "depend on later tokens (e.g. a BERT encoder); use a decoder-only model such as gpt2")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
