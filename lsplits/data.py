@@ -82,9 +82,10 @@ def read_records(path: Path) -> list[dict[str, Any]]:
                     source=str(path))
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    records = []
-    with path.open(encoding="utf-8") as handle:
+def read_jsonl(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for every non-empty line of a JSON Lines file; errors name file and line."""
+    rows = []
+    with Path(path).open(encoding="utf-8") as handle:
         for line_no, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
@@ -94,8 +95,12 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
                 raise DataError(f"invalid JSON: {exc.msg}", source=str(path), line=line_no) from exc
             if not isinstance(record, dict):
                 raise DataError("expected a JSON object", source=str(path), line=line_no)
-            records.append(record)
-    return records
+            rows.append((line_no, record))
+    return rows
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [record for _, record in read_jsonl(path)]
 
 
 def load_sources(data: str | None = None, data_files: Sequence[str] | None = None,

@@ -42,7 +42,7 @@ def test_jsonl_beams_with_varying_k_and_bad_candidates(tmp_path):
 
 
 @pytest.mark.parametrize("line, problem", [
-    ("{not json", "line 2: not valid JSON"),
+    ("{not json", "line 2: invalid JSON"),
     ('{"candidates": []}', "line 2, field 'id': missing id"),
     ('{"id": "x", "candidates": "(a / b)"}', "field 'candidates'"),
     ('{"id": "s1", "candidates": []}', "example 's1', field 'id': duplicate id"),

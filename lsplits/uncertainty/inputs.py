@@ -13,7 +13,6 @@ candidate, counted later); examples present on only one side are listed in :clas
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -21,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..data import read_jsonl
 from ..errors import DataError
 
 logger = logging.getLogger(__name__)
@@ -81,22 +81,6 @@ def read_penman_file(path: str | os.PathLike[str]) -> list[PenmanBlock]:
     return blocks
 
 
-def _read_jsonl(path: Path) -> list[tuple[int, dict]]:
-    rows = []
-    with open(path, encoding="utf-8") as stream:
-        for number, line in enumerate(stream, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"not valid JSON ({exc.msg})", source=str(path), line=number) from None
-            if not isinstance(row, dict):
-                raise DataError("each line must be a JSON object", source=str(path), line=number)
-            rows.append((number, row))
-    return rows
-
-
 def _require_id(row: dict, path: Path, number: int) -> str:
     if "id" not in row or row["id"] is None:
         raise DataError("missing id", source=str(path), line=number, field="id")
@@ -118,7 +102,7 @@ def read_beams(paths: Sequence[str | os.PathLike[str]]) -> tuple[dict[str, list[
     paths = [Path(p) for p in paths]
     if len(paths) == 1 and _is_jsonl(paths[0]):
         beams: dict[str, list[str]] = {}
-        for number, row in _read_jsonl(paths[0]):
+        for number, row in read_jsonl(paths[0]):
             example = _require_id(row, paths[0], number)
             candidates = row.get("candidates")
             if not isinstance(candidates, list):
@@ -154,7 +138,7 @@ def read_gold(path: str | os.PathLike[str]) -> tuple[dict[str, str], bool]:
     path = Path(path)
     gold: dict[str, str] = {}
     if _is_jsonl(path):
-        for number, row in _read_jsonl(path):
+        for number, row in read_jsonl(path):
             example = _require_id(row, path, number)
             name = next((f for f in GOLD_FIELDS if f in row), None)
             if name is None or not isinstance(row[name], str):
