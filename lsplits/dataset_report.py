@@ -41,7 +41,7 @@ def statistics_markdown(stats_by_config: Mapping[str, Mapping[str, Any]]) -> str
     """One markdown section per config: the statistics table and the rare-word sentence."""
     parts = []
     for name, stats in stats_by_config.items():
-        parts += [f"### `{name}`", "", analysis.statistics_markdown(stats), "", analysis.rare_ratio_sentence(stats), ""]
+        parts += [f"### `{name}`", "", analysis.statistics_markdown(stats).rstrip(), ""]
     return "\n".join(parts).rstrip()
 
 
@@ -58,7 +58,7 @@ def statistics_text(stats_by_config: Mapping[str, Mapping[str, Any]]) -> str:
     """Plain-text statistics of every config (for the terminal)."""
     parts = []
     for name, stats in stats_by_config.items():
-        parts += [f"== {name} ==", analysis.statistics_text(stats), analysis.rare_ratio_sentence(stats), ""]
+        parts += [f"== {name} ==", analysis.statistics_text(stats)]
     return "\n".join(parts).rstrip()
 
 
