@@ -1,0 +1,209 @@
+"""lsplits demo Space: Likelihood Splits and black-box uncertainty with PRR, in two tabs.
+
+Run locally with ``python spaces/lsplits-demo/app.py`` (``--help`` for options). On a Space the
+``lsplits`` package and the demo assets sit next to this file (``lsplits push-space`` puts them
+there); locally the installed package is used and missing assets are built on first use (see
+:class:`ui_common.SpaceSettings`). The logic lives in the library; ``splits_tab`` and
+``uncertainty_tab`` adapt it to the components defined here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the vendored lsplits and the tab modules
+
+import gradio as gr  # noqa: E402
+import splits_tab  # noqa: E402
+import uncertainty_tab  # noqa: E402
+from ui_common import SpaceSettings, user_errors  # noqa: E402
+
+logger = logging.getLogger("lsplits.space_app")
+
+PROGRESS = gr.Progress(track_tqdm=True)
+"""Default of handlers' ``progress`` argument: Gradio shows the library's tqdm bars as the event's progress."""
+
+INTRO = """# lsplits: harder splits and honest uncertainty
+**Likelihood Splits** re-split a dataset so that the examples a language model finds *least likely* form the
+evaluation set: a benchmark of the long tail. **Uncertainty & PRR** estimates, from a parser's beam alone, which
+predictions to distrust, and measures with the Prediction Rejection Ratio how well that works."""
+
+SPLITS_HELP = """Open a dataset built by `lsplits build` (a local folder or a Hub dataset repo id); the demo
+dataset is preloaded. Each config is one way of choosing eval; `random` and `length` are baselines."""
+
+SCORE_HELP = """### Score your own
+Paste one example per line, or upload a CSV/JSONL file and name its text field. Each example is scored
+with an LM (`scratch`: the demo's small LM, offline; or a Hub causal LM id such as `gpt2` when online),
+then split: the least likely share goes to eval."""
+
+UE_HELP = """Paste beam candidates as JSONL (`{"id": ..., "candidates": [top-1, top-2, ...]}`, PENMAN strings)
+and the gold graphs (PENMAN with `# ::id` lines, or JSONL), upload them (one JSONL file or one PENMAN file per
+beam rank), or load the built-in example: 12 real AMR graphs from *The Little Prince* with candidates made by
+controlled edits. Uploads take precedence over pasted text."""
+
+
+def build_demo(settings: SpaceSettings | None = None) -> gr.Blocks:
+    """The whole app; ``settings`` default to :meth:`SpaceSettings.from_environment`."""
+    settings = settings or SpaceSettings.from_environment()
+    models = splits_tab.LanguageModels(settings)
+    with gr.Blocks(title="lsplits: Likelihood Splits and uncertainty") as demo:
+        gr.Markdown(INTRO)
+        with gr.Tabs():
+            with gr.Tab("Likelihood Splits", id="splits"):
+                _splits_tab(demo, settings, models)
+            with gr.Tab("Uncertainty & PRR", id="uncertainty"):
+                _uncertainty_tab(settings)
+    return demo
+
+
+def _splits_tab(demo: gr.Blocks, settings: SpaceSettings, models: splits_tab.LanguageModels) -> None:
+    gr.Markdown(SPLITS_HELP)
+    opened = gr.State(None)
+    with gr.Row():
+        source = gr.Textbox(value=splits_tab.display_path(settings.demo_data), label="Built dataset: folder or Hub repo id", scale=4,
+                            elem_id="dataset-source")
+        open_button = gr.Button("Open", variant="primary", scale=1, elem_id="open-dataset")
+    with gr.Row():
+        config = gr.Dropdown(choices=[], label="Config", scale=1, allow_custom_value=True, elem_id="config")
+        overview = gr.Markdown(elem_id="overview")
+    statistics = gr.Dataframe(label="Statistics per split", interactive=False, elem_id="split-statistics")
+    rare_sentence = gr.Markdown(elem_id="rare-sentence")
+    with gr.Row():
+        scatter = gr.Plot(label="Score against length", elem_id="score-vs-length")
+        lengths = gr.Plot(label="Length, train vs eval", elem_id="length-histograms")
+    rare = gr.Plot(label="Rare words per config", elem_id="rare-words")
+    count = gr.Slider(1, 50, value=8, step=1, label="Examples to browse")
+    least = gr.Dataframe(label="Least likely (eval material)", interactive=False, wrap=True, elem_id="least-likely")
+    most = gr.Dataframe(label="Most likely", interactive=False, wrap=True, elem_id="most-likely")
+
+    @user_errors
+    def open_source(text: str, progress=PROGRESS):
+        progress(0, desc="reading the dataset")
+        dataset = splits_tab.open_dataset(text, settings)
+        return dataset, gr.update(choices=dataset.configs, value=dataset.configs[0]), \
+            splits_tab.overview_markdown(dataset)
+
+    @user_errors
+    def show_config(dataset, name: str, n: int):
+        table, sentence = splits_tab.statistics_view(dataset, name)
+        return (table, sentence, *splits_tab.config_figures(dataset, name), *splits_tab.extremes(dataset, name, n))
+
+    @user_errors
+    def browse(dataset, name: str, n: int):
+        return splits_tab.extremes(dataset, name, n)
+
+    config_outputs = [statistics, rare_sentence, scatter, lengths, rare, least, most]
+    opening = dict(fn=open_source, inputs=[source], outputs=[opened, config, overview])
+    showing = dict(fn=show_config, inputs=[opened, config, count], outputs=config_outputs)
+    open_button.click(**opening, api_name="open_dataset").success(**showing, api_visibility="private")
+    source.submit(**opening, api_visibility="private").success(**showing, api_visibility="private")
+    demo.load(**opening, api_visibility="private").success(**showing, api_visibility="private")
+    config.input(**showing, api_name="select_config")
+    count.release(browse, [opened, config, count], [least, most], api_name="browse")
+
+    gr.Markdown(SCORE_HELP)
+    with gr.Row():
+        lines = gr.Textbox(lines=6, label="Your examples, one per line", elem_id="own-lines", scale=3,
+                           placeholder="A man is playing a guitar on the street.\nA xylophonist juggles kumquats.")
+        with gr.Column(scale=2):
+            upload = gr.File(label="...or a CSV / JSONL file", file_types=[".csv", ".jsonl", ".json", ".tsv"],
+                             type="filepath", height=140, elem_id="own-file")
+            text_field = gr.Textbox(value="text", label="Text field of the file (scored)")
+            template = gr.Textbox(value="", label="Prompt template (optional, not scored), e.g. Title: {title}")
+    with gr.Row():
+        lm = gr.Textbox(value=splits_tab.SCRATCH, label="LM: 'scratch' or a Hub causal LM id", elem_id="own-lm")
+        fraction = gr.Slider(0.05, 0.5, value=0.2, step=0.05, label="Eval share")
+        length_control = gr.Checkbox(value=False, label="Length-controlled (within each length)")
+        score_button = gr.Button("Score and split", variant="primary", elem_id="score-own")
+    own_summary = gr.Markdown(elem_id="own-summary")
+    with gr.Row():
+        own_table = gr.Dataframe(label="Your examples, least likely first", interactive=False, wrap=True,
+                                 elem_id="own-table", scale=3)
+        own_plot = gr.Plot(label="Your examples: score against length", elem_id="own-plot", scale=2)
+
+    @user_errors
+    def score(text, file, field, prompt, model_name, share, by_length, progress=PROGRESS):
+        progress(0, desc="loading the LM (a missing scratch LM trains first: 1-3 minutes)")
+        return splits_tab.score_own(text, file, field, prompt, model_name, share, by_length, models)
+
+    score_button.click(score, [lines, upload, text_field, template, lm, fraction, length_control],
+                       [own_summary, own_table, own_plot], api_name="score_own")
+
+
+def _uncertainty_tab(settings: SpaceSettings) -> None:
+    gr.Markdown(UE_HELP)
+    state = gr.State(None)
+    with gr.Row():
+        beams_text = gr.Textbox(lines=8, max_lines=12, label="Beam candidates (JSONL)", elem_id="beams-text")
+        gold_text = gr.Textbox(lines=8, max_lines=12, label="Gold graphs (PENMAN or JSONL)", elem_id="gold-text")
+    with gr.Row():
+        beam_files = gr.File(file_count="multiple", label="...or upload beams (1 JSONL or k PENMAN files)",
+                             type="filepath", height=140, elem_id="beam-files")
+        gold_file = gr.File(label="...or upload gold", type="filepath", height=140, elem_id="gold-file")
+    choices = uncertainty_tab.similarity_choices()
+    names = [name for _, name in choices]
+    with gr.Row():
+        example_button = gr.Button("Load the example", elem_id="load-example")
+        similarity = gr.Dropdown(choices, value=uncertainty_tab.DEFAULT_SIMILARITY if uncertainty_tab.DEFAULT_SIMILARITY
+                                 in names else names[0], label="Similarity between candidates", elem_id="similarity")
+        quality = gr.Dropdown(choices, value=uncertainty_tab.DEFAULT_QUALITY if uncertainty_tab.DEFAULT_QUALITY
+                              in names else names[0], label="Quality metric (top-1 vs gold)", elem_id="quality")
+        estimators = gr.CheckboxGroup(uncertainty_tab.ESTIMATOR_CHOICES, value=[n for _, n in
+                                      uncertainty_tab.ESTIMATOR_CHOICES], label="Estimators", elem_id="estimators")
+        run_button = gr.Button("Run", variant="primary", elem_id="run-ue")
+    summary = gr.Markdown(elem_id="ue-summary")
+    prr_table = gr.Dataframe(label="PRR with 95% confidence interval", interactive=False, elem_id="prr-table")
+    with gr.Row():
+        curves = gr.Plot(label="Prediction-rejection curves", elem_id="rejection-curves")
+        with gr.Column():
+            example_id = gr.Dropdown(choices=[], label="Example for the heatmap", allow_custom_value=True,
+                                     elem_id="heatmap-example")
+            heatmap = gr.Plot(label="Similarity between candidates", elem_id="heatmap")
+    per_example = gr.Dataframe(label="Per-example quality and uncertainty (u)", interactive=False,
+                               elem_id="per-example")
+
+    @user_errors
+    def load_example():
+        return (*uncertainty_tab.example_texts(settings), None, None)
+
+    @user_errors
+    def run(beams, gold, beam_uploads, gold_upload, sim, qual, chosen, progress=PROGRESS):
+        progress(0, desc="reading the input")
+        result, text, table, values, figure = uncertainty_tab.run_uncertainty(
+            beams, gold, beam_uploads, gold_upload, sim, qual, chosen, settings)
+        first = result.ids[0]
+        return (result, text, table, values, figure, gr.update(choices=result.ids, value=first),
+                uncertainty_tab.heatmap_figure(result, first, settings))
+
+    @user_errors
+    def show_heatmap(result, chosen_id):
+        return uncertainty_tab.heatmap_figure(result, chosen_id, settings)
+
+    example_button.click(load_example, None, [beams_text, gold_text, beam_files, gold_file], api_name="load_example")
+    run_button.click(run, [beams_text, gold_text, beam_files, gold_file, similarity, quality, estimators],
+                     [state, summary, prr_table, per_example, curves, example_id, heatmap], api_name="run_uncertainty")
+    example_id.input(show_heatmap, [state, example_id], [heatmap], api_name="heatmap")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Launch the app (on a Space: 0.0.0.0:7860, the defaults Gradio reads from the environment)."""
+    parser = argparse.ArgumentParser(description="Run the lsplits demo app.")
+    parser.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME"))
+    parser.add_argument("--port", type=int, default=None)
+    parser.add_argument("--demo-data", type=Path, default=None, help="built dataset to open on page load")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    settings = SpaceSettings.from_environment()
+    if args.demo_data is not None:
+        settings = SpaceSettings(**{**settings.__dict__, "demo_data": args.demo_data})
+    if not settings.demo_data.exists():  # build before serving, so the first page load is quick
+        splits_tab.dataset_folder(str(settings.demo_data), settings)
+    build_demo(settings).queue(default_concurrency_limit=2).launch(server_name=args.host, server_port=args.port)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,242 @@
+"""Handlers of the "Likelihood Splits" tab: open a built dataset, show a config, score the user's own lines.
+
+Each handler reads plain values from the UI, calls the library and returns what the components show
+(DataFrames, matplotlib figures, markdown). Statistics come from :mod:`lsplits.dataset_report` and
+:mod:`lsplits.analysis`, figures from :mod:`lsplits.plots`, scores from :mod:`lsplits.lm.scoring`
+and splits from :mod:`lsplits.splits.engine`.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from ui_common import SpaceSettings
+
+from lsplits import analysis, plots
+from lsplits.build import score_records
+from lsplits.data import load_examples, prepare_examples
+from lsplits.dataset_report import METADATA_FILE, config_statistics, eval_mask_frame, read_folder
+from lsplits.errors import ConfigError
+from lsplits.space import ensure_scratch_lm, scratch_lm_texts
+from lsplits.splits.engine import likelihood_partition, resolve_eval_size
+from lsplits.tasks import generic_task
+from lsplits.text import word_count
+
+logger = logging.getLogger(__name__)
+
+SCRATCH = "scratch"
+PASTED_FIELD = "text"
+_HUB_ID = re.compile(r"[\w.-]+/[\w.-]+")
+_HIDDEN_COLUMNS = ("ll_tokens", "source_split", analysis.RARE_WORDS_COLUMN, analysis.WORD_TOKENS_COLUMN)
+
+
+@dataclass
+class OpenedDataset:
+    """A built dataset read into memory, with the statistics of every config."""
+
+    source: str
+    frames: dict[str, dict[str, pd.DataFrame]]
+    meta: dict[str, Any]
+    stats: dict[str, dict[str, Any]]
+
+    @property
+    def configs(self) -> list[str]:
+        return list(self.frames)
+
+
+def dataset_folder(source: str, settings: SpaceSettings) -> Path:
+    """The local folder of ``source``: a folder path, or a Hub dataset repo id downloaded to the cache.
+
+    The demo dataset is built first when it is asked for and missing (if the settings allow it).
+    """
+    text = source.strip()
+    if not text:
+        raise ConfigError("enter a folder built by `lsplits build` or a Hub dataset repo id (org/name)")
+    path = Path(text).expanduser()
+    if not path.exists() and path.resolve() == settings.demo_data.resolve() and settings.build_missing_demo:
+        from lsplits.demo import run_demo
+
+        logger.info("building the demo dataset into %s (first start)", path)
+        run_demo(path, cache_dir=settings.work_dir / "demo-cache", progress=True)
+    if path.is_dir():
+        return path
+    if path.exists():
+        raise ConfigError(f"{text}: a file, not a folder; give the folder that `lsplits build` wrote")
+    if not _HUB_ID.fullmatch(text):
+        raise ConfigError(f"{text}: no such folder, and not a Hub dataset repo id (org/name)")
+    from huggingface_hub import snapshot_download
+
+    try:
+        return Path(snapshot_download(text, repo_type="dataset",
+                                      allow_patterns=["README.md", "lsplits.json", "*/*.parquet"]))
+    except Exception as exc:  # offline, unknown repo, no access: one readable line
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ConfigError(f"cannot download the Hub dataset {text!r}: {first}") from exc
+
+
+def display_path(path: Path) -> str:
+    """``path`` relative to the working directory when it lies below it (shorter to read), else as given."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def open_dataset(source: str, settings: SpaceSettings) -> OpenedDataset:
+    """Read every config of a built dataset and compute its statistics (rare words counted once).
+
+    Results are shared between sessions and page loads until the folder's ``lsplits.json`` changes.
+    """
+    folder = dataset_folder(source, settings).resolve()
+    stamp = (folder / METADATA_FILE).stat().st_mtime_ns if (folder / METADATA_FILE).exists() else 0
+    frames, meta, stats = _read_dataset(str(folder), stamp)
+    return OpenedDataset(source=source.strip(), frames=frames, meta=meta, stats=stats)
+
+
+@functools.lru_cache(maxsize=4)
+def _read_dataset(folder: str, stamp: int) -> tuple[dict, dict, dict]:
+    """Frames, metadata and statistics of a built folder (``stamp`` only keys the cache)."""
+    frames, meta = read_folder(folder)
+    if not frames:
+        raise ConfigError(f"{folder}: the dataset lists no configs")
+    stats = config_statistics(frames, query_field=meta["query_field"], label_field=meta.get("label_field"),
+                              categorical_columns=meta.get("categorical_columns", ()), progress=True)
+    return frames, meta, stats
+
+
+def overview_markdown(opened: OpenedDataset) -> str:
+    """Two lines on the dataset: size, configs, and how it was scored."""
+    first = next(iter(opened.frames.values()))
+    n = sum(len(frame) for frame in first.values())
+    meta = opened.meta
+    lm = meta.get("lm", "?")
+    lm_text = "a small LM trained from scratch on the data" if lm == SCRATCH else f"`{lm}`"
+    folds = f" in {meta['folds']} folds" if meta.get("folds") else ""
+    return (f"**{opened.source}**: {n:,} examples, {len(opened.frames)} configs "
+            f"({', '.join(f'`{c}`' for c in opened.frames)}). Query field `{meta['query_field']}`, "
+            f"scored by {lm_text}{folds}; eval = validation + test.")
+
+
+def _config(opened: OpenedDataset | None, config: str) -> dict[str, pd.DataFrame]:
+    if opened is None:
+        raise ConfigError("open a dataset first")
+    if config not in opened.frames:
+        raise ConfigError(f"no config {config!r}; choose one of {', '.join(opened.frames)}")
+    return opened.frames[config]
+
+
+def statistics_view(opened: OpenedDataset | None, config: str) -> tuple[pd.DataFrame, str]:
+    """The config's statistics table (one row per split) and the rare-word sentence."""
+    _config(opened, config)
+    stats = opened.stats[config]
+    return analysis.statistics_table(stats).reset_index(), analysis.rare_ratio_sentence(stats)
+
+
+def config_figures(opened: OpenedDataset | None, config: str) -> tuple[Any, Any, Any]:
+    """Score against length (eval highlighted), length histograms, rare-word shares of every config."""
+    frame, mask = eval_mask_frame(_config(opened, config))
+    scatter = plots.score_vs_length_figure(frame, mask, title=f"{config}: score against length")
+    lengths = plots.length_histograms_figure(frame.loc[~mask, "length"], frame.loc[mask, "length"],
+                                             title=f"{config}: query length, train vs eval")
+    rare = plots.rare_words_figure(analysis.rare_word_fractions(opened.stats))
+    return scatter, lengths, rare
+
+
+def extremes(opened: OpenedDataset | None, config: str, count: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ``count`` least likely and most likely examples of the config, with their split."""
+    splits = _config(opened, config)
+    frame = pd.concat([split_frame.assign(split=name) for name, split_frame in splits.items()], ignore_index=True)
+    meta = opened.meta
+    first = ["id", "split", "ll_score", "length", meta.get("label_field"), meta["query_field"]]
+    columns = [c for c in dict.fromkeys(first) if c and c in frame.columns]
+    columns += [c for c in frame.columns if c not in columns and c not in _HIDDEN_COLUMNS]
+    frame = frame[columns].sort_values("ll_score", kind="stable")
+    count = max(1, int(count))
+    least = frame.head(count).round({"ll_score": 2})
+    most = frame.tail(count).iloc[::-1].round({"ll_score": 2})
+    return least.reset_index(drop=True), most.reset_index(drop=True)
+
+
+class LanguageModels:
+    """Loads (once) the models "Score your own" uses: the scratch LM, or a Hub causal LM by id."""
+
+    def __init__(self, settings: SpaceSettings) -> None:
+        self.settings = settings
+        self._loaded: dict[str, tuple[Any, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, name: str) -> tuple[Any, Any]:
+        """``(model, tokenizer)`` for ``scratch`` or a Hub id / local folder."""
+        from lsplits.lm.scoring import load_causal_lm
+
+        with self._lock:
+            if name not in self._loaded:
+                folder: str | Path = name
+                if name == SCRATCH:
+                    folder = self._scratch_folder()
+                self._loaded = {name: load_causal_lm(folder)}  # one model in memory at a time
+            return self._loaded[name]
+
+    def _scratch_folder(self) -> Path:
+        """The scratch LM's folder, trained now on the demo dataset's sentences if it is not there yet."""
+        target = self.settings.scratch_lm
+        if (target / "config.json").is_file():
+            return target
+        texts = scratch_lm_texts(dataset_folder(str(self.settings.demo_data), self.settings))
+        return ensure_scratch_lm(texts, target, max_steps=self.settings.scratch_steps)
+
+
+def user_examples(lines: str, upload: str | None, text_field: str, prompt_template: str):
+    """The task and examples to score: an uploaded CSV/JSONL file when given, else the pasted lines."""
+    if upload:
+        field = text_field.strip() or PASTED_FIELD
+        task = generic_task(field, prompt_template.strip())
+        return task, load_examples(task, data_files=[str(upload)]).examples
+    rows = [{PASTED_FIELD: line.strip()} for line in (lines or "").splitlines() if line.strip()]
+    if not rows:
+        raise ConfigError("paste some lines (one example per line) or upload a CSV or JSONL file")
+    task = generic_task(PASTED_FIELD, prompt_template.strip())
+    return task, prepare_examples([("line", rows, "pasted lines")], task).examples
+
+
+def score_own(lines: str, upload: str | None, text_field: str, prompt_template: str, lm: str,
+              eval_fraction: float, length_control: bool, models: LanguageModels) -> tuple[str, pd.DataFrame, Any]:
+    """Score the user's examples and split them: the least likely ``eval_fraction`` goes to eval.
+
+    Returns a summary, the scored table (least likely first) and the score-against-length figure.
+    """
+    from lsplits.lm.scoring import score_pairs
+
+    task, examples = user_examples(lines, upload, text_field, prompt_template)
+    eval_size = resolve_eval_size(float(eval_fraction), len(examples))
+    lm = lm.strip() or SCRATCH
+    model, tokenizer = models.get(lm)
+    records = score_records(examples, task, "ft")
+    scores, tokens = score_pairs(model, tokenizer, [r["prompt"] for r in records], [r["query"] for r in records],
+                                 ids=[r["id"] for r in records], progress=True)
+    lengths = np.array([word_count(task.length_text(example)) for example in examples])
+    partition = likelihood_partition(scores, eval_size, lengths=lengths if length_control else None)
+    in_eval = np.zeros(len(examples), dtype=bool)
+    in_eval[partition.eval] = True
+    table = pd.DataFrame({
+        "id": [r["id"] for r in records], "split": np.where(in_eval, "eval", "train"),
+        "ll_score": np.round(scores, 2), "ll_tokens": tokens,
+        "perplexity": np.round(np.exp(-scores / np.maximum(tokens, 1)), 1), "length": lengths,
+        task.query_field: [str(example[task.query_field]) for example in examples],
+    })
+    figure = plots.score_vs_length_figure(table, in_eval, title="Your examples: score against length")
+    table = table.sort_values("ll_score", kind="stable").reset_index(drop=True)
+    lm_text = "the demo's scratch LM" if lm == SCRATCH else f"`{lm}`"
+    how = "the least likely examples of each length" if length_control else "the least likely examples"
+    plural = "s" if eval_size > 1 else ""
+    summary = (f"Scored {len(examples)} examples with {lm_text}. A Likelihood Split with {eval_size} eval "
+               f"example{plural} ({eval_fraction:.0%}) puts {how} in eval: the rows marked `eval` below.")
+    return summary, table, figure

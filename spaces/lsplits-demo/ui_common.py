@@ -1,0 +1,93 @@
+"""What both tabs of the Space share: readable errors instead of tracebacks, and the app's settings."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import re
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+import gradio as gr
+
+from lsplits.errors import LsplitsError
+from lsplits.space import DEFAULT_SCRATCH_STEPS, DEMO_DATA_PATH, SCRATCH_LM_PATH
+
+logger = logging.getLogger(__name__)
+
+HERE = Path(__file__).resolve().parent
+F = TypeVar("F", bound=Callable)
+
+
+@dataclass(frozen=True)
+class SpaceSettings:
+    """Where the app finds its assets and keeps its caches.
+
+    Attributes:
+        demo_data: the built dataset the "Likelihood Splits" tab opens on page load.
+        scratch_lm: the scratch LM folder for "Score your own" (trained from ``demo_data`` on first use
+            when absent).
+        example_dir: holds ``amr_beams.jsonl`` and ``amr_gold.amr``, the built-in uncertainty example.
+        work_dir: caches (similarity matrices) and the files of pasted input.
+        scratch_steps: training steps when the scratch LM has to be trained here.
+        build_missing_demo: run ``lsplits demo`` when ``demo_data`` does not exist (minutes);
+            when false, opening it is an error that says how to build it.
+    """
+
+    demo_data: Path
+    scratch_lm: Path
+    example_dir: Path
+    work_dir: Path
+    scratch_steps: int = DEFAULT_SCRATCH_STEPS
+    build_missing_demo: bool = True
+
+    @classmethod
+    def from_environment(cls) -> SpaceSettings:
+        """Shipped assets next to app.py (a deployed Space), else ``LSPLITS_SPACE_HOME`` or ~/.cache/lsplits/space."""
+        home = Path(os.environ.get("LSPLITS_SPACE_HOME") or Path.home() / ".cache" / "lsplits" / "space")
+
+        def asset(relative: str) -> Path:
+            shipped = HERE / relative
+            return shipped if shipped.exists() else home / relative
+
+        return cls(demo_data=asset(DEMO_DATA_PATH), scratch_lm=asset(SCRATCH_LM_PATH),
+                   example_dir=HERE / "examples", work_dir=home / "work")
+
+
+def readable(exc: BaseException) -> str:
+    """The message of ``exc`` with temporary folders (of uploads and pasted text) cut from file paths.
+
+    ``/tmp/gradio/3f2a/beams.jsonl, line 4: ...`` becomes ``beams.jsonl, line 4: ...``.
+    """
+    message = str(exc) or type(exc).__name__
+    for root in {tempfile.gettempdir(), os.environ.get("GRADIO_TEMP_DIR", "")} - {""}:
+        message = re.sub(re.escape(root.rstrip(os.sep)) + r"/(?:[^/\s,:;'\"]+/)*", "", message)
+    return message
+
+
+def user_errors(fn: F) -> F:
+    """Turn failures inside a handler into a ``gr.Error`` popup with a one-line message, never a traceback.
+
+    Problems with the user's input or settings (:class:`~lsplits.errors.LsplitsError`, ``ValueError``,
+    ``OSError``) show their own message; anything else is logged with its traceback and shown as
+    "unexpected error" plus its message.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except gr.Error:
+            raise
+        except (LsplitsError, ValueError, OSError) as exc:
+            raise gr.Error(readable(exc), print_exception=False) from exc
+        except Exception as exc:
+            logger.exception("unexpected error in %s", fn.__name__)
+            raise gr.Error(f"Unexpected error ({type(exc).__name__}): {readable(exc)}",
+                           print_exception=False) from exc
+
+    return wrapper  # type: ignore[return-value]

@@ -1,0 +1,179 @@
+"""Handlers of the "Uncertainty & PRR" tab: beam candidates and gold in, PRR table and plots out.
+
+The study itself is :func:`lsplits.uncertainty.report.run_study` (what ``lsplits ue`` runs) on one
+similarity function and one quality metric at the largest beam size; this module only turns the
+user's pasted text or uploads into files for it and its results into tables and figures.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from ui_common import SpaceSettings
+
+from lsplits import similarity as similarity_registry
+from lsplits.errors import ConfigError, LsplitsError
+from lsplits.uncertainty.estimators import DISPLAY_NAMES
+from lsplits.uncertainty.inputs import load_inputs
+from lsplits.uncertainty.matrix import build_matrices
+from lsplits.uncertainty.report import StudyConfig, display, method_name, run_study
+
+logger = logging.getLogger(__name__)
+
+EXAMPLE_BEAMS = "amr_beams.jsonl"
+EXAMPLE_GOLD = "amr_gold.amr"
+ESTIMATOR_CHOICES = [(DISPLAY_NAMES[name], name) for name in ("lexsim", "eigv", "ecc", "degmat")]
+DEFAULT_SIMILARITY = "smatchpp"
+DEFAULT_QUALITY = "smatchpp"
+BOOTSTRAP = 1000
+
+
+def similarity_choices() -> list[tuple[str, str]]:
+    """(label, name) of every registered similarity that can be loaded here."""
+    choices = []
+    for name in similarity_registry.available():
+        try:
+            similarity_registry.get(name)
+        except LsplitsError as exc:
+            logger.info("similarity %s is not offered: %s", name, exc)
+            continue
+        choices.append((display(name), name))
+    return choices
+
+
+def example_texts(settings: SpaceSettings) -> tuple[str, str]:
+    """The built-in example: beams as JSONL and gold graphs as PENMAN text."""
+    return ((settings.example_dir / EXAMPLE_BEAMS).read_text(encoding="utf-8"),
+            (settings.example_dir / EXAMPLE_GOLD).read_text(encoding="utf-8"))
+
+
+def _input_files(beams_text: str, gold_text: str, beam_uploads: Sequence[str] | None,
+                 gold_upload: str | None, folder: Path) -> tuple[list[str], str]:
+    """Paths for :func:`load_inputs`: the uploads when given, else the pasted text written to ``folder``."""
+    if beam_uploads:
+        beams = [str(path) for path in beam_uploads]
+    elif beams_text.strip():
+        path = folder / "pasted-beams.jsonl"
+        path.write_text(beams_text, encoding="utf-8")
+        beams = [str(path)]
+    else:
+        raise ConfigError("paste beam candidates (JSONL: {\"id\", \"candidates\": [...]}) or upload them, "
+                          "or click 'Load the example'")
+    if gold_upload:
+        return beams, str(gold_upload)
+    if not gold_text.strip():
+        raise ConfigError("paste the gold graphs (PENMAN with '# ::id' lines, or JSONL) or upload them")
+    suffix = ".jsonl" if gold_text.lstrip().startswith("{") else ".amr"
+    gold = folder / f"pasted-gold{suffix}"
+    gold.write_text(gold_text, encoding="utf-8")
+    return beams, str(gold)
+
+
+@dataclass
+class UncertaintyResult:
+    """What the tab keeps between events: the candidates (for the heatmap) and the similarity used."""
+
+    ids: list[str]
+    candidates: list[list[str]]
+    similarity: str
+
+
+def run_uncertainty(beams_text: str, gold_text: str, beam_uploads: Sequence[str] | None, gold_upload: str | None,
+                    similarity: str, quality: str, estimators: Sequence[str],
+                    settings: SpaceSettings) -> tuple[UncertaintyResult, str, pd.DataFrame, pd.DataFrame, Figure]:
+    """Run the study; returns the state, a summary, the PRR table, per-example values and the rejection curves."""
+    if not estimators:
+        raise ConfigError("choose at least one uncertainty estimator")
+    settings.work_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="pasted-") as tmp:
+        beams, gold = _input_files(beams_text, gold_text, beam_uploads, gold_upload, Path(tmp))
+        k = max(len(candidates) for candidates in load_inputs(beams, gold).candidates)
+        config = StudyConfig(similarities=(similarity,), qualities=(quality,), beam_sizes=(k,),
+                             n_bootstrap=BOOTSTRAP, workers=1, cache_dir=settings.work_dir / "matrices")
+        study = run_study(beams, gold, config)
+    methods = [method_name(name, None if name == "lexsim" else similarity) for name in estimators]
+    rows = {row.method: row.result for row in study.prr if row.k == k and row.quality == quality}
+    prr_table = pd.DataFrame({
+        "UE method": methods,
+        "PRR": [rows[m].prr for m in methods],
+        "CI low": [rows[m].ci_low for m in methods],
+        "CI high": [rows[m].ci_high for m in methods],
+    }).round(3)
+    quality_label = display(quality)
+    per_example = pd.DataFrame({"id": study.inputs.ids, "candidates": [len(c) for c in study.inputs.candidates],
+                                f"invalid ({display(similarity)})": study.invalid_candidates[similarity],
+                                f"quality ({quality_label})": study.qualities[quality]})
+    for method in methods:
+        per_example[f"u: {method}"] = study.uncertainties[k][method]
+    per_example = per_example.round(3)
+    figure = rejection_figure(study.curves[k, quality], methods, quality_label, k)
+    summary = _summary(study, similarity, quality, k)
+    if prr_table["PRR"].isna().any():
+        summary += ("\n\nPRR is undefined (NaN) where rejecting cannot help: every top-1 has the same quality, "
+                    "or there are too few examples.")
+    state = UncertaintyResult(list(study.inputs.ids), [list(c) for c in study.inputs.candidates], similarity)
+    return state, summary, prr_table, per_example, figure
+
+
+def _summary(study, similarity: str, quality: str, k: int) -> str:
+    inputs = study.inputs
+    invalid = int(study.invalid_candidates[similarity].sum())
+    total = sum(len(c) for c in inputs.candidates)
+    lines = [f"{len(inputs.ids)} examples, beam size {k}. Top-1 quality ({display(quality)}): corpus "
+             f"{study.corpus_quality[quality]:.3f}, {study.invalid_top1[quality]} invalid top-1. "
+             f"Invalid candidates for {display(similarity)}: {invalid} of {total} (similarity 0 with the others). "
+             f"PRR: 1 = rejects like an oracle, 0 = like random, < 0 = harmful; CI: 95% bootstrap over examples."]
+    for label, ids in (("only in the beams", inputs.only_in_beams), ("only in the gold", inputs.only_in_gold),
+                       ("without candidates", inputs.without_candidates)):
+        if ids:
+            lines.append(f"Left out, {label}: {', '.join(ids[:10])}{' ...' if len(ids) > 10 else ''}.")
+    return "\n\n".join(lines)
+
+
+def rejection_figure(curves: dict[str, Any], methods: Sequence[str], quality_label: str, k: int) -> Figure:
+    """Prediction-rejection curves of the chosen methods, with the oracle and random rejection."""
+    figure = Figure(figsize=(6.4, 4.4))
+    axes = figure.add_subplot()
+    for method in methods:
+        curve = curves[method]
+        axes.plot(curve.rates, curve.uncertainty, linewidth=1.5, label=method)
+    reference = curves[methods[0]]
+    axes.plot(reference.rates, reference.oracle, "k-", linewidth=2, label="Oracle")
+    axes.plot(reference.rates, reference.random, "k--", linewidth=2, label="Random")
+    axes.set_xlabel("rejection rate (most uncertain rejected first)")
+    axes.set_ylabel(f"mean {quality_label} of kept predictions")
+    axes.set_title(f"Prediction-rejection curves (k = {k})")
+    axes.legend(fontsize=8, loc="lower right")
+    return figure
+
+
+def heatmap_figure(state: UncertaintyResult | None, example_id: str, settings: SpaceSettings) -> Figure:
+    """The similarity matrix of one example's candidates (invalid candidates marked)."""
+    if state is None:
+        raise ConfigError("run the analysis first")
+    if example_id not in state.ids:
+        raise ConfigError(f"no example {example_id!r} in the analysed input")
+    candidates = state.candidates[state.ids.index(example_id)]
+    matrix = build_matrices([candidates], state.similarity, cache=settings.work_dir / "matrices",
+                            progress=False)[0]
+    labels = [f"#{i + 1}" + (" (invalid)" if bad else "") for i, bad in enumerate(matrix.invalid)]
+    figure = Figure(figsize=(5.2, 4.4))
+    axes = figure.add_subplot()
+    image = axes.imshow(matrix.values, vmin=0.0, vmax=1.0, cmap="viridis")
+    for (row, column), value in np.ndenumerate(matrix.values):
+        axes.text(column, row, f"{value:.2f}", ha="center", va="center", fontsize=8,
+                  color="white" if value < 0.6 else "black")
+    axes.set_xticks(range(len(labels)), labels, rotation=45, ha="right")
+    axes.set_yticks(range(len(labels)), labels)
+    axes.set_title(f"{example_id}\n{display(state.similarity)} between its candidates", fontsize=10)
+    figure.colorbar(image, ax=axes, fraction=0.046)
+    figure.tight_layout()
+    return figure

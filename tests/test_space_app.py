@@ -1,0 +1,238 @@
+"""The Space app served on localhost and driven through gradio_client over real HTTP.
+
+The dataset is a small fixture whose splits, scores and rare words are known by hand
+(:mod:`space_helpers`); the uncertainty checks use the Space's own example files and hand-computed
+inputs. Nothing here reads ../shared or needs the network.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from gradio_client import Client, handle_file
+from gradio_client.exceptions import AppError
+from space_helpers import SPACE_DIR, build_fixture_dataset, running_app, space_settings
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    root = tmp_path_factory.mktemp("space")
+    settings = space_settings(root, build_fixture_dataset(root / "dataset"))
+    with running_app(settings) as url:
+        yield url, settings
+
+
+@pytest.fixture
+def client(served):
+    return Client(served[0], verbose=False, download_files=False)
+
+
+def rows(table: dict) -> list[dict]:
+    """A gr.Dataframe payload as a list of {header: value}."""
+    return [dict(zip(table["headers"], row, strict=True)) for row in table["data"]]
+
+
+# --- Likelihood Splits tab -----------------------------------------------------------------------
+
+
+def test_open_dataset_shows_configs_statistics_plots_and_extremes(client, served):
+    dropdown, overview = client.predict(str(served[1].demo_data), api_name="/open_dataset")
+    assert [choice[0] for choice in dropdown["choices"]] == ["ll_split", "random"]
+    assert dropdown["value"] == "ll_split"
+    assert "40 examples" in overview and "2 configs" in overview
+
+    stats, sentence, scatter, lengths, rare, least, most = client.predict("ll_split", 3, api_name="/select_config")
+    by_split = {row["split"]: row for row in rows(stats)}
+    assert {name: row["size"] for name, row in by_split.items()} == {
+        "train": "32", "validation": "4", "test": "4", "eval": "8"}
+    # ll_score = -10 - i: eval holds i = 32..39 (mean -45.5), train i = 0..31 (mean -25.5)
+    assert by_split["eval"]["mean ll_score"] == "-45.50"
+    assert by_split["train"]["mean ll_score"] == "-25.50"
+    # rare words: 2 of 32 train examples, 8 of 8 eval examples -> 16x
+    assert by_split["train"]["rare-word examples"] == "6.2%"
+    assert by_split["eval"]["rare-word examples"] == "100.0%"
+    assert "16.00x by example" in sentence
+    for figure in (scatter, lengths, rare):
+        assert figure["type"] == "matplotlib" and figure["plot"].startswith("data:image/")
+    assert [(r["id"], r["split"], r["ll_score"]) for r in rows(least)] == [
+        ("ex-39", "test", -49.0), ("ex-38", "test", -48.0), ("ex-37", "test", -47.0)]
+    assert [(r["id"], r["split"]) for r in rows(most)] == [("ex-0", "train"), ("ex-1", "train"), ("ex-2", "train")]
+
+
+def test_other_config_and_browsing(client, served):
+    client.predict(str(served[1].demo_data), api_name="/open_dataset")
+    stats, *_, least, _ = client.predict("random", 2, api_name="/select_config")
+    assert {row["split"]: row["size"] for row in rows(stats)}["eval"] == "8"
+    # in the random config ex-39 (the least likely) is in train, ex-35 in test
+    assert [(r["id"], r["split"]) for r in rows(least)] == [("ex-39", "train"), ("ex-38", "train")]
+    least, most = client.predict("random", 5, api_name="/browse")
+    assert len(least["data"]) == 5 and len(most["data"]) == 5
+
+
+def test_opening_bad_sources_gives_readable_messages(client, tmp_path, monkeypatch):
+    with pytest.raises(AppError, match="no such folder, and not a Hub dataset repo id"):
+        client.predict(str(tmp_path / "missing"), api_name="/open_dataset")
+    (tmp_path / "not-built").mkdir()
+    with pytest.raises(AppError, match="no lsplits.json"):
+        client.predict(str(tmp_path / "not-built"), api_name="/open_dataset")
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(AppError, match="cannot download the Hub dataset 'someone/nothing-here'"):
+        client.predict("someone/nothing-here", api_name="/open_dataset")
+    with pytest.raises(AppError, match="open a dataset first"):
+        Client(client.src, verbose=False, download_files=False).predict("ll_split", 3, api_name="/select_config")
+
+
+def naive_log_likelihood(model_dir, lines: list[str]) -> list[float]:
+    """Sum of log-probabilities of each line's tokens and EOS after BOS, one unpadded forward per line."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
+    scores = []
+    for line in lines:
+        ids = [tokenizer.bos_token_id, *tokenizer(line, add_special_tokens=False)["input_ids"], tokenizer.eos_token_id]
+        with torch.no_grad():
+            logits = model(torch.tensor([ids])).logits[0].double()
+        log_probs = torch.log_softmax(logits, dim=-1)
+        scores.append(float(sum(log_probs[t - 1, ids[t]] for t in range(1, len(ids)))))
+    return scores
+
+
+def test_score_own_lines_sends_the_least_likely_to_eval(client, served):
+    lines = ["the dog runs", "a child sleeps in the park", "my friend eats an apple", "quixotic zebras vex",
+             "the old man walks home", "a tall woman reads a long book today", "xylophones juggle kumquats",
+             "the dog walks home", "a child runs", "my friend sleeps in the park"]
+    summary, table, plot = client.predict("\n".join(lines) + "\n\n", None, "text", "", "scratch", 0.2, False,
+                                          api_name="/score_own")
+    scored = rows(table)
+    assert "Scored 10 examples" in summary and "2 eval examples" in summary
+    assert plot["type"] == "matplotlib"
+    expected = dict(zip(lines, naive_log_likelihood(served[1].scratch_lm, lines), strict=True))
+    for row in scored:
+        assert row["ll_score"] == pytest.approx(expected[row["text"]], abs=0.006)
+    assert [row["ll_score"] for row in scored] == sorted(row["ll_score"] for row in scored)
+    lowest_two = sorted(expected, key=expected.get)[:2]
+    assert {row["text"] for row in scored if row["split"] == "eval"} == set(lowest_two)
+    assert [row["id"] for row in scored if row["text"] == lines[3]] == ["line-3"]
+
+
+def test_score_own_file_upload_and_bad_uploads(client, tmp_path):
+    good = tmp_path / "sentences.csv"
+    good.write_text("sentence,source\nthe dog runs,a\na child walks home,b\nmy friend reads,c\n", encoding="utf-8")
+    summary, table, _ = client.predict("", handle_file(str(good)), "sentence", "", "scratch", 0.34, True,
+                                       api_name="/score_own")
+    assert "Scored 3 examples" in summary
+    assert sorted(row["sentence"] for row in rows(table)) == ["a child walks home", "my friend reads", "the dog runs"]
+    assert sum(row["split"] == "eval" for row in rows(table)) == 1
+
+    with pytest.raises(AppError) as missing_field:
+        client.predict("", handle_file(str(good)), "text", "", "scratch", 0.2, False, api_name="/score_own")
+    message = str(missing_field.value)
+    assert "sentences.csv" in message and "'text'" in message and str(tmp_path) not in message
+
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"text": "fine"}\n{"text": "unterminated\n', encoding="utf-8")
+    with pytest.raises(AppError, match=r"broken\.jsonl, line 2: invalid JSON"):
+        client.predict("", handle_file(str(broken)), "text", "", "scratch", 0.2, False, api_name="/score_own")
+    with pytest.raises(AppError, match="paste some lines"):
+        client.predict("  \n ", None, "text", "", "scratch", 0.2, False, api_name="/score_own")
+    with pytest.raises(AppError, match="leaves nothing for train|eval"):
+        client.predict("only one line", None, "text", "", "scratch", 0.2, False, api_name="/score_own")
+
+
+# --- Uncertainty & PRR tab -----------------------------------------------------------------------
+
+
+def test_example_loads_and_runs_to_a_prr_table(client):
+    beams, gold, beam_files, gold_file = client.predict(api_name="/load_example")
+    assert beams == (SPACE_DIR / "examples" / "amr_beams.jsonl").read_text(encoding="utf-8")
+    assert gold == (SPACE_DIR / "examples" / "amr_gold.amr").read_text(encoding="utf-8")
+    assert beam_files is None and gold_file is None
+
+    summary, prr, per_example, curves, heatmap_choice, heatmap = client.predict(
+        beams, gold, None, None, "smatchpp", "smatchpp", ["lexsim", "eigv", "ecc", "degmat"],
+        api_name="/run_uncertainty")
+    table = rows(prr)
+    assert [row["UE method"] for row in table] == ["LexSim", "EigV-Smatch++", "Ecc-Smatch++", "DegMat-Smatch++"]
+    for row in table:
+        assert row["CI low"] <= row["PRR"] <= row["CI high"]
+    # the candidates' edits grow with the top-1's edits, so disagreement ranks quality well
+    assert {row["UE method"]: row["PRR"] for row in table}["DegMat-Smatch++"] > 0.5
+    assert "12 examples, beam size 5" in summary
+    assert "Invalid candidates for Smatch++: 1 of 60" in summary
+    ids = [json.loads(line)["id"] for line in beams.splitlines()]
+    values = rows(per_example)
+    assert [row["id"] for row in values] == ids
+    assert [row["invalid (Smatch++)"] for row in values] == [0] * 11 + [1]
+    assert curves["type"] == "matplotlib" and heatmap["type"] == "matplotlib"
+    assert heatmap_choice["value"] == ids[0]
+
+    other = client.predict(ids[-1], api_name="/heatmap")
+    assert other["type"] == "matplotlib" and other["plot"] != heatmap["plot"]
+    with pytest.raises(AppError, match="no example 'nope'"):
+        client.predict("nope", api_name="/heatmap")
+
+
+def test_hand_computed_uncertainties_and_prr(client):
+    """ROUGE-L on plain strings: values worked out by hand.
+
+    e1: candidates "a b", "a b"; gold "a b": quality 1; A = all ones: DegMat 0, EigV 1 (eigenvalues of L: 0, 1).
+    e2: "a c", "a b"; gold "a b": quality 0.5 (LCS 1 of 2 tokens); A off-diagonal 0.5: DegMat 1 - 3/4 = 0.25,
+        L = I - A/1.5 has eigenvalues 0 and 2/3: EigV 1 + 1/3.
+    e3: "x y", "a b"; gold "a b": quality 0; A = I: DegMat 0.5, L = 0: EigV 2.
+    Uncertainty rises exactly as quality falls: PRR = 1 for both.
+    """
+    beams = "\n".join(json.dumps({"id": f"e{i}", "candidates": c}) for i, c in
+                      enumerate([["a b", "a b"], ["a c", "a b"], ["x y", "a b"]], start=1))
+    gold = "\n".join(json.dumps({"id": f"e{i}", "amr": "a b"}) for i in (1, 2, 3))
+    summary, prr, per_example, *_ = client.predict(beams, gold, None, None, "rougel", "rougel", ["degmat", "eigv"],
+                                                   api_name="/run_uncertainty")
+    assert [(row["UE method"], row["PRR"]) for row in rows(prr)] == [("DegMat-ROUGE-L", 1.0), ("EigV-ROUGE-L", 1.0)]
+    values = rows(per_example)
+    assert [row["quality (ROUGE-L)"] for row in values] == [1.0, 0.5, 0.0]
+    assert [row["u: DegMat-ROUGE-L"] for row in values] == [0.0, 0.25, 0.5]
+    assert [row["u: EigV-ROUGE-L"] for row in values] == [1.0, 1.333, 2.0]
+
+
+def test_uncertainty_bad_input_gives_readable_messages(client, tmp_path):
+    gold = json.dumps({"id": "e1", "amr": "a b"})
+    with pytest.raises(AppError, match=r"pasted-beams\.jsonl, line 2: not valid JSON"):
+        client.predict('{"id": "e1", "candidates": ["a b"]}\n{oops', gold, None, None, "rougel", "rougel",
+                       ["degmat"], api_name="/run_uncertainty")
+    with pytest.raises(AppError, match="no example is in both the beams and the gold"):
+        client.predict(json.dumps({"id": "other", "candidates": ["a"]}), gold, None, None, "rougel", "rougel",
+                       ["degmat"], api_name="/run_uncertainty")
+    with pytest.raises(AppError, match="choose at least one uncertainty estimator"):
+        client.predict(json.dumps({"id": "e1", "candidates": ["a"]}), gold, None, None, "rougel", "rougel", [],
+                       api_name="/run_uncertainty")
+    with pytest.raises(AppError, match="paste beam candidates"):
+        client.predict("", gold, None, None, "rougel", "rougel", ["degmat"], api_name="/run_uncertainty")
+    bad_gold = tmp_path / "gold.amr"
+    bad_gold.write_text("# ::id e1\n(a / b :ARG0 (\n", encoding="utf-8")
+    with pytest.raises(AppError, match=r"reference\(s\) cannot be read by 'smatchpp'.*e1"):
+        client.predict(json.dumps({"id": "e1", "candidates": ["(a / b)"]}), "", None, handle_file(str(bad_gold)),
+                       "smatchpp", "smatchpp", ["degmat"], api_name="/run_uncertainty")
+
+
+def test_uploaded_penman_beams_one_file_per_rank(client, tmp_path):
+    ranks = []
+    for rank, graphs in enumerate([["(d / dog)", "(c / cat)"], ["(d / dog)", "(m / mouse)"]], start=1):
+        path = tmp_path / f"rank{rank}.amr"
+        path.write_text("".join(f"# ::id s{i}\n{g}\n\n" for i, g in enumerate(graphs)), encoding="utf-8")
+        ranks.append(handle_file(str(path)))
+    gold = tmp_path / "gold.amr"
+    gold.write_text("# ::id s0\n(d / dog)\n\n# ::id s1\n(c / cat)\n", encoding="utf-8")
+    summary, prr, per_example, *_ = client.predict("", "", ranks, handle_file(str(gold)), "smatch", "smatch",
+                                                   ["degmat"], api_name="/run_uncertainty")
+    assert "2 examples, beam size 2" in summary
+    assert "PRR is undefined" in summary and rows(prr)[0]["PRR"] is None  # NaN (equal qualities) as an empty cell
+    values = rows(per_example)
+    assert [row["quality (Smatch)"] for row in values] == [1.0, 1.0]
+    # s0: identical candidates -> 0; s1: (c / cat) vs (m / mouse) share only the TOP triple
+    assert values[0]["u: DegMat-Smatch"] == 0.0 and values[1]["u: DegMat-Smatch"] > 0.0
