@@ -77,15 +77,20 @@ def score_records(examples: Sequence[Mapping[str, Any]], task: Task, setting: Se
             for ex in examples]
 
 
-def build_splits(spec: DatasetSpec, loaded: LoadedData, *, lm: str, configs: Sequence[str] | None = None,
-                 eval_size: int | float | None = None, seed: int = 0, folds: int = 3,
-                 cache_dir: str | Path | None = None, train_config: Any = None,
-                 progress: bool = True) -> BuildResult:
-    """Score the examples as the requested configs need and compute every config's split."""
-    from .lm.pipeline import compute_scores
+@dataclass
+class BuildPlan:
+    """What a build will compute: its configs, the ones skipped (with reasons), the scoring settings
+    ("ft"/"pt") they need, and the training config (the dataset's paper steps for pretrained LMs)."""
 
-    examples = loaded.examples
-    task = spec.task
+    configs: list[SplitConfig]
+    skipped: dict[str, str]
+    settings: list[str]
+    train_config: Any
+
+
+def plan_build(spec: DatasetSpec, *, lm: str, configs: Sequence[str] | None = None, train_config: Any = None,
+               seed: int = 0) -> BuildPlan:
+    """Decide configs, skipped configs, scoring settings and training config; ConfigError if nothing is left."""
     chosen = resolve_configs(list(configs or spec.configs), spec.available_configs)
     skipped: dict[str, str] = {}
     if lm == "scratch":
@@ -95,6 +100,25 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, *, lm: str, configs: Seq
         chosen = [c for c in chosen if c.name not in skipped]
     if not chosen:
         raise ConfigError("no config left to build: " + "; ".join(f"{k} {v}" for k, v in skipped.items()))
+    if train_config is None and spec.max_steps and lm != "scratch":
+        from .lm.finetune import TrainConfig
+
+        train_config = TrainConfig(max_steps=spec.max_steps, seed=seed)
+    settings = list(dict.fromkeys(c.needs or "ft" for c in chosen))
+    return BuildPlan(configs=chosen, skipped=skipped, settings=settings, train_config=train_config)
+
+
+def build_splits(spec: DatasetSpec, loaded: LoadedData, *, lm: str, configs: Sequence[str] | None = None,
+                 eval_size: int | float | None = None, seed: int = 0, folds: int = 3,
+                 cache_dir: str | Path | None = None, train_config: Any = None,
+                 progress: bool = True, compile: bool = False) -> BuildResult:
+    """Score the examples as the requested configs need and compute every config's split."""
+    from .lm.pipeline import compute_scores
+
+    examples = loaded.examples
+    task = spec.task
+    plan = plan_build(spec, lm=lm, configs=configs, train_config=train_config, seed=seed)
+    chosen, skipped, train_config = plan.configs, plan.skipped, plan.train_config
     n = len(examples)
     size = resolve_eval_size(eval_size if eval_size is not None else spec.default_eval_size(n), n)
     labels = None
@@ -103,17 +127,12 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, *, lm: str, configs: Seq
     inputs = SplitInputs(ids=[ex[ID_FIELD] for ex in examples],
                          lengths=np.asarray([word_count(task.length_text(ex)) for ex in examples]),
                          labels=labels, extras=spec.extras(examples) if spec.extras else {})
-    if train_config is None and spec.max_steps and lm != "scratch":
-        from .lm.finetune import TrainConfig
-
-        train_config = TrainConfig(max_steps=spec.max_steps, seed=seed)
     token_counts: dict[str, np.ndarray] = {}
-    for kind in dict.fromkeys(c.needs or "ft" for c in chosen):
-        if kind == "pt" and lm == "scratch":
-            continue
+    for kind in plan.settings:
         logger.info("scoring %d examples (%s setting) with %s", n, kind, lm)
         scores = compute_scores(score_records(examples, task, kind), lm=lm, setting=kind, folds=folds,
-                                seed=seed, cache_dir=cache_dir, train_config=train_config, progress=progress)
+                                seed=seed, cache_dir=cache_dir, train_config=train_config, progress=progress,
+                                compile=compile)
         inputs.scores[kind] = scores["ll_score"].to_numpy(dtype=np.float64)
         token_counts[kind] = scores["ll_tokens"].to_numpy(dtype=np.int64)
     base = pd.DataFrame(examples)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -54,15 +55,24 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--label-field", help="field to balance eval by (generic datasets)")
 
 
+def default_cache_dir() -> Path:
+    """Where the CLI caches scores by default: ``$LSPLITS_CACHE`` or ``~/.cache/lsplits/scores``."""
+    return Path(os.environ.get("LSPLITS_CACHE", "~/.cache/lsplits")).expanduser() / "scores"
+
+
 def _add_lm_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lm", default="scratch",
                         help="causal LM: a Hub id (gpt2-medium), a local folder, or 'scratch' (tiny offline LM)")
     parser.add_argument("--folds", type=int, default=3, help="k for k-fold fine-tuning (default 3)")
     parser.add_argument("--seed", type=int, default=0, help="seed for folds, training and splits")
-    parser.add_argument("--cache-dir", type=Path, default=None,
-                        help="where score shards and fold checkpoints are cached (default: ~/.cache/lsplits)")
+    parser.add_argument("--cache-dir", type=Path, default=default_cache_dir(),
+                        help="score shards and fold checkpoints, so a killed run resumes "
+                             "(default: $LSPLITS_CACHE or ~/.cache/lsplits/scores)")
+    parser.add_argument("--compile", action="store_true", help="torch.compile the LM for scoring (long GPU runs)")
     parser.add_argument("--max-steps", type=int, default=None, help="training steps per fold (overrides default)")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the token count, the time projected from a short warm-up and the cache's disk use")
 
 
 def build_parser() -> argparse.ArgumentParser:

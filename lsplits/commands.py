@@ -11,12 +11,16 @@ import importlib
 import logging
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .build import DatasetSpec, build_splits, export_dataset, score_records
+from .build import DatasetSpec, build_splits, export_dataset, plan_build, score_records
 from .card import CardInfo
 from .data import LoadedData, load_examples
 from .errors import ConfigError
 from .tasks import generic_task
+
+if TYPE_CHECKING:
+    from .lm.finetune import TrainConfig
 
 logger = logging.getLogger(__name__)
 
@@ -57,12 +61,31 @@ def score(args: argparse.Namespace) -> int:
     spec, loaded = resolve_dataset(args)
     if args.setting == "pt" and args.lm == "scratch":
         raise ConfigError("--setting pt needs a pretrained LM (--lm gpt2 or a local folder), not scratch")
-    frame = compute_scores(score_records(loaded.examples, spec.task, args.setting), lm=args.lm,
-                           setting=args.setting, folds=args.folds, seed=args.seed, cache_dir=args.cache_dir,
-                           train_config=train_config_from(args), progress=not args.no_progress)
+    records = score_records(loaded.examples, spec.task, args.setting)
+    if args.dry_run:
+        return dry_run(args, {args.setting: records}, train_config_from(args))
+    frame = compute_scores(records, lm=args.lm, setting=args.setting, folds=args.folds, seed=args.seed,
+                           cache_dir=args.cache_dir, train_config=train_config_from(args),
+                           progress=not args.no_progress, compile=args.compile)
     if _is_main_process():
         atomic_write_parquet(args.out, frame)
         logger.info("wrote %d scores to %s", len(frame), args.out)
+    return 0
+
+
+def dry_run(args: argparse.Namespace, records_by_setting: dict[str, list[dict]],
+            train_config: TrainConfig | None) -> int:
+    """``--dry-run``: print the estimated tokens, time and disk of scoring each setting, score nothing."""
+    from .lm.estimate import estimate_run, format_bytes, format_duration
+
+    estimates = [estimate_run(records, lm=args.lm, setting=setting, folds=args.folds, seed=args.seed,
+                              train_config=train_config if setting == "ft" else None)
+                 for setting, records in records_by_setting.items()]
+    if _is_main_process():
+        print("\n".join(estimate.report() for estimate in estimates))
+        if len(estimates) > 1:
+            print(f"all settings: about {format_duration(sum(e.total_s for e in estimates))} and "
+                  f"{format_bytes(sum(e.disk_bytes for e in estimates))}")
     return 0
 
 
@@ -74,9 +97,15 @@ def _is_main_process() -> bool:
 def build(args: argparse.Namespace) -> int:
     """``lsplits build``: score, split, export and optionally push."""
     spec, loaded = resolve_dataset(args)
+    if args.dry_run:
+        plan = plan_build(spec, lm=args.lm, configs=args.configs, train_config=train_config_from(args),
+                          seed=args.seed)
+        return dry_run(args, {kind: score_records(loaded.examples, spec.task, kind) for kind in plan.settings},
+                       plan.train_config)
     result = build_splits(spec, loaded, lm=args.lm, configs=args.configs, eval_size=args.eval_size,
                           seed=args.seed, folds=args.folds, cache_dir=args.cache_dir,
-                          train_config=train_config_from(args), progress=not args.no_progress)
+                          train_config=train_config_from(args), progress=not args.no_progress,
+                          compile=args.compile)
     if not _is_main_process():
         return 0
     out = export_dataset(spec, result, args.out, lm=args.lm, folds=args.folds, seed=args.seed,

@@ -102,11 +102,11 @@ def test_long_prompt_is_truncated_from_its_start_keeping_bos(tiny_lm):
     (pair,) = encode_pairs(tokenizer, [prompt], [query], max_length=window, ids=["long"])
     kept = window - 2 - len(query_ids)
     bos, eos = tokenizer.bos_token_id, tokenizer.eos_token_id
-    assert pair.input_ids == [bos, *prompt_ids[-kept:], *query_ids, eos]
+    assert pair.input_ids.tolist() == [bos, *prompt_ids[-kept:], *query_ids, eos]
     assert pair.prompt_len == 1 + kept and pair.truncated == len(prompt_ids) - kept
 
     (score,), (count,) = score_pairs(model, tokenizer, [prompt], [query], max_length=window, progress=False)
-    whole = naive_sequence_logprobs(model, pair.input_ids)
+    whole = naive_sequence_logprobs(model, pair.input_ids.tolist())
     assert count == len(query_ids) + 1
     assert score == pytest.approx(float(whole[kept:].sum()), abs=1e-4)
 
@@ -181,3 +181,45 @@ def test_load_causal_lm_round_trips_the_scratch_folder(tiny_lm):
     pair = ([""], [" the cat sees the ball today."])
     np.testing.assert_array_equal(score_pairs(again, again_tokenizer, *pair, progress=False)[0],
                                   score_pairs(model, tokenizer, *pair, progress=False)[0])
+
+
+def test_vocabulary_projection_sees_only_scored_positions_a_chunk_at_a_time(tiny_lm, monkeypatch):
+    import lsplits.lm.scoring as scoring
+
+    model, tokenizer, _ = tiny_lm
+    vocab = model.get_output_embeddings().weight.shape[0]
+    monkeypatch.setattr(scoring, "_LOGIT_CHUNK_ELEMENTS", 5 * vocab)  # 5 rows of logits at a time
+    assert scoring._head_path_ok(model)  # done (and cached) before counting: it projects a test input
+    rows_seen = []
+    hook = model.get_output_embeddings().register_forward_hook(
+        lambda module, args, out: rows_seen.append(args[0].shape))
+    prompts = ["Premise: the cat sees the ball today. Say more:", "", "a dog"]
+    queries = [" a dog finds an apple today.", "the teacher paints a red car today.", " likes the river."]
+    try:
+        scores, counts = score_pairs(model, tokenizer, prompts, queries, progress=False)
+    finally:
+        hook.remove()
+    assert all(len(shape) == 2 and shape[0] <= 5 for shape in rows_seen)  # no [batch, time, vocab] at once
+    assert sum(shape[0] for shape in rows_seen) == counts.sum()  # prompt positions never projected
+    expected = [naive_score(model, tokenizer, p, q)[0] for p, q in zip(prompts, queries, strict=True)]
+    np.testing.assert_allclose(scores, expected, atol=1e-4, rtol=0)
+
+
+def test_models_load_with_sdpa_attention(tiny_lm):
+    _, _, folder = tiny_lm
+    model, _ = load_causal_lm(folder / "model", device="cpu")
+    assert model.config._attn_implementation == "sdpa"
+
+
+def test_compiled_model_gives_the_same_scores(tiny_lm, tmp_path):
+    _, _, folder = tiny_lm
+    model, tokenizer = load_causal_lm(folder / "model", device="cpu")  # a copy: compiling changes it in place
+    sentences = tiny_sentences()
+    prompts = ["", sentences[1], sentences[2] + " " + sentences[3], "x"] * 2
+    queries = [" " + s for s in sentences[10:18]]
+    plain, _ = score_pairs(model, tokenizer, prompts, queries, token_budget=60, progress=False)
+    compiled, _ = score_pairs(model, tokenizer, prompts, queries, token_budget=60, progress=False, compile=True)
+    assert getattr(model.base_model, "_compiled_call_impl", None) is not None
+    assert len(token_budget_batches([len(p.input_ids) for p in encode_pairs(tokenizer, prompts, queries,
+                                                                            max_length=64)], 60)) > 2
+    np.testing.assert_allclose(compiled, plain, atol=1e-5, rtol=0)

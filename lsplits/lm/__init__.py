@@ -1,7 +1,9 @@
 """Causal-LM scoring of (prompt, query) pairs: encoding, batched scoring, fine-tuning, scratch LM, k folds.
 
-Entry point: :func:`compute_scores` (records -> ``id, ll_score, ll_tokens, fold``). Fine-tuning is
-``lsplits.lm.finetune.finetune`` (not re-exported here, so the module name stays a module).
+Entry point: :func:`compute_scores` (records -> ``id, ll_score, ll_tokens, fold``), on one process
+or several under ``accelerate launch`` (:mod:`lsplits.lm.distributed`). Fine-tuning is
+``lsplits.lm.finetune.finetune`` (not re-exported here, so the module name stays a module); the
+``--dry-run`` estimate is :func:`lsplits.lm.estimate.estimate_run`.
 """
 
 from .encode import EncodedPair, encode_pairs

@@ -16,6 +16,8 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..errors import ConfigError, DataError
 
 logger = logging.getLogger(__name__)
@@ -23,20 +25,22 @@ logger = logging.getLogger(__name__)
 # Configs set window sizes under different names; tokenizers use a huge sentinel when unknown.
 _WINDOW_ATTRIBUTES = ("max_position_embeddings", "n_positions", "n_ctx", "seq_length")
 _NO_LIMIT = 10**8
+_CHUNK = 8192  # texts tokenised at once
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, slots=True)
 class EncodedPair:
-    """Token ids of one example.
+    """Token ids of one example (compared by identity).
 
     Attributes:
-        input_ids: ``[BOS] + prompt tokens (maybe truncated) + query tokens + [EOS]``.
+        input_ids: ``[BOS] + prompt tokens (maybe truncated) + query tokens + [EOS]``, int32 (a
+            compact array: fine-tuning keeps every training pair in memory).
         prompt_len: number of context tokens, BOS included; the first scored token is
             ``input_ids[prompt_len]`` and it is predicted from position ``prompt_len - 1``.
         truncated: prompt tokens dropped to fit the window (0 when the pair fits).
     """
 
-    input_ids: list[int]
+    input_ids: np.ndarray
     prompt_len: int
     truncated: int = 0
 
@@ -101,21 +105,22 @@ def encode_pairs(tokenizer, prompts: Sequence[str], queries: Sequence[str], *, m
     if len(prompts) != len(queries) or (ids is not None and len(ids) != len(prompts)):
         raise ValueError("prompts, queries and ids must have the same length")
     bos, eos = special_ids(tokenizer)
-    prompt_ids = _tokenize(tokenizer, prompts)
-    query_ids = _tokenize(tokenizer, queries)
     pairs = []
     n_truncated = 0
-    for i, (prompt, query) in enumerate(zip(prompt_ids, query_ids, strict=True)):
-        room = max_length - 2 - len(query)
-        if room < 0:
-            example = str(ids[i]) if ids is not None else str(i)
-            raise DataError(f"the query is {len(query)} tokens; with BOS and EOS it exceeds the model "
-                            f"window of {max_length} tokens (queries are never truncated)",
-                            example=example, field="query")
-        dropped = max(0, len(prompt) - room)
-        n_truncated += dropped > 0
-        kept = prompt[dropped:]
-        pairs.append(EncodedPair([bos, *kept, *query, eos], 1 + len(kept), dropped))
+    for start in range(0, len(prompts), _CHUNK):  # the tokenizer's own output is large: a chunk at a time
+        prompt_ids = _tokenize(tokenizer, prompts[start:start + _CHUNK])
+        query_ids = _tokenize(tokenizer, queries[start:start + _CHUNK])
+        for i, (prompt, query) in enumerate(zip(prompt_ids, query_ids, strict=True), start=start):
+            room = max_length - 2 - len(query)
+            if room < 0:
+                example = str(ids[i]) if ids is not None else str(i)
+                raise DataError(f"the query is {len(query)} tokens; with BOS and EOS it exceeds the model "
+                                f"window of {max_length} tokens (queries are never truncated)",
+                                example=example, field="query")
+            dropped = max(0, len(prompt) - room)
+            n_truncated += dropped > 0
+            kept = prompt[dropped:]
+            pairs.append(EncodedPair(np.array([bos, *kept, *query, eos], dtype=np.int32), 1 + len(kept), dropped))
     if n_truncated:
         logger.warning("%d of %d prompts were longer than the %d-token window and lost tokens from "
                        "their start", n_truncated, len(pairs), max_length)
@@ -124,8 +129,16 @@ def encode_pairs(tokenizer, prompts: Sequence[str], queries: Sequence[str], *, m
 
 def pair_lengths(tokenizer, prompts: Sequence[str], queries: Sequence[str]) -> list[int]:
     """Untruncated length of each ``[BOS] + prompt + query + [EOS]`` (to size a window)."""
-    return [len(p) + len(q) + 2 for p, q in
-            zip(_tokenize(tokenizer, prompts), _tokenize(tokenizer, queries), strict=True)]
+    prompt_lengths, query_lengths = text_lengths(tokenizer, prompts), text_lengths(tokenizer, queries)
+    return (prompt_lengths + query_lengths + 2).tolist()
+
+
+def text_lengths(tokenizer, texts: Sequence[str]) -> np.ndarray:
+    """Number of tokens of each text (no special tokens), tokenised a chunk of texts at a time."""
+    lengths = np.zeros(len(texts), dtype=np.int64)
+    for start in range(0, len(texts), _CHUNK):
+        lengths[start:start + _CHUNK] = [len(ids) for ids in _tokenize(tokenizer, texts[start:start + _CHUNK])]
+    return lengths
 
 
 def _tokenize(tokenizer, texts: Sequence[str]) -> list[list[int]]:

@@ -1,11 +1,19 @@
 """Fine-tune a causal LM on (prompt, query) pairs with the loss on query tokens only (METHOD A1).
 
 Used once per fold of the k-fold setting. The loop runs on ``accelerate`` (one process, or several
-under ``accelerate launch``: each process takes its own share of every step's batches), with
-gradient accumulation and bf16 mixed precision on GPU. Batches are length-grouped (examples of
-similar length together, batch order shuffled) so little compute goes to padding. The validation
-perplexity of a held-out share of the training data is measured every ``eval_every`` optimizer
-steps (and before the first); the weights with the lowest one are saved with ``save_pretrained``.
+under ``accelerate launch`` / ``torchrun``), with gradient accumulation and bf16 mixed precision on
+GPU. Batches are length-grouped (examples of similar length together, batch order shuffled) so
+little compute goes to padding. The validation perplexity of a held-out share of the training data
+is measured every ``eval_every`` optimizer steps (and before the first); the weights with the
+lowest one are saved with ``save_pretrained``.
+
+Several processes compute the *same* training as one: ``batch_size`` is the global batch, every
+process takes an interleaved slice of each batch, and its loss is weighted so that the averaged
+gradient equals the one-process gradient of the whole batch (the loss is the mean over the batch's
+scored tokens). Validation examples are split between the processes and the log-likelihoods summed.
+What still differs with the number of processes: floating-point summation order (last-bit
+differences) and dropout masks, which are drawn per process; with dropout off, N processes train
+the same model as one up to rounding.
 """
 
 from __future__ import annotations
@@ -24,9 +32,9 @@ from tqdm.auto import tqdm
 
 from ..errors import DataError
 from ..io import atomic_path, atomic_write_text
+from .distributed import sum_over_processes, use_cpu
 from .encode import EncodedPair, encode_pairs, model_window
 from .scoring import (
-    DEFAULT_TOKEN_BUDGET,
     QueryLogProbs,
     bf16_on,
     pad_pairs,
@@ -47,8 +55,9 @@ class TrainConfig:
     """Training hyperparameters. The defaults are the paper's for pretrained GPT-2 models.
 
     Attributes:
-        batch_size: examples per forward pass per process; an optimizer step sees
-            ``batch_size * grad_accum_steps * number of processes`` examples.
+        batch_size: examples per micro-batch over all processes together (each of N processes
+            runs about ``batch_size / N`` of them); an optimizer step sees
+            ``batch_size * grad_accum_steps`` examples whatever the number of processes.
         lr: AdamW learning rate, constant after ``warmup_steps`` of linear warm-up.
         max_steps: optimizer steps.
         eval_every: optimizer steps between validation perplexity measurements.
@@ -59,7 +68,7 @@ class TrainConfig:
         weight_decay: AdamW weight decay.
         warmup_steps: linear warm-up steps (0: constant from the start, as in the paper).
         max_grad_norm: gradient clipping norm (None: no clipping).
-        eval_token_budget: padded tokens per validation batch.
+        eval_token_budget: padded tokens per validation batch (None: the device's default).
     """
 
     batch_size: int = 32
@@ -73,7 +82,7 @@ class TrainConfig:
     weight_decay: float = 0.0
     warmup_steps: int = 0
     max_grad_norm: float | None = 1.0
-    eval_token_budget: int = DEFAULT_TOKEN_BUDGET
+    eval_token_budget: int | None = None
 
     @classmethod
     def scratch(cls, **overrides) -> TrainConfig:
@@ -117,10 +126,16 @@ def split_validation(n: int, config: TrainConfig) -> tuple[np.ndarray, np.ndarra
     return np.sort(order[n_val:]), np.sort(order[:n_val])
 
 
-def perplexity(model: torch.nn.Module, pairs: Sequence[EncodedPair], token_budget: int) -> float:
-    """exp(mean negative log-likelihood per scored token) of ``pairs`` under ``model``."""
-    scores, counts = score_encoded(model, pairs, token_budget=token_budget, progress=False)
-    return math.exp(-scores.sum() / counts.sum())
+def perplexity(model: torch.nn.Module, pairs: Sequence[EncodedPair], token_budget: int | None, *,
+               rank: int = 0, world: int = 1) -> float:
+    """exp(mean negative log-likelihood per scored token) of ``pairs`` under ``model``.
+
+    With ``world`` > 1 processes, each scores every ``world``-th pair from ``rank`` on and the sums
+    are combined across processes (every process must call this).
+    """
+    scores, counts = score_encoded(model, pairs[rank::world], token_budget=token_budget, progress=False)
+    log_likelihood, n_tokens = sum_over_processes([scores.sum(), counts.sum()])
+    return math.exp(-log_likelihood / n_tokens)
 
 
 def finetune(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queries: Sequence[str],
@@ -130,6 +145,8 @@ def finetune(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queries:
 
     ``out_dir/best`` gets the weights with the lowest validation perplexity (``save_pretrained``);
     ``out_dir/training.json`` records the validation ids, the perplexity history and the best step.
+    ``model`` ends with those weights too, on the main process (the others, which keep no copy of
+    them, end with the last step's and should load ``out_dir/best``).
 
     Raises:
         DataError: fewer than 2 pairs, or a query too long for the model window.
@@ -144,8 +161,9 @@ def finetune(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queries:
     train_pairs = [pairs[i] for i in train_index]
     val_pairs = [pairs[i] for i in val_index]
 
-    accelerator = Accelerator(gradient_accumulation_steps=config.grad_accum_steps,
+    accelerator = Accelerator(gradient_accumulation_steps=config.grad_accum_steps, cpu=use_cpu(),
                               mixed_precision="bf16" if bf16_on(resolve_device(None)) else "no")
+    rank, world = accelerator.process_index, accelerator.num_processes
     set_seed(config.seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     warmup = max(config.warmup_steps, 0)
@@ -156,7 +174,8 @@ def finetune(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queries:
     lm = accelerator.unwrap_model(wrapper).lm
 
     bar = tqdm(total=config.max_steps, desc=desc, unit="step", disable=not progress, leave=False)
-    best = _BestWeights(lm, val_pairs, config.eval_token_budget)
+    best = _BestWeights(lm, val_pairs, config.eval_token_budget, rank=rank, world=world,
+                        keep_copy=accelerator.is_main_process)
 
     def evaluate(step: int) -> None:
         ppl = best.evaluate(step)
@@ -168,16 +187,12 @@ def finetune(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queries:
     evaluate(0)
     wrapper.train()
     while step < config.max_steps:
-        epoch = _process_share(length_grouped_batches(lengths, config.batch_size, rng),
-                               accelerator.process_index, accelerator.num_processes)
-        if not epoch:
-            raise DataError(f"{len(train_pairs)} training pairs are too few for "
-                            f"{accelerator.num_processes} processes at batch size {config.batch_size}")
-        for batch_index in epoch:
-            batch = pad_pairs([train_pairs[i] for i in batch_index]).to(accelerator.device)
+        for batch_index in length_grouped_batches(lengths, config.batch_size, rng):
+            mine, weight = _process_slice([train_pairs[i] for i in batch_index], rank, world)
+            batch = pad_pairs(mine).to(accelerator.device)
             with accelerator.accumulate(wrapper):
-                logprobs = wrapper(batch.input_ids, batch.attention_mask, batch.position_ids, batch.scored)
-                accelerator.backward(-logprobs.mean())
+                logprobs = wrapper(batch.input_ids, None, batch.position_ids, batch.scored_index)
+                accelerator.backward(-logprobs.sum() * weight)
                 if accelerator.sync_gradients and config.max_grad_norm is not None:
                     accelerator.clip_grad_norm_(wrapper.parameters(), config.max_grad_norm)
                 optimizer.step()
@@ -194,9 +209,9 @@ def finetune(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queries:
                 break
     bar.close()
 
-    lm.load_state_dict(best.state)
     best_dir = out_dir / BEST_FOLDER
     if accelerator.is_main_process:
+        lm.load_state_dict(best.state)
         with atomic_path(best_dir) as staged, quiet_transformers_bars():
             lm.save_pretrained(staged)
             tokenizer.save_pretrained(staged)
@@ -215,23 +230,36 @@ class _BestWeights:
 
     Kept in memory rather than saved at each improvement: early in training nearly every
     evaluation improves, and writing a large model each time would cost more than the training.
+    Only the process that saves keeps the copy (``keep_copy``), so N processes hold one, not N.
     """
 
-    def __init__(self, model: torch.nn.Module, val_pairs: Sequence[EncodedPair], token_budget: int) -> None:
+    def __init__(self, model: torch.nn.Module, val_pairs: Sequence[EncodedPair], token_budget: int | None, *,
+                 rank: int = 0, world: int = 1, keep_copy: bool = True) -> None:
         self.model, self.val_pairs, self.token_budget = model, val_pairs, token_budget
+        self.rank, self.world, self.keep_copy = rank, world, keep_copy
         self.history: list[dict] = []
         self.step, self.val_ppl, self.state = 0, math.inf, None
 
     def evaluate(self, step: int) -> float:
-        ppl = perplexity(self.model, self.val_pairs, self.token_budget)
+        ppl = perplexity(self.model, self.val_pairs, self.token_budget, rank=self.rank, world=self.world)
         self.history.append({"step": step, "val_ppl": ppl})
         if ppl < self.val_ppl:
             self.step, self.val_ppl = step, ppl
-            self.state = {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
+            if self.keep_copy:
+                self.state = {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
         return ppl
 
 
-def _process_share(batches: list[np.ndarray], rank: int, world: int) -> list[np.ndarray]:
-    """This process's batches: every ``world``-th one, the same count on every process."""
-    usable = len(batches) - len(batches) % world if world > 1 else len(batches)
-    return batches[rank:usable:world]
+def _process_slice(batch: Sequence[EncodedPair], rank: int, world: int) -> tuple[list[EncodedPair], float]:
+    """This process's examples of a global batch, and the weight of their summed log-probs in its loss.
+
+    The weight is ``world / scored tokens of the whole batch``: data-parallel training averages the
+    processes' gradients, so the result is the gradient of the batch's mean token NLL. A process
+    left without an example (a batch smaller than ``world``) runs its first one at weight 0, since
+    every process has to take part in each gradient exchange.
+    """
+    n_tokens = sum(pair.n_scored for pair in batch)
+    mine = list(batch[rank::world])
+    if not mine:
+        return list(batch[:1]), 0.0
+    return mine, world / n_tokens

@@ -11,6 +11,14 @@ records, LM, setting, folds, seed, shard size and training/scratch configs (and,
 folder, the names, sizes and modification times of its files). Scores are written as parquet
 shards of ``shard_size`` examples with atomic writes, and a fold's finished checkpoint is kept, so
 a killed run started again reuses every finished shard and checkpoint and computes only the rest.
+
+Several processes (``accelerate launch`` / ``torchrun``; see :mod:`lsplits.lm.distributed`): all of
+them train each fold's model together (data parallel, same training as one process, see
+:mod:`lsplits.lm.finetune`), then the fold's missing shards are dealt round-robin between them and
+each process writes its own; after a barrier every process reads all shards back in record order.
+The cache folder is how results travel, so it must be one folder all processes can reach (on
+several machines: a shared file system). Rank 0 alone writes the shared files (run.json,
+manifests, tokenizer, checkpoints).
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ import hashlib
 import json
 import logging
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +38,10 @@ from tqdm.auto import tqdm
 
 from ..errors import ConfigError, DataError, SplitInvariantError
 from ..io import atomic_write_parquet, atomic_write_text
+from .distributed import barrier, is_main, launched, main_first, process_device, rank, world_size
 from .encode import pair_lengths
 from .finetune import BEST_FOLDER, SUMMARY_FILE, TrainConfig, finetune
-from .scoring import DEFAULT_TOKEN_BUDGET, load_causal_lm, score_pairs
+from .scoring import load_causal_lm, score_pairs
 from .scratch import ScratchConfig, init_scratch_model, train_tokenizer, window_for
 
 logger = logging.getLogger(__name__)
@@ -49,7 +58,8 @@ def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path, sett
                    seed: int = 0, cache_dir: str | Path | None = None,
                    train_config: TrainConfig | None = None, progress: bool = True,
                    scratch_config: ScratchConfig | None = None, shard_size: int = DEFAULT_SHARD_SIZE,
-                   token_budget: int = DEFAULT_TOKEN_BUDGET, device: str | None = None) -> pd.DataFrame:
+                   token_budget: int | None = None, device: str | None = None,
+                   compile: bool = False) -> pd.DataFrame:
     """Log-likelihood score of every record's query given its prompt.
 
     Args:
@@ -64,8 +74,9 @@ def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path, sett
         progress: show tqdm bars.
         scratch_config: sizes of the scratch tokenizer and model (default ``ScratchConfig()``).
         shard_size: examples per cached parquet shard.
-        token_budget: padded tokens per scoring batch (does not change the scores).
-        device: where scoring runs (default: CUDA when available).
+        token_budget: padded tokens per scoring batch (does not change the scores; default: the device's).
+        device: where scoring runs (default: CUDA when available; this process's GPU under a launcher).
+        compile: run the scoring models through ``torch.compile`` (worth it on long GPU runs).
 
     Returns:
         DataFrame with columns ``id``, ``ll_score`` (float64), ``ll_tokens`` (int64), ``fold`` (the
@@ -74,10 +85,10 @@ def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path, sett
     Raises:
         DataError: a record lacks a field, ids repeat, no records, a query exceeds the model window.
         ConfigError: bad setting or fold count, ``"pt"`` with the scratch LM, a model that cannot be
-            loaded or is not causal.
+            loaded or is not causal, several processes without a ``cache_dir``.
         SplitInvariantError: a model would score an example it trained on.
     """
-    ids, prompts, queries = _columns(records)
+    ids, prompts, queries = record_columns(records)
     lm = str(lm)
     if setting not in ("ft", "pt"):
         raise ConfigError(f"unknown setting {setting!r}; use 'ft' (k-fold fine-tuned) or 'pt' (prompted)")
@@ -88,28 +99,45 @@ def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path, sett
         raise ConfigError(f"folds must be between 2 and the number of examples ({len(ids)}), got {folds}")
     if shard_size < 1:
         raise ConfigError(f"shard_size must be positive, got {shard_size}")
-    if setting == "ft" and train_config is None:
-        train_config = TrainConfig.scratch() if lm == SCRATCH else TrainConfig()
-    if lm == SCRATCH and scratch_config is None:
-        scratch_config = ScratchConfig()
+    train_config, scratch_config = run_configs(lm, setting, train_config, scratch_config)
+    if launched() and cache_dir is None:
+        raise ConfigError("running on several processes needs a cache folder (--cache-dir) that all of them "
+                          "can read and write: the processes exchange their score shards through it")
+    world = world_size()
 
     with tempfile.TemporaryDirectory(prefix="lsplits-scores-") as tmp:
         key = _cache_key(ids, prompts, queries, lm=lm, setting=setting, folds=folds, seed=seed,
                          shard_size=shard_size, train_config=train_config, scratch_config=scratch_config)
         run_dir = Path(cache_dir if cache_dir is not None else tmp) / key
         run_dir.mkdir(parents=True, exist_ok=True)
-        logger.info("score cache: %s", run_dir)
         job = _Job(run_dir, ids, prompts, queries, lm=lm, seed=seed, shard_size=shard_size,
-                   token_budget=token_budget, device=device, progress=progress)
-        run_info = {"lm": lm, "setting": setting, "folds": folds, "seed": seed, "n_records": len(ids),
-                    "train_config": None if train_config is None else train_config.to_dict(),
-                    "scratch_config": None if scratch_config is None else dataclasses.asdict(scratch_config)}
-        atomic_write_text(run_dir / "run.json", json.dumps(run_info, indent=1))
+                   token_budget=token_budget, device=device or process_device(),
+                   progress=progress and is_main(), compile=compile)
+        if is_main():
+            logger.info("score cache: %s (%d process%s)", run_dir, world, "" if world == 1 else "es")
+            run_info = {"lm": lm, "setting": setting, "folds": folds, "seed": seed, "n_records": len(ids),
+                        "world_size": world,
+                        "train_config": None if train_config is None else train_config.to_dict(),
+                        "scratch_config": None if scratch_config is None else dataclasses.asdict(scratch_config)}
+            atomic_write_text(run_dir / "run.json", json.dumps(run_info, indent=1))
         if setting == "pt":
-            job.score_fold("pretrained", -1, np.arange(len(ids)), [], lambda: load_causal_lm(lm, device=device))
+            job.score_fold("pretrained", -1, np.arange(len(ids)), [], lambda: lm)
         else:
             job.run_folds(assign_folds(len(ids), folds, seed), train_config, scratch_config)
-        return job.collect()
+        frame = job.collect()
+        barrier()  # nobody leaves (and may delete a temporary cache) while another process still reads it
+        return frame
+
+
+def run_configs(lm: str, setting: str, train_config: TrainConfig | None,
+                scratch_config: ScratchConfig | None) -> tuple[TrainConfig | None, ScratchConfig | None]:
+    """The training and scratch-model configs a run uses: those given, else the defaults for ``lm``
+    (None where the run has no training or no scratch model)."""
+    if setting == "ft" and train_config is None:
+        train_config = TrainConfig.scratch() if lm == SCRATCH else TrainConfig()
+    if lm == SCRATCH and scratch_config is None:
+        scratch_config = ScratchConfig()
+    return train_config, scratch_config
 
 
 def assign_folds(n: int, folds: int, seed: int) -> np.ndarray:
@@ -123,10 +151,11 @@ class _Job:
     """One cached scoring run: trains and scores fold by fold, skipping what the cache holds."""
 
     def __init__(self, run_dir: Path, ids: list[str], prompts: list[str], queries: list[str], *, lm: str,
-                 seed: int, shard_size: int, token_budget: int, device: str | None, progress: bool) -> None:
+                 seed: int, shard_size: int, token_budget: int | None, device, progress: bool,
+                 compile: bool) -> None:
         self.run_dir, self.ids, self.prompts, self.queries = run_dir, ids, prompts, queries
         self.lm, self.seed, self.shard_size = lm, seed, shard_size
-        self.token_budget, self.device, self.progress = token_budget, device, progress
+        self.token_budget, self.device, self.progress, self.compile = token_budget, device, progress, compile
 
     def run_folds(self, fold_of: np.ndarray, train_config: TrainConfig,
                   scratch_config: ScratchConfig | None) -> None:
@@ -135,14 +164,18 @@ class _Job:
             train_index = np.flatnonzero(fold_of != fold)
             scored_index = np.flatnonzero(fold_of == fold)
 
-            def trained_model(fold=fold, train_index=train_index):
+            def trained_model(fold=fold, train_index=train_index) -> Path:
                 return self._train(fold, train_index, train_config, scratch_config)
 
             self.score_fold(f"fold-{fold}", fold, scored_index, train_index, trained_model)
 
     def score_fold(self, name: str, fold: int, scored_index: np.ndarray, train_index: Sequence[int],
-                   get_model) -> None:
-        """Write the fold's manifest, then every missing score shard (the model is built only if needed)."""
+                   prepare_model: Callable[[], str | Path]) -> None:
+        """Write the fold's manifest, then every missing score shard, this process's share of them.
+
+        ``prepare_model`` (called by every process, and only when a shard is missing, since it may
+        train) returns where the model to load is.
+        """
         fold_dir = self.run_dir / name
         train_ids = [self.ids[i] for i in train_index]
         scored_ids = [self.ids[i] for i in scored_index]
@@ -150,42 +183,62 @@ class _Job:
         if overlap:
             raise SplitInvariantError(f"{name}: {len(overlap)} examples would be scored by a model trained "
                                       f"on them, e.g. {sorted(overlap)[:3]}")
-        manifest = {"fold": fold, "lm": self.lm, "train_ids": train_ids, "scored_ids": scored_ids}
-        atomic_write_text(fold_dir / "manifest.json", json.dumps(manifest))
+        if is_main():
+            manifest = {"fold": fold, "lm": self.lm, "train_ids": train_ids, "scored_ids": scored_ids}
+            atomic_write_text(fold_dir / "manifest.json", json.dumps(manifest))
         shards = [scored_index[i:i + self.shard_size] for i in range(0, len(scored_index), self.shard_size)]
         missing = [(n, shard) for n, shard in enumerate(shards) if not _shard_path(fold_dir, n).exists()]
+        barrier()  # every process has listed the missing shards before any process writes one
         if not missing:
             logger.info("%s: all %d score shards cached", name, len(shards))
             return
-        model, tokenizer = get_model()
-        for n, shard in missing:
-            ll_score, ll_tokens = score_pairs(
-                model, tokenizer, [self.prompts[i] for i in shard], [self.queries[i] for i in shard],
-                ids=[self.ids[i] for i in shard], token_budget=self.token_budget, progress=self.progress,
-                desc=f"{name}: scoring shard {n + 1}/{len(shards)}")
-            table = pd.DataFrame({"position": shard, "id": [self.ids[i] for i in shard], "ll_score": ll_score,
-                                  "ll_tokens": ll_tokens, "fold": np.full(len(shard), fold, dtype=np.int64)})
-            atomic_write_parquet(_shard_path(fold_dir, n), table)
-            logger.info("%s: wrote score shard %d of %d", name, n + 1, len(shards))
+        location = prepare_model()
+        mine = missing[rank()::world_size()]
+        with main_first():  # a Hub model is downloaded once, by rank 0
+            model, tokenizer = load_causal_lm(location, device=self.device) if mine else (None, None)
+        for n, shard in mine:
+            self._score_shard(model, tokenizer, fold_dir, n, len(shards), shard, fold)
+        barrier()
+
+    def _score_shard(self, model, tokenizer, fold_dir: Path, number: int, n_shards: int, shard: np.ndarray,
+                     fold: int) -> None:
+        """Score one shard of examples and write it as parquet, atomically."""
+        ll_score, ll_tokens = score_pairs(
+            model, tokenizer, [self.prompts[i] for i in shard], [self.queries[i] for i in shard],
+            ids=[self.ids[i] for i in shard], token_budget=self.token_budget, progress=self.progress,
+            desc=f"{fold_dir.name}: scoring shard {number + 1}/{n_shards}", compile=self.compile)
+        table = pd.DataFrame({"position": shard, "id": [self.ids[i] for i in shard], "ll_score": ll_score,
+                              "ll_tokens": ll_tokens, "fold": np.full(len(shard), fold, dtype=np.int64)})
+        atomic_write_parquet(_shard_path(fold_dir, number), table)
+        where = f" (process {rank()} of {world_size()})" if world_size() > 1 else ""
+        logger.info("%s: wrote score shard %d of %d%s", fold_dir.name, number + 1, n_shards, where)
 
     def _train(self, fold: int, train_index: np.ndarray, config: TrainConfig,
-               scratch_config: ScratchConfig | None):
-        """The fold's trained model and tokenizer, loaded from its checkpoint (trained now if absent)."""
+               scratch_config: ScratchConfig | None) -> Path:
+        """The folder of the fold's trained checkpoint, trained now (by all processes together) if absent."""
         fold_dir = self.run_dir / f"fold-{fold}"
         train_dir = fold_dir / "train"
         if not (train_dir / SUMMARY_FILE).exists():
             if self.lm == SCRATCH:
-                tokenizer = self._scratch_tokenizer(scratch_config)
-                window = window_for(pair_lengths(tokenizer, self.prompts, self.queries), scratch_config.max_positions)
-                model, tokenizer = init_scratch_model(tokenizer, fold_dir / "init", scratch_config,
-                                                      n_positions=window, seed=self.seed * 1000 + fold)
+                model, tokenizer = self._scratch_model(fold_dir / "init", scratch_config, seed=self.seed * 1000 + fold)
             else:
-                model, tokenizer = load_causal_lm(self.lm, device="cpu")
+                with main_first():  # one download, which the other processes then find in the Hub cache
+                    model, tokenizer = load_causal_lm(self.lm, device="cpu")
             finetune(model, tokenizer, [self.prompts[i] for i in train_index],
                      [self.queries[i] for i in train_index], config, train_dir,
                      ids=[self.ids[i] for i in train_index], progress=self.progress,
                      desc=f"fold-{fold}: training")
-        return load_causal_lm(train_dir / BEST_FOLDER, device=self.device)
+        return train_dir / BEST_FOLDER
+
+    def _scratch_model(self, folder: Path, config: ScratchConfig, *, seed: int):
+        """A freshly initialised scratch model for a fold: written once by rank 0, read by the others."""
+        with main_first():
+            tokenizer = self._scratch_tokenizer(config)
+        with main_first():
+            if (folder / "config.json").is_file():  # written by rank 0 (or by a killed run: same seed, same weights)
+                return load_causal_lm(folder, device="cpu")
+            window = window_for(pair_lengths(tokenizer, self.prompts, self.queries), config.max_positions)
+            return init_scratch_model(tokenizer, folder, config, n_positions=window, seed=seed)
 
     def _scratch_tokenizer(self, config: ScratchConfig):
         folder = self.run_dir / "tokenizer"
@@ -214,7 +267,7 @@ def _shard_path(fold_dir: Path, number: int) -> Path:
     return fold_dir / f"scores-{number:05d}.parquet"
 
 
-def _columns(records: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[str], list[str]]:
+def record_columns(records: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[str], list[str]]:
     """Ids, prompts and queries of ``records``, checked: every field present, ids unique, not empty."""
     if len(records) == 0:
         raise DataError("no records to score (the dataset is empty)")

@@ -7,12 +7,14 @@ and padding are never scored.
 How it stays fast and bounded in memory at any dataset size:
 - examples are sorted by length and grouped into batches of at most ``token_budget`` padded tokens;
 - batches are right-padded: a causal LM's real tokens never see later positions, so padding cannot
-  change them (an attention mask and explicit position ids are passed as well);
+  change them; positions are passed explicitly and no padding mask is needed, so attention runs
+  with the plain causal mask (SDPA's fused kernels on GPU; padded positions are never read);
 - the vocabulary projection is applied only to the positions that predict a scored token, a chunk
   of rows at a time, and each log-prob is ``logit[target] - logsumexp(logits)`` in fp32, so no
   [batch, time, vocab] log-softmax exists (models whose head is not a plain projection of the last
   hidden state, e.g. with logit soft-capping, are detected and use their full forward instead);
-- fp32 on CPU, bf16 autocast on CUDA (where the GPU supports bf16).
+- fp32 on CPU, bf16 autocast on CUDA (where the GPU supports bf16); models load with SDPA
+  attention; ``compile=True`` runs the transformer body through ``torch.compile`` (dynamic shapes).
 
 :class:`QueryLogProbs` is the module both scoring and fine-tuning run, so training optimises the
 same quantity that is scored.
@@ -36,11 +38,24 @@ from .encode import EncodedPair, encode_pairs, model_window
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_TOKEN_BUDGET = 16384
-"""Padded tokens per scoring batch; raise it on a GPU with memory to spare."""
+CPU_TOKEN_BUDGET = 4096
+"""Padded tokens per scoring batch on a CPU: larger batches fall out of the caches and run slower."""
+GPU_TOKEN_BUDGET = 16384
+"""Padded tokens per scoring batch on a GPU; raise it on one with memory to spare."""
 
 _LOGIT_CHUNK_ELEMENTS = 1 << 24  # fp32 logits held at once: 64 MiB
+_BATCHES_IN_FLIGHT = 8  # batches queued on a GPU before their sums are fetched (the CPU pads the next meanwhile)
 _HEAD_PATH_OK: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+class _NoPaddingMaskAdvice(logging.Filter):
+    """Drops transformers' advice to pass an attention mask: right padding needs none (see forward)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "recommend passing in an `attention_mask`" not in record.getMessage()
+
+
+logging.getLogger("transformers.modeling_utils").addFilter(_NoPaddingMaskAdvice())
 
 
 def resolve_device(device: str | torch.device | None) -> torch.device:
@@ -48,6 +63,11 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
     if device is None:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(device)
+
+
+def default_token_budget(device: torch.device) -> int:
+    """The token budget of scoring batches on ``device`` when none is given."""
+    return GPU_TOKEN_BUDGET if device.type == "cuda" else CPU_TOKEN_BUDGET
 
 
 def bf16_on(device: torch.device) -> bool:
@@ -78,41 +98,43 @@ def quiet_transformers_bars() -> Iterator[None]:
 
 @dataclass
 class PaddedBatch:
-    """A right-padded batch. ``scored[b, t]`` marks position t whose output predicts scored token t+1."""
+    """A right-padded batch of ``rows x width`` tokens.
+
+    ``scored[b, t]`` marks position t whose output predicts scored token t+1; ``scored_index`` lists
+    the same positions as flat indices ``b * width + t`` (computed on the CPU, so that the GPU never
+    waits to learn how many there are).
+    """
 
     input_ids: torch.Tensor
     attention_mask: torch.Tensor
     position_ids: torch.Tensor
     scored: torch.Tensor
-
-    @property
-    def targets(self) -> torch.Tensor:
-        """The scored token ids, flattened in (row, position) order."""
-        return self.input_ids[:, 1:][self.scored]
+    scored_index: torch.Tensor
 
     @property
     def rows(self) -> torch.Tensor:
         """For every scored token, the batch row it belongs to."""
-        return torch.nonzero(self.scored, as_tuple=True)[0]
+        return torch.div(self.scored_index, self.input_ids.shape[1], rounding_mode="floor")
 
     def to(self, device: torch.device) -> PaddedBatch:
-        return PaddedBatch(*(t.to(device, non_blocking=True) for t in
-                             (self.input_ids, self.attention_mask, self.position_ids, self.scored)))
+        return PaddedBatch(*(t.to(device, non_blocking=True) for t in (
+            self.input_ids, self.attention_mask, self.position_ids, self.scored, self.scored_index)))
 
 
 def pad_pairs(pairs: Sequence[EncodedPair]) -> PaddedBatch:
     """Right-pad encoded pairs into one batch (pad id 0: it is masked and never scored)."""
-    width = max(len(p.input_ids) for p in pairs)
-    input_ids = torch.zeros((len(pairs), width), dtype=torch.long)
-    attention_mask = torch.zeros((len(pairs), width), dtype=torch.long)
-    scored = torch.zeros((len(pairs), max(width - 1, 0)), dtype=torch.bool)
-    for row, pair in enumerate(pairs):
-        n = len(pair.input_ids)
-        input_ids[row, :n] = torch.tensor(pair.input_ids)
-        attention_mask[row, :n] = 1
-        scored[row, pair.prompt_len - 1:n - 1] = True
-    position_ids = torch.arange(width).expand(len(pairs), width)
-    return PaddedBatch(input_ids, attention_mask, position_ids, scored)
+    lengths = np.fromiter((len(p.input_ids) for p in pairs), dtype=np.int64, count=len(pairs))
+    first_scored = np.fromiter((p.prompt_len - 1 for p in pairs), dtype=np.int64, count=len(pairs))
+    width = int(lengths.max())
+    positions = np.arange(width)
+    real = positions < lengths[:, None]
+    input_ids = np.zeros((len(pairs), width), dtype=np.int64)
+    input_ids[real] = np.concatenate([p.input_ids for p in pairs])  # row-major, like the mask
+    predicts_scored = (positions >= first_scored[:, None]) & (positions < lengths[:, None] - 1)
+    return PaddedBatch(torch.from_numpy(input_ids), torch.from_numpy(real.astype(np.int64)),
+                       torch.arange(width).expand(len(pairs), width),
+                       torch.from_numpy(predicts_scored[:, :-1].copy()),
+                       torch.from_numpy(np.flatnonzero(predicts_scored)))
 
 
 def token_budget_batches(lengths: Sequence[int], token_budget: int) -> list[np.ndarray]:
@@ -143,16 +165,31 @@ class QueryLogProbs(torch.nn.Module):
         super().__init__()
         self.lm = lm
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, position_ids: torch.Tensor,
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, position_ids: torch.Tensor,
                 scored: torch.Tensor) -> torch.Tensor:
-        targets = input_ids[:, 1:][scored]
+        """Log-probs of the scored tokens, flattened in (row, position) order.
+
+        Args:
+            input_ids, position_ids: ``[rows, width]``.
+            attention_mask: may be None for right-padded batches (what scoring and training pass):
+                the causal mask alone keeps every real token from seeing the padding after it.
+            scored: the positions whose output predicts a scored token, either as a boolean
+                ``[rows, width - 1]`` mask or as flat indices ``row * width + position``
+                (:attr:`PaddedBatch.scored_index`; no device synchronisation on GPU).
+        """
+        width = input_ids.shape[1]
+        if scored.dtype == torch.bool:
+            row, position = torch.nonzero(scored, as_tuple=True)
+            scored = row * width + position
+        targets = input_ids.reshape(-1).index_select(0, scored + 1)
         inputs = dict(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
                       use_cache=False)
         if _head_path_ok(self.lm):
             hidden = self.lm.base_model(**inputs).last_hidden_state
-            return _chunked_logprobs(hidden[:, :-1][scored], targets, self.lm.get_output_embeddings())
+            rows = hidden.reshape(-1, hidden.shape[-1]).index_select(0, scored)
+            return _chunked_logprobs(rows, targets, self.lm.get_output_embeddings())
         logits = self.lm(**inputs).logits
-        return _chunked_logprobs(logits[:, :-1][scored], targets, None)
+        return _chunked_logprobs(logits.reshape(-1, logits.shape[-1]).index_select(0, scored), targets, None)
 
 
 def _chunked_logprobs(rows: torch.Tensor, targets: torch.Tensor, head: torch.nn.Module | None) -> torch.Tensor:
@@ -197,28 +234,52 @@ def _head_path_ok(lm: torch.nn.Module) -> bool:
     return ok
 
 
+def compile_model(model: torch.nn.Module) -> None:
+    """Compile, in place, what scoring runs: the transformer body (or the whole LM when its logits are
+    not a plain projection, see :func:`_head_path_ok`). Every batch has another shape, hence dynamic.
+
+    The first batches pay the compilation (tens of seconds); it pays off on long GPU runs.
+    """
+    target = model.base_model if _head_path_ok(model) else model
+    if getattr(target, "_compiled_call_impl", None) is None:
+        target.compile(dynamic=True)
+
+
 def score_encoded(model: torch.nn.Module, pairs: Sequence[EncodedPair], *,
-                  token_budget: int = DEFAULT_TOKEN_BUDGET, progress: bool = True,
-                  desc: str = "scoring") -> tuple[np.ndarray, np.ndarray]:
+                  token_budget: int | None = None, progress: bool = True,
+                  desc: str = "scoring", compile: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Score already encoded pairs on ``model``'s device; see :func:`score_pairs` for the result."""
     scores = np.zeros(len(pairs), dtype=np.float64)
     counts = np.array([p.n_scored for p in pairs], dtype=np.int64)
     if not pairs:
         return scores, counts
     device = next(model.parameters()).device
+    if compile:
+        compile_model(model)
+    token_budget = token_budget or default_token_budget(device)
     wrapper = QueryLogProbs(model)
     was_training = model.training
     model.eval()
     bar = tqdm(total=len(pairs), desc=desc, unit="ex", disable=not progress, leave=False)
+    pending: list[tuple[np.ndarray, torch.Tensor]] = []  # sums left on the device, fetched in groups
+
+    def fetch() -> None:
+        for index, sums in pending:
+            scores[index] = sums.cpu().numpy()
+            bar.update(len(index))
+        pending.clear()
+
     try:
         for batch_index in token_budget_batches([len(p.input_ids) for p in pairs], token_budget):
             batch = pad_pairs([pairs[i] for i in batch_index]).to(device)
             with torch.inference_mode(), autocast_for(device):
-                logprobs = wrapper(batch.input_ids, batch.attention_mask, batch.position_ids, batch.scored)
-            sums = torch.zeros(len(batch_index), dtype=torch.float64, device=device)
-            sums.index_add_(0, batch.rows, logprobs.double())
-            scores[batch_index] = sums.cpu().numpy()
-            bar.update(len(batch_index))
+                logprobs = wrapper(batch.input_ids, None, batch.position_ids, batch.scored_index)
+                sums = torch.zeros(len(batch_index), dtype=torch.float64, device=device)
+                sums.index_add_(0, batch.rows, logprobs.double())
+            pending.append((batch_index, sums))
+            if len(pending) >= _BATCHES_IN_FLIGHT:
+                fetch()
+        fetch()
     finally:
         bar.close()
         model.train(was_training)
@@ -226,9 +287,10 @@ def score_encoded(model: torch.nn.Module, pairs: Sequence[EncodedPair], *,
 
 
 def score_pairs(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queries: Sequence[str], *,
-                ids: Sequence[str] | None = None, token_budget: int = DEFAULT_TOKEN_BUDGET,
+                ids: Sequence[str] | None = None, token_budget: int | None = None,
                 device: str | torch.device | None = None, progress: bool = True,
-                max_length: int | None = None, desc: str = "scoring") -> tuple[np.ndarray, np.ndarray]:
+                max_length: int | None = None, desc: str = "scoring",
+                compile: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Log-likelihood of each query (plus EOS) given BOS + its prompt.
 
     Args:
@@ -236,10 +298,11 @@ def score_pairs(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queri
         tokenizer: its tokenizer (BOS/EOS from it, see :func:`~lsplits.lm.encode.special_ids`).
         prompts, queries: texts without BOS/EOS, same length.
         ids: example ids for error messages.
-        token_budget: most padded tokens in one forward pass.
+        token_budget: most padded tokens in one forward pass (default: :func:`default_token_budget`).
         device: where to run; default: where the model already is.
         progress: show a tqdm bar (labelled ``desc``).
         max_length: window in tokens; default: the model's (long prompts are truncated from the start).
+        compile: run the model through ``torch.compile`` (see :func:`compile_model`).
 
     Returns:
         ``(ll_score, ll_tokens)``: float64 sums of natural-log probs and int64 token counts, in
@@ -252,11 +315,14 @@ def score_pairs(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queri
         model.to(resolve_device(device))
     window = max_length or model_window(model, tokenizer)
     pairs = encode_pairs(tokenizer, prompts, queries, max_length=window, ids=ids)
-    return score_encoded(model, pairs, token_budget=token_budget, progress=progress, desc=desc)
+    return score_encoded(model, pairs, token_budget=token_budget, progress=progress, desc=desc, compile=compile)
 
 
 def load_causal_lm(name_or_path: str | Path, device: str | torch.device | None = None):
     """Load a causal LM and its tokenizer from a Hub id or a local folder, in fp32, in eval mode.
+
+    Attention runs through PyTorch's SDPA where the architecture supports it (fused kernels on GPU),
+    and GPT-2's tanh GELU through PyTorch's fused one.
 
     Returns:
         ``(model, tokenizer)``.
@@ -276,9 +342,16 @@ def load_causal_lm(name_or_path: str | Path, device: str | torch.device | None =
     if getattr(config, "is_encoder_decoder", False):
         raise ConfigError(f"model {name!r} ({config.model_type}) is an encoder-decoder, not a causal LM; "
                           "use a decoder-only model such as gpt2")
+    if getattr(config, "activation_function", None) == "gelu_new":
+        # GPT-2's tanh GELU written as five tensor operations; PyTorch's fused kernel computes the same
+        # function (to ~1e-7) several times faster.
+        config.activation_function = "gelu_pytorch_tanh"
     try:
         with quiet_transformers_bars():
-            model = AutoModelForCausalLM.from_pretrained(name, config=config)
+            try:
+                model = AutoModelForCausalLM.from_pretrained(name, config=config, attn_implementation="sdpa")
+            except (ValueError, ImportError):  # an architecture without SDPA support: its default attention
+                model = AutoModelForCausalLM.from_pretrained(name, config=config)
             tokenizer = AutoTokenizer.from_pretrained(name)
     except (OSError, ValueError) as exc:
         raise ConfigError(f"cannot load {name!r} as a causal LM: {_first_line(exc)}") from exc

@@ -38,6 +38,8 @@ class ScratchConfig:
         n_layer, n_head, n_embd: transformer depth, heads and width.
         max_positions: upper bound of the window; the window is the longest encoded example
             rounded up to a multiple of 64, capped here (longer prompts are truncated).
+        dropout: GPT-2's residual, embedding and attention dropout (0.1 as in GPT-2). With 0,
+            training on several processes gives the same model as on one (see ``finetune``).
     """
 
     vocab_size: int = 2048
@@ -46,6 +48,7 @@ class ScratchConfig:
     n_head: int = 4
     n_embd: int = 128
     max_positions: int = 1024
+    dropout: float = 0.1
 
 
 def train_tokenizer(texts: Iterable[str], folder: str | Path, *, vocab_size: int = 2048,
@@ -93,7 +96,8 @@ def init_scratch_model(tokenizer, folder: str | Path, config: ScratchConfig = Sc
     from transformers import GPT2Config, GPT2LMHeadModel
 
     model_config = GPT2Config(vocab_size=len(tokenizer), n_positions=n_positions, n_embd=config.n_embd,
-                              n_layer=config.n_layer, n_head=config.n_head,
+                              n_layer=config.n_layer, n_head=config.n_head, resid_pdrop=config.dropout,
+                              embd_pdrop=config.dropout, attn_pdrop=config.dropout,
                               bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
                               pad_token_id=tokenizer.pad_token_id)
     with torch.random.fork_rng(devices=[]):

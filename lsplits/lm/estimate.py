@@ -1,0 +1,301 @@
+"""``--dry-run``: what a scoring run will cost before it runs: tokens, time on this hardware, disk.
+
+Every example's tokens are counted with the run's tokenizer (for the scratch LM, one trained on a
+sample of the texts, so the counts are close, not exact). Then a short warm-up is measured on this
+machine with the run's model (the scratch LM: freshly initialised, same sizes): a few scoring
+batches of the real token budget taken across the length range, and for the fine-tuned setting a
+few training micro-batches. The projection assumes the whole run goes at the measured rates and,
+under a launcher, that the processes share the work evenly; model loading and saving are not
+counted. Disk: each fold's checkpoint (fp32 weights and tokenizer; scratch runs also keep the
+initial weights) and the parquet score shards, sized by writing rows of the real ids in memory.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import math
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..errors import DataError
+from .distributed import process_device, world_size
+from .encode import EncodedPair, encode_pairs, model_window, text_lengths
+from .finetune import TrainConfig, length_grouped_batches, split_validation
+from .pipeline import DEFAULT_SHARD_SIZE, SCRATCH, record_columns, run_configs
+from .scoring import (
+    QueryLogProbs,
+    autocast_for,
+    default_token_budget,
+    load_causal_lm,
+    pad_pairs,
+    resolve_device,
+    score_encoded,
+    token_budget_batches,
+)
+from .scratch import ScratchConfig, init_scratch_model, train_tokenizer, window_for
+
+logger = logging.getLogger(__name__)
+
+TOKENIZER_SAMPLE = 20_000
+"""Records whose texts train the scratch tokenizer used for counting."""
+
+
+@dataclass(frozen=True)
+class RunEstimate:
+    """Projected cost of one ``compute_scores`` run (all times in seconds, sizes in bytes).
+
+    Attributes:
+        setting, lm, n_examples, folds (0 for ``"pt"``), processes, device: what was estimated.
+        prompt_tokens: BOS plus prompt tokens (context, after truncation to the window).
+        scored_tokens: query tokens plus EOS, the tokens whose log-probs are summed.
+        padded_tokens: tokens the scoring batches process, padding included.
+        approximate_counts: the counts come from a tokenizer trained on a sample (scratch LM).
+        scoring_tokens_per_s: measured scoring rate of one process, in padded tokens.
+        train_step_s: measured seconds per optimizer step of one process (0 for ``"pt"``).
+        train_steps: optimizer steps over all folds.
+        validation_tokens: padded tokens of all validation passes of all folds.
+        checkpoint_bytes: model folders the cache will hold (all folds).
+        shard_bytes: all parquet score shards.
+    """
+
+    setting: str
+    lm: str
+    n_examples: int
+    folds: int
+    processes: int
+    device: str
+    prompt_tokens: int
+    scored_tokens: int
+    padded_tokens: int
+    approximate_counts: bool
+    scoring_tokens_per_s: float
+    train_step_s: float
+    train_steps: int
+    validation_tokens: int
+    checkpoint_bytes: int
+    shard_bytes: int
+
+    @property
+    def scoring_s(self) -> float:
+        return self.padded_tokens / self.scoring_tokens_per_s / self.processes
+
+    @property
+    def validation_s(self) -> float:
+        return self.validation_tokens / self.scoring_tokens_per_s / self.processes
+
+    @property
+    def training_s(self) -> float:
+        return self.train_step_s * self.train_steps
+
+    @property
+    def total_s(self) -> float:
+        return self.scoring_s + self.validation_s + self.training_s
+
+    @property
+    def disk_bytes(self) -> int:
+        return self.checkpoint_bytes + self.shard_bytes
+
+    def report(self) -> str:
+        """A few plain lines for the terminal."""
+        setup = f"{self.folds} folds, " if self.folds else ""
+        lines = [f"dry run: setting {self.setting}, lm {self.lm}, {setup}{self.n_examples:,} examples, "
+                 f"{self.processes} process{'es' if self.processes > 1 else ''} on {self.device}",
+                 f"  tokens:  {self.prompt_tokens:,} context + {self.scored_tokens:,} scored; scoring batches "
+                 f"process {self.padded_tokens:,} (padding included)"]
+        if self.approximate_counts:
+            lines.append(f"           (approximate: counted with a tokenizer trained on up to {TOKENIZER_SAMPLE:,} "
+                         "records; the run trains its own on all of them)")
+        warmup = f"  warm-up: scoring {self.scoring_tokens_per_s:,.0f} tokens/s per process"
+        if self.train_steps:
+            warmup += f"; training {self.train_step_s:.3g} s per optimizer step"
+        lines.append(warmup)
+        parts = []
+        if self.train_steps:
+            parts += [f"training {self.train_steps:,} steps {format_duration(self.training_s)}",
+                      f"validation {format_duration(self.validation_s)}"]
+        parts.append(f"scoring {format_duration(self.scoring_s)}")
+        lines.append(f"  time:    {', '.join(parts)}: about {format_duration(self.total_s)}")
+        lines.append(f"  disk:    checkpoints {format_bytes(self.checkpoint_bytes)} + score shards "
+                     f"{format_bytes(self.shard_bytes)}: about {format_bytes(self.disk_bytes)} in the cache folder")
+        return "\n".join(lines)
+
+
+def estimate_run(records: Sequence[Mapping[str, Any]], *, lm: str | Path, setting: str = "ft", folds: int = 3,
+                 seed: int = 0, train_config: TrainConfig | None = None,
+                 scratch_config: ScratchConfig | None = None, shard_size: int = DEFAULT_SHARD_SIZE,
+                 token_budget: int | None = None, device: str | None = None,
+                 warmup_batches: int = 3, warmup_steps: int = 10) -> RunEstimate:
+    """Count tokens, time a warm-up and size the cache of ``compute_scores`` with the same arguments.
+
+    Args:
+        records, lm, setting, folds, seed, train_config, scratch_config, shard_size, token_budget,
+            device: as for :func:`~lsplits.lm.pipeline.compute_scores`.
+        warmup_batches: scoring batches timed (after one untimed).
+        warmup_steps: training micro-batches timed (after two untimed: the first steps run slower).
+
+    Raises:
+        DataError: bad records, or a query longer than the model window (the run would fail too).
+        ConfigError: the model cannot be loaded.
+    """
+    ids, prompts, queries = record_columns(records)
+    lm = str(lm)
+    train_config, scratch_config = run_configs(lm, setting, train_config, scratch_config)
+    folds = folds if setting == "ft" else 0
+    device = resolve_device(device or process_device())
+    token_budget = token_budget or default_token_budget(device)
+    with tempfile.TemporaryDirectory(prefix="lsplits-estimate-") as tmp:
+        if lm == SCRATCH:
+            model, tokenizer = _scratch_for_estimate(prompts, queries, scratch_config, Path(tmp), seed)
+        else:
+            model, tokenizer = load_causal_lm(lm, device="cpu")
+        model.to(device)
+        window = model_window(model, tokenizer)
+        prompt_lengths, query_lengths = text_lengths(tokenizer, prompts), text_lengths(tokenizer, queries)
+        too_long = np.flatnonzero(query_lengths + 2 > window)
+        if len(too_long):
+            raise DataError(f"the query is {query_lengths[too_long[0]]} tokens; with BOS and EOS it exceeds the "
+                            f"model window of {window} tokens", example=ids[too_long[0]], field="query")
+        lengths = np.minimum(prompt_lengths + query_lengths + 2, window)
+        batches = token_budget_batches(lengths, token_budget)
+        padded = sum(len(batch) * int(lengths[batch].max()) for batch in batches)
+
+        def encoded(index: Sequence[int]) -> list[EncodedPair]:
+            return encode_pairs(tokenizer, [prompts[i] for i in index], [queries[i] for i in index],
+                                max_length=window)
+
+        rate = _scoring_rate(model, batches, encoded, token_budget, warmup_batches)
+        step_s, steps, validation_tokens = 0.0, 0, 0
+        if setting == "ft":
+            processes = world_size()
+            per_process = max(1, math.ceil(train_config.batch_size / processes))
+            step_s = _train_step_seconds(model, lengths, per_process, encoded, train_config, warmup_steps)
+            steps = folds * train_config.max_steps
+            n_train = len(ids) - len(ids) // folds
+            n_val = len(split_validation(n_train, train_config)[1])
+            passes = 1 + train_config.max_steps // train_config.eval_every + \
+                (train_config.max_steps % train_config.eval_every != 0)
+            validation_tokens = round(folds * passes * n_val * padded / len(ids))
+        checkpoint = _checkpoint_bytes(model, tokenizer, Path(tmp) / "tokenizer-size")
+    checkpoints = folds * (2 if lm == SCRATCH else 1)
+    return RunEstimate(setting=setting, lm=lm, n_examples=len(ids), folds=folds, processes=world_size(),
+                       device=str(device), prompt_tokens=int(lengths.sum() - (query_lengths + 1).sum()),
+                       scored_tokens=int((query_lengths + 1).sum()), padded_tokens=int(padded),
+                       approximate_counts=lm == SCRATCH, scoring_tokens_per_s=rate, train_step_s=step_s,
+                       train_steps=steps, validation_tokens=validation_tokens,
+                       checkpoint_bytes=checkpoints * checkpoint, shard_bytes=_shard_bytes(ids, shard_size))
+
+
+def _scratch_for_estimate(prompts: list[str], queries: list[str], config: ScratchConfig, folder: Path, seed: int):
+    """A scratch model of the run's sizes and a tokenizer trained on a seeded sample of the records."""
+    rng = np.random.default_rng(seed)
+    sample = rng.choice(len(prompts), size=min(len(prompts), TOKENIZER_SAMPLE), replace=False)
+    texts = [text for i in sample for text in (prompts[i], queries[i]) if text]
+    tokenizer = train_tokenizer(texts, folder / "tokenizer", vocab_size=config.vocab_size,
+                                min_frequency=config.min_frequency)
+    sample_lengths = text_lengths(tokenizer, [prompts[i] for i in sample]) + \
+        text_lengths(tokenizer, [queries[i] for i in sample]) + 2
+    window = window_for(sample_lengths.tolist(), config.max_positions)
+    return init_scratch_model(tokenizer, folder / "model", config, n_positions=window, seed=seed)
+
+
+def _evenly_spaced(n: int, k: int) -> list[int]:
+    """``k`` indices spread over ``range(n)`` (fewer when ``n`` is small), in order."""
+    return sorted({round(x) for x in np.linspace(0, n - 1, num=min(n, k))})
+
+
+def _scoring_rate(model: torch.nn.Module, batches: list[np.ndarray], encoded, token_budget: int,
+                  warmup_batches: int) -> float:
+    """Padded tokens per second scoring a few of ``batches`` (the first, longest one untimed)."""
+    score_encoded(model, encoded(batches[0]), token_budget=token_budget, progress=False)
+    tokens, seconds = 0, 0.0
+    for index in _evenly_spaced(len(batches), warmup_batches):
+        pairs = encoded(batches[index])
+        start = time.perf_counter()
+        score_encoded(model, pairs, token_budget=token_budget, progress=False)
+        seconds += time.perf_counter() - start
+        tokens += len(pairs) * max(len(p.input_ids) for p in pairs)
+    return tokens / max(seconds, 1e-9)
+
+
+def _train_step_seconds(model: torch.nn.Module, lengths: np.ndarray, per_process: int, encoded,
+                        config: TrainConfig, timed: int, untimed: int = 2) -> float:
+    """Seconds per optimizer step: forward, backward and AdamW on a few length-grouped micro-batches.
+
+    Trains ``model`` for those few steps (it is a throwaway copy of the run's model).
+    """
+    device = next(model.parameters()).device
+    wrapper = QueryLogProbs(model)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    rng = np.random.default_rng(config.seed)
+    batches = length_grouped_batches(lengths, per_process, rng)[:untimed + timed]
+    model.train()
+    seconds = 0.0
+    for n, batch_index in enumerate(batches):
+        batch = pad_pairs(encoded(batch_index)).to(device)
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        start = time.perf_counter()
+        with autocast_for(device):
+            loss = -wrapper(batch.input_ids, None, batch.position_ids, batch.scored_index).mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        if n >= untimed:
+            seconds += time.perf_counter() - start
+    model.eval()
+    micro = seconds / max(len(batches) - untimed, 1)
+    return micro * config.grad_accum_steps
+
+
+def _checkpoint_bytes(model: torch.nn.Module, tokenizer, folder: Path) -> int:
+    """Size of a ``save_pretrained`` folder of ``model`` in fp32 and its tokenizer, without writing the weights.
+
+    Tied weights are stored once; each tensor also has a small header entry (name, shape, offsets).
+    """
+    unique = {tensor.data_ptr(): (name, tensor) for name, tensor in model.state_dict().items()}
+    weights = sum(tensor.numel() * 4 + len(name) + 64 for name, tensor in unique.values())
+    tokenizer.save_pretrained(folder)
+    model.config.save_pretrained(folder)
+    if getattr(model, "generation_config", None) is not None:
+        model.generation_config.save_pretrained(folder)
+    return weights + sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def _shard_bytes(ids: list[str], shard_size: int) -> int:
+    """All score shards' size, scaled from one shard of the first ids written to memory."""
+    rows = min(len(ids), shard_size)
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"position": np.arange(rows), "id": ids[:rows], "ll_score": -rng.random(rows) * 100,
+                          "ll_tokens": rng.integers(1, 100, rows), "fold": np.zeros(rows, dtype=np.int64)})
+    buffer = io.BytesIO()
+    table.to_parquet(buffer, index=False)
+    return round(buffer.tell() * len(ids) / rows)
+
+
+def format_duration(seconds: float) -> str:
+    """``42 s``, ``3.5 min``, ``2.1 h``."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def format_bytes(size: float) -> str:
+    """``812 B``, ``3.4 MB``, ``1.2 GB`` (powers of 1000)."""
+    for unit in ("B", "kB", "MB", "GB"):
+        if size < 1000:
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000
+    return f"{size:.1f} TB"

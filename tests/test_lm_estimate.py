@@ -1,0 +1,131 @@
+"""``--dry-run`` estimates: token counts by hand, padding of the real batches, steps and validation
+passes of k-fold training, checkpoint and shard sizes against what a real run writes."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from lm_fixtures import TINY_SCRATCH, TINY_TRAIN, tiny_records, tiny_sentences
+
+from lsplits.cli import main as cli_main
+from lsplits.errors import DataError
+from lsplits.lm import ScratchConfig, TrainConfig, compute_scores
+from lsplits.lm.estimate import estimate_run, format_bytes, format_duration
+from lsplits.lm.scoring import load_causal_lm
+from lsplits.lm.scratch import build_scratch_lm
+
+
+@pytest.fixture(scope="module")
+def tiny_folder(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("tiny-lm")
+    build_scratch_lm(tiny_sentences(), folder, ScratchConfig(**TINY_SCRATCH), n_positions=64)
+    return folder / "model"
+
+
+def _hand_counts(tokenizer, records) -> tuple[int, int, int]:
+    """(BOS + prompt tokens, query tokens + EOS, longest pair) summed over ``records``."""
+    prompt = [len(tokenizer(r["prompt"], add_special_tokens=False)["input_ids"]) for r in records]
+    query = [len(tokenizer(r["query"], add_special_tokens=False)["input_ids"]) for r in records]
+    return sum(p + 1 for p in prompt), sum(q + 1 for q in query), max(p + q + 2 for p, q in zip(prompt, query))
+
+
+def _folder_bytes(folder) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def test_prompted_estimate_counts_tokens_and_sizes_the_shards(tiny_folder, tmp_path):
+    records = tiny_records(12)
+    _, tokenizer = load_causal_lm(tiny_folder, device="cpu")
+    estimate = estimate_run(records, lm=tiny_folder, setting="pt", shard_size=4, token_budget=10_000)
+    prompt, scored, longest = _hand_counts(tokenizer, records)
+    assert (estimate.prompt_tokens, estimate.scored_tokens) == (prompt, scored)
+    assert estimate.padded_tokens == 12 * longest  # the budget holds them all: one batch, padded to the longest
+    assert estimate.folds == 0 and estimate.train_steps == 0 and estimate.checkpoint_bytes == 0
+    assert estimate.scoring_tokens_per_s > 0
+    assert estimate.total_s == pytest.approx(estimate.padded_tokens / estimate.scoring_tokens_per_s)
+
+    compute_scores(records, lm=tiny_folder, setting="pt", shard_size=4, cache_dir=tmp_path, progress=False)
+    shards = list(tmp_path.glob("*/pretrained/scores-*.parquet"))
+    assert len(shards) == 3
+    assert estimate.shard_bytes == pytest.approx(sum(p.stat().st_size for p in shards), rel=0.1)
+
+
+def test_fine_tuned_estimate_counts_steps_validation_passes_and_checkpoints(tiny_folder, tmp_path):
+    records = tiny_records(30)
+    config = TrainConfig(batch_size=4, max_steps=10, eval_every=4)
+    estimate = estimate_run(records, lm=tiny_folder, setting="ft", folds=3, train_config=config,
+                            token_budget=10_000)
+    assert estimate.folds == 3 and estimate.train_steps == 30 and estimate.train_step_s > 0
+    # each fold trains on 20 examples, validates on 2 of them at steps 0, 4, 8 and 10
+    assert estimate.validation_tokens == round(3 * 4 * 2 * estimate.padded_tokens / 30)
+    model, tokenizer = load_causal_lm(tiny_folder, device="cpu")
+    model.save_pretrained(tmp_path / "saved")
+    tokenizer.save_pretrained(tmp_path / "saved")
+    assert estimate.checkpoint_bytes == pytest.approx(3 * _folder_bytes(tmp_path / "saved"), rel=0.02)
+    assert estimate.training_s == pytest.approx(30 * estimate.train_step_s)
+
+
+def test_scratch_estimate_is_approximate_and_sizes_what_the_run_writes(tmp_path):
+    records = tiny_records(30)
+    settings = dict(lm="scratch", folds=2, train_config=TrainConfig.scratch(**TINY_TRAIN),
+                    scratch_config=ScratchConfig(**TINY_SCRATCH), shard_size=4)
+    estimate = estimate_run(records, **settings)
+    assert estimate.approximate_counts and estimate.train_steps == 2 * TINY_TRAIN["max_steps"]
+
+    compute_scores(records, cache_dir=tmp_path, progress=False, **settings)
+    (run_dir,) = tmp_path.iterdir()
+    written = sum(_folder_bytes(run_dir / f"fold-{fold}" / part) for fold in (0, 1) for part in ("init", "train/best"))
+    assert estimate.checkpoint_bytes == pytest.approx(written, rel=0.1)
+    _, tokenizer = load_causal_lm(run_dir / "fold-0" / "train" / "best", device="cpu")
+    prompt, scored, _ = _hand_counts(tokenizer, records)  # the sample is all 30 records: same tokenizer
+    assert (estimate.prompt_tokens, estimate.scored_tokens) == (prompt, scored)
+
+
+def test_query_longer_than_the_window_fails_the_dry_run(tiny_folder):
+    records = tiny_records(4)
+    records[2]["query"] = " " + " ".join(tiny_sentences(20))
+    with pytest.raises(DataError, match=r"example 'r002', field 'query'.*window of 64"):
+        estimate_run(records, lm=tiny_folder, setting="pt")
+
+
+def _write_pairs(path, n: int) -> list[dict]:
+    records = [{"premise": s, "hypothesis": tiny_sentences()[(i * 5) % 36]}
+               for i, s in enumerate(tiny_sentences(n))]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return records
+
+
+def test_score_dry_run_prints_counts_and_writes_nothing(tiny_folder, tmp_path, capsys):
+    rows = _write_pairs(tmp_path / "pairs.jsonl", 20)
+    code = cli_main(["score", "--data-files", str(tmp_path / "pairs.jsonl"), "--query-field", "hypothesis",
+                     "--prompt-template", "Premise: {premise}", "--lm", str(tiny_folder), "--setting", "pt",
+                     "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "scores.parquet"),
+                     "--dry-run"])
+    assert code == 0
+    _, tokenizer = load_causal_lm(tiny_folder, device="cpu")
+    # the generic task's prompt is the formatted template; its query is " " + the field after a prompt
+    prompt, scored, _ = _hand_counts(tokenizer, [{"prompt": f"Premise: {r['premise']}", "query": " " + r["hypothesis"]}
+                                                 for r in rows])
+    printed = capsys.readouterr().out
+    assert f"tokens:  {prompt:,} context + {scored:,} scored" in printed
+    assert "dry run: setting pt" in printed and "time:" in printed and "disk:" in printed
+    assert not (tmp_path / "scores.parquet").exists() and not (tmp_path / "cache").exists()
+
+
+def test_build_dry_run_estimates_every_setting_the_configs_need(tiny_folder, tmp_path, capsys):
+    _write_pairs(tmp_path / "pairs.jsonl", 20)
+    code = cli_main(["build", "--data-files", str(tmp_path / "pairs.jsonl"), "--query-field", "hypothesis",
+                     "--lm", str(tiny_folder), "--max-steps", "3", "--out", str(tmp_path / "built"), "--dry-run"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "dry run: setting ft" in printed and "dry run: setting pt" in printed
+    assert "training 9 steps" in printed and "all settings: about" in printed
+    assert not (tmp_path / "built").exists()
+
+
+def test_durations_and_sizes_read_naturally():
+    assert [format_duration(s) for s in (42, 150, 3 * 3600)] == ["42 s", "2.5 min", "3.0 h"]
+    assert [format_bytes(b) for b in (812, 3_400_000, 1.2e9)] == ["812 B", "3.4 MB", "1.2 GB"]
+    assert math.isclose(float(format_bytes(999_999).split()[0]), 1000.0)
