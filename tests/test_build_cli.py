@@ -125,3 +125,24 @@ def test_small_demo_meets_the_acceptance_properties(tmp_path):
             quota = class_quota * bucket.sum() / in_class.sum()
             assert abs(in_eval[bucket].sum() - quota) < 1
     assert set(summary.table["config"]) == {"ll_split", "ll_split_len", "ll_split_reverse", "random", "length"}
+
+
+def test_prompted_configs_with_a_local_pretrained_folder(user_file, tmp_path):
+    """The pt configs run with any local causal LM folder, and ll_score is that frozen LM's score."""
+    from lsplits.lm.scoring import load_causal_lm, score_pairs
+    from lsplits.lm.scratch import ScratchConfig, build_scratch_lm
+
+    texts = [json.loads(line)["text"] for line in user_file.read_text().splitlines()]
+    build_scratch_lm(texts, tmp_path / "lm", ScratchConfig(vocab_size=300, n_layer=1, n_head=2, n_embd=32))
+    out = tmp_path / "pt"
+    assert main(["build", "--data-files", str(user_file), "--query-field", "text", "--prompt-template", "Topic {topic}:",
+                 "--lm", str(tmp_path / "lm" / "model"), "--configs", "ll_split_pt", "ll_split_pt_len", "--out", str(out),
+                 "--eval-size", "0.25", "--cache-dir", str(tmp_path / "cache"), "--no-progress"]) == 0
+    ds = datasets.load_dataset(str(out), "ll_split_pt")
+    rows = sorted(ds["train"].to_list() + ds["validation"].to_list() + ds["test"].to_list(), key=lambda r: r["id"])
+    model, tokenizer = load_causal_lm(tmp_path / "lm" / "model")
+    expected, _ = score_pairs(model, tokenizer, [f"Topic {r['topic']}:" for r in rows], [" " + r["text"] for r in rows],
+                              progress=False)
+    np.testing.assert_allclose([r["ll_score"] for r in rows], expected, atol=1e-4)
+    assert ds["validation"].num_rows + ds["test"].num_rows == 15
+    assert set(datasets.get_dataset_config_names(str(out))) == {"ll_split_pt", "ll_split_pt_len"}

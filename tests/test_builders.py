@@ -113,3 +113,12 @@ def test_spider_builder_enforces_atom_constraint_in_every_config(tmp_path):
     card = (out / "README.md").read_text()
     assert "| config | atom divergence | compound divergence |" in card
     assert "hardness=" in card
+
+
+def test_default_eval_size_follows_the_paper_proportions():
+    from builders import boolq, snli, spider
+
+    assert snli.SPEC.default_eval_size(569_018) == 20_000
+    assert boolq.SPEC.default_eval_size(12_697) == 5_080
+    assert spider.SPEC.default_eval_size(8_034) == 2_068
+    assert snli.SPEC.default_eval_size(9_842) == round(9_842 * 20_000 / 569_018)
