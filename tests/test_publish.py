@@ -13,41 +13,12 @@ from lsplits.uncertainty.publish import add_push_metrics_arguments, push_metrics
 ROOT = Path(__file__).resolve().parents[1]
 
 
-class RecordingApi:
-    """Stands in for huggingface_hub.HfApi and records what would go over HTTP."""
-
-    calls: list = []
-
-    def __init__(self, token=None):
-        self.token = token
-
-    def create_repo(self, repo_id, **kwargs):
-        RecordingApi.calls.append(("create_repo", repo_id, kwargs, self.token))
-
-    def create_commit(self, repo_id, operations, **kwargs):
-        sent = {op.path_in_repo: Path(op.path_or_fileobj).read_bytes() for op in operations}
-        RecordingApi.calls.append(("create_commit", repo_id, sent, kwargs))
-
-        class Info:
-            commit_url = f"https://hub.invalid/spaces/{repo_id}/commit/1"
-        return Info()
-
-
-@pytest.fixture
-def api(monkeypatch):
-    import huggingface_hub
-
-    RecordingApi.calls = []
-    monkeypatch.setattr(huggingface_hub, "HfApi", RecordingApi)
-    return RecordingApi
-
-
-def test_every_module_becomes_a_gradio_space(api):
+def test_every_module_becomes_a_gradio_space(hub_api):
     urls = push_metrics("my-org", metrics_dir=ROOT / "metrics", token="hf_test")
     assert urls == {name: f"https://hub.invalid/spaces/my-org/{name}/commit/1"
                     for name in ("prr", "beam_uncertainty", "amr_similarity")}
-    creates = [c for c in api.calls if c[0] == "create_repo"]
-    commits = [c for c in api.calls if c[0] == "create_commit"]
+    creates = [c for c in hub_api.calls if c[0] == "create_repo"]
+    commits = [c for c in hub_api.calls if c[0] == "create_commit"]
     assert [c[1] for c in creates] == ["my-org/prr", "my-org/beam_uncertainty", "my-org/amr_similarity"]
     for _, _, kwargs, token in creates:
         assert kwargs == {"repo_type": "space", "private": False, "exist_ok": True, "space_sdk": "gradio"}
@@ -59,17 +30,17 @@ def test_every_module_becomes_a_gradio_space(api):
         assert kwargs["repo_type"] == "space"
 
 
-def test_lsplits_requirement_is_rewritten_in_the_upload_only(api, tmp_path):
+def test_lsplits_requirement_is_rewritten_in_the_upload_only(hub_api, tmp_path):
     original = (ROOT / "metrics" / "prr" / "requirements.txt").read_bytes()
     push_metrics("org", metrics_dir=ROOT / "metrics", modules=("prr",),
                  lsplits_requirement="lsplits @ git+https://github.com/org/lsplits")
-    sent = api.calls[1][2]["requirements.txt"].decode().splitlines()
+    sent = hub_api.calls[1][2]["requirements.txt"].decode().splitlines()
     assert "lsplits @ git+https://github.com/org/lsplits" in sent and "lsplits" not in sent
     assert "evaluate>=0.4.2" in sent
     assert (ROOT / "metrics" / "prr" / "requirements.txt").read_bytes() == original
 
 
-def test_incomplete_module_stops_before_any_upload(api, tmp_path):
+def test_incomplete_module_stops_before_any_upload(hub_api, tmp_path):
     for name in ("prr", "beam_uncertainty"):
         (tmp_path / name).mkdir()
         for file in (f"{name}.py", "README.md", "requirements.txt", "app.py"):
@@ -77,28 +48,28 @@ def test_incomplete_module_stops_before_any_upload(api, tmp_path):
     (tmp_path / "beam_uncertainty" / "app.py").unlink()
     with pytest.raises(ConfigError, match="missing app.py"):
         push_metrics("org", metrics_dir=tmp_path, modules=("prr", "beam_uncertainty"))
-    assert api.calls == []
+    assert hub_api.calls == []
     with pytest.raises(ConfigError, match="not 'org/name'|alone"):
         push_metrics("org/prr", metrics_dir=tmp_path)
 
 
-def test_cli_entry_point(api, capsys, monkeypatch):
+def test_cli_entry_point(hub_api, capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
     parser = argparse.ArgumentParser()
     add_push_metrics_arguments(parser)
     assert run_push_metrics(parser.parse_args(["team", "--only", "amr_similarity", "--private"])) == 0
-    assert api.calls[0][1] == "team/amr_similarity" and api.calls[0][2]["private"] is True
+    assert hub_api.calls[0][1] == "team/amr_similarity" and hub_api.calls[0][2]["private"] is True
     assert 'evaluate.load("team/amr_similarity")' in capsys.readouterr().out
     with pytest.raises(ConfigError, match="unknown metric module"):
         run_push_metrics(parser.parse_args(["team", "--only", "bleu"]))
 
 
-def test_what_reaches_the_hub_loads_as_an_evaluate_module(api, tmp_path):
+def test_what_reaches_the_hub_loads_as_an_evaluate_module(hub_api, tmp_path):
     """A Space holds exactly the uploaded files; evaluate.load("ORG/NAME") imports NAME.py from them."""
     import evaluate
 
     push_metrics("org", metrics_dir=ROOT / "metrics")
-    for _, repo_id, sent, _ in (c for c in api.calls if c[0] == "create_commit"):
+    for _, repo_id, sent, _ in (c for c in hub_api.calls if c[0] == "create_commit"):
         space = tmp_path / repo_id.split("/")[1]
         space.mkdir()
         for path, content in sent.items():
