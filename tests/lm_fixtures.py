@@ -62,19 +62,28 @@ def naive_score(model, tokenizer, prompt: str, query: str) -> tuple[float, int]:
     return float(per_token[len(prompt_ids):].sum()), len(query_ids) + 1
 
 
-def _run_until_killed(cache_dir: str) -> None:
-    """Compute pipeline scores, sleeping for good after the first shard is written (resume test)."""
+def _run(cache_dir: str, mode: str, out: str | None = None) -> None:
+    """Compute pipeline scores in a fresh process (resume test).
+
+    ``hang``: sleep for good after the first shard is written (the test kills the process);
+    ``finish``: run to the end and write the scores to ``out``. Both kinds of run happen in clean
+    processes so that no library loaded by other tests (which may change floating-point state)
+    makes the interrupted and the uninterrupted run differ.
+    """
     import lsplits.lm.pipeline as pipeline
 
-    write = pipeline.atomic_write_parquet
+    if mode == "hang":
+        write = pipeline.atomic_write_parquet
 
-    def write_then_hang(path, table):
-        write(path, table)
-        time.sleep(600)
+        def write_then_hang(path, table):
+            write(path, table)
+            time.sleep(600)
 
-    pipeline.atomic_write_parquet = write_then_hang
-    pipeline.compute_scores(tiny_records(), cache_dir=cache_dir, **pipeline_run_kwargs())
+        pipeline.atomic_write_parquet = write_then_hang
+    scores = pipeline.compute_scores(tiny_records(), cache_dir=cache_dir, **pipeline_run_kwargs())
+    if out is not None:
+        scores.to_parquet(out)
 
 
 if __name__ == "__main__":
-    _run_until_killed(sys.argv[1])
+    _run(*sys.argv[1:])

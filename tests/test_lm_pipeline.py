@@ -117,31 +117,39 @@ def test_bad_records_are_data_errors(tmp_path):
         compute_scores(records, lm="scratch", cache_dir=tmp_path)
 
 
-def test_killed_run_resumes_without_recomputing_finished_shards(full_run, tmp_path):
-    expected, _ = full_run
+def _finish_in_subprocess(cache_dir: Path, out: Path) -> pd.DataFrame:
     helper = Path(__file__).with_name("lm_fixtures.py")
-    child = subprocess.Popen([sys.executable, str(helper), str(tmp_path)], stdout=subprocess.DEVNULL,
+    subprocess.run([sys.executable, str(helper), str(cache_dir), "finish", str(out)], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return pd.read_parquet(out)
+
+
+def test_killed_run_resumes_without_recomputing_finished_shards(tmp_path):
+    helper = Path(__file__).with_name("lm_fixtures.py")
+    cache = tmp_path / "cache"
+    child = subprocess.Popen([sys.executable, str(helper), str(cache), "hang"], stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, start_new_session=True)
     try:
         deadline = time.monotonic() + 120
-        while not list(tmp_path.glob("*/fold-0/scores-00000.parquet")):
+        while not list(cache.glob("*/fold-0/scores-00000.parquet")):
             assert child.poll() is None, child.stderr.read().decode()[-2000:]
             assert time.monotonic() < deadline, "the child never wrote a shard"
             time.sleep(0.05)
     finally:
         os.killpg(child.pid, signal.SIGKILL)
         child.wait()
-    (run_dir,) = tmp_path.iterdir()
+    (run_dir,) = cache.iterdir()
     first_shard = run_dir / "fold-0" / "scores-00000.parquet"
     checkpoint_summary = run_dir / "fold-0" / "train" / "training.json"
     assert sorted(p.name for p in run_dir.glob("*/scores-*.parquet")) == [first_shard.name]
     before = {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in (first_shard, checkpoint_summary)}
 
-    resumed = compute_scores(tiny_records(), cache_dir=tmp_path, **RUN)
+    resumed = _finish_in_subprocess(cache, tmp_path / "resumed.parquet")
 
     assert {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in before} == before
     assert len(list(run_dir.glob("*/scores-*.parquet"))) == 8
-    pd.testing.assert_frame_equal(resumed, expected, check_exact=True)
+    uninterrupted = _finish_in_subprocess(tmp_path / "fresh-cache", tmp_path / "uninterrupted.parquet")
+    pd.testing.assert_frame_equal(resumed, uninterrupted, check_exact=True)
 
 
 def test_cache_is_keyed_by_the_inputs(full_run, tmp_path):

@@ -202,7 +202,7 @@ def test_hand_computed_uncertainties_and_prr(client):
 
 def test_uncertainty_bad_input_gives_readable_messages(client, tmp_path):
     gold = json.dumps({"id": "e1", "amr": "a b"})
-    with pytest.raises(AppError, match=r"pasted-beams\.jsonl, line 2: not valid JSON"):
+    with pytest.raises(AppError, match=r"pasted-beams\.jsonl, line 2: invalid JSON"):
         client.predict('{"id": "e1", "candidates": ["a b"]}\n{oops', gold, None, None, "rougel", "rougel",
                        ["degmat"], api_name="/run_uncertainty")
     with pytest.raises(AppError, match="no example is in both the beams and the gold"):

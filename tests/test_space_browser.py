@@ -54,7 +54,7 @@ def test_browser_end_to_end(tmp_path):
         toast = page.locator(".toast-body.error")
         toast.first.wait_for(timeout=30_000)
         message = toast.first.inner_text()
-        assert "pasted-beams.jsonl, line 2: not valid JSON" in message
+        assert "pasted-beams.jsonl, line 2: invalid JSON" in message
         assert "Traceback" not in message and str(tmp_path) not in message
 
     for path in (splits_png, uncertainty_png):
