@@ -1,6 +1,6 @@
 """``lsplits ue`` on parser-like beams built from real gold AMR graphs: the paper's full grid, timed.
 
-No AMR parser runs here, so beams are simulated from gold graphs (tests/amr_edits.py): each sentence
+No AMR parser runs here, so beams are simulated from gold graphs (lsplits/amr/edits.py): each sentence
 gets a difficulty d (0 to 4 edits, easy ones more frequent); the top-1 candidate is the gold graph
 with d edits, each further candidate is the top-1 with 1 to d + 1 more edits, and about 1% of
 candidates are cut short (invalid PENMAN). Writes the inputs and the report under --out and prints
@@ -15,15 +15,11 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-
-from amr_edits import degrade  # noqa: E402
-
-from lsplits.uncertainty.report import add_ue_arguments, run_ue  # noqa: E402
+from lsplits.amr.edits import degrade
+from lsplits.uncertainty.report import add_ue_arguments, run_ue
 
 DEFAULT_GOLD = Path(__file__).resolve().parents[2] / "shared" / "data" / "amr" / "lpp_amr_v1.6_test.jsonl"
 
