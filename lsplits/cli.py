@@ -26,9 +26,6 @@ Typical use:
   lsplits ue beams.jsonl --gold gold.amr --out report/
 """
 
-BUILDERS = ("snli", "boolq", "spider")
-
-
 def _eval_size(text: str) -> int | float:
     """Parse --eval-size: an integer count or a fraction in (0, 1)."""
     try:

@@ -36,9 +36,7 @@ def resolve_dataset(args: argparse.Namespace) -> tuple[DatasetSpec, LoadedData]:
         raise ConfigError("generic datasets need --query-field (the text the LM scores)")
     task = generic_task(args.query_field, args.prompt_template, args.label_field)
     name = Path(args.data_files[0]).stem if args.data_files else str(args.data)
-    spec = DatasetSpec(task=task, card=CardInfo(pretty_name=f"{name} (Likelihood Splits)"),
-                       configs=("ll_split", "ll_split_len", "ll_split_pt", "ll_split_pt_len",
-                                "ll_split_reverse", "ll_split_len_reverse", "random"))
+    spec = DatasetSpec(task=task, card=CardInfo(pretty_name=f"{name} (Likelihood Splits)"))
     return spec, load_examples(task, data=args.data, data_files=args.data_files)
 
 
