@@ -190,6 +190,14 @@ def _ranked_values(stats: Mapping[str, Any], column: str) -> list[str]:
     return sorted(total, key=lambda value: (-total[value], value))
 
 
+def _value_order(value: str) -> tuple[int, float, str]:
+    """Numbers in numeric order, then strings alphabetically: the same column order in every config."""
+    try:
+        return (0, float(value), "")
+    except ValueError:
+        return (1, 0.0, value)
+
+
 def statistics_table(stats: Mapping[str, Any], *, max_values: int = 6) -> pd.DataFrame:
     """The statistics as a display table: one row per split, formatted strings.
 
@@ -210,7 +218,7 @@ def statistics_table(stats: Mapping[str, Any], *, max_values: int = 6) -> pd.Dat
     for column in next(iter(stats["splits"].values()), {"categorical": {}})["categorical"]:
         ranked = _ranked_values(stats, column)
         truncated = len(ranked) > max_values
-        shown = ranked[: max_values - 1] if truncated else ranked
+        shown = sorted(ranked[: max_values - 1] if truncated else ranked, key=_value_order)
         for name, split in stats["splits"].items():
             counts = split["categorical"].get(column, {})
             size = split["size"]
