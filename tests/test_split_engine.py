@@ -557,3 +557,13 @@ def test_every_strategy_checks_its_partition(monkeypatch, build):
     monkeypatch.setattr(engine, "check_partition", spy)
     result = build()
     assert calls == [(result.train.tolist(), result.eval.tolist(), 4, 2)]
+
+
+def test_split_eval_depends_only_on_the_eval_set():
+    """Reordering eval (as near-tied scores can) must not move examples between validation and test."""
+    indices = np.arange(0, 40, 3)
+    reordered = indices[::-1].copy()
+    reordered[[0, 1]] = reordered[[1, 0]]
+    for seed in range(5):
+        first, second = split_eval(indices, seed=seed), split_eval(reordered, seed=seed)
+        assert np.array_equal(first[0], second[0]) and np.array_equal(first[1], second[1])

@@ -395,9 +395,12 @@ def length_partition(lengths: np.ndarray | Sequence[int], eval_size: int | float
 def split_eval(eval_indices: np.ndarray | Sequence[int], seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Shuffle eval (seeded) and halve it into ``(validation, test)``.
 
-    With an odd count validation gets the extra example.
+    The shuffle starts from the indices in ascending order, so which half an example lands in
+    depends only on the eval set and the seed, not on the ranking order (tiny score differences
+    between runs cannot move examples between validation and test). With an odd count validation
+    gets the extra example.
     """
-    indices = _as_index_array(eval_indices, "eval")
+    indices = np.sort(_as_index_array(eval_indices, "eval"))
     shuffled = indices[np.random.default_rng(seed).permutation(indices.size)]
     half = (shuffled.size + 1) // 2
     return shuffled[:half], shuffled[half:]
