@@ -39,6 +39,8 @@ class Similarity:
         corpus_score: optional (list of prepared predictions, list of prepared references) -> float,
             for metrics whose corpus score is not the mean of sentence scores (Smatch, SemBLEU).
         version: bump when scores change, so content-keyed caches are invalidated.
+        invalid_stand_in: output scored in place of a prediction that does not parse, when the
+            metric has a conventional one (AMR: the empty graph); None scores such predictions 0.
     """
 
     name: str
@@ -48,6 +50,7 @@ class Similarity:
     description: str = ""
     corpus_score: Callable[[Sequence[Any], Sequence[Any]], float] | None = None
     version: str = "1"
+    invalid_stand_in: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
 
 

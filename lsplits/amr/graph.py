@@ -40,6 +40,9 @@ Relation = tuple[str, int, int]
 Attribute = tuple[str, int, str]
 
 
+EMPTY_AMR = "(a / amr-empty)"
+"""The stand-in graph AMR evaluations score in place of a prediction that does not parse."""
+
 @dataclass(frozen=True)
 class AmrGraph:
     """An AMR graph as numbered nodes with concepts, relation triples and attribute triples.

@@ -31,7 +31,7 @@ import numpy as np
 from ..similarity import Similarity
 from .align import MatchCounts, match_graphs, micro_f1
 from .embeddings import EmbeddingBackend
-from .graph import AmrGraph, parse_amr
+from .graph import EMPTY_AMR, AmrGraph, parse_amr
 from .smatch import DEFAULT_RESTARTS, DEFAULT_SEED
 
 DEFAULT_CUTOFF = 0.5
@@ -132,6 +132,7 @@ def make_s2match(backend: EmbeddingBackend | None = None, *, cutoff: float = DEF
     scorer = S2MatchScorer(backend, cutoff, sense_weight, restarts, seed)
     backend_name = backend.name if backend is not None else "none"
     return Similarity(
+        invalid_stand_in=EMPTY_AMR,
         name=name,
         prepare=scorer.prepare,
         score=scorer.score,

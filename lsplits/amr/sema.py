@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..similarity import Similarity
-from .graph import parse_amr
+from .graph import EMPTY_AMR, parse_amr
 
 RelationKey = tuple[str, str, str]  # (parent concept, role, child concept)
 AttributeKey = tuple[str, str, str]  # (parent concept, role, constant)
@@ -112,6 +112,7 @@ def corpus_sema(predictions: Sequence[SemaGraph], references: Sequence[SemaGraph
 
 
 SEMA = Similarity(
+    invalid_stand_in=EMPTY_AMR,
     name="sema",
     prepare=prepare_sema,
     score=sema_f1,

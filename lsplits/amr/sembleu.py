@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..similarity import Similarity
-from .graph import AmrGraph, labelled_graph, parse_amr
+from .graph import EMPTY_AMR, AmrGraph, labelled_graph, parse_amr
 
 DEFAULT_WEIGHTS = (0.34, 0.33, 0.34)
 
@@ -117,6 +117,7 @@ def sembleu(hypothesis: SemBleuGraph, reference: SemBleuGraph) -> float:
 
 
 SEMBLEU = Similarity(
+    invalid_stand_in=EMPTY_AMR,
     name="sembleu",
     prepare=prepare_sembleu,
     score=sembleu,

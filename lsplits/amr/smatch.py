@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from ..similarity import Similarity
 from .align import MatchCounts, exact_concept_match, match_graphs, micro_f1
-from .graph import AmrGraph, parse_amr
+from .graph import EMPTY_AMR, AmrGraph, parse_amr
 
 DEFAULT_RESTARTS = 4
 DEFAULT_SEED = 0
@@ -42,6 +42,7 @@ def corpus_smatch(predictions: Sequence[AmrGraph], references: Sequence[AmrGraph
 
 
 SMATCH = Similarity(
+    invalid_stand_in=EMPTY_AMR,
     name="smatch",
     prepare=parse_amr,
     score=smatch_f1,

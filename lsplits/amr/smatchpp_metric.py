@@ -34,7 +34,7 @@ from smatchpp import align, data_helpers, eval_statistics, interfaces, preproces
 from smatchpp.formalism.amr import tools as amr_tools
 
 from ..similarity import InvalidOutput, Similarity
-from .graph import parse_amr
+from .graph import EMPTY_AMR, parse_amr
 
 logger = logging.getLogger(__name__)
 
@@ -302,6 +302,7 @@ def corpus_f1(predictions: Sequence[StandardGraph], references: Sequence[Standar
 
 
 SMATCHPP = Similarity(
+    invalid_stand_in=EMPTY_AMR,
     name="smatchpp",
     prepare=prepare,
     score=f1,

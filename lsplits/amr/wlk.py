@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ..similarity import Similarity
-from .graph import AmrGraph, labelled_graph, parse_amr
+from .graph import EMPTY_AMR, AmrGraph, labelled_graph, parse_amr
 
 DEFAULT_ITERATIONS = 2
 
@@ -77,6 +77,7 @@ def wlk_similarity(first: WlFeatures, second: WlFeatures) -> float:
 
 
 WLK = Similarity(
+    invalid_stand_in=EMPTY_AMR,
     name="wlk",
     prepare=prepare_wlk,
     score=wlk_similarity,

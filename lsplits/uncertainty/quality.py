@@ -16,18 +16,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import similarity as similarity_registry
+from ..amr.graph import EMPTY_AMR
 from ..errors import DataError
 from ..similarity import InvalidOutput, Similarity
 
 logger = logging.getLogger(__name__)
 
-AMR_PLACEHOLDER = "(a / amr-empty)"
-AMR_METRICS = frozenset({"smatch", "smatchpp", "s2match", "sema", "wlk", "sembleu"})
+AMR_PLACEHOLDER = EMPTY_AMR
 
 
 def placeholder_for(similarity: Similarity) -> str | None:
-    """The stand-in for invalid predictions: the empty AMR graph for AMR metrics, else None."""
-    return AMR_PLACEHOLDER if similarity.name in AMR_METRICS else None
+    """The stand-in for invalid predictions that the metric declares (the empty graph for AMR metrics)."""
+    return similarity.invalid_stand_in
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ The config name is the metric.
 import datasets
 import evaluate
 
-from lsplits.similarity import available
-from lsplits.uncertainty.quality import AMR_PLACEHOLDER, score_predictions
+from lsplits.similarity import available, get
+from lsplits.uncertainty.quality import placeholder_for, score_predictions
 
 _DEFAULT_METRIC = "smatchpp"
 
@@ -77,7 +77,7 @@ class AmrSimilarity(evaluate.Metric):
 
     def _compute(self, predictions, references):
         name = self._metric_name()
-        result = score_predictions(name, predictions, references, placeholder=AMR_PLACEHOLDER)
+        result = score_predictions(name, predictions, references, placeholder=placeholder_for(get(name)))
         return {
             name: result.corpus,
             f"{name}_scores": result.scores,
