@@ -6,7 +6,7 @@ PIP := $(PY) -m pip
 # CPU build of PyTorch (lies on disk on the project machines); GPU users install their own torch first.
 TORCH_CPU ?= torch==2.13.0
 
-.PHONY: demo test lint install install-dev clean
+.PHONY: demo test lint browser install install-dev clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -33,7 +33,24 @@ demo: $(VENV)/.installed
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check lsplits builders metrics spaces tests benchmarks
 
-test: lint
+# Headless Chromium for the browser test: the system one if present, else the OS package manager's
+# (apt-get as root or with passwordless sudo), else Playwright's own download.
+HAVE_CHROMIUM = command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
+	|| [ -n "$$LSPLITS_CHROMIUM" ]
+browser: $(VENV)/.installed-dev
+	@if ! { $(HAVE_CHROMIUM); } && command -v apt-get >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; elif sudo -n true 2>/dev/null; then SUDO="sudo -n"; else SUDO=no; fi; \
+	  if [ "$$SUDO" != no ]; then \
+	    echo "make: installing Chromium with apt-get for the browser test"; \
+	    $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null \
+	      || echo "make: apt-get could not install chromium"; \
+	  fi; \
+	fi
+	@if ! { $(HAVE_CHROMIUM); }; then \
+	  echo "make: installing Playwright's Chromium for the browser test"; $(PY) -m playwright install chromium; \
+	fi
+
+test: lint browser
 	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest -q
 
 clean:

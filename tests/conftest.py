@@ -1,10 +1,60 @@
-"""Shared fixtures: ``hub_api`` replaces huggingface_hub.HfApi at the network boundary."""
+"""Shared fixtures: ``hub_api`` replaces huggingface_hub.HfApi at the network boundary.
+
+The session also checks that it leaves nothing running: every process the suite starts inherits a
+marker variable, and at the end any process still carrying it fails the run (and is killed).
+"""
 
 from __future__ import annotations
 
+import os
+import signal
+import time
+import uuid
 from pathlib import Path
 
 import pytest
+
+SESSION_MARKER = "LSPLITS_TEST_SESSION"
+
+
+def pytest_configure(config) -> None:
+    os.environ.setdefault(SESSION_MARKER, uuid.uuid4().hex)
+
+
+def _marked_processes() -> list[tuple[int, str]]:
+    """(pid, command line) of every other live process started by this test session (Linux /proc)."""
+    marker = f"{SESSION_MARKER}={os.environ[SESSION_MARKER]}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if marker in (entry / "environ").read_bytes().split(b"\0"):
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                if state != "Z":
+                    found.append((int(entry.name), (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()))
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    return found
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """Fail the run if a process the suite started outlives it (after a short grace period)."""
+    if not Path("/proc/self/environ").exists():
+        return
+    deadline = time.monotonic() + 10
+    while (left := _marked_processes()) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    if left:
+        for pid, _ in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        lines = "\n".join(f"  {pid}: {cmd[:200]}" for pid, cmd in left)
+        session.config.get_terminal_writer().line(f"\nprocesses left running by the test suite (killed):\n{lines}",
+                                                  red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 class RecordingApi:

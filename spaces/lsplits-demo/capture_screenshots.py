@@ -5,8 +5,10 @@ README's screenshots come from the same steps on the real demo dataset::
 
     python spaces/lsplits-demo/capture_screenshots.py --demo-data out/demo-likelihood --out docs/screenshots
 
-Chromium is the system one (``/usr/bin/chromium``, Debian's package); ``playwright install`` is not
-needed. Every wait has a timeout, so a step whose output never appears fails instead of hanging.
+Chromium is the system one when there is one (``$LSPLITS_CHROMIUM``, else ``chromium`` or
+``chromium-browser`` on PATH, as Debian and Ubuntu install it), otherwise Playwright's own build
+(``make test`` provides one of the two). Every wait has a timeout, so a step whose output never
+appears fails instead of hanging.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +26,16 @@ from playwright.sync_api import Page, sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-CHROMIUM = "/usr/bin/chromium"
+
+
+def system_chromium() -> str | None:
+    """The system Chromium to drive (``$LSPLITS_CHROMIUM`` or the first on PATH), or None for Playwright's."""
+    explicit = os.environ.get("LSPLITS_CHROMIUM")
+    if explicit:
+        return explicit
+    return next((found for name in ("chromium", "chromium-browser") if (found := shutil.which(name))), None)
+
+
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--no-first-run",
                  "--no-default-browser-check", "--disable-extensions"]
 OWN_LINES = ("A man is playing a guitar on the street.", "A dog is sleeping in the park.",
@@ -32,9 +45,10 @@ OWN_LINES = ("A man is playing a guitar on the street.", "A dog is sleeping in t
 
 @contextlib.contextmanager
 def chromium_page(width: int = 1400, height: int = 1000) -> Iterator[Page]:
-    """A page of a fresh headless system Chromium."""
+    """A page of a fresh headless Chromium (the system one if installed, else Playwright's)."""
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=system_chromium(), headless=True,
+                                             args=CHROMIUM_ARGS)
         try:
             yield browser.new_page(viewport={"width": width, "height": height})
         finally:
