@@ -23,6 +23,13 @@ Edge cases (all tested):
   diagonal is 1 here): treated as an isolated node, ``L = D^-1/2 (D - A) D^-1/2`` with
   ``0^-1/2 := 0``, so it adds a zero eigenvalue (its own component), as an invalid candidate does.
 - k = 0 raises ValueError: there is nothing to estimate.
+
+In a report these cases are said, not hidden (:mod:`lsplits.uncertainty.report`): an estimator that
+gives every example the same value (k = 1, or identical candidates everywhere) cannot rank them and
+gets no "best" mark, and examples without a valid candidate are counted, since the graph estimators
+rate them maximally uncertain while LexSim, on strings, may rate them certain.
+
+``ecc_threshold`` outside (0, 2] (or NaN) raises :class:`~lsplits.uncertainty.options.InvalidOption`.
 """
 
 from __future__ import annotations
@@ -30,6 +37,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+
+from .options import check_ecc_threshold
 
 DEFAULT_ECC_THRESHOLD = 0.9
 
@@ -79,6 +88,7 @@ def ecc(matrix: np.ndarray | list, threshold: float = DEFAULT_ECC_THRESHOLD) -> 
     only on the space they span, so it is deterministic as long as the threshold does not cut
     through a repeated eigenvalue.
     """
+    threshold = check_ecc_threshold(threshold, "threshold")
     eigenvalues, eigenvectors = np.linalg.eigh(normalized_laplacian(matrix))
     embedding = eigenvectors[:, eigenvalues < threshold]
     if embedding.shape[1] == 0:
@@ -108,4 +118,5 @@ def get_estimator(name: str) -> Callable[..., float]:
 def estimate(name: str, matrix: np.ndarray | list, *, ecc_threshold: float = DEFAULT_ECC_THRESHOLD) -> float:
     """Apply the estimator named ``name`` to one matrix (``ecc_threshold`` is used by Ecc only)."""
     function = get_estimator(name)
+    check_ecc_threshold(ecc_threshold)
     return function(matrix, threshold=ecc_threshold) if function is ecc else function(matrix)
