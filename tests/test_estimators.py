@@ -135,3 +135,17 @@ def test_ecc_threshold_out_of_range_is_refused(threshold, tmp_path):
 def test_ecc_threshold_bounds():
     assert ecc(TWO_CLUSTERS, threshold=2.0) == pytest.approx(math.sqrt(3))  # every eigenvector
     assert ecc(TWO_CLUSTERS, threshold=1e-9) >= 0.0
+
+
+def test_equal_uncertainties_are_exact_ties_not_solver_noise():
+    """Identical candidates at different k are equally certain: exactly equal values, so PRR sees a tie."""
+    for name, certain in (("lexsim", 0.0), ("eigv", 1.0), ("ecc", 0.0), ("degmat", 0.0)):
+        values = {estimate(name, np.ones((k, k))) for k in range(1, 11)}
+        assert values == {certain}, (name, values)
+    rng = np.random.default_rng(0)
+    m = rng.random((6, 6))
+    a = (m + m.T) / 2
+    np.fill_diagonal(a, 1.0)
+    p = rng.permutation(6)  # the same candidates in another order: the same value to the last bit
+    for name in ("eigv", "ecc", "degmat", "lexsim"):
+        assert estimate(name, a) == estimate(name, a[np.ix_(p, p)]), name
