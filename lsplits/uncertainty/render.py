@@ -58,7 +58,8 @@ def degenerate_notes(study: Study, k: int) -> list[str]:
     if rows and all(row.constant_uncertainty for row in rows):
         notes.append(f"**Note:** at k = {k} every estimator gives every example the same uncertainty (one candidate "
                      "per example, or identical candidates in every example): the estimators cannot distinguish "
-                     "examples, so each PRR is 0 by construction and no best is marked.")
+                     "examples, so each PRR is 0 by construction (n/a where all qualities are equal) and no best is "
+                     "marked.")
     elif constant:
         notes.append(f"{CONSTANT_MARK} constant uncertainty at k = {k}: {', '.join(constant)} give(s) every example "
                      "the same value, so cannot distinguish examples (PRR 0 by construction; never marked best).")
