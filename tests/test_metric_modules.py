@@ -91,16 +91,14 @@ def test_prr_module_undefined_case_warns():
     assert math.isnan(out["prr"])
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"confidence": 1.5}, r"confidence must be in \(0, 1\)"),
-    ({"confidence": float("nan")}, r"confidence must be in \(0, 1\)"),
-    ({"n_bootstrap": -10}, r"n_bootstrap must be >= 0"),
-    ({"max_rejection": 0.0}, r"max_rejection must be in \(0, 1\]"),
-])
-def test_prr_module_refuses_options_out_of_range(options, message):
+def test_prr_module_refuses_options_out_of_range():
     module = evaluate.load("metrics/prr")
-    with pytest.raises(InvalidOption, match=message):
-        module.compute(uncertainties=[0.1, 0.5, 0.9], qualities=[0.9, 0.5, 0.1], **options)
+    for options, message in (({"confidence": 1.5}, r"confidence must be in \(0, 1\)"),
+                             ({"confidence": float("nan")}, r"confidence must be in \(0, 1\)"),
+                             ({"n_bootstrap": -10}, r"n_bootstrap must be >= 0"),
+                             ({"max_rejection": 0.0}, r"max_rejection must be in \(0, 1\]")):
+        with pytest.raises(InvalidOption, match=message):
+            module.compute(uncertainties=[0.1, 0.5, 0.9], qualities=[0.9, 0.5, 0.1], **options)
 
 
 def test_beam_uncertainty_module_refuses_a_bad_ecc_threshold():

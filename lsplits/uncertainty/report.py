@@ -256,9 +256,11 @@ def add_ue_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"comma-separated quality metrics (default {','.join(PAPER_QUALITIES)})")
     parser.add_argument("--beam-sizes", type=_sizes, default=PAPER_BEAM_SIZES,
                         help="comma-separated beam sizes, by truncation (default 3,5,8,10)")
-    parser.add_argument("--ecc-threshold", type=float, default=DEFAULT_ECC_THRESHOLD)
+    parser.add_argument("--ecc-threshold", type=float, default=DEFAULT_ECC_THRESHOLD,
+                        help=f"Ecc keeps Laplacian eigenvectors with eigenvalue below it, in (0, 2] "
+                             f"(default {DEFAULT_ECC_THRESHOLD})")
     parser.add_argument("--max-rejection", type=float, default=1.0,
-                        help="largest rejection rate in the PRR area (default 1: the whole curve)")
+                        help="largest rejection rate in the PRR area, in (0, 1] (default 1: the whole curve)")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the CI (0: none)")
     parser.add_argument("--confidence", type=float, default=0.95, help="level of the bootstrap CI (default 0.95)")
     parser.add_argument("--seed", type=int, default=0)
