@@ -88,7 +88,80 @@ CASES_SPIDER: list[Case] = [
 # --- uncertainty: beams, gold pairing, options of ue and the metric modules -------------------------------
 
 
+def ue_argv(folder: Path, beams: list[Path], gold: Path, *extra: str) -> list[str]:
+    """``lsplits ue`` on the given files, one cheap similarity, report in ``out``, matrix cache in ``cache``."""
+    return ["ue", *map(str, beams), "--gold", str(gold), "--out", str(folder / "out"), "--similarities", "smatchpp",
+            "--qualities", "smatchpp", "--cache", str(folder / "cache"), "--workers", "1", "--no-progress", *extra]
+
+
+def ue_with(*extra: str) -> Callable[[Path], list[str]]:
+    """Setup: the valid pair of ``beams_and_gold`` with extra options."""
+    def setup(folder: Path) -> list[str]:
+        beams, gold = beams_and_gold(folder)
+        return ue_argv(folder, [beams], gold, *extra)
+    return setup
+
+
+def write_penman(path: Path, graphs: list[tuple[str | None, str]]) -> Path:
+    """A PENMAN file of (id or None, graph); a graph with an id gets a ``# ::id`` line."""
+    path.write_text("".join((f"# ::id {example}\n" if example else "") + graph + "\n\n" for example, graph in graphs),
+                    encoding="utf-8")
+    return path
+
+
+def ue_gold_graph_without_id(folder: Path) -> list[str]:
+    beams, _ = beams_and_gold(folder)
+    gold = write_penman(folder / "gold.amr", [(None if i == 2 else f"ex{i}", g) for i, g in enumerate(GOLD_AMR)])
+    return ue_argv(folder, [beams], gold)
+
+
+def ue_gold_without_any_id(folder: Path) -> list[str]:
+    beams, _ = beams_and_gold(folder)
+    return ue_argv(folder, [beams], write_penman(folder / "gold.amr", [(None, g) for g in GOLD_AMR]))
+
+
+def ue_beam_ranks_mixing_ids(folder: Path) -> list[str]:
+    rank1 = write_penman(folder / "beam1.amr", [(f"ex{i}", g) for i, g in enumerate(GOLD_AMR)])
+    rank2 = write_penman(folder / "beam2.amr", [(None, g) for g in GOLD_AMR])
+    gold = write_penman(folder / "gold.amr", [(f"ex{i}", g) for i, g in enumerate(GOLD_AMR)])
+    return ue_argv(folder, [rank1, rank2], gold)
+
+
+def ue_positional_counts_differ(folder: Path) -> list[str]:
+    rank1 = write_penman(folder / "beam1.amr", [(None, g) for g in GOLD_AMR])
+    gold = write_penman(folder / "gold.amr", [(None, g) for g in GOLD_AMR[:3]])
+    return ue_argv(folder, [rank1], gold)
+
+
+def ue_missing_beams(folder: Path) -> list[str]:
+    _, gold = beams_and_gold(folder)
+    return ue_argv(folder, [folder / "missing.jsonl"], gold)
+
+
+def ue_missing_gold(folder: Path) -> list[str]:
+    beams, _ = beams_and_gold(folder)
+    return ue_argv(folder, [beams], folder / "missing.amr")
+
+
 CASES_UE: list[Case] = [
+    Case("ue-gold-graph-without-id", ue_gold_graph_without_id,
+         ("gold.amr, line 7, field '# ::id'", "this graph has no id, but gold.amr line 1 has one",
+          "paired by id whenever any input has ids")),
+    Case("ue-gold-without-any-id", ue_gold_without_any_id,
+         ("gold.amr, line 1, field '# ::id'", "no gold graph has an id, but the beams do (beams.jsonl line 1)")),
+    Case("ue-beam-ranks-mixing-ids", ue_beam_ranks_mixing_ids,
+         ("beam2.amr, line 1, field '# ::id'", "this graph has no id, but beam1.amr line 1 has one")),
+    Case("ue-positional-counts-differ", ue_positional_counts_differ,
+         ("paired by position", "beam1.amr) hold 4 examples", "gold.amr) holds 3 graphs")),
+    Case("ue-missing-beams-file", ue_missing_beams, ("missing.jsonl: beams file not found",)),
+    Case("ue-missing-gold-file", ue_missing_gold, ("missing.amr: gold file not found",)),
+    Case("ue-ecc-threshold-nan", ue_with("--ecc-threshold", "nan"), ("--ecc-threshold must be in (0, 2]", "got nan")),
+    Case("ue-ecc-threshold-above-2", ue_with("--ecc-threshold", "3"), ("--ecc-threshold must be in (0, 2]", "got 3.0")),
+    Case("ue-confidence-1", ue_with("--confidence", "1"), ("--confidence must be in (0, 1)", "got 1.0")),
+    Case("ue-bootstrap-negative", ue_with("--bootstrap", "-5"), ("--bootstrap must be >= 0", "got -5")),
+    Case("ue-max-rejection-0", ue_with("--max-rejection", "0"), ("--max-rejection must be in (0, 1]", "got 0.0")),
+    Case("ue-max-rejection-above-1", ue_with("--max-rejection", "1.5"), ("--max-rejection must be in (0, 1]",)),
+    Case("ue-seed-negative", ue_with("--seed", "-1"), ("--seed must be >= 0", "got -1")),
 ]
 
 

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from lsplits.uncertainty.beam import beam_uncertainties
 from lsplits.uncertainty.estimators import (
     degmat,
     ecc,
@@ -16,6 +17,7 @@ from lsplits.uncertainty.estimators import (
     lexsim,
     normalized_laplacian,
 )
+from lsplits.uncertainty.options import InvalidOption
 
 TWO_CLUSTERS = np.array([[1, 1, 0, 0], [1, 1, 0, 0], [0, 0, 1, 1], [0, 0, 1, 1]], dtype=float)
 
@@ -56,7 +58,10 @@ def test_ecc_with_every_eigenvector_is_sqrt_k_minus_1(k):
     m = rng.random((k, k))
     a = (m + m.T) / 2
     np.fill_diagonal(a, 1.0)
-    assert ecc(a, threshold=10.0) == pytest.approx(math.sqrt(k - 1))
+    # the largest threshold allowed, 2, keeps every eigenvector: with a diagonal of 1 (self-loops) the
+    # normalised Laplacian's eigenvalues are all below 2
+    assert np.linalg.eigvalsh(normalized_laplacian(a)).max() < 2.0
+    assert ecc(a, threshold=2.0) == pytest.approx(math.sqrt(k - 1))
 
 
 def test_single_candidate():
@@ -113,3 +118,34 @@ def test_bad_inputs():
         lexsim([[1.0, float("nan")], [0.0, 1.0]])
     with pytest.raises(ValueError, match="choose one of"):
         get_estimator("entropy")
+
+
+@pytest.mark.parametrize("threshold", [float("nan"), 0.0, -0.5, 2.5, float("inf")])
+def test_ecc_threshold_out_of_range_is_refused(threshold, tmp_path):
+    with pytest.raises(InvalidOption, match=r"threshold must be in \(0, 2\]"):
+        ecc(TWO_CLUSTERS, threshold=threshold)
+    for name in ("ecc", "eigv"):  # estimate() checks it whatever the estimator
+        with pytest.raises(InvalidOption, match=r"ecc_threshold must be in \(0, 2\]"):
+            estimate(name, TWO_CLUSTERS, ecc_threshold=threshold)
+    with pytest.raises(InvalidOption, match=r"ecc_threshold must be in \(0, 2\]"):
+        beam_uncertainties([["a b", "a c"]], "rougel", ["ecc"], ecc_threshold=threshold, cache=tmp_path / "cache")
+    assert not (tmp_path / "cache").exists()  # refused before any similarity matrix
+
+
+def test_ecc_threshold_bounds():
+    assert ecc(TWO_CLUSTERS, threshold=2.0) == pytest.approx(math.sqrt(3))  # every eigenvector
+    assert ecc(TWO_CLUSTERS, threshold=1e-9) >= 0.0
+
+
+def test_equal_uncertainties_are_exact_ties_not_solver_noise():
+    """Identical candidates at different k are equally certain: exactly equal values, so PRR sees a tie."""
+    for name, certain in (("lexsim", 0.0), ("eigv", 1.0), ("ecc", 0.0), ("degmat", 0.0)):
+        values = {estimate(name, np.ones((k, k))) for k in range(1, 11)}
+        assert values == {certain}, (name, values)
+    rng = np.random.default_rng(0)
+    m = rng.random((6, 6))
+    a = (m + m.T) / 2
+    np.fill_diagonal(a, 1.0)
+    p = rng.permutation(6)  # the same candidates in another order: the same value to the last bit
+    for name in ("eigv", "ecc", "degmat", "lexsim"):
+        assert estimate(name, a) == estimate(name, a[np.ix_(p, p)]), name

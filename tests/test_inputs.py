@@ -63,16 +63,82 @@ def test_one_penman_file_per_rank_with_ids(tmp_path):
     assert beams == {"s1": ["(a / b)", "(a / x", "(a / y)"], "s2": ["(c / d)", "(c / e)"]}
 
 
-def test_penman_files_without_ids_pair_by_position(tmp_path):
+def test_penman_files_without_any_id_pair_by_position_and_say_so(tmp_path, caplog):
     rank1 = write_penman(tmp_path / "beam1.txt", [(None, "(a / b)"), (None, "(c / d)")])
     rank2 = write_penman(tmp_path / "beam2.txt", [(None, "(a / c)"), (None, "(c / e)")])
-    gold = write_penman(tmp_path / "gold.txt", [("g1", "(a / b)"), ("g2", "(c / d)")])
-    inputs = load_inputs([rank1, rank2], gold)
-    assert inputs.ids == ["g1", "g2"]
+    gold = write_penman(tmp_path / "gold.txt", [(None, "(a / b)"), (None, "(c / d)")])
+    with caplog.at_level("WARNING", logger="lsplits.uncertainty.inputs"):
+        inputs = load_inputs([rank1, rank2], gold)
+    assert inputs.paired_by == "position"
+    assert inputs.ids == ["0", "1"]
     assert inputs.candidates == [["(a / b)", "(a / c)"], ["(c / d)", "(c / e)"]]
+    assert inputs.gold == ["(a / b)", "(c / d)"]
+    assert [r.getMessage() for r in caplog.records] == [
+        f"no input has '# ::id' lines: the 2 beam examples are paired with the 2 gold graphs of {gold} by position "
+        "(ids in the report are 0-based positions)"]
     short = write_penman(tmp_path / "beam3.txt", [(None, "(a / b)")])
-    with pytest.raises(DataError, match="same number of graphs"):
+    with pytest.raises(DataError, match="same number of graphs, but .*beam1.txt holds 2, .*beam3.txt holds 1"):
         read_beams([rank1, short])
+
+
+def test_positional_pairing_needs_equal_counts_and_names_both_files(tmp_path):
+    rank1 = write_penman(tmp_path / "beam1.txt", [(None, "(a / b)"), (None, "(c / d)"), (None, "(e / f)")])
+    gold = write_penman(tmp_path / "gold.txt", [(None, "(a / b)"), (None, "(c / d)")])
+    with pytest.raises(DataError) as error:
+        load_inputs([rank1], gold)
+    assert str(error.value) == (f"without '# ::id' lines beams and gold are paired by position, but the beams "
+                                f"({rank1}) hold 3 examples and the gold ({gold}) holds 2 graphs")
+
+
+def test_one_gold_graph_without_id_is_an_error_not_a_pairing_by_position(tmp_path):
+    """The reported bug: one gold graph lost its id, so every gold graph was paired with a beam by position."""
+    graphs = [("s1", "(a / one)"), ("s2", "(b / two)"), ("s3", "(c / three)")]
+    beams = write_jsonl(tmp_path / "beams.jsonl", [  # beams listed in another order than the gold
+        {"id": example, "candidates": [text]} for example, text in reversed(graphs)])
+    gold = write_penman(tmp_path / "gold.txt", [graphs[0], (None, graphs[1][1]), graphs[2]])
+    with pytest.raises(DataError) as error:
+        load_inputs([beams], gold)
+    # graph 1 takes lines 1-3 (two metadata lines and the graph), line 4 is blank: graph 2 is at line 5
+    assert str(error.value).startswith(
+        f"{gold}, line 5, field '# ::id': this graph has no id, but gold.txt line 1 has one: beams and gold are "
+        "paired by id whenever any input has ids")
+    fixed = write_penman(tmp_path / "fixed.txt", graphs)
+    inputs = load_inputs([beams], fixed)
+    assert inputs.paired_by == "id"
+    assert inputs.gold == [c[0] for c in inputs.candidates]  # each gold graph with its own beam
+
+
+def test_ids_on_one_side_only_are_refused(tmp_path):
+    beams = write_jsonl(tmp_path / "beams.jsonl", [{"id": "s1", "candidates": ["(a / b)"]},
+                                                  {"id": "s2", "candidates": ["(c / d)"]}])
+    gold = write_penman(tmp_path / "gold.txt", [(None, "(c / d)"), (None, "(a / b)")])
+    with pytest.raises(DataError, match=r"gold.txt, line 1, field '# ::id': no gold graph has an id, but the "
+                                        r"beams do \(beams.jsonl line 1\)"):
+        load_inputs([beams], gold)
+    rank1 = write_penman(tmp_path / "beam1.txt", [(None, "(a / b)"), (None, "(c / d)")])
+    with_ids = write_penman(tmp_path / "gold-ids.txt", [("s1", "(a / b)"), ("s2", "(c / d)")])
+    with pytest.raises(DataError, match=r"beam1.txt, line 1, field '# ::id': no beam graph has an id, but the "
+                                        r"gold does \(gold-ids.txt line 1\)"):
+        load_inputs([rank1], with_ids)
+
+
+def test_beam_rank_files_mixing_ids_are_refused(tmp_path):
+    rank1 = write_penman(tmp_path / "beam1.txt", [("s1", "(a / b)"), ("s2", "(c / d)")])
+    rank2 = write_penman(tmp_path / "beam2.txt", [(None, "(a / c)"), (None, "(c / e)")])
+    with pytest.raises(DataError, match=r"beam2.txt, line 1, field '# ::id': this graph has no id, but beam1.txt "
+                                        r"line 1 has one"):
+        read_beams([rank1, rank2])
+    partly = write_penman(tmp_path / "beam3.txt", [("s1", "(a / c)"), (None, "(c / e)")])
+    with pytest.raises(DataError, match=r"beam3.txt, line 5, field '# ::id'"):
+        read_beams([rank1, partly])
+
+
+def test_empty_files_are_named(tmp_path):
+    empty = tmp_path / "gold.txt"
+    empty.write_text("\n", encoding="utf-8")
+    beams = write_jsonl(tmp_path / "beams.jsonl", [{"id": "s1", "candidates": ["(a / b)"]}])
+    with pytest.raises(DataError, match=r"gold.txt: no gold graph in the file"):
+        load_inputs([beams], empty)
 
 
 def test_ids_that_differ_are_listed(tmp_path):

@@ -16,6 +16,7 @@ from amr_edits import build_beams, sample_gold
 from lsplits.amr.smatchpp_metric import f1, prepare
 from lsplits.uncertainty.estimators import degmat
 from lsplits.uncertainty.lexical import ROUGE_L
+from lsplits.uncertainty.options import InvalidOption
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULES = ("prr", "beam_uncertainty", "amr_similarity")
@@ -88,6 +89,24 @@ def test_prr_module_undefined_case_warns():
     with pytest.warns(RuntimeWarning, match="undefined"):
         out = module.compute(uncertainties=[0.1, 0.2], qualities=[0.5, 0.5], n_bootstrap=0)
     assert math.isnan(out["prr"])
+
+
+def test_prr_module_refuses_options_out_of_range():
+    module = evaluate.load("metrics/prr")
+    for options, message in (({"confidence": 1.5}, r"confidence must be in \(0, 1\)"),
+                             ({"confidence": float("nan")}, r"confidence must be in \(0, 1\)"),
+                             ({"n_bootstrap": -10}, r"n_bootstrap must be >= 0"),
+                             ({"max_rejection": 0.0}, r"max_rejection must be in \(0, 1\]")):
+        with pytest.raises(InvalidOption, match=message):
+            module.compute(uncertainties=[0.1, 0.5, 0.9], qualities=[0.9, 0.5, 0.1], **options)
+
+
+def test_beam_uncertainty_module_refuses_a_bad_ecc_threshold():
+    module = evaluate.load("metrics/beam_uncertainty", "rougel")
+    for threshold in (float("nan"), 0.0, 3.0):
+        with pytest.raises(InvalidOption, match=r"ecc_threshold must be in \(0, 2\]"):
+            module.compute(candidates=[["a b", "a c"]], ecc_threshold=threshold)
+    assert "error" in load_app("prr").compute("0.1 0.5", "0.9 0.1", -1)  # the Space's form says so too
 
 
 @pytest.mark.parametrize("name", MODULES)

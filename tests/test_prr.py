@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import itertools
+import re
 import warnings
 
 import numpy as np
 import pytest
 
+from lsplits.errors import ConfigError
+from lsplits.uncertainty import prr as prr_module
+from lsplits.uncertainty.options import InvalidOption
 from lsplits.uncertainty.prr import UndefinedPRRWarning, prr, prr_with_ci, rejection_curve
 
 
@@ -136,3 +140,51 @@ def test_bad_inputs():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         prr([0.2, 0.1], [0.3, 0.4])  # a defined PRR never warns
+
+
+def test_bootstrap_in_chunks_equals_one_draw_of_all_resamples(monkeypatch):
+    """The chunked bootstrap resamples exactly what one (n_bootstrap, n) draw gives, for any chunk size."""
+    rng = np.random.default_rng(7)
+    n, resamples = 37, 64
+    q = rng.random(n)
+    u = np.round(-q + rng.normal(0, 0.5, n), 1)  # rounded: ties in uncertainty too
+    draws = np.random.default_rng(11).integers(0, n, size=(resamples, n))  # every resample at once
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPRRWarning)
+        each = np.array([prr(u[d], q[d]) for d in draws])  # and the PRR of each computed on its own
+    expected = np.quantile(each[~np.isnan(each)], [0.05, 0.95])
+    results = []
+    for chunk in (1, 5 * n, 7 * n, resamples * n, 10**9):  # 1, 5, 7 (not dividing 64), 64 rows, one chunk
+        monkeypatch.setattr(prr_module, "_CHUNK_ELEMENTS", chunk)
+        result = prr_with_ci(u, q, n_bootstrap=resamples, seed=11, confidence=0.9)
+        assert [result.ci_low, result.ci_high] == pytest.approx(expected.tolist(), rel=1e-12)
+        results.append(result)
+    assert all(result == results[0] for result in results)  # bit for bit, whatever the chunk size
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"max_rejection": 0.0}, "max_rejection must be in (0, 1] (a rejection rate; 1 = the whole curve), got 0.0"),
+    ({"max_rejection": 1.5}, "max_rejection must be in (0, 1]"),
+    ({"max_rejection": float("nan")}, "max_rejection must be in (0, 1]"),
+    ({"confidence": 1.0}, "confidence must be in (0, 1) (for example 0.95), got 1.0"),
+    ({"confidence": 0.0}, "confidence must be in (0, 1)"),
+    ({"confidence": float("nan")}, "confidence must be in (0, 1)"),
+    ({"confidence": "high"}, "confidence must be a number, got 'high'"),
+    ({"n_bootstrap": -1}, "n_bootstrap must be >= 0 (bootstrap resamples; 0 = no interval), got -1"),
+    ({"n_bootstrap": 2.5}, "n_bootstrap must be a whole number >= 0"),
+    ({"seed": -3}, "seed must be >= 0 (a random seed), got -3"),
+])
+def test_options_out_of_range_are_refused(options, message):
+    with pytest.raises(InvalidOption, match=re.escape(message)) as error:
+        prr_with_ci([0.1, 0.2, 0.3], [0.3, 0.2, 0.1], **options)
+    assert isinstance(error.value, ValueError) and isinstance(error.value, ConfigError)
+
+
+def test_options_in_range_are_accepted():
+    with pytest.warns(UndefinedPRRWarning):  # a rate below 1/n is allowed, and leaves PRR undefined
+        result = prr_with_ci([0.1, 0.2, 0.3], [0.3, 0.2, 0.1], max_rejection=1e-9, n_bootstrap=np.int64(3),
+                             confidence=0.5, seed=np.int64(0))
+    assert result.n == 3 and np.isnan(result.prr)
+    assert prr_with_ci([0.1, 0.2, 0.3], [0.3, 0.2, 0.1], n_bootstrap=0, seed=0).prr == pytest.approx(1.0)
+    with pytest.raises(InvalidOption, match="max_rejection"):
+        rejection_curve([0.1, 0.2], [0.3, 0.4], max_rejection=-0.1)

@@ -15,7 +15,8 @@ from lsplits import similarity as registry
 from lsplits.amr.smatchpp_metric import f1, prepare
 from lsplits.errors import DataError
 from lsplits.similarity import Similarity
-from lsplits.uncertainty.render import write_report
+from lsplits.uncertainty.options import InvalidOption
+from lsplits.uncertainty.render import main_table_markdown, write_report
 from lsplits.uncertainty.report import StudyConfig, add_ue_arguments, choose_beam_sizes, run_study, run_ue
 
 CALLS: Counter = Counter()
@@ -155,3 +156,132 @@ def test_choose_beam_sizes():
     assert choose_beam_sizes((3, 5, 8, 10), 10) == [3, 5, 8, 10]
     assert choose_beam_sizes((3, 5, 8, 10), 6) == [3, 5]
     assert choose_beam_sizes((3, 5, 8, 10), 2) == [2]
+
+
+def _write_beams(folder, beams, gold):
+    """Beams JSONL and gold JSONL from ``{id: candidates}`` and ``{id: gold graph}``."""
+    (folder / "beams.jsonl").write_text("".join(json.dumps({"id": i, "candidates": c}) + "\n"
+                                                for i, c in beams.items()), encoding="utf-8")
+    (folder / "gold.jsonl").write_text("".join(json.dumps({"id": i, "amr": g}) + "\n" for i, g in gold.items()),
+                                       encoding="utf-8")
+    return folder / "beams.jsonl", folder / "gold.jsonl"
+
+
+def _degraded_copies(copies: int):
+    """Per real gold graph at levels 0, 1, 3: ``copies`` identical candidates (the degraded graph), and the gold."""
+    gold = dict(sample_gold())
+    beams = build_beams(list(gold.items()), levels=[0, 1, 3], k=1, seed=3)
+    return ({b["id"]: b["candidates"][:1] * copies for b in beams},
+            {b["id"]: gold[b["id"].split("@")[0]] for b in beams})
+
+
+@pytest.mark.parametrize("copies", [1, 3])
+def test_estimators_that_cannot_distinguish_examples_are_said_not_bold(copies, tmp_path):
+    """k = 1, or identical candidates everywhere: every estimator is constant, PRR 0 is not 'the best'."""
+    beams, gold = _write_beams(tmp_path, *_degraded_copies(copies))
+    study = run_study([beams], gold, small_config(beam_sizes=(copies,), n_bootstrap=20))
+    assert len(set(study.qualities["smatchpp"])) > 1  # the qualities differ: only the estimators are blind
+    rows = [row for row in study.prr if row.k == copies]
+    assert len(rows) == 4 and all(row.constant_uncertainty for row in rows)
+    assert all(row.result.prr == pytest.approx(0.0, abs=1e-12) for row in rows)
+    table = main_table_markdown(study)
+    assert "no best marked" in table and "**0.000" not in table
+    assert (f"**Note:** at k = {copies} every estimator gives every example the same uncertainty (one candidate "
+            "per example, or identical candidates in every example): the estimators cannot distinguish examples"
+            ) in table
+    assert "| LexSim | 0.000 [0.000, 0.000]† |" in table
+    report = write_report(study, tmp_path / "report").read_text(encoding="utf-8")
+    assert table in report
+    with open(tmp_path / "report" / "prr.csv", encoding="utf-8") as stream:
+        assert {row["constant_uncertainty"] for row in csv.DictReader(stream)} == {"True"}
+
+
+def test_one_constant_estimator_is_marked_and_never_best(tmp_path, monkeypatch):
+    # two candidates of different lengths under a length similarity (at most 1/2): the Laplacian's second
+    # eigenvalue 2s/(1+s) is below Ecc's threshold 0.9, so Ecc keeps both eigenvectors and is sqrt(k-1) = 1
+    # for every example, while DegMat = (1 - s)/2 varies with s
+    lengths = Similarity("test-length", lambda text: text, lambda a, b: 1 / (1 + abs(len(a) - len(b))), symmetric=True)
+    monkeypatch.setitem(registry._REGISTERED, lengths.name, lengths)
+    beams, gold = _degraded_copies(1)
+    beams = {example: [c[0], c[0] + " x" * (1 + i % 4)] for i, (example, c) in enumerate(beams.items())}
+    files = _write_beams(tmp_path, beams, gold)
+    study = run_study([files[0]], files[1], small_config(similarities=("test-length",), beam_sizes=(2,)))
+    assert set(study.uncertainties[2]["Ecc-test-length"]) == {1.0}
+    constant = {row.method for row in study.prr if row.constant_uncertainty}
+    assert constant == {"Ecc-test-length"}
+    table = main_table_markdown(study)
+    ecc_row = next(line for line in table.splitlines() if line.startswith("| Ecc-test-length |"))
+    assert ecc_row.endswith("]† |") and "**" not in ecc_row
+    assert "best per column in bold" in table and table.count("**") == 2  # one best among the others
+    assert "† constant uncertainty at k = 2: Ecc-test-length give(s) every example the same value" in table
+
+
+def test_examples_without_a_valid_candidate_get_a_note(tmp_path):
+    beams, gold = _degraded_copies(3)
+    broken = "(w / want-01 :ARG0 (b / boy)"  # unbalanced: invalid for every graph metric
+    first, second = list(beams)[:2]
+    beams[first] = [broken] * 3  # identical strings: LexSim says certain, the graph estimators most uncertain
+    beams[second] = [broken, broken + " ", broken + "  x"]
+    study = run_study(list(_write_beams(tmp_path, beams, gold))[:1], tmp_path / "gold.jsonl",
+                      small_config(beam_sizes=(3,), n_bootstrap=0))
+    ids = study.inputs.ids
+    assert [ids[i] for i in study.all_invalid[3]["smatchpp"]] == [first, second]
+    u = study.uncertainties[3]
+    assert u["LexSim"][ids.index(first)] == 0.0
+    assert u["EigV-Smatch++"][ids.index(first)] == max(u["EigV-Smatch++"]) == 3.0
+    table = main_table_markdown(study)
+    assert (f"**Note:** 2 example(s) have no valid candidate for Smatch++ at k = 3 (`{first}`, `{second}`): "
+            "EigV-Smatch++, Ecc-Smatch++, DegMat-Smatch++ give them the largest uncertainty possible for their "
+            "number of candidates (every candidate its own cluster), while LexSim compares the strings and rates "
+            "1 of them as certain (identical strings).") in table
+    report = write_report(study, tmp_path / "report").read_text(encoding="utf-8")
+    assert f"- k=3: 2 example(s) without any valid candidate for Smatch++: `{first}`, `{second}`" in report
+
+
+def test_positional_pairing_is_said_in_the_report(tmp_path):
+    gold = sample_gold()[:3]
+    (tmp_path / "beam1.amr").write_text("\n\n".join(g for _, g in reversed(gold)) + "\n", encoding="utf-8")
+    (tmp_path / "beam2.amr").write_text("\n\n".join(g for _, g in gold) + "\n", encoding="utf-8")
+    (tmp_path / "gold.amr").write_text("\n\n".join(g for _, g in gold) + "\n", encoding="utf-8")
+    study = run_study([tmp_path / "beam1.amr", tmp_path / "beam2.amr"], tmp_path / "gold.amr",
+                      small_config(beam_sizes=(2,), n_bootstrap=0))
+    assert study.inputs.paired_by == "position" and study.inputs.ids == ["0", "1", "2"]
+    assert study.inputs.gold == [g for _, g in gold] and study.qualities["smatchpp"][1] == 1.0
+    report = write_report(study, tmp_path / "report").read_text(encoding="utf-8")
+    assert "- beams and gold paired **by position**: no input has `# ::id` lines" in report
+
+
+def _ue_args(files, tmp_path, *extra):
+    parser = argparse.ArgumentParser()
+    add_ue_arguments(parser)
+    return parser.parse_args([str(files / "beams.jsonl"), "--gold", str(files / "gold.jsonl"),
+                              "--out", str(tmp_path / "out"), "--similarities", "smatchpp", "--qualities", "smatchpp",
+                              "--cache", str(tmp_path / "cache"), "--no-progress", *extra])
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--ecc-threshold", "nan"], "--ecc-threshold must be in (0, 2] (eigenvalues of the normalised Laplacian lie in "
+                                 "[0, 2]), got nan"),
+    (["--max-rejection", "1.5"], "--max-rejection must be in (0, 1] (a rejection rate; 1 = the whole curve), got 1.5"),
+    (["--max-rejection", "0"], "--max-rejection must be in (0, 1] (a rejection rate; 1 = the whole curve), got 0.0"),
+    (["--bootstrap", "-5"], "--bootstrap must be >= 0 (bootstrap resamples; 0 = no interval), got -5"),
+    (["--confidence", "1"], "--confidence must be in (0, 1) (for example 0.95), got 1.0"),
+    (["--seed", "-1"], "--seed must be >= 0 (a random seed), got -1"),
+])
+def test_cli_options_out_of_range_are_refused_before_any_matrix(files, tmp_path, extra, message):
+    with pytest.raises(InvalidOption) as error:
+        run_ue(_ue_args(files, tmp_path, *extra))
+    assert str(error.value) == message
+    assert not (tmp_path / "cache").exists() and not (tmp_path / "out").exists()
+
+
+def test_missing_input_files_are_refused_before_any_matrix(files, tmp_path):
+    args = _ue_args(files, tmp_path)
+    args.gold = str(tmp_path / "nope.amr")
+    with pytest.raises(DataError, match=r"nope.amr: gold file not found"):
+        run_ue(args)
+    args = _ue_args(files, tmp_path)
+    args.beams = [str(tmp_path)]
+    with pytest.raises(DataError, match=r"the beams must be a file, this is a folder"):
+        run_ue(args)
+    assert not (tmp_path / "cache").exists()

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from ..similarity import Similarity
 from .estimators import DEFAULT_ECC_THRESHOLD, ESTIMATORS, estimate
 from .matrix import MatrixCache, build_matrices
+from .options import check_ecc_threshold
 
 LEXICAL_SIMILARITY = "rougel"
 
@@ -36,6 +37,7 @@ def beam_uncertainties(examples: Sequence[Sequence[str]], similarity: Similarity
         >>> beam_uncertainties([["a b", "a b"], ["a b", "c d"]], estimators=["degmat"]).values
         {'degmat': [0.0, 0.5]}
     """
+    check_ecc_threshold(ecc_threshold)  # before any similarity matrix is computed
     names = [name.lower() for name in estimators]
     for name in names:
         if name not in ESTIMATORS:

@@ -23,6 +23,17 @@ Edge cases (all tested):
   diagonal is 1 here): treated as an isolated node, ``L = D^-1/2 (D - A) D^-1/2`` with
   ``0^-1/2 := 0``, so it adds a zero eigenvalue (its own component), as an invalid candidate does.
 - k = 0 raises ValueError: there is nothing to estimate.
+
+In a report these cases are said, not hidden (:mod:`lsplits.uncertainty.report`): an estimator that
+gives every example the same value (k = 1, or identical candidates everywhere) cannot rank them and
+gets no "best" mark, and examples without a valid candidate are counted, since the graph estimators
+rate them maximally uncertain while LexSim, on strings, may rate them certain.
+
+``ecc_threshold`` outside (0, 2] (or NaN) raises :class:`~lsplits.uncertainty.options.InvalidOption`.
+
+Every value is rounded to 12 decimals: eigen solvers leave noise of about 1e-16 (EigV of identical
+candidates is 1.0000000000000002 at k = 3 but 1.0 at k = 5), and PRR must see mathematically equal
+uncertainties as the exact ties it averages over, not as an order made of rounding noise.
 """
 
 from __future__ import annotations
@@ -31,7 +42,15 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .options import check_ecc_threshold
+
 DEFAULT_ECC_THRESHOLD = 0.9
+_DECIMALS = 12  # estimator values are rounded to this, so that equal values up to solver noise tie exactly
+
+
+def _value(number: float) -> float:
+    """``number`` rounded to ``_DECIMALS`` as a plain float (and without a negative zero)."""
+    return round(float(number), _DECIMALS) + 0.0
 
 
 def _checked(matrix: np.ndarray | list) -> np.ndarray:
@@ -63,13 +82,13 @@ def lexsim(matrix: np.ndarray | list) -> float:
     k = values.shape[0]
     if k == 1:
         return 0.0
-    return float(1.0 - (values.sum() - np.trace(values)) / (k * (k - 1)))
+    return _value(1.0 - (values.sum() - np.trace(values)) / (k * (k - 1)))
 
 
 def eigv(matrix: np.ndarray | list) -> float:
     """Sum over Laplacian eigenvalues of max(0, 1 - lambda)."""
     eigenvalues = np.linalg.eigvalsh(normalized_laplacian(matrix))
-    return float(np.clip(1.0 - eigenvalues, 0.0, None).sum())
+    return _value(np.clip(1.0 - eigenvalues, 0.0, None).sum())
 
 
 def ecc(matrix: np.ndarray | list, threshold: float = DEFAULT_ECC_THRESHOLD) -> float:
@@ -79,18 +98,19 @@ def ecc(matrix: np.ndarray | list, threshold: float = DEFAULT_ECC_THRESHOLD) -> 
     only on the space they span, so it is deterministic as long as the threshold does not cut
     through a repeated eigenvalue.
     """
+    threshold = check_ecc_threshold(threshold, "threshold")
     eigenvalues, eigenvectors = np.linalg.eigh(normalized_laplacian(matrix))
     embedding = eigenvectors[:, eigenvalues < threshold]
     if embedding.shape[1] == 0:
         return 0.0
     centred = embedding - embedding.mean(axis=0, keepdims=True)
-    return float(np.linalg.norm(centred))
+    return _value(np.linalg.norm(centred))
 
 
 def degmat(matrix: np.ndarray | list) -> float:
     """1 - mean of all entries of the (symmetrised) matrix, diagonal included."""
     values = _checked(matrix)
-    return float(1.0 - values.sum() / values.size)
+    return _value(1.0 - values.sum() / values.size)
 
 
 ESTIMATORS: dict[str, Callable[..., float]] = {"lexsim": lexsim, "eigv": eigv, "ecc": ecc, "degmat": degmat}
@@ -108,4 +128,5 @@ def get_estimator(name: str) -> Callable[..., float]:
 def estimate(name: str, matrix: np.ndarray | list, *, ecc_threshold: float = DEFAULT_ECC_THRESHOLD) -> float:
     """Apply the estimator named ``name`` to one matrix (``ecc_threshold`` is used by Ecc only)."""
     function = get_estimator(name)
+    check_ecc_threshold(ecc_threshold)
     return function(matrix, threshold=ecc_threshold) if function is ecc else function(matrix)

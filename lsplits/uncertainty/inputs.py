@@ -4,7 +4,14 @@ Beams come either as one JSONL file with ``{"id": ..., "candidates": [top-1, top
 or as k PENMAN files, one per beam rank (what AMR parsers write: file r holds every sentence's
 rank-r graph). Gold comes as a PENMAN file or JSONL with ``id`` and the graph in ``amr`` (or
 ``gold``, ``reference``). In PENMAN files graphs are separated by blank lines and an example's id is
-read from its ``# ::id`` metadata line; files without ids are matched by position.
+read from its ``# ::id`` metadata line.
+
+Pairing: by id whenever any input has ids (JSONL rows always do). Then every graph of every file
+needs one: a PENMAN graph without ``# ::id`` while other graphs have ids is a DataError naming its
+file and line, rather than an example quietly left out or, worse, a gold graph quietly paired with
+the wrong beam (a left-out gold graph would still shift what the report measures; adding the id is
+the one-line fix). Only when no graph anywhere has an id are beams and gold paired by position, if
+their counts match (else a DataError naming both files and counts), with a warning saying so.
 
 Bad input never passes silently: a line that is not JSON, a missing field or a duplicate id is a
 DataError naming the file, line and field; a candidate that is not a string becomes "" (an invalid
@@ -48,6 +55,7 @@ class Inputs:
     only_in_beams: list[str] = field(default_factory=list)
     only_in_gold: list[str] = field(default_factory=list)
     without_candidates: list[str] = field(default_factory=list)
+    paired_by: str = "id"  # or "position": no input had ids (ids are then the 0-based positions)
 
 
 def read_penman_file(path: str | os.PathLike[str]) -> list[PenmanBlock]:
@@ -97,76 +105,151 @@ def _add_unique(table: dict, key: str, value, path: Path, line: int) -> None:
     table[key] = value
 
 
-def read_beams(paths: Sequence[str | os.PathLike[str]]) -> tuple[dict[str, list[str]], bool]:
-    """Candidates per example id, in input order; the flag says whether ids were given (else positions)."""
-    paths = [Path(p) for p in paths]
+@dataclass
+class _Side:
+    """One side (beams or gold) as read: entries by id (or position), and where ids were and were not seen."""
+
+    entries: dict
+    with_id: tuple[Path, int] | None = None  # the first graph (file, line) that has an id
+    without_id: tuple[Path, int] | None = None  # the first graph that has none
+    counts: dict[str, int] = field(default_factory=dict)  # graphs per file
+
+    @property
+    def has_ids(self) -> bool:
+        return self.with_id is not None
+
+
+def _missing_id_error(where: tuple[Path, int], problem: str) -> DataError:
+    return DataError(f"{problem}: beams and gold are paired by id whenever any input has ids, so every graph "
+                     "needs a '# ::id' line (pairing by position is only for inputs without any id)",
+                     source=str(where[0]), line=where[1], field="# ::id")
+
+
+def _locate_ids(side: _Side, path: Path, blocks: Sequence[PenmanBlock]) -> None:
+    """Record where ``blocks`` of ``path`` have ids and where not; a mix is an error at the first graph without."""
+    side.counts[str(path)] = len(blocks)
+    for block in blocks:
+        if block.id is not None and side.with_id is None:
+            side.with_id = (path, block.line)
+        if block.id is None and side.without_id is None:
+            side.without_id = (path, block.line)
+    if side.with_id and side.without_id:
+        other = side.with_id
+        raise _missing_id_error(side.without_id, f"this graph has no id, but {other[0].name} line {other[1]} has one")
+
+
+def _read_beam_side(paths: Sequence[Path]) -> _Side:
     if len(paths) == 1 and _is_jsonl(paths[0]):
-        beams: dict[str, list[str]] = {}
-        for number, row in read_jsonl(paths[0]):
+        side = _Side({})
+        rows = read_jsonl(paths[0])
+        for number, row in rows:
             example = _require_id(row, paths[0], number)
             candidates = row.get("candidates")
             if not isinstance(candidates, list):
                 raise DataError("candidates must be a list of strings", source=str(paths[0]), line=number,
                                 example=example, field="candidates")
-            _add_unique(beams, example, [c if isinstance(c, str) else "" for c in candidates], paths[0], number)
-        return beams, True
+            _add_unique(side.entries, example, [c if isinstance(c, str) else "" for c in candidates], paths[0], number)
+        side.with_id = (paths[0], rows[0][0]) if rows else None
+        side.counts[str(paths[0])] = len(rows)
+        return side
     if any(_is_jsonl(p) for p in paths):
         raise DataError("give either one JSONL file of beams or one PENMAN file per beam rank, not a mix",
                         source=", ".join(map(str, paths)))
+    side = _Side({})
     ranks = [read_penman_file(p) for p in paths]
-    with_ids = all(block.id is not None for blocks in ranks for block in blocks)
-    beams = {}
-    if with_ids:
+    for path, blocks in zip(paths, ranks, strict=True):
+        _locate_ids(side, path, blocks)
+    if side.has_ids:
         for path, blocks in zip(paths, ranks, strict=True):
             seen: set[str] = set()
             for block in blocks:
                 if block.id in seen:
                     raise DataError("duplicate id", source=str(path), line=block.line, example=block.id, field="id")
                 seen.add(block.id)
-                beams.setdefault(block.id, []).append(block.text)
-        return beams, True
-    counts = {str(p): len(blocks) for p, blocks in zip(paths, ranks, strict=True)}
-    if len(set(counts.values())) > 1:
-        raise DataError(f"beam files without '# ::id' lines must hold the same number of graphs, got {counts}")
+                side.entries.setdefault(block.id, []).append(block.text)
+        return side
+    if len(set(side.counts.values())) > 1:
+        listed = ", ".join(f"{name} holds {count}" for name, count in side.counts.items())
+        raise DataError(f"beam files without '# ::id' lines are paired by position and must hold the same number "
+                        f"of graphs, but {listed}")
     for position in range(len(ranks[0]) if ranks else 0):
-        beams[str(position)] = [blocks[position].text for blocks in ranks]
-    return beams, False
+        side.entries[str(position)] = [blocks[position].text for blocks in ranks]
+    return side
 
 
-def read_gold(path: str | os.PathLike[str]) -> tuple[dict[str, str], bool]:
-    """Gold output per example id; the flag says whether ids were given (else positions)."""
-    path = Path(path)
-    gold: dict[str, str] = {}
+def _read_gold_side(path: Path) -> _Side:
+    side = _Side({})
     if _is_jsonl(path):
-        for number, row in read_jsonl(path):
+        rows = read_jsonl(path)
+        for number, row in rows:
             example = _require_id(row, path, number)
             name = next((f for f in GOLD_FIELDS if f in row), None)
             if name is None or not isinstance(row[name], str):
                 raise DataError(f"needs the gold graph as a string in one of {', '.join(GOLD_FIELDS)}",
                                 source=str(path), line=number, example=example, field=name or GOLD_FIELDS[0])
-            _add_unique(gold, example, row[name], path, number)
-        return gold, True
+            _add_unique(side.entries, example, row[name], path, number)
+        side.with_id = (path, rows[0][0]) if rows else None
+        side.counts[str(path)] = len(rows)
+        return side
     blocks = read_penman_file(path)
-    with_ids = all(block.id is not None for block in blocks)
+    _locate_ids(side, path, blocks)
     for position, block in enumerate(blocks):
-        _add_unique(gold, block.id if with_ids else str(position), block.text, path, block.line)
-    return gold, with_ids
+        _add_unique(side.entries, block.id if side.has_ids else str(position), block.text, path, block.line)
+    return side
+
+
+def read_beams(paths: Sequence[str | os.PathLike[str]]) -> tuple[dict[str, list[str]], bool]:
+    """Candidates per example id, in input order; the flag says whether ids were given (else positions).
+
+    Raises DataError for a PENMAN graph without ``# ::id`` when other graphs have one.
+    """
+    side = _read_beam_side([Path(p) for p in paths])
+    return side.entries, side.has_ids
+
+
+def read_gold(path: str | os.PathLike[str]) -> tuple[dict[str, str], bool]:
+    """Gold output per example id; the flag says whether ids were given (else positions).
+
+    Raises DataError for a PENMAN graph without ``# ::id`` when other graphs have one.
+    """
+    side = _read_gold_side(Path(path))
+    return side.entries, side.has_ids
+
+
+def _check_pairing(beams: _Side, gold: _Side, gold_path: Path) -> str:
+    """"id" or "position"; a DataError when one side has ids and the other none, or counts differ by position."""
+    for side, what in ((beams, "beam example"), (gold, "gold graph")):
+        if not side.entries:
+            raise DataError(f"no {what} in the file", source=", ".join(side.counts))
+    if beams.has_ids and gold.has_ids:
+        return "id"
+    if beams.has_ids and gold.without_id:
+        raise _missing_id_error(gold.without_id, f"no gold graph has an id, but the beams do "
+                                                 f"({beams.with_id[0].name} line {beams.with_id[1]})")
+    if gold.has_ids and beams.without_id:
+        raise _missing_id_error(beams.without_id, f"no beam graph has an id, but the gold does "
+                                                  f"({gold.with_id[0].name} line {gold.with_id[1]})")
+    if len(beams.entries) != len(gold.entries):
+        beam_files = ", ".join(beams.counts)
+        raise DataError(f"without '# ::id' lines beams and gold are paired by position, but the beams "
+                        f"({beam_files}) hold {len(beams.entries)} examples and the gold ({gold_path}) holds "
+                        f"{len(gold.entries)} graphs")
+    return "position"
 
 
 def load_inputs(beam_paths: Sequence[str | os.PathLike[str]], gold_path: str | os.PathLike[str]) -> Inputs:
-    """Read beams and gold and pair them by id (by position when either side has no ids)."""
-    beams, beam_ids = read_beams(beam_paths)
-    gold, gold_ids = read_gold(gold_path)
-    if not (beam_ids and gold_ids):
-        if len(beams) != len(gold):
-            raise DataError(f"without ids on both sides beams and gold are paired by position, but there are "
-                            f"{len(beams)} beam examples and {len(gold)} gold graphs", source=str(gold_path))
-        names = list(gold) if gold_ids else list(beams)
-        beams = dict(zip(names, beams.values(), strict=True))
-        gold = dict(zip(names, gold.values(), strict=True))
+    """Read beams and gold and pair them by id (by position only when no input has any id; a warning says so)."""
+    gold_path = Path(gold_path)
+    beam_side = _read_beam_side([Path(p) for p in beam_paths])
+    gold_side = _read_gold_side(gold_path)
+    paired_by = _check_pairing(beam_side, gold_side, gold_path)
+    beams, gold = beam_side.entries, gold_side.entries
+    if paired_by == "position":
+        logger.warning("no input has '# ::id' lines: the %d beam examples are paired with the %d gold graphs of %s "
+                       "by position (ids in the report are 0-based positions)", len(beams), len(gold), gold_path)
     inputs = Inputs(ids=[], candidates=[], gold=[],
                     only_in_beams=[i for i in beams if i not in gold],
-                    only_in_gold=[i for i in gold if i not in beams])
+                    only_in_gold=[i for i in gold if i not in beams], paired_by=paired_by)
     for example, candidates in beams.items():
         if example not in gold:
             continue

@@ -18,6 +18,11 @@ or punish the order the examples happen to be listed in).
 
 When the oracle is no better than random (all qualities equal, a single example, or a
 ``max_rejection`` below 1/n) PRR is undefined: NaN is returned with a warning, never a silent 0.
+
+The bootstrap interval is computed a chunk of resamples at a time, so memory stays bounded (about
+``_CHUNK_ELEMENTS`` resampled entries at once, a few hundred MB) whatever n and the number of
+resamples; the resamples are exactly those of one ``(n_bootstrap, n)`` draw (see
+:func:`_bootstrap_prrs`), so the interval does not depend on the chunk size.
 """
 
 from __future__ import annotations
@@ -27,6 +32,10 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+
+from .options import check_confidence, check_max_rejection, check_n_bootstrap, check_seed
+
+_CHUNK_ELEMENTS = 1 << 21  # resampled entries per bootstrap chunk (about 100 bytes of temporaries each)
 
 
 class UndefinedPRRWarning(RuntimeWarning):
@@ -70,9 +79,7 @@ def _as_inputs(uncertainties, qualities) -> tuple[np.ndarray, np.ndarray]:
 
 def _rejection_steps(n: int, max_rejection: float) -> int:
     """How many rejection rates r/n (r = 0, 1, ...) are <= max_rejection, at most n."""
-    if not 0.0 <= max_rejection <= 1.0:
-        raise ValueError(f"max_rejection must be in [0, 1], got {max_rejection}")
-    return min(n, math.floor(max_rejection * n + 1e-9) + 1)
+    return min(n, math.floor(check_max_rejection(max_rejection) * n + 1e-9) + 1)
 
 
 def _tie_averaged(u: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -111,10 +118,22 @@ def rejection_curve(uncertainties, qualities, *, max_rejection: float = 1.0) -> 
     )
 
 
+def _curve_means(curves: np.ndarray) -> np.ndarray:
+    """Mean of a curve, or of each row of a 2-d stack of curves.
+
+    Rows are summed left to right (the order numpy uses for the column-major stacks that
+    :func:`_curve_values` returns), so a bootstrap chunk of one row gives the same bits as a chunk
+    of many; a single curve keeps numpy's pairwise mean.
+    """
+    if curves.ndim == 1:
+        return curves.mean()
+    return np.cumsum(curves, axis=-1)[..., -1] / curves.shape[-1]
+
+
 def _aucs(u: np.ndarray, q: np.ndarray, steps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """AUC of estimator, oracle and random, row-wise for 2-d inputs."""
-    auc_u = _curve_values(_tie_averaged(u, q), steps).mean(axis=-1)
-    auc_o = _curve_values(-np.sort(-q, axis=-1), steps).mean(axis=-1)
+    auc_u = _curve_means(_curve_values(_tie_averaged(u, q), steps))
+    auc_o = _curve_means(_curve_values(-np.sort(-q, axis=-1), steps))
     return auc_u, auc_o, q.mean(axis=-1)
 
 
@@ -125,6 +144,24 @@ def _ratio(auc_u, auc_o, auc_r):
     defined = denominator > 1e-12 * scale
     safe = np.where(defined, denominator, 1.0)
     return np.where(defined, (auc_u - auc_r) / safe, np.nan)
+
+
+def _bootstrap_prrs(u: np.ndarray, q: np.ndarray, steps: int, n_bootstrap: int, seed: int) -> np.ndarray:
+    """PRR of each of ``n_bootstrap`` resamples (with replacement), computed a chunk of resamples at a time.
+
+    numpy's ``Generator.integers`` draws its numbers one after another from the bit generator (the
+    half-used 32-bit word it keeps lives in the generator's state), so drawing the rows of the
+    ``(n_bootstrap, n)`` index matrix a chunk at a time yields exactly the same indices as one draw;
+    the result is identical to the all-at-once computation for the same seed, for any chunk size.
+    """
+    rng = np.random.default_rng(seed)
+    rows = max(1, _CHUNK_ELEMENTS // u.size)
+    samples = np.empty(n_bootstrap)
+    for start in range(0, n_bootstrap, rows):
+        stop = min(n_bootstrap, start + rows)
+        draws = rng.integers(0, u.size, size=(stop - start, u.size))
+        samples[start:stop] = _ratio(*_aucs(u[draws], q[draws], steps))
+    return samples
 
 
 def prr(uncertainties, qualities, *, max_rejection: float = 1.0) -> float:
@@ -142,8 +179,12 @@ def prr_with_ci(uncertainties, qualities, *, max_rejection: float = 1.0, n_boots
     """PRR with a percentile bootstrap confidence interval over examples (resampled with replacement).
 
     Resamples where PRR is undefined (all drawn qualities equal) are left out of the interval.
-    ``n_bootstrap=0`` skips the interval (NaN bounds).
+    ``n_bootstrap=0`` skips the interval (NaN bounds). Options out of range raise
+    :class:`~lsplits.uncertainty.options.InvalidOption` (a ValueError) before any work.
     """
+    n_bootstrap = check_n_bootstrap(n_bootstrap)
+    confidence = check_confidence(confidence)
+    seed = check_seed(seed)
     u, q = _as_inputs(uncertainties, qualities)
     steps = _rejection_steps(u.size, max_rejection)
     auc_u, auc_o, auc_r = (float(x) for x in _aucs(u, q, steps))
@@ -154,9 +195,7 @@ def prr_with_ci(uncertainties, qualities, *, max_rejection: float = 1.0, n_boots
                       "returning NaN", UndefinedPRRWarning, stacklevel=_stacklevel)
     low = high = float("nan")
     if n_bootstrap > 0 and u.size > 1:
-        rng = np.random.default_rng(seed)
-        draws = rng.integers(0, u.size, size=(n_bootstrap, u.size))
-        samples = _ratio(*_aucs(u[draws], q[draws], steps))
+        samples = _bootstrap_prrs(u, q, steps, n_bootstrap, seed)
         samples = samples[~np.isnan(samples)]
         if samples.size:
             alpha = (1.0 - confidence) / 2

@@ -5,6 +5,11 @@ estimator x similarity against every quality metric at the largest beam size (Ta
 beam sizes per quality metric (Figure 5's numbers), the Spearman correlation matrix between
 estimators (Figure 6) and the rejection curves (PNG, one per quality metric and beam size). The
 numbers are also written as CSV files for further analysis.
+
+Degenerate inputs are said where the numbers are: a PRR whose estimator gives every example the same
+uncertainty is marked with a dagger and never bold (if every estimator is constant, a note says the
+estimators cannot distinguish examples and no best is marked), and examples without any valid
+candidate get a note on how each estimator rates them.
 """
 
 from __future__ import annotations
@@ -18,13 +23,17 @@ from pathlib import Path
 import numpy as np
 
 from ..io import atomic_path
-from .report import Study, display
+from .report import PRRRow, Study, display, method_name
 
 _LISTED = 20  # ids listed in the markdown; the CSV files hold all of them
+CONSTANT_MARK = "†"
 
 
 def _number(value: float, digits: int = 3) -> str:
-    return "n/a" if value is None or math.isnan(value) else f"{value:.{digits}f}"
+    if value is None or math.isnan(value):
+        return "n/a"
+    text = f"{value:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text  # no "-0.000" from rounding noise
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -33,8 +42,39 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return lines
 
 
-def _prr_lookup(study: Study) -> dict[tuple[int, str, str], object]:
-    return {(row.k, row.method, row.quality): row.result for row in study.prr}
+def _prr_lookup(study: Study) -> dict[tuple[int, str, str], PRRRow]:
+    return {(row.k, row.method, row.quality): row for row in study.prr}
+
+
+def _ids(ids: Sequence[str]) -> str:
+    return ", ".join(f"`{i}`" for i in ids[:_LISTED]) + (" ..." if len(ids) > _LISTED else "")
+
+
+def degenerate_notes(study: Study, k: int) -> list[str]:
+    """Notes on estimators that cannot rank the examples at beam size k and on examples without a valid candidate."""
+    rows = [row for row in study.prr if row.k == k]
+    constant = [m for m in study.methods if any(r.constant_uncertainty for r in rows if r.method == m)]
+    notes = []
+    if rows and all(row.constant_uncertainty for row in rows):
+        notes.append(f"**Note:** at k = {k} every estimator gives every example the same uncertainty (one candidate "
+                     "per example, or identical candidates in every example): the estimators cannot distinguish "
+                     "examples, so each PRR is 0 by construction (n/a where all qualities are equal) and no best is "
+                     "marked.")
+    elif constant:
+        notes.append(f"{CONSTANT_MARK} constant uncertainty at k = {k}: {', '.join(constant)} give(s) every example "
+                     "the same value, so cannot distinguish examples (PRR 0 by construction; never marked best).")
+    lexical = study.uncertainties[k].get(method_name("lexsim", None))
+    for name, examples in study.all_invalid.get(k, {}).items():
+        if not examples:
+            continue
+        graph = ", ".join(method_name(e, name) for e in ("eigv", "ecc", "degmat"))
+        certain = int((lexical[examples] == 0).sum()) if lexical is not None else 0
+        notes.append(f"**Note:** {len(examples)} example(s) have no valid candidate for {display(name)} at k = {k} "
+                     f"({_ids([study.inputs.ids[i] for i in examples])}): {graph} give them the largest "
+                     "uncertainty possible for their number of candidates (every candidate its own cluster), "
+                     "while LexSim compares the strings"
+                     + (f" and rates {certain} of them as certain (identical strings)." if certain else "."))
+    return notes
 
 
 def _best(values: list[float]) -> float:
@@ -47,20 +87,26 @@ def main_table_markdown(study: Study) -> str:
     k = study.beam_sizes[-1]
     lookup = _prr_lookup(study)
     qualities = list(study.qualities)
-    best = {q: _best([lookup[k, m, q].prr for m in study.methods]) for q in qualities}
+    best = {q: _best([lookup[k, m, q].result.prr for m in study.methods if not lookup[k, m, q].constant_uncertainty])
+            for q in qualities}
     rows = []
     for method in study.methods:
         cells = [method]
         for q in qualities:
-            result = lookup[k, method, q]
+            row = lookup[k, method, q]
+            result = row.result
             text = f"{_number(result.prr)} [{_number(result.ci_low)}, {_number(result.ci_high)}]"
-            cells.append(f"**{text}**" if result.prr == best[q] else text)
+            if row.constant_uncertainty:
+                cells.append(text + CONSTANT_MARK)
+            else:
+                cells.append(f"**{text}**" if result.prr == best[q] else text)
         rows.append(cells)
     level = round(study.config.confidence * 100)
     header = ["UE method", *(f"PRR ({display(q)})" for q in qualities)]
-    title = (f"PRR at beam size k = {k} ({len(study.inputs.ids)} examples; "
-             f"[{level}% bootstrap CI]; best per column in bold)")
-    return "\n".join([title, "", *_table(header, rows)])
+    marked = "best per column in bold" if any(not math.isnan(v) for v in best.values()) else "no best marked"
+    title = f"PRR at beam size k = {k} ({len(study.inputs.ids)} examples; [{level}% bootstrap CI]; {marked})"
+    notes = degenerate_notes(study, k)
+    return "\n".join([title, "", *_table(header, rows), *(["", *notes] if notes else [])])
 
 
 def _beam_tables(study: Study) -> list[str]:
@@ -68,8 +114,13 @@ def _beam_tables(study: Study) -> list[str]:
     lines: list[str] = []
     for q in study.qualities:
         lines += ["", f"### Quality: {display(q)}", ""]
-        rows = [[m, *(_number(lookup[k, m, q].prr) for k in study.beam_sizes)] for m in study.methods]
+        rows = [[m, *(_number(lookup[k, m, q].result.prr) + (CONSTANT_MARK if lookup[k, m, q].constant_uncertainty
+                                                             else "") for k in study.beam_sizes)]
+                for m in study.methods]
         lines += _table(["UE method", *(f"k={k}" for k in study.beam_sizes)], rows)
+    if any(row.constant_uncertainty for row in study.prr):
+        lines += ["", f"{CONSTANT_MARK} constant uncertainty: the estimator gives every example the same value at "
+                      "that k, so it cannot distinguish examples (PRR 0 by construction)."]
     return lines
 
 
@@ -92,6 +143,9 @@ def _inputs_section(study: Study) -> list[str]:
     ks = [len(c) for c in inputs.candidates]
     lines = [f"- examples: {len(inputs.ids)}; candidates per example: {min(ks)} to {max(ks)}",
              f"- beam sizes: {', '.join(map(str, study.beam_sizes))} (by truncation)"]
+    if inputs.paired_by == "position":
+        lines.append("- beams and gold paired **by position**: no input has `# ::id` lines "
+                     "(ids below are 0-based positions)")
     for k, short in study.short_examples.items():
         if short:
             lines.append(f"- k={k}: {short} example(s) have fewer candidates and use all they have")
@@ -99,8 +153,7 @@ def _inputs_section(study: Study) -> list[str]:
                        ("only in the gold (no beams)", inputs.only_in_gold),
                        ("without any candidate", inputs.without_candidates)):
         if ids:
-            shown = ", ".join(f"`{i}`" for i in ids[:_LISTED]) + (" ..." if len(ids) > _LISTED else "")
-            lines.append(f"- left out, {label}: {len(ids)}: {shown} (all in `left_out.csv`)")
+            lines.append(f"- left out, {label}: {len(ids)}: {_ids(ids)} (all in `left_out.csv`)")
     total = sum(ks)
     for name, counts in study.invalid_candidates.items():
         bad = int(counts.sum())
@@ -108,6 +161,11 @@ def _inputs_section(study: Study) -> list[str]:
         lines.append(f"- invalid candidates for {display(name)}: {bad} of {total} ({100 * bad / total:.2f}%)"
                      + (f"; most in {', '.join(f'`{i}`' for i in worst)}" if worst else "")
                      + " (per example in `invalid_candidates.csv`)")
+    for k, per_similarity in study.all_invalid.items():
+        for name, examples in per_similarity.items():
+            if examples:
+                lines.append(f"- k={k}: {len(examples)} example(s) without any valid candidate for {display(name)}: "
+                             f"{_ids([inputs.ids[i] for i in examples])}")
     return lines
 
 
@@ -147,9 +205,10 @@ def _write_csv(path: Path, header: Sequence[str], rows) -> None:
 def _write_tables(study: Study, folder: Path) -> None:
     inputs = study.inputs
     _write_csv(folder / "prr.csv", ["k", "method", "quality", "prr", "ci_low", "ci_high", "auc_uncertainty",
-                                    "auc_oracle", "auc_random", "n"],
+                                    "auc_oracle", "auc_random", "n", "constant_uncertainty"],
                ([r.k, r.method, r.quality, r.result.prr, r.result.ci_low, r.result.ci_high,
-                 r.result.auc_uncertainty, r.result.auc_oracle, r.result.auc_random, r.result.n]
+                 r.result.auc_uncertainty, r.result.auc_oracle, r.result.auc_random, r.result.n,
+                 r.constant_uncertainty]
                 for r in study.prr))
     _write_csv(folder / "uncertainties.csv", ["id", "k", *study.methods],
                ([example, k, *(study.uncertainties[k][m][i] for m in study.methods)]
@@ -187,8 +246,10 @@ def render_markdown(study: Study, plots: Sequence[str]) -> str:
               f"- Ecc eigenvalue threshold: {config.ecc_threshold}; max rejection rate: {config.max_rejection}",
               f"- bootstrap: {config.n_bootstrap} resamples, seed {config.seed}; ties in uncertainty are "
               "averaged over (order-independent)",
-              "- invalid candidates have similarity 0 with every other candidate; an invalid top-1 is scored "
-              "as the empty AMR graph `(a / amr-empty)`", ""]
+              "- invalid candidates have similarity 0 with every other candidate (so a beam without any valid "
+              "candidate gets the largest EigV, Ecc and DegMat for its size); an invalid top-1 is scored "
+              "as the empty AMR graph `(a / amr-empty)`",
+              "- estimator values are rounded to 12 decimals, so values equal up to eigen-solver noise are ties", ""]
     return "\n".join(lines)
 
 

@@ -10,6 +10,14 @@ CSV files and PNG plots.
 Similarity matrices are computed once at the largest k (the smaller beams are their top-left
 blocks) and cached on disk by content, so re-running with other estimators, quality metrics or beam
 sizes recomputes no similarity.
+
+Cheap checks come first: options out of range and missing input files are refused in one line
+before any file is read. Degenerate inputs are said, not hidden: an estimator whose uncertainty is
+the same for every example (k = 1, or identical candidates everywhere) is flagged
+(``PRRRow.constant_uncertainty``: it cannot rank examples, its PRR is 0 by construction, and the
+report marks no best among such rows), and examples with no valid candidate are counted
+(``Study.all_invalid``), since the graph estimators rate them maximally uncertain while LexSim,
+on strings, may rate them certain.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,10 +33,12 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from .. import similarity as similarity_registry
+from ..errors import DataError
 from .beam import LEXICAL_SIMILARITY
 from .estimators import DEFAULT_ECC_THRESHOLD, DISPLAY_NAMES, estimate
 from .inputs import Inputs, load_inputs
 from .matrix import SimilarityMatrix, build_matrices
+from .options import check_confidence, check_ecc_threshold, check_max_rejection, check_n_bootstrap, check_seed
 from .prr import PRRResult, RejectionCurve, prr_with_ci, rejection_curve
 from .quality import placeholder_for, score_predictions
 
@@ -68,6 +79,19 @@ class StudyConfig:
     cache_dir: Path | None = None
     progress: bool = True
 
+    def check(self, names: Mapping[str, str] | None = None) -> None:
+        """Refuse out-of-range numeric options (InvalidOption); ``names`` spells them as the caller does."""
+        names = names or {}
+        check_ecc_threshold(self.ecc_threshold, names.get("ecc_threshold", "ecc_threshold"))
+        check_max_rejection(self.max_rejection, names.get("max_rejection", "max_rejection"))
+        check_n_bootstrap(self.n_bootstrap, names.get("n_bootstrap", "n_bootstrap"))
+        check_confidence(self.confidence, names.get("confidence", "confidence"))
+        check_seed(self.seed, names.get("seed", "seed"))
+
+
+CLI_OPTIONS = {"ecc_threshold": "--ecc-threshold", "max_rejection": "--max-rejection", "n_bootstrap": "--bootstrap",
+               "confidence": "--confidence", "seed": "--seed"}
+
 
 @dataclass
 class PRRRow:
@@ -77,6 +101,7 @@ class PRRRow:
     method: str
     quality: str
     result: PRRResult
+    constant_uncertainty: bool = False  # the same uncertainty for every example: it cannot rank them
 
 
 @dataclass
@@ -94,6 +119,7 @@ class Study:
     invalid_candidates: dict[str, np.ndarray]
     nan_dropped: dict[str, int]
     short_examples: dict[int, int]
+    all_invalid: dict[int, dict[str, list[int]]] = field(default_factory=dict)  # k -> similarity -> examples
     prr: list[PRRRow] = field(default_factory=list)
     curves: dict[tuple[int, str], dict[str, RejectionCurve]] = field(default_factory=dict)
     spearman: dict[int, np.ndarray] = field(default_factory=dict)
@@ -129,12 +155,30 @@ def _spearman(values: dict[str, np.ndarray]) -> np.ndarray:
         return np.corrcoef(ranks) if len(ranks) > 1 else np.ones((1, 1))
 
 
+def _all_invalid(matrices: dict[str, list[SimilarityMatrix]], k: int) -> dict[str, list[int]]:
+    """Per similarity, the examples whose first k candidates are all invalid."""
+    return {name: [i for i, m in enumerate(found) if m.truncate(k).invalid.all()]
+            for name, found in matrices.items() if name != LEXICAL_SIMILARITY}
+
+
+def check_input_files(beam_paths: Sequence[str | os.PathLike[str]], gold_path: str | os.PathLike[str]) -> None:
+    """A DataError naming the first beams or gold path that is not an existing file (before anything is read)."""
+    for what, path in [*(("beams", p) for p in beam_paths), ("gold", gold_path)]:
+        path = Path(path)
+        if not path.exists():
+            raise DataError(f"{what} file not found", source=str(path))
+        if not path.is_file():
+            raise DataError(f"the {what} must be a file, this is a folder", source=str(path))
+
+
 def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.PathLike[str],
               config: StudyConfig | None = None) -> Study:
-    """Read the inputs and compute the whole grid of the report."""
+    """Read the inputs and compute the whole grid of the report (options and files are checked first)."""
     config = config or StudyConfig()
+    config.check()
     for name in (*config.similarities, *config.qualities):
         similarity_registry.get(name)  # fail early, before any long computation, on an unknown name
+    check_input_files(beam_paths, gold_path)
     inputs = load_inputs(beam_paths, gold_path)
     top1 = [candidates[0] for candidates in inputs.candidates]
     qualities: dict[str, np.ndarray] = {}
@@ -160,6 +204,7 @@ def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.Path
                             for name in config.similarities},
         nan_dropped={name: int(np.isnan(q).sum()) for name, q in qualities.items()},
         short_examples={k: sum(len(c) < k for c in inputs.candidates) for k in beam_sizes},
+        all_invalid={k: _all_invalid(matrices, k) for k in beam_sizes},
     )
     study.methods = list(study.uncertainties[beam_sizes[0]])
     for name, dropped in study.nan_dropped.items():
@@ -177,7 +222,8 @@ def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.Path
                     result = prr_with_ci(u[keep], q[keep], max_rejection=config.max_rejection,
                                          n_bootstrap=config.n_bootstrap, confidence=config.confidence,
                                          seed=config.seed)
-                    study.prr.append(PRRRow(k, method, quality_name, result))
+                    constant = bool(u[keep].size) and bool(np.all(u[keep] == u[keep][0]))
+                    study.prr.append(PRRRow(k, method, quality_name, result, constant))
                     curves[method] = rejection_curve(u[keep], q[keep], max_rejection=config.max_rejection)
                     grid.update()
                 study.curves[k, quality_name] = curves
@@ -210,10 +256,13 @@ def add_ue_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"comma-separated quality metrics (default {','.join(PAPER_QUALITIES)})")
     parser.add_argument("--beam-sizes", type=_sizes, default=PAPER_BEAM_SIZES,
                         help="comma-separated beam sizes, by truncation (default 3,5,8,10)")
-    parser.add_argument("--ecc-threshold", type=float, default=DEFAULT_ECC_THRESHOLD)
+    parser.add_argument("--ecc-threshold", type=float, default=DEFAULT_ECC_THRESHOLD,
+                        help=f"Ecc keeps Laplacian eigenvectors with eigenvalue below it, in (0, 2] "
+                             f"(default {DEFAULT_ECC_THRESHOLD})")
     parser.add_argument("--max-rejection", type=float, default=1.0,
-                        help="largest rejection rate in the PRR area (default 1: the whole curve)")
+                        help="largest rejection rate in the PRR area, in (0, 1] (default 1: the whole curve)")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the CI (0: none)")
+    parser.add_argument("--confidence", type=float, default=0.95, help="level of the bootstrap CI (default 0.95)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=0, help="processes (default 0: one per CPU core)")
     parser.add_argument("--cache", default=None,
@@ -222,17 +271,25 @@ def add_ue_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 
+def _config_from_args(args: argparse.Namespace) -> StudyConfig:
+    """The study's settings from the command line, refused in one line (naming the option) when out of range."""
+    config = StudyConfig(
+        similarities=tuple(args.similarities), qualities=tuple(args.qualities),
+        beam_sizes=tuple(args.beam_sizes), ecc_threshold=args.ecc_threshold,
+        max_rejection=args.max_rejection, n_bootstrap=args.bootstrap, confidence=args.confidence, seed=args.seed,
+        workers=args.workers,
+        cache_dir=None if args.no_cache else Path(args.cache) if args.cache else default_cache_dir(),
+        progress=not args.no_progress,
+    )
+    config.check(CLI_OPTIONS)
+    return config
+
+
 def run_ue(args: argparse.Namespace) -> int:
     """Run the study and write the report; returns the exit code."""
     from .render import main_table_markdown, write_report
 
-    config = StudyConfig(
-        similarities=tuple(args.similarities), qualities=tuple(args.qualities),
-        beam_sizes=tuple(args.beam_sizes), ecc_threshold=args.ecc_threshold,
-        max_rejection=args.max_rejection, n_bootstrap=args.bootstrap, seed=args.seed, workers=args.workers,
-        cache_dir=None if args.no_cache else Path(args.cache) if args.cache else default_cache_dir(),
-        progress=not args.no_progress,
-    )
+    config = _config_from_args(args)
     study = run_study(args.beams, args.gold, config)
     report = write_report(study, args.out)
     print(main_table_markdown(study))

@@ -24,7 +24,8 @@ _KWARGS_DESCRIPTION = """
 Args:
     candidates (list of list of str): per example, its beam candidates (top-1 first); k may vary.
     estimators (list of str, default all): any of "lexsim", "eigv", "ecc", "degmat".
-    ecc_threshold (float, default 0.9): Ecc keeps Laplacian eigenvectors with eigenvalue below it.
+    ecc_threshold (float in (0, 2], default 0.9): Ecc keeps Laplacian eigenvectors with eigenvalue below it
+        (out of range or NaN: ValueError, before any similarity is computed).
     workers (int, default 1): processes for the similarity matrices (0 = one per CPU core).
 Returns:
     one list per requested estimator (one float per example), and

@@ -20,10 +20,11 @@ _KWARGS_DESCRIPTION = """
 Args:
     uncertainties (list of float): one score per example, higher = less trustworthy.
     qualities (list of float): quality of each example's prediction, higher = better.
-    max_rejection (float, default 1.0): largest rejection rate in the area (1.0 = whole curve).
-    n_bootstrap (int, default 1000): bootstrap resamples for the confidence interval (0 = none).
-    confidence (float, default 0.95): confidence level of the interval.
-    seed (int, default 0): seed of the bootstrap.
+    max_rejection (float in (0, 1], default 1.0): largest rejection rate in the area (1.0 = whole curve).
+    n_bootstrap (int >= 0, default 1000): bootstrap resamples for the confidence interval (0 = none).
+    confidence (float in (0, 1), default 0.95): confidence level of the interval.
+    seed (int >= 0, default 0): seed of the bootstrap.
+    A value out of range (or NaN) raises a ValueError naming the option.
 Returns:
     prr (float): the ratio; NaN (with a warning) when all qualities are equal.
     prr_ci_low, prr_ci_high (float): bootstrap percentile interval.

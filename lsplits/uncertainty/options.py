@@ -1,0 +1,66 @@
+"""Range checks of the numeric options shared by the estimators, PRR, ``lsplits ue`` and the metric modules.
+
+One place decides what a valid ``ecc_threshold``, ``max_rejection``, ``confidence``, ``n_bootstrap`` or
+``seed`` is, so the CLI, the Python API and the evaluate modules refuse the same values with the same
+one-line message (naming the option as the caller spells it: ``--ecc-threshold`` on the command line,
+``ecc_threshold`` in Python). A NaN is never in range.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from ..errors import ConfigError
+
+
+class InvalidOption(ConfigError, ValueError):
+    """An option outside its range: a ConfigError for the CLI, and a ValueError for Python callers."""
+
+
+def _number(value: object, option: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidOption(f"{option} must be a number, got {value!r}")
+    return float(value)
+
+
+def check_ecc_threshold(value: object, option: str = "ecc_threshold") -> float:
+    """The Ecc eigenvalue threshold, in (0, 2] (the normalised Laplacian's spectrum lies in [0, 2])."""
+    number = _number(value, option)
+    if not 0.0 < number <= 2.0:
+        raise InvalidOption(f"{option} must be in (0, 2] (eigenvalues of the normalised Laplacian lie in "
+                            f"[0, 2]), got {value!r}")
+    return number
+
+
+def check_max_rejection(value: object, option: str = "max_rejection") -> float:
+    """The largest rejection rate in the PRR area, in (0, 1]."""
+    number = _number(value, option)
+    if not 0.0 < number <= 1.0:
+        raise InvalidOption(f"{option} must be in (0, 1] (a rejection rate; 1 = the whole curve), got {value!r}")
+    return number
+
+
+def check_confidence(value: object, option: str = "confidence") -> float:
+    """The confidence level of the bootstrap interval, in (0, 1)."""
+    number = _number(value, option)
+    if not 0.0 < number < 1.0:
+        raise InvalidOption(f"{option} must be in (0, 1) (for example 0.95), got {value!r}")
+    return number
+
+
+def _whole(value: object, option: str, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidOption(f"{option} must be a whole number >= 0 ({what}), got {value!r}")
+    if value < 0:
+        raise InvalidOption(f"{option} must be >= 0 ({what}), got {value!r}")
+    return int(value)
+
+
+def check_n_bootstrap(value: object, option: str = "n_bootstrap") -> int:
+    """The number of bootstrap resamples, a whole number >= 0 (0 = no interval)."""
+    return _whole(value, option, "bootstrap resamples; 0 = no interval")
+
+
+def check_seed(value: object, option: str = "seed") -> int:
+    """A random seed, a whole number >= 0 (what numpy's generators accept)."""
+    return _whole(value, option, "a random seed")
