@@ -88,7 +88,8 @@ def _checked_query(example: dict[str, Any]) -> str:
     """The example's SQL text; DataError naming the example when it is not text or empty."""
     sql = example["query"]
     if not isinstance(sql, str):
-        raise DataError(f"expected the SQL query as text, got {type(sql).__name__} {sql!r}",
+        found = "null" if sql is None else f"{type(sql).__name__} {sql!r}"
+        raise DataError(f"expected the SQL query as text, got {found}",
                         example=str(example[ID_FIELD]), field="query")
     if not normalize_sql(sql):
         raise DataError(f"the SQL query is empty ({sql!r})", example=str(example[ID_FIELD]), field="query")
