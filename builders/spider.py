@@ -3,7 +3,10 @@
 Hub source: ``xlangai/spider`` (train = train_spider, validation = dev); local official files
 (``train_spider.json``, ``dev.json`` or JSONL) work too; ``train_others`` is not used, as in the paper.
 Adds the Spider baselines ``length``, ``template`` and ``tmcd``, a ``hardness`` column (Spider's
-easy/medium/hard/extra rules) and atom/compound divergences in the card.
+easy/medium/hard/extra rules) and atom/compound divergences in the card. A gold query that is not
+text, or empty, is a bad input (DataError naming the example, before any scoring); one that the SQL
+tree parser cannot read is kept (atoms only, hardness ``unknown``) and counted in the log, the
+card and ``lsplits.json``.
 """
 
 from __future__ import annotations

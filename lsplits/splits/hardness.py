@@ -17,7 +17,8 @@ Figure 5 use that tool: a selected expression counts when it *starts* with an ag
 is negated (``not in``, ``not like``: the official code reads the negation flag in the aggregate
 slot); and a ``having`` clause counts its negated conditions and each of its ``and``/``or``
 connectives (the official code counts the connective strings themselves). The plain
-``having count(*) > 1`` adds nothing.
+``having count(*) > 1`` adds nothing. Where the official parser stops early and ignores the rest
+(``order by count(*) >= 5`` in train_spider orders by ``count(*)``), so does this count.
 
 :func:`spider_hardness` accepts either the SQL string (parsed here by
 :mod:`lsplits.splits.sql_tree`) or Spider's own parsed ``sql`` dict when the data carries one.
