@@ -21,9 +21,11 @@ from collections import Counter
 import numpy as np
 from nltk.tokenize import NLTKWordTokenizer
 
+from lsplits.errors import DataError
 from lsplits.splits.engine import length_partition, random_partition
 from lsplits.splits.spider import (
     HARDNESS_LEVELS,
+    UNKNOWN_HARDNESS,
     atom_divergence,
     compound_divergence,
     enforce_atom_constraint,
@@ -56,11 +58,18 @@ def main() -> None:
     atoms = [sql_atoms(sql) for sql in sqls]
     atoms_s = time.perf_counter() - start
     start = time.perf_counter()
-    compounds = [sql_compounds(sql) for sql in sqls]
+    compounds, unparsable = [], []
+    for index, sql in enumerate(sqls):
+        try:
+            compounds.append(sql_compounds(sql))
+        except DataError:  # as in `lsplits build spider`: no compounds, hardness unknown
+            compounds.append(Counter())
+            unparsable.append(index)
     compounds_s = time.perf_counter() - start
-    levels = [spider_hardness(sql) for sql in sqls]
+    levels = [UNKNOWN_HARDNESS if index in unparsable else spider_hardness(sql) for index, sql in enumerate(sqls)]
     print(f"{n} examples: {len(set().union(*atoms))} distinct atoms ({atoms_s:.2f} s), "
           f"{len(set().union(*compounds))} distinct compounds ({compounds_s:.2f} s)")
+    print(f"unparsable queries: {len(unparsable)}" + (f" (rows {unparsable[:20]})" if unparsable else ""))
     if all("sql" in row for row in rows):
         official = [spider_hardness(row["sql"]) for row in rows]
         agree = sum(a == b for a, b in zip(levels, official, strict=True))

@@ -46,6 +46,8 @@ class DatasetSpec:
     categorical_columns: Sequence[str] = ()  # extra columns whose distribution the card reports (Spider: hardness)
     # more per-config numbers for the card and `lsplits analyze` (Spider: atom/compound divergence)
     extra_statistics: Callable[[BuildResult], dict[str, dict[str, float]]] | None = None
+    # facts about one build for the card's method section and lsplits.json (Spider: unparsable queries)
+    build_notes: Callable[[BuildResult], dict[str, Any]] | None = None
 
     @property
     def available_configs(self) -> dict[str, SplitConfig]:
@@ -168,6 +170,11 @@ def method_text(spec: DatasetSpec, result: BuildResult, *, lm: str, folds: int, 
     ]
     if spec.method_note:
         lines += ["", spec.method_note]
+    notes = spec.build_notes(result) if spec.build_notes is not None else {}
+    if notes:  # a list value reads as its length and its items: "unparsable SQL queries: 1 (train-7)"
+        lines += [""] + [f"- {key}: {len(value)} ({', '.join(map(str, value))})" if isinstance(value, list) and value
+                         else f"- {key}: {len(value) if isinstance(value, list) else value}"
+                         for key, value in notes.items()]
     if result.skipped:
         lines += ["", "Not built: " + "; ".join(f"`{k}` ({v})" for k, v in result.skipped.items()) + "."]
     return "\n".join(lines)
@@ -196,7 +203,8 @@ def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, *, l
             Path(tmp) / dataset_report.METADATA_FILE, task=task.name, query_field=task.query_field,
             label_field=task.label_field, categorical_columns=list(spec.categorical_columns), lm=lm, folds=folds,
             seed=seed, eval_size=result.eval_size, configs=list(result.frames), skipped=result.skipped,
-            extra_statistics=extra_stats)
+            extra_statistics=extra_stats,
+            notes=spec.build_notes(result) if spec.build_notes is not None else {})
         card = render_card(spec.card, result.frames, descriptions, default=default,
                            repo_hint=repo_hint or f"your-org/{Path(out).name}",
                            method=method_text(spec, result, lm=lm, folds=folds, seed=seed),

@@ -80,7 +80,25 @@ CASES_OUTPUTS: list[Case] = [
 # --- Spider SQL ----------------------------------------------------------------------------------------------
 
 
+def spider_with_query(query: object) -> Callable[[Path], list[str]]:
+    """Setup: a small official-style Spider dev file whose fourth example has ``query`` as its SQL."""
+    def setup(folder: Path) -> list[str]:
+        rows = [{"db_id": "concert_singer", "query": "SELECT name FROM singer WHERE age  >  20",
+                 "question": f"Which singers are older than {20 + i}?"} for i in range(12)]
+        rows[3]["query"] = query
+        data = write_jsonl(folder / "dev.jsonl", rows)
+        return ["build", "spider", "--data-files", str(data), "--lm", "scratch", "--out", str(folder / "out"),
+                "--max-steps", "2", "--cache-dir", str(folder / "cache"), "--no-progress"]
+    return setup
+
+
 CASES_SPIDER: list[Case] = [
+    Case("spider-empty-query", spider_with_query("  ; "),
+         ("example 'validation-3'", "field 'query'", "the SQL query is empty")),
+    Case("spider-null-query", spider_with_query(None),
+         ("example 'validation-3'", "field 'query'", "expected the SQL query as text, got null")),
+    Case("spider-list-query", spider_with_query(["SELECT", "name"]),
+         ("example 'validation-3'", "field 'query'", "expected the SQL query as text, got list")),
 ]
 
 

@@ -348,3 +348,77 @@ def test_hardness_from_spiders_parsed_form():
                   **{"from": {"table_units": [["table_unit", 0], ["table_unit", 1]],
                               "conds": [[False, 2, [0, [0, 5, False], None], [0, 6, False], None]]}})
     assert spider_hardness(joined) == "extra"
+
+
+# --------------------------------------------------------------------------------------------------
+# An unparsable query in a build
+# --------------------------------------------------------------------------------------------------
+
+# A truncated query: sqlparse still cuts it into atoms, the tree parser cannot read it. "zodiac" is
+# its own atom, so the atom constraint must keep it in train.
+UNPARSABLE_SQL = "SELECT name FROM singer WHERE zodiac >"
+TINY_SPIDER_SQL = [
+    "SELECT count(*) FROM singer",
+    "SELECT name FROM singer WHERE age  >  20",
+    "SELECT T1.name FROM singer AS T1 JOIN concert AS T2 ON T1.id = T2.singer_id",
+    "SELECT avg(age) FROM singer",
+    "SELECT name ,  country FROM singer ORDER BY age DESC",
+    "SELECT T2.name FROM concert AS T1 JOIN singer AS T2 ON T2.id = T1.singer_id GROUP BY T1.singer_id "
+    "ORDER BY count(*)  >=  5",
+]
+
+
+def _tiny_spider(n: int) -> list[dict]:
+    rows = [{"db_id": "concert_singer", "query": TINY_SPIDER_SQL[i % len(TINY_SPIDER_SQL)],
+             "question": f"How many singers are {['old', 'young', 'French', 'tall'][i % 4]} number {i}?"}
+            for i in range(n)]
+    rows[7]["query"] = UNPARSABLE_SQL
+    return rows
+
+
+def test_spider_extras_fall_back_for_an_unparsable_query(caplog):
+    from builders.spider import query_hardness, spider_extras
+
+    examples = [{"id": f"train-{i}", **row} for i, row in enumerate(_tiny_spider(10))]
+    with caplog.at_level("WARNING"):
+        extras = spider_extras(examples)
+    assert extras["unparsable"] == ["train-7"]
+    assert extras["compounds"][7] == Counter()
+    assert extras["atoms"][7] == {"select", "name", "from", "singer", "where", "zodiac", ">"}
+    assert extras["compounds"][5]["order by -> >="] == 1  # the real train_spider query parses
+    assert "train-7" in caplog.text and "1 of 10 queries could not be parsed" in caplog.text
+    assert query_hardness(examples[7]) == "unknown"
+    assert query_hardness(examples[5]) == "hard"
+
+
+def test_an_unparsable_query_does_not_abort_the_spider_build(tmp_path, caplog):
+    import json
+
+    import datasets
+
+    from lsplits.cli import main
+
+    data = tmp_path / "train_spider.json"
+    data.write_text(json.dumps(_tiny_spider(30)), encoding="utf-8")
+    out = tmp_path / "spider-likelihood"
+    configs = ["random", "template", "tmcd"]
+    with caplog.at_level("INFO"):
+        code = main(["build", "spider", "--data-files", str(data), "--lm", "scratch", "--out", str(out),
+                     "--max-steps", "1", "--folds", "2", "--eval-size", "10", "--cache-dir", str(tmp_path / "cache"),
+                     "--no-progress", "--configs", *configs])
+    assert code == 0
+    assert "SQL parser: 1 of 30 queries could not be parsed" in caplog.text and "train-7" in caplog.text
+    for config in configs:
+        ds = datasets.load_dataset(str(out), config)
+        rows = {split: ds[split].to_list() for split in ("train", "validation", "test")}
+        by_id = {row["id"]: (split, row) for split, part in rows.items() for row in part}
+        assert len(by_id) == 30
+        split, row = by_id["train-7"]
+        assert split == "train", config  # its atom "zodiac" counts for the atom constraint
+        assert row["hardness"] == "unknown"
+        assert {r["hardness"] for i, (_, r) in by_id.items() if i != "train-7"} <= {"easy", "medium", "hard", "extra"}
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "- unparsable SQL queries: 1 (train-7)" in card
+    assert "hardness=unknown" in card
+    meta = json.loads((out / "lsplits.json").read_text(encoding="utf-8"))
+    assert meta["notes"] == {"unparsable SQL queries": ["train-7"]}

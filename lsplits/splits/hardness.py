@@ -17,7 +17,8 @@ Figure 5 use that tool: a selected expression counts when it *starts* with an ag
 is negated (``not in``, ``not like``: the official code reads the negation flag in the aggregate
 slot); and a ``having`` clause counts its negated conditions and each of its ``and``/``or``
 connectives (the official code counts the connective strings themselves). The plain
-``having count(*) > 1`` adds nothing.
+``having count(*) > 1`` adds nothing. Where the official parser stops early and ignores the rest
+(``order by count(*) >= 5`` in train_spider orders by ``count(*)``), so does this count.
 
 :func:`spider_hardness` accepts either the SQL string (parsed here by
 :mod:`lsplits.splits.sql_tree`) or Spider's own parsed ``sql`` dict when the data carries one.
@@ -30,10 +31,12 @@ from typing import Any
 
 from lsplits.splits.sql_tree import Node, parse_sql
 
-__all__ = ["HARDNESS_LEVELS", "hardness_counts", "spider_hardness"]
+__all__ = ["HARDNESS_LEVELS", "UNKNOWN_HARDNESS", "hardness_counts", "spider_hardness"]
 
 #: The four levels, easiest first.
 HARDNESS_LEVELS = ("easy", "medium", "hard", "extra")
+#: The level a build records for a query that :mod:`lsplits.splits.sql_tree` cannot parse.
+UNKNOWN_HARDNESS = "unknown"
 
 _AGGREGATES = frozenset({"max", "min", "count", "sum", "avg"})
 _SPIDER_LIKE_OP = 9  # index of "like" in Spider's WHERE_OPS
@@ -79,8 +82,22 @@ def _is_aggregate(node: Node) -> bool:
     return node.kind == "function" and node.label in _AGGREGATES
 
 
+def _value_unit(node: Node) -> Node:
+    """The value Spider's parser reads from a selected or ordering item.
+
+    Spider's parser stops at a comparison it does not expect and ignores the rest, so
+    ``order by count(*) >= 5`` (a real train_spider query) orders by ``count(*)``.
+    """
+    if node.kind == "order":
+        node = node.children[0]
+    while node.kind == "compare" and not node.label.endswith("exists"):
+        node = node.children[0]
+    return node
+
+
 def _starts_with_aggregate(node: Node) -> bool:
     """True for ``max(x)`` and ``max(x) - min(x)``: Spider reads the leading aggregate only."""
+    node = _value_unit(node)
     if node.kind == "arith" and node.label != "neg":
         return _starts_with_aggregate(node.children[0])
     return _is_aggregate(node)
@@ -88,8 +105,7 @@ def _starts_with_aggregate(node: Node) -> bool:
 
 def _aggregated_operands(node: Node) -> int:
     """Aggregates among the one or two column units of an ``order by``/``group by`` value."""
-    if node.kind == "order":
-        node = node.children[0]
+    node = _value_unit(node)
     if node.kind == "arith" and node.label != "neg":
         return sum(_is_aggregate(child) for child in node.children)
     return int(_is_aggregate(node))

@@ -23,13 +23,14 @@ from lsplits.errors import ConfigError
 from lsplits.splits.atom_constraint import enforce_atom_constraint, missing_eval_atoms
 from lsplits.splits.divergence import atom_divergence, compound_divergence
 from lsplits.splits.engine import Partition, resolve_eval_size
-from lsplits.splits.hardness import HARDNESS_LEVELS, spider_hardness
+from lsplits.splits.hardness import HARDNESS_LEVELS, UNKNOWN_HARDNESS, spider_hardness
 from lsplits.splits.sql import normalize_sql, sql_atoms, sql_template
 from lsplits.splits.sql_tree import parse_sql, sql_compounds
 from lsplits.splits.tmcd import tmcd_partition
 
 __all__ = [
     "HARDNESS_LEVELS",
+    "UNKNOWN_HARDNESS",
     "atom_divergence",
     "compound_divergence",
     "enforce_atom_constraint",

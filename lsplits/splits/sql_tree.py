@@ -1,11 +1,15 @@
-"""A small parse tree of Spider SQL, and the compounds (parent-child pairs) that TMCD splits compare.
+"""A parse tree of Spider SQL, and the compounds (parent-child pairs) that TMCD splits compare.
 
-Spider's queries use a compact SQL subset: one ``select`` with optional ``from`` (tables, joins
-with ``on``), ``where``, ``group by``, ``having``, ``order by``, ``limit``, set operations
-(``union``/``intersect``/``except``) and subqueries. This module parses the sqlparse tokens of
-:mod:`lsplits.splits.sql` into a tree of :class:`Node` by recursive descent, so that compounds
-(METHOD A3) and Spider's hardness (:mod:`lsplits.splits.hardness`) are computed from the same
-structure.
+Spider's queries (train_spider, train_others, dev) use a subset of SQLite: ``select [distinct]``
+with ``from`` (tables, subqueries, joins with or without ``on``), ``where``, ``group by``,
+``having``, ``order by``, ``limit``, set operations (``union``/``intersect``/``except``, also
+parenthesised and nested) and subqueries, with comparisons, ``like``, ``between``, ``in``,
+``exists`` and arithmetic. This module parses the sqlparse tokens of :mod:`lsplits.splits.sql`
+into a tree of :class:`Node` by recursive descent, so that compounds (METHOD A3) and Spider's
+hardness (:mod:`lsplits.splits.hardness`) are computed from the same structure. The grammar is
+SQLite's expression grammar, so it also reads what the official files hold beyond Spider's own
+parser: a comparison in ``order by`` (``order by count(*) >= 5``) or ``select``, arithmetic with
+literals, quoted identifiers, ``cast``, ``case``, ``is null``, ``limit ... offset``.
 
 Tree shape (``kind``: ``label``)::
 
@@ -15,22 +19,26 @@ Tree shape (``kind``: ``label``)::
       clause: where | having             -> one condition
       clause: group by                   -> expressions
       clause: order by                   -> expressions, wrapped in order: asc|desc when given
-      clause: limit                      -> the limit literal
+      clause: limit                      -> the limit value [, offset: offset -> value]
       setop: union | intersect | except  -> the right-hand query
 
 Conditions are ``logic`` nodes (``and``/``or`` with their operands in order, chains flattened;
-``not``) over ``compare`` nodes (``=``, ``>``, ``like``, ``not in``, ``between`` ...). Expressions
-are ``function`` (``count``, ``max`` ...; ``count(distinct x)`` is function -> distinct -> x),
-``arith`` (``+ - * /``, unary minus as ``neg``), ``column`` (the column name, its alias
-qualifier dropped: ``t1.name`` and ``t2.name`` are the same column ``name``), ``table``,
-``star`` (``*``), ``literal`` (strings re-quoted with single quotes) and ``list`` (``in (1, 2)``).
+``not``) over ``compare`` nodes (``=``, ``>``, ``like``, ``not in``, ``between``, ``is not`` ...,
+left operand first). Expressions are ``function`` (``count``, ``max`` ...; ``count(distinct x)``
+is function -> distinct -> x; ``cast(x as real)`` is function -> x, type), ``arith`` (``+ - * /
+% ||``, unary minus as ``neg``), ``case`` (-> when -> condition, result; else), ``column`` (the
+column name, its alias qualifier and quotes dropped: ``t1.name``, ``t2.name`` and ``"name"`` in
+``t."name"`` are the same column ``name``), ``table``, ``star`` (``*`` and ``t1.*``), ``literal``
+(strings re-quoted with single quotes, doubled quotes resolved; negative numbers keep their sign)
+and ``list`` (``in (1, 2)``). A comparison may stand wherever an expression may (SQLite's
+booleans are numbers).
 """
 
 from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from lsplits.errors import DataError
@@ -40,14 +48,19 @@ __all__ = ["Node", "parse_sql", "sql_compounds"]
 
 _CLAUSES = ("from", "where", "group by", "having", "order by", "limit")
 _SET_OPS = frozenset({"union", "union all", "intersect", "except"})
-_COMPARISONS = frozenset({"=", "==", "!=", "<>", "<", ">", "<=", ">=", "like", "not like", "in", "glob"})
-_NEGATABLE = frozenset({"in", "like", "between", "exists", "glob"})
+_COMPARISONS = frozenset({"=", "==", "!=", "<>", "<", ">", "<=", ">="})
+_PATTERN_OPERATORS = frozenset({"in", "like", "glob", "regexp", "ilike"})  # each may follow "not"
+_NEGATABLE = _PATTERN_OPERATORS | {"between"}
+_NULL_TESTS = {"isnull": "is", "notnull": "is not", "not null": "is not"}  # "not null" is one sqlparse token
 # Words that end an expression; anything else in operand position is a name (Spider uses
 # ``year``, ``count``, ``language``... as column names).
 _RESERVED = frozenset({
     "select", "distinct", "as", "on", "and", "or", "not", "in", "like", "between", "exists", "is",
     "asc", "desc", "case", *_CLAUSES, *_SET_OPS,
 })
+# Further words that never are a bare alias (``from t limit 1``: ``limit`` is no alias of ``t``).
+_NOT_ALIASES = frozenset({"offset", "using", "escape", "when", "then", "else", "end", "nulls", "collate",
+                          "glob", "regexp", "ilike", "isnull", "notnull", "not null"})
 
 
 @dataclass(frozen=True)
@@ -69,7 +82,9 @@ class _Parser:
     """Recursive-descent parser over the token tuple of one query."""
 
     def __init__(self, tokens: tuple[SqlToken, ...], sql: str) -> None:
-        self.tokens = tokens
+        # sqlparse lexes "a -5" as ``a``, ``-5``: the parser reads every signed number as minus and
+        # number, so ``a -5`` is a subtraction and ``= -5`` still gives the literal ``-5``.
+        self.tokens = tuple(split for token in tokens for split in _split_sign(token))
         self.sql = sql
         self.position = 0
 
@@ -98,20 +113,47 @@ class _Parser:
         where = f"at token {self.position} ({found!r})" if found is not None else "at the end"
         return DataError(f"cannot parse SQL {self.sql!r}: {problem} {where}", field="query")
 
-    def comma_list(self, parse_item) -> list[Node]:
+    def comma_list(self, parse_item: Callable[[], Node]) -> list[Node]:
         items = [parse_item()]
         while self.peek() == ",":
             self.position += 1
             items.append(parse_item())
         return items
 
+    def at_alias(self) -> bool:
+        """True when the next token can only be a bare alias (a name, or a double-quoted name)."""
+        value, kind = self.peek(), self.peek_kind()
+        if kind == "string":
+            return value.startswith('"')
+        return kind == "word" and value not in _RESERVED and value not in _NOT_ALIASES and not value.endswith("join")
+
+    def skip_alias(self) -> None:
+        """Skip ``as name`` or a bare alias: aliases carry no structure."""
+        if self.peek() == "as":
+            self.position += 1
+            self.take()
+        elif self.at_alias():
+            self.position += 1
+
     # -- queries ---------------------------------------------------------------------------------
     def query(self) -> Node:
+        """A select, or a parenthesised query, then optionally a set operation with another query."""
+        if self.peek() == "(":
+            self.position += 1
+            clauses = list(self.query().children)
+            self.expect(")")
+        else:
+            clauses = self.select_core()
+        if self.peek() in _SET_OPS:
+            operator = self.take().value
+            clauses.append(Node("setop", operator, (self.query(),)))
+        return Node("query", "query", tuple(clauses))
+
+    def select_core(self) -> list[Node]:
         self.expect("select")
         label = "select"
-        if self.peek() == "distinct":
-            self.position += 1
-            label = "select distinct"
+        if self.peek() in ("distinct", "all"):
+            label = "select distinct" if self.take().value == "distinct" else "select"
         clauses = [Node("clause", label, tuple(self.comma_list(self.select_item)))]
         while self.peek() in _CLAUSES:
             keyword = self.take().value
@@ -121,43 +163,53 @@ class _Parser:
                 children = [self.condition()]
             elif keyword == "order by":
                 children = self.comma_list(self.order_item)
-            else:  # group by, limit
-                children = self.comma_list(self.expression)
+            elif keyword == "limit":
+                children = self.limit_items()
+            else:  # group by
+                children = self.comma_list(self.condition)
             clauses.append(Node("clause", keyword, tuple(children)))
-        if self.peek() in _SET_OPS:
-            operator = self.take().value
-            clauses.append(Node("setop", operator, (self.query(),)))
-        return Node("query", "query", tuple(clauses))
+        return clauses
 
     def select_item(self) -> Node:
-        item = self.expression()
+        item = self.condition()
         self.skip_alias()
         return item
 
     def order_item(self) -> Node:
-        item = self.expression()
+        item = self.condition()  # Spider has "order by count(*) >= 5"
         if self.peek() in ("asc", "desc"):
-            return Node("order", self.take().value, (item,))
+            item = Node("order", self.take().value, (item,))
+        if self.peek() == "nulls":
+            self.position += 1
+            self.take()  # first / last
         return item
 
-    def skip_alias(self) -> None:
-        """Skip ``as name`` or a bare alias name: aliases carry no structure."""
-        if self.peek() == "as":
+    def limit_items(self) -> list[Node]:
+        """``limit n``, ``limit n offset m`` or ``limit m, n``: the count, then ``offset -> m``."""
+        first = self.expression()
+        if self.peek() == "offset":
             self.position += 1
-            self.take()
-        elif self.peek_kind() == "word" and self.peek() not in _RESERVED and not self.peek().endswith("join"):
+            return [first, Node("offset", "offset", (self.expression(),))]
+        if self.peek() == ",":
             self.position += 1
+            return [self.expression(), Node("offset", "offset", (first,))]
+        return [first]
 
     def from_items(self) -> list[Node]:
         items = [self.table_ref()]
         while True:
             keyword = self.peek()
-            if keyword is not None and keyword.endswith("join"):
+            if keyword is not None and keyword.endswith("join") and self.peek_kind() == "word":
                 self.position += 1
                 children = [self.table_ref()]
                 if self.peek() == "on":
                     self.position += 1
                     children.append(self.condition())
+                elif self.peek() == "using":
+                    self.position += 1
+                    self.expect("(")
+                    children.append(Node("using", "using", tuple(self.comma_list(self.expression))))
+                    self.expect(")")
                 items.append(Node("join", keyword, tuple(children)))
             elif keyword == ",":
                 self.position += 1
@@ -168,14 +220,22 @@ class _Parser:
     def table_ref(self) -> Node:
         if self.peek() == "(":
             self.position += 1
-            node = self.query()
+            if self.peek() in ("select", "("):
+                node = self.query()
+            else:  # a parenthesised join: (a join b on ...)
+                items = self.from_items()
+                node = items[0] if len(items) == 1 else Node("group", "group", tuple(items))
             self.expect(")")
         else:
             token = self.take()
-            if token.kind != "word" or token.value in _RESERVED:
+            if not _is_name(token):
                 self.position -= 1
                 raise self.error("expected a table name")
-            node = Node("table", token.value.strip("`"))
+            name = token.value
+            while self.peek() == ".":  # schema.table
+                self.position += 1
+                name = self.take().value
+            node = Node("table", _unquote(name))
         self.skip_alias()
         return node
 
@@ -186,7 +246,7 @@ class _Parser:
     def conjunction(self) -> Node:
         return self.connective("and", self.negation)
 
-    def connective(self, word: str, parse_operand) -> Node:
+    def connective(self, word: str, parse_operand: Callable[[], Node]) -> Node:
         operands = [parse_operand()]
         while self.peek() == word:
             self.position += 1
@@ -206,15 +266,22 @@ class _Parser:
                 self.position += 1
                 label = "not exists"
             return Node("compare", label, (self.primary(),))
-        if self.peek() == "(" and self.peek(1) != "select":
-            grouped = self.try_grouped_condition()
-            if grouped is not None:
-                return grouped
-        left = self.expression()
+        node = self.expression()
+        while True:  # SQLite allows chains such as a = b = c; Spider has one comparison at most
+            compared = self.comparison(node)
+            if compared is None:
+                return node
+            node = compared
+
+    def comparison(self, left: Node) -> Node | None:
+        """The comparison that follows ``left`` (``= x``, ``not in (...)``, ``between a and b`` ...), or None."""
         operator = self.peek()
         if operator == "not" and self.peek(1) in _NEGATABLE:
             self.position += 1
             operator = "not " + self.peek()
+        elif operator in _NULL_TESTS:  # isnull, notnull, "not null" (one sqlparse token)
+            self.position += 1
+            return Node("compare", _NULL_TESTS[operator], (left, Node("literal", "null")))
         if operator in ("between", "not between"):
             self.position += 1
             low = self.expression()
@@ -229,34 +296,27 @@ class _Parser:
                 self.position += 1
                 operator = "is not"
             return Node("compare", operator, (left, self.expression()))
-        if operator in _COMPARISONS or operator in ("not in", "not glob"):
+        if operator in _COMPARISONS or operator in _PATTERN_OPERATORS or \
+                (operator or "").removeprefix("not ") in _PATTERN_OPERATORS:
             self.position += 1
-            return Node("compare", operator, (left, self.expression()))
-        return left
-
-    def try_grouped_condition(self) -> Node | None:
-        """Parse ``( condition )``; return None (and rewind) when the parenthesis is an expression."""
-        start = self.position
-        try:
-            self.position += 1
-            inner = self.condition()
-            self.expect(")")
-        except DataError:
-            self.position = start
-            return None
-        if inner.kind in ("compare", "logic") and self.peek() not in _COMPARISONS:
-            return inner
-        self.position = start
+            children = [left, self.expression()]
+            if self.peek() == "escape":
+                self.position += 1
+                children.append(Node("escape", "escape", (self.expression(),)))
+            return Node("compare", operator, tuple(children))
         return None
 
     # -- expressions -----------------------------------------------------------------------------
     def expression(self) -> Node:
-        return self.binary(("+", "-", "||"), self.term)
+        return self.binary(("+", "-"), self.term)
 
     def term(self) -> Node:
-        return self.binary(("*", "/", "%"), self.unary)
+        return self.binary(("*", "/", "%"), self.concatenation)
 
-    def binary(self, operators: tuple[str, ...], parse_operand) -> Node:
+    def concatenation(self) -> Node:
+        return self.binary(("||",), self.unary)
+
+    def binary(self, operators: tuple[str, ...], parse_operand: Callable[[], Node]) -> Node:
         left = parse_operand()
         while self.peek() in operators:
             operator = self.take().value
@@ -264,53 +324,136 @@ class _Parser:
         return left
 
     def unary(self) -> Node:
-        if self.peek() == "-":
+        operator = self.peek()
+        if operator == "-":
             self.position += 1
             if self.peek_kind() == "number":
                 return Node("literal", "-" + self.take().value)
             return Node("arith", "neg", (self.unary(),))
+        if operator == "+":
+            self.position += 1
+            return self.unary()
+        if operator == "~":
+            self.position += 1
+            return Node("arith", "~", (self.unary(),))
         return self.primary()
 
     def primary(self) -> Node:
         token = self.take()
         if token.kind == "string":
-            return Node("literal", "'" + token.value[1:-1] + "'")
+            if token.value.startswith('"') and self.peek() == ".":  # "t1"."name": quoted identifiers
+                return self.qualified()
+            return Node("literal", _string_literal(token.value))
         if token.kind == "number":
             return Node("literal", token.value)
         if token.value == "*":
             return Node("star", "*")
         if token.value == "(":
-            if self.peek() == "select":
-                node = self.query()
-            else:
-                items = self.comma_list(self.expression)
-                node = items[0] if len(items) == 1 else Node("list", "list", tuple(items))
-            self.expect(")")
-            return node
-        if token.kind != "word" or token.value in _RESERVED:
+            return self.parenthesised()
+        if token.value == "case":
+            return self.case()
+        if not _is_name(token):
             self.position -= 1
             raise self.error("expected a value, column or function")
-        name = token.value.strip("`")
         if self.peek() == "(":
-            return self.function_call(name)
+            return self.function_call(_unquote(token.value))
         if self.peek() == ".":
+            return self.qualified()
+        if token.value == "null":
+            return Node("literal", "null")
+        return Node("column", _unquote(token.value))
+
+    def qualified(self) -> Node:
+        """The column after ``qualifier .`` (the qualifier is already taken): ``t1.name``, ``t1.*``."""
+        while self.peek() == ".":
             self.position += 1
             column = self.take()
-            return Node("star", "*") if column.value == "*" else Node("column", column.value.strip("`"))
-        if name == "null":
-            return Node("literal", "null")
-        return Node("column", name)
+            if column.value == "*":
+                return Node("star", "*")
+            if not (_is_name(column) or column.kind == "string"):
+                self.position -= 1
+                raise self.error("expected a column name")
+        return Node("column", _unquote(column.value))
+
+    def parenthesised(self) -> Node:
+        """After ``(``: a subquery, a grouped condition or expression, or a value list."""
+        if self.peek() == "select":
+            node = self.query()
+        else:
+            items = self.comma_list(self.condition)
+            node = items[0] if len(items) == 1 else Node("list", "list", tuple(items))
+            if node.kind == "query" and self.peek() in _SET_OPS:  # ((select ...) union (select ...))
+                operator = self.take().value
+                node = Node("query", "query", (*node.children, Node("setop", operator, (self.query(),))))
+        self.expect(")")
+        return node
+
+    def case(self) -> Node:
+        """``case [x] when a then b ... [else c] end``."""
+        children = [] if self.peek() == "when" else [self.condition()]
+        while self.peek() == "when":
+            self.position += 1
+            when = self.condition()
+            self.expect("then")
+            children.append(Node("when", "when", (when, self.condition())))
+        if not children or children[-1].kind != "when":
+            raise self.error("expected 'when'")
+        if self.peek() == "else":
+            self.position += 1
+            children.append(Node("else", "else", (self.condition(),)))
+        self.expect("end")
+        return Node("case", "case", tuple(children))
 
     def function_call(self, name: str) -> Node:
         self.expect("(")
-        distinct = self.peek() == "distinct"
-        if distinct:
+        modifier = self.peek() if self.peek() in ("distinct", "all") else None
+        if modifier:
             self.position += 1
-        arguments = () if self.peek() == ")" else tuple(self.comma_list(self.expression))
+        arguments = () if self.peek() == ")" else tuple(self.comma_list(self.condition))
+        if self.peek() == "as":  # cast(x as real)
+            self.position += 1
+            arguments += (Node("type", self.type_name()),)
         self.expect(")")
-        if distinct:
+        if modifier == "distinct":
             arguments = (Node("distinct", "distinct", arguments),)
         return Node("function", name, arguments)
+
+    def type_name(self) -> str:
+        """The words of a type up to the closing parenthesis of ``cast``: ``real``, ``varchar(10)``."""
+        words, depth = [], 0
+        while self.peek() is not None and (depth or self.peek() != ")"):
+            value = self.take().value
+            depth += {"(": 1, ")": -1}.get(value, 0)
+            words.append(value)
+        if not words:
+            raise self.error("expected a type name")
+        return " ".join(words)
+
+
+def _split_sign(token: SqlToken) -> tuple[SqlToken, ...]:
+    """``-5`` as the two tokens ``-`` and ``5``; any other token as it is."""
+    if token.kind == "number" and token.value.startswith("-"):
+        return SqlToken("-", "operator"), SqlToken(token.value[1:], "number")
+    return (token,)
+
+
+def _is_name(token: SqlToken) -> bool:
+    """A table, column or function name: a non-reserved word, or a double-quoted identifier."""
+    return (token.kind == "word" and token.value not in _RESERVED) or \
+        (token.kind == "string" and token.value.startswith('"'))
+
+
+def _unquote(name: str) -> str:
+    """A name without its quotes: ```a b```, ``[a b]`` and ``"a b"`` are ``a b``."""
+    if len(name) >= 2 and (name[0], name[-1]) in (("`", "`"), ("[", "]"), ('"', '"')):
+        return name[1:-1].replace(name[0] * 2, name[0]) if name[0] != "[" else name[1:-1]
+    return name
+
+
+def _string_literal(quoted: str) -> str:
+    """A string literal with single quotes: ``"it's"`` and ``'it''s'`` are both ``'it''s'``."""
+    text = quoted[1:-1].replace(quoted[0] * 2, quoted[0])
+    return "'" + text.replace("'", "''") + "'"
 
 
 @functools.lru_cache(maxsize=65536)
@@ -322,7 +465,10 @@ def parse_sql(sql: str) -> Node:
 children=(Node(kind='star', label='*', children=()),)),))
     """
     parser = _Parser(sql_tokens(sql), sql)
-    tree = parser.query()
+    try:
+        tree = parser.query()
+    except RecursionError:
+        raise DataError(f"cannot parse SQL {sql!r}: nested too deeply", field="query") from None
     if parser.position != len(parser.tokens):
         raise parser.error("unexpected trailing tokens")
     return tree
