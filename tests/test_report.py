@@ -134,6 +134,14 @@ def test_nan_qualities_are_dropped_with_a_count(files):
     assert all(row.result.n == len(top1) - negated for row in study.prr)
 
 
+def test_all_nan_qualities_are_an_error_not_a_traceback(files, monkeypatch):
+    always_nan = Similarity("test-all-nan", lambda text: text, lambda a, b: math.nan, symmetric=False)
+    monkeypatch.setitem(registry._REGISTERED, always_nan.name, always_nan)
+    with pytest.raises(DataError, match="every example's test-all-nan quality is NaN"):
+        run_study([files / "beams.jsonl"], files / "gold.jsonl",
+                  small_config(qualities=("test-all-nan",), n_bootstrap=0, beam_sizes=(3,)))
+
+
 def test_malformed_gold_names_the_id_and_the_error(files, tmp_path):
     lines = (files / "gold.jsonl").read_text(encoding="utf-8").splitlines()
     broken = json.loads(lines[4])

@@ -208,6 +208,9 @@ def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.Path
     )
     study.methods = list(study.uncertainties[beam_sizes[0]])
     for name, dropped in study.nan_dropped.items():
+        if dropped == len(inputs.ids):
+            raise DataError(f"every example's {name} quality is NaN (no top-1 prediction could be scored "
+                            "against its gold), so PRR is undefined", field=name)
         if dropped:
             logger.warning("%s: %d example(s) with NaN quality dropped from PRR", name, dropped)
     grid = tqdm(total=len(beam_sizes) * len(qualities) * len(study.methods), desc="PRR", unit="estimate",
