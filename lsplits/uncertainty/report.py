@@ -203,7 +203,7 @@ def add_ue_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("beams", nargs="+", metavar="BEAMS",
                         help="one JSONL file ({id, candidates: [...]}) or one PENMAN file per beam rank")
     parser.add_argument("--gold", required=True, help="gold graphs: a PENMAN file or JSONL ({id, amr})")
-    parser.add_argument("--out", required=True, help="report folder (replaced as a whole)")
+    parser.add_argument("--out", required=True, help="report folder (new or empty; a report lsplits wrote is replaced as a whole)")
     parser.add_argument("--similarities", type=_names, default=PAPER_SIMILARITIES,
                         help=f"comma-separated similarity functions (default {','.join(PAPER_SIMILARITIES)})")
     parser.add_argument("--qualities", type=_names, default=PAPER_QUALITIES,
@@ -224,8 +224,11 @@ def add_ue_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_ue(args: argparse.Namespace) -> int:
     """Run the study and write the report; returns the exit code."""
+    from ..io import check_output
     from .render import main_table_markdown, write_report
 
+    check_output(args.out, expect="folder", inputs=[*args.beams, args.gold],
+                 caches=[] if args.no_cache else [args.cache or default_cache_dir()])  # before any work
     config = StudyConfig(
         similarities=tuple(args.similarities), qualities=tuple(args.qualities),
         beam_sizes=tuple(args.beam_sizes), ecc_threshold=args.ecc_threshold,
