@@ -53,8 +53,9 @@ def check_hub_access(repo_id: str, *, token: str | None = None, option: str | No
     if repo_id.count("/") != 1 or not all(repo_id.split("/")):
         raise ConfigError(f"{where}: a repo id looks like 'org/name'")
     if _offline():
-        raise ConfigError(f"{where}: cannot push, HF_HUB_OFFLINE is set; unset it (or build without --push-to-hub "
-                          "and run `lsplits push FOLDER REPO_ID` later)")
+        later = " (or build without --push-to-hub and run `lsplits push FOLDER REPO_ID` later)" \
+            if option == "--push-to-hub" else ""
+        raise ConfigError(f"{where}: cannot push, HF_HUB_OFFLINE is set; unset it to reach the Hub{later}")
     token = token or huggingface_hub.get_token()
     if not token:
         raise ConfigError(f"{where}: no Hugging Face token; run `hf auth login` or set HF_TOKEN")

@@ -164,8 +164,9 @@ def check_output(target: str | os.PathLike[str], *, expect: Literal["folder", "f
         if source == resolved:
             raise ConfigError(f"{where}: is the input {given}; write the output to another path")
         if _within(source, resolved):
-            raise ConfigError(f"{where}: holds the input file {given}; write the output to another folder")
-        if _within(resolved, source):
+            kind = "folder" if source.is_dir() else "file"
+            raise ConfigError(f"{where}: holds the input {kind} {given}; write the output to another folder")
+        if source.is_dir() and _within(resolved, source):
             raise ConfigError(f"{where}: lies inside the input folder {given}; write the output elsewhere")
     for given in caches:
         if _within(Path(given).expanduser().resolve(), resolved):
@@ -173,6 +174,11 @@ def check_output(target: str | os.PathLike[str], *, expect: Literal["folder", "f
     if path.is_symlink():
         raise ConfigError(f"{where}: is a symbolic link; give the real path")
     if not path.exists():
+        parent = next(p for p in resolved.parents if p.exists())
+        if not parent.is_dir():
+            raise ConfigError(f"{where}: lies under {parent}, which is a file, not a folder")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise ConfigError(f"{where}: cannot create it, {parent} is not writable")
         return path
     if expect == "file":
         if path.is_dir():
@@ -183,9 +189,9 @@ def check_output(target: str | os.PathLike[str], *, expect: Literal["folder", "f
         return path
     if not path.is_dir():
         raise ConfigError(f"{where}: is a file, not a folder; give a new or empty folder")
-    foreign = foreign_files(path)
+    foreign = foreign_files(path, limit=4)
     if foreign:
-        shown = ", ".join(foreign) + (", ..." if len(foreign) >= 3 else "")
+        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
         kind = "files" if _marker(path) is not None else "a non-empty folder"
         raise ConfigError(f"{where}: {kind} that lsplits did not write ({shown}); give a new or empty folder, "
                           "or move those files out first")

@@ -86,6 +86,8 @@ def test_inputs_caches_links_and_the_current_folder_are_refused(tmp_path, monkey
     for kwargs, message in cases:
         with pytest.raises(ConfigError, match=message):
             check_output(**kwargs)
+    with pytest.raises(ConfigError, match="lies under .*train.jsonl, which is a file, not a folder"):
+        check_output(data / "train.jsonl" / "out", expect="folder")
     (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
     with pytest.raises(ConfigError, match="symbolic link"):
         check_output(tmp_path / "link", expect="folder")

@@ -21,8 +21,8 @@ def write_inputs(folder: Path) -> dict[str, Path]:
     """A generic JSONL dataset and a beams/gold pair for ``ue``, under ``folder/inputs``."""
     inputs = folder / "inputs"
     inputs.mkdir(parents=True)
-    rows = [{"text": " ".join(WORDS[(i * k + k) % len(WORDS)] for k in range(1, 3 + i % 5)), "topic": "ab"[i % 2]}
-            for i in range(40)]
+    rows = [{"text": " ".join(WORDS[(i * k + k) % len(WORDS)] for k in range(1, 3 + i % 5)), "topic": "ab"[i % 2],
+             "year": 2000 + i if i % 7 else "n/a"} for i in range(40)]  # a field of mixed types
     (inputs / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     (inputs / "beams.jsonl").write_text("".join(
         json.dumps({"id": f"ex{i}", "candidates": [g if i % 2 else GOLD[(i + 1) % 4], g, GOLD[(i + 1) % 4]]}) + "\n"
@@ -82,7 +82,10 @@ def test_a_users_files_survive_every_command(command, tmp_path, monkeypatch, cap
 
 
 def ids_of(folder: Path, config: str, cache: Path) -> dict[str, list[str]]:
+    """The ids of every split of a config, as ``load_dataset`` returns them (every split with the same features)."""
     loaded = datasets.load_dataset(str(folder), config, cache_dir=str(cache))
+    assert len({repr(loaded[split].features) for split in loaded}) == 1
+    assert loaded["train"].features["year"].dtype == "string"
     return {split: list(loaded[split]["id"]) for split in ("train", "validation", "test")}
 
 

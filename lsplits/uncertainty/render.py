@@ -193,7 +193,8 @@ def render_markdown(study: Study, plots: Sequence[str]) -> str:
 
 
 def write_report(study: Study, out: str | os.PathLike[str]) -> Path:
-    """Write report.md, the CSV tables and the curve PNGs into ``out`` (a report lsplits wrote is replaced atomically)."""
+    """Write report.md, the CSV tables and the curve PNGs into ``out`` (new, empty, or a report lsplits
+    wrote, which is replaced atomically)."""
     out = Path(out)
     with output_folder(out) as folder:
         (folder / "curves").mkdir(parents=True)

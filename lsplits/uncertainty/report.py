@@ -203,7 +203,8 @@ def add_ue_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("beams", nargs="+", metavar="BEAMS",
                         help="one JSONL file ({id, candidates: [...]}) or one PENMAN file per beam rank")
     parser.add_argument("--gold", required=True, help="gold graphs: a PENMAN file or JSONL ({id, amr})")
-    parser.add_argument("--out", required=True, help="report folder (new or empty; a report lsplits wrote is replaced as a whole)")
+    parser.add_argument("--out", required=True,
+                        help="report folder (new or empty; a report lsplits wrote is replaced as a whole)")
     parser.add_argument("--similarities", type=_names, default=PAPER_SIMILARITIES,
                         help=f"comma-separated similarity functions (default {','.join(PAPER_SIMILARITIES)})")
     parser.add_argument("--qualities", type=_names, default=PAPER_QUALITIES,
