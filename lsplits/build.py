@@ -21,6 +21,7 @@ from .card import CardInfo, render_card
 from .configs import DEFAULT_CONFIGS, GENERIC_CONFIGS, SplitConfig, SplitInputs, resolve_configs
 from .data import ID_FIELD, LoadedData
 from .errors import ConfigError
+from .export import unify_types
 from .splits.engine import Partition, resolve_eval_size, split_eval
 from .tasks import Setting, Task
 from .text import word_count
@@ -73,6 +74,28 @@ class BuildResult:
     eval_size: int
 
 
+MIN_EVAL_SIZE = 2
+"""Validation and test get half of eval each, so eval needs at least 2 examples."""
+
+
+def checked_eval_size(eval_size: int | float | None, n: int, *, default: int) -> int:
+    """``--eval-size`` (or ``default`` when None) as a count; ConfigError, naming the option and the
+    bounds, when train, validation or test would be empty."""
+    option = f"--eval-size {eval_size}" if eval_size is not None else f"the default eval size ({default})"
+    if n < MIN_EVAL_SIZE + 1:
+        raise ConfigError(f"{option}: the dataset has {n} example(s); train, validation and test need at least "
+                          f"{MIN_EVAL_SIZE + 1}")
+    bounds = f"give between {MIN_EVAL_SIZE} and {n - 1} examples (or a fraction that gives as many)"
+    try:
+        size = resolve_eval_size(eval_size if eval_size is not None else default, n)
+    except ConfigError as exc:
+        raise ConfigError(f"{option}: {exc}; {bounds}") from None
+    if size < MIN_EVAL_SIZE:
+        raise ConfigError(f"{option} gives {size} eval example of {n}, which leaves the test split empty "
+                          f"(validation and test get half each); the minimum is {MIN_EVAL_SIZE}")
+    return size
+
+
 def score_records(examples: Sequence[Mapping[str, Any]], task: Task, setting: Setting) -> list[dict[str, str]]:
     """The {id, prompt, query} records the LM scores for ``setting``."""
     return [{"id": ex[ID_FIELD], "prompt": task.prompt_text(ex, setting), "query": task.query_text(ex, setting)}
@@ -122,7 +145,8 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, *, lm: str, configs: Seq
     plan = plan_build(spec, lm=lm, configs=configs, train_config=train_config, seed=seed)
     chosen, skipped, train_config = plan.configs, plan.skipped, plan.train_config
     n = len(examples)
-    size = resolve_eval_size(eval_size if eval_size is not None else spec.default_eval_size(n), n)
+    size = checked_eval_size(eval_size, n, default=spec.default_eval_size(n))
+    base = unify_types(pd.DataFrame(examples), loaded.source)  # one type per field, decided before splitting
     labels = None
     if task.label_field:
         labels = np.asarray([str(ex[task.label_field]) for ex in examples])
@@ -137,7 +161,6 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, *, lm: str, configs: Seq
                                 compile=compile)
         inputs.scores[kind] = scores["ll_score"].to_numpy(dtype=np.float64)
         token_counts[kind] = scores["ll_tokens"].to_numpy(dtype=np.int64)
-    base = pd.DataFrame(examples)
     frames: dict[str, dict[str, pd.DataFrame]] = {}
     partitions: dict[str, Partition] = {}
     for config in chosen:
@@ -185,7 +208,9 @@ def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, *, l
     """Write the Hub-layout folder with card, statistics, plots and ``lsplits.json``; returns the folder."""
     from . import dataset_report
     from .export import write_hub_folder
+    from .io import check_output
 
+    check_output(out, expect="folder")  # before the statistics and plots
     descriptions = {name: spec.available_configs[name].description for name in result.frames}
     default = next(iter(result.frames))
     task = spec.task
@@ -205,8 +230,12 @@ def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, *, l
             seed=seed, eval_size=result.eval_size, configs=list(result.frames), skipped=result.skipped,
             extra_statistics=extra_stats,
             notes=spec.build_notes(result) if spec.build_notes is not None else {})
-        card = render_card(spec.card, result.frames, descriptions, default=default,
-                           repo_hint=repo_hint or f"your-org/{Path(out).name}",
-                           method=method_text(spec, result, lm=lm, folds=folds, seed=seed),
-                           statistics=statistics, plots={caption: path for caption, path, _ in written})
+
+        def card(data_files: dict[str, dict[str, str]]) -> str:  # the card lists the content-named files
+            return render_card(spec.card, result.frames, descriptions, default=default,
+                               repo_hint=repo_hint or f"your-org/{Path(out).name}",
+                               method=method_text(spec, result, lm=lm, folds=folds, seed=seed),
+                               data_files=data_files, statistics=statistics,
+                               plots={caption: path for caption, path, _ in written})
+
         return write_hub_folder(out, result.frames, card, extra)

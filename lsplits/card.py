@@ -44,10 +44,13 @@ def size_category(n: int) -> str:
 
 def render_card(info: CardInfo, configs: Mapping[str, Mapping[str, pd.DataFrame]],
                 descriptions: Mapping[str, str], *, default: str, repo_hint: str, method: str,
-                statistics: str = "", plots: Mapping[str, str] | None = None) -> str:
+                data_files: Mapping[str, Mapping[str, str]], statistics: str = "",
+                plots: Mapping[str, str] | None = None) -> str:
     """Render the README.md: YAML header, method, configs table with sizes, statistics, plots, usage, citations.
 
-    ``plots`` maps a caption to a path in the repo; ``statistics`` is ready markdown.
+    ``data_files`` maps config -> split -> path of its parquet file in the repo (as
+    :func:`lsplits.export.write_hub_folder` wrote them); ``plots`` maps a caption to a path in the
+    repo; ``statistics`` is ready markdown.
     """
     total = max(sum(len(frame) for frame in splits.values()) for splits in configs.values())
     header = {
@@ -59,7 +62,7 @@ def render_card(info: CardInfo, configs: Mapping[str, Mapping[str, pd.DataFrame]
         "source_datasets": list(info.source_datasets) or ["original"],
         "tags": ["likelihood-splits", "long-tail", "generalization"],
         **dict(info.extra_yaml),
-        "configs": data_files_yaml(configs, default),
+        "configs": data_files_yaml(data_files, default),
     }
     lines = ["---", yaml.safe_dump(header, sort_keys=False, allow_unicode=True).rstrip(), "---", "",
              f"# {info.pretty_name}", ""]
@@ -84,3 +87,29 @@ def render_card(info: CardInfo, configs: Mapping[str, Mapping[str, pd.DataFrame]
     if info.source_citation:
         lines += ["Source dataset:", "", "```bibtex", info.source_citation.strip(), "```", ""]
     return "\n".join(lines)
+
+
+def card_data_files(card: str) -> dict[str, dict[str, list[str]]]:
+    """config -> split -> data file paths (or patterns) listed in a card's YAML ``configs:``; {} without any."""
+    parts = card.split("---", 2)
+    if not card.startswith("---") or len(parts) < 3:
+        return {}
+    try:
+        meta = yaml.safe_load(parts[1])
+    except yaml.YAMLError:
+        return {}
+    entries = meta.get("configs") if isinstance(meta, dict) else None
+    found: dict[str, dict[str, list[str]]] = {}
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict) or "config_name" not in entry:
+            continue
+        files = entry.get("data_files")
+        if isinstance(files, str) or (isinstance(files, list) and all(isinstance(f, str) for f in files)):
+            files = {"train": files}
+        elif isinstance(files, list):
+            files = {str(f.get("split", "train")): f["path"] for f in files if isinstance(f, dict) and "path" in f}
+        if not isinstance(files, dict):
+            continue
+        found[str(entry["config_name"])] = {str(split): [str(p) for p in (paths if isinstance(paths, list) else [paths])]
+                                            for split, paths in files.items()}
+    return found

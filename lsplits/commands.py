@@ -11,7 +11,7 @@ import importlib
 import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from .build import DatasetSpec, build_splits, export_dataset, plan_build, score_records
 from .card import CardInfo
@@ -40,6 +40,24 @@ def resolve_dataset(args: argparse.Namespace) -> tuple[DatasetSpec, LoadedData]:
     return spec, load_examples(task, data=args.data, data_files=args.data_files)
 
 
+def input_paths(args: argparse.Namespace) -> list[Path]:
+    """The local files and folders a command reads (DATA when it is a path, and every --data-files file)."""
+    from .data import parse_data_files
+
+    paths = [path for _, path in parse_data_files(args.data_files)] if getattr(args, "data_files", None) else []
+    if getattr(args, "data", None) and args.data not in BUILDER_NAMES and Path(args.data).exists():
+        paths.append(Path(args.data))
+    return paths
+
+
+def check_out(args: argparse.Namespace, expect: Literal["folder", "file"]) -> None:
+    """Refuse ``--out`` before any work when writing it would destroy what lsplits did not write."""
+    from .io import check_output
+
+    caches = [args.cache_dir] if getattr(args, "cache_dir", None) is not None else []
+    check_output(args.out, expect=expect, inputs=input_paths(args), caches=caches)
+
+
 def train_config_from(args: argparse.Namespace):
     """A TrainConfig with --max-steps applied (scratch or fine-tuning defaults), or None for the defaults."""
     if getattr(args, "max_steps", None) is None:
@@ -56,6 +74,8 @@ def score(args: argparse.Namespace) -> int:
     from .io import atomic_write_parquet
     from .lm.pipeline import compute_scores
 
+    if not args.dry_run:
+        check_out(args, "file")
     spec, loaded = resolve_dataset(args)
     if args.setting == "pt" and args.lm == "scratch":
         raise ConfigError("--setting pt needs a pretrained LM (--lm gpt2 or a local folder), not scratch")
@@ -66,7 +86,7 @@ def score(args: argparse.Namespace) -> int:
                            cache_dir=args.cache_dir, train_config=train_config_from(args),
                            progress=not args.no_progress, compile=args.compile)
     if _is_main_process():
-        atomic_write_parquet(args.out, frame)
+        atomic_write_parquet(args.out, frame, mark="score")
         logger.info("wrote %d scores to %s", len(frame), args.out)
     return 0
 
@@ -94,6 +114,12 @@ def _is_main_process() -> bool:
 
 def build(args: argparse.Namespace) -> int:
     """``lsplits build``: score, split, export and optionally push."""
+    if not args.dry_run:
+        check_out(args, "folder")
+        if args.push_to_hub:
+            from .hub import check_hub_access
+
+            check_hub_access(args.push_to_hub, option="--push-to-hub")
     spec, loaded = resolve_dataset(args)
     if args.dry_run:
         plan = plan_build(spec, lm=args.lm, configs=args.configs, train_config=train_config_from(args),
@@ -121,10 +147,11 @@ def build(args: argparse.Namespace) -> int:
 
 def push(args: argparse.Namespace) -> int:
     """``lsplits push``: upload a built folder in one commit."""
-    from .hub import push_folder
+    from .hub import check_hub_access, push_folder
 
     if not (args.folder / "README.md").exists():
         raise ConfigError(f"{args.folder}: no README.md; is this a folder written by `lsplits build`?")
+    check_hub_access(args.repo_id)
     print(f"pushed to {push_folder(args.folder, args.repo_id, repo_type='dataset', private=args.private)}")
     return 0
 

@@ -7,6 +7,7 @@ reads back built folders (``lsplits analyze DIR``) using the ``lsplits.json`` wr
 
 from __future__ import annotations
 
+import glob
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -16,7 +17,9 @@ import numpy as np
 import pandas as pd
 
 from . import analysis, plots
+from .card import card_data_files
 from .errors import DataError
+from .export import SPLIT_NAMES
 
 Frames = Mapping[str, Mapping[str, pd.DataFrame]]
 METADATA_FILE = "lsplits.json"
@@ -94,8 +97,39 @@ def write_metadata(path: Path, **fields: Any) -> Path:
     return path
 
 
+def data_file_paths(folder: str | Path, config: str) -> dict[str, list[Path]]:
+    """split -> parquet files of one config in a built folder, as its card's YAML ``configs:`` lists them.
+
+    Folders whose card lists nothing for the config (older builds, hand-made fixtures) are read by
+    name: ``{config}/{split}.parquet`` or ``{config}/{split}-*.parquet``.
+    """
+    folder = Path(folder)
+    card = folder / "README.md"
+    listed = card_data_files(card.read_text(encoding="utf-8")).get(config) if card.is_file() else None
+    if not listed:
+        found = {}
+        for split in SPLIT_NAMES:
+            exact = folder / config / f"{split}.parquet"
+            paths = [exact] if exact.is_file() else sorted((folder / config).glob(f"{split}-*.parquet"))
+            if paths:
+                found[split] = paths
+        return found
+    found = {}
+    for split, patterns in listed.items():
+        paths: list[Path] = []
+        for pattern in patterns:
+            matches = sorted(folder.glob(pattern)) if glob.has_magic(pattern) else [folder / pattern]
+            missing = [p for p in matches if not p.is_file()]
+            if missing or not matches:
+                raise DataError(f"the card lists {pattern} for config {config!r}, split {split!r}, but no such "
+                                "file exists", source=str(folder))
+            paths += matches
+        found[split] = paths
+    return found
+
+
 def read_folder(folder: str | Path, configs: Sequence[str] | None = None) -> tuple[dict[str, dict[str, pd.DataFrame]], dict]:
-    """Read a built folder's configs (config -> split -> DataFrame) and its metadata."""
+    """Read a built folder's configs (config -> split -> DataFrame, files as the card lists them) and its metadata."""
     folder = Path(folder)
     meta_path = folder / METADATA_FILE
     if not meta_path.exists():
@@ -106,8 +140,8 @@ def read_folder(folder: str | Path, configs: Sequence[str] | None = None) -> tup
     for name in names:
         if not (folder / name).is_dir():
             raise DataError(f"no config {name!r} (has: {', '.join(meta.get('configs', []))})", source=str(folder))
-        frames[name] = {split: pd.read_parquet(folder / name / f"{split}.parquet")
-                        for split in ("train", "validation", "test") if (folder / name / f"{split}.parquet").exists()}
+        frames[name] = {split: pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
+                        for split, paths in data_file_paths(folder, name).items()}
     return frames, meta
 
 

@@ -19,6 +19,7 @@ from .build import DatasetSpec, build_splits, export_dataset
 from .card import CardInfo
 from .data import prepare_examples
 from .demo_data import DEMO_TASK, has_rare_word, is_rare_construction, make_demo_dataset
+from .io import check_output
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +65,7 @@ def run_demo(out: str | Path = "out/demo-likelihood", *, n: int = 3000, seed: in
              eval_size: int | float = 0.2) -> DemoSummary:
     """Generate the data, build the five demo configs, export them and print the summary."""
     start = time.perf_counter()
-    out = Path(out)
+    out = check_output(out, expect="folder")  # never replace a folder lsplits did not write, before any work
     cache_dir = Path(cache_dir) if cache_dir is not None else out.parent / ".lsplits-cache"
     examples = make_demo_dataset(n, seed=seed)
     loaded = prepare_examples([("demo", examples, "synthetic demo data")], DEMO_TASK)

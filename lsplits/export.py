@@ -1,74 +1,170 @@
 """Writing a built dataset as a folder in the exact Hugging Face Hub dataset layout (METHOD C).
 
-Layout: ``DIR/README.md`` (card with YAML ``configs:``), ``DIR/{config}/{split}.parquet`` and any
-extra files (plots). The folder is written to a temporary sibling and renamed into place, so a
-crash never leaves a half-written dataset, and ``load_dataset(DIR, config)`` works on the result
-exactly as ``load_dataset("org/name", config)`` does after a push.
+Layout: ``DIR/README.md`` (card with YAML ``configs:``), one parquet file per config and split named
+by its content, ``DIR/{config}/{split}-00000-of-00001-{fingerprint}.parquet`` (``fingerprint``: the
+first 16 hex digits of the SHA-256 of the file's bytes), ``DIR/lsplits.json`` and any extra files
+(plots). ``datasets`` caches a local folder by its name and the paths of its data files, so content
+names make a rebuilt folder load fresh instead of the previous build. Every column has one Arrow
+type for the whole dataset, so every config and split loads with identical features. The folder
+is written to a temporary sibling and renamed into place (replacing only a folder lsplits wrote,
+see :mod:`lsplits.io`), and ``load_dataset(DIR, config)`` works on it exactly as
+``load_dataset("org/name", config)`` does after a push.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .io import atomic_path
+from .io import DATASET_MARKER, output_folder
 
 logger = logging.getLogger(__name__)
 
 SPLIT_NAMES = ("train", "validation", "test")
+FINGERPRINT_DIGITS = 16
+DataFiles = dict[str, dict[str, str]]
+"""config -> split -> path of its parquet file in the repo."""
+Frames = Mapping[str, Mapping[str, pd.DataFrame]]
 
 
-def data_files_yaml(configs: Mapping[str, Mapping[str, pd.DataFrame]], default: str | None) -> list[dict]:
-    """The ``configs:`` entries of the card's YAML for these configs (paths relative to the repo root)."""
+def data_file_name(split: str, fingerprint: str) -> str:
+    """The content-named file of one split: ``{split}-00000-of-00001-{fingerprint}.parquet``."""
+    return f"{split}-00000-of-00001-{fingerprint}.parquet"
+
+
+def data_files_yaml(data_files: Mapping[str, Mapping[str, str]], default: str | None) -> list[dict]:
+    """The ``configs:`` entries of the card's YAML for these data files (paths relative to the repo root)."""
     entries = []
-    for name, splits in configs.items():
+    for name, splits in data_files.items():
         entry: dict = {"config_name": name}
         if name == default:
             entry["default"] = True
-        entry["data_files"] = [{"split": split, "path": f"{name}/{split}.parquet"} for split in splits]
+        entry["data_files"] = [{"split": split, "path": path} for split, path in splits.items()]
         entries.append(entry)
     return entries
 
 
-def to_arrow(frame: pd.DataFrame) -> pa.Table:
-    """Convert a frame to Arrow; columns Arrow cannot type (mixed nested values, e.g. Spider's
-    parsed ``sql``) are stored as JSON strings so that nothing is lost."""
+def _missing(value: Any) -> bool:
+    return value is None or (pd.api.types.is_scalar(value) and bool(pd.isna(value)))
+
+
+def _json_default(value: Any) -> Any:
+    return value.tolist() if hasattr(value, "tolist") else str(value)
+
+
+def as_text(values: pd.Series) -> list[str | None]:
+    """Values as text: strings as they are, missing values as null, everything else as JSON."""
+    return [None if _missing(v) else v if isinstance(v, str)
+            else json.dumps(v, sort_keys=True, default=_json_default) for v in values]
+
+
+def _arrow_type(values: pd.Series) -> pa.DataType | None:
+    """The one Arrow type of these values, or None when they have none (mixed types)."""
+    try:
+        return pa.array(values, from_pandas=True).type
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return None
+
+
+def _unify(frame: pd.DataFrame, source: str) -> tuple[pd.DataFrame, dict[str, pa.DataType], frozenset[str]]:
+    """``frame`` with its mixed-type columns as text (warning about each), every column's Arrow type,
+    and the names of the columns turned into text."""
+    types = {name: _arrow_type(frame[name]) for name in frame.columns}
+    mixed = frozenset(name for name, kind in types.items() if kind is None)
+    if not mixed:
+        return frame, types, mixed
+    frame = frame.copy()
+    for name in sorted(mixed, key=list(frame.columns).index):
+        types[name] = pa.string()
+        kinds = sorted({type(v).__name__ for v in frame[name] if not _missing(v)})
+        what = ", ".join(kinds) if len(kinds) > 1 else f"{''.join(kinds)} values of differing structure"
+        logger.warning("field %r has values of mixed types (%s) in %s; storing the whole column as text "
+                       "(strings as they are, other values as JSON)", name, what, source)
+        frame[name] = pd.Series(as_text(frame[name]), index=frame.index, dtype=object)
+    return frame, types, mixed
+
+
+def unify_types(frame: pd.DataFrame, source: str = "the dataset") -> pd.DataFrame:
+    """``frame`` with every column Arrow cannot give one type turned into text (see :func:`as_text`).
+
+    An int in most rows and "n/a" in some, or a list among strings: typed split by split, each
+    split would get its own type and the splits would not load together. Warns, naming each field.
+    """
+    return _unify(frame, source)[0]
+
+
+def dataset_schema(configs: Frames) -> tuple[pa.Schema, frozenset[str]]:
+    """One Arrow schema for every config and split, decided on all examples together, and the text columns.
+
+    The text columns are those :func:`unify_types` turns into text (it warns about each).
+    """
+    frames = [frame for splits in configs.values() for frame in splits.values()]
+    every = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if "id" in every.columns:
+        every = every.drop_duplicates("id")
+    _, types, mixed = _unify(every, "the dataset")
+    return pa.schema([pa.field(str(name), kind) for name, kind in types.items()]), mixed
+
+
+def to_arrow(frame: pd.DataFrame, schema: pa.Schema | None = None, text_columns: frozenset[str] = frozenset()
+             ) -> pa.Table:
+    """Convert a frame to Arrow with ``schema`` (default: the schema of this frame alone, see
+    :func:`dataset_schema`); ``text_columns`` are stored as text (see :func:`as_text`)."""
+    if schema is None:
+        schema, text_columns = dataset_schema({"": {"": frame}})
     columns = {}
-    for name in frame.columns:
-        values = frame[name]
-        try:
-            columns[name] = pa.array(values, from_pandas=True)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-            logger.warning("column %r has values of mixed nested types; storing it as JSON text", name)
-            columns[name] = pa.array([json.dumps(v, sort_keys=True) for v in values], type=pa.string())
-    return pa.table(columns)
+    for field in schema:
+        values = frame[field.name] if field.name in frame.columns else pd.Series([None] * len(frame), dtype=object)
+        if field.name in text_columns:
+            values = as_text(values)
+        columns[field.name] = pa.array(values, type=field.type, from_pandas=True)
+    return pa.table(columns, schema=schema)
 
 
-def write_hub_folder(out: str | Path, configs: Mapping[str, Mapping[str, pd.DataFrame]], card: str,
-                     extra_files: Mapping[str, Path] | None = None) -> Path:
-    """Write every config's splits as parquet plus ``README.md`` and extra files, atomically.
+def _fingerprint(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:FINGERPRINT_DIGITS]
 
-    ``configs`` maps config name -> split name -> DataFrame; ``extra_files`` maps a path in the
-    repo (e.g. ``plots/ll_split.png``) to a local file to copy in.
+
+def write_hub_folder(out: str | Path, configs: Frames, card: str | Callable[[DataFiles], str],
+                     extra_files: Mapping[str, Path] | None = None, *, option: str = "--out") -> Path:
+    """Write every config's splits as content-named parquet plus ``README.md`` and extra files, atomically.
+
+    ``configs`` maps config name -> split name -> DataFrame; ``card`` is the README text, or a
+    function of the written data files (config -> split -> repo path) that returns it;
+    ``extra_files`` maps a path in the repo (e.g. ``plots/ll_split.png``) to a local file to copy in.
+    ``out`` is replaced only if lsplits wrote it (:func:`lsplits.io.check_output`).
     """
     out = Path(out)
-    with atomic_path(out) as tmp:
-        tmp.mkdir(parents=True)
+    schema, text_columns = dataset_schema(configs)
+    written: DataFiles = {}
+    with output_folder(out, marker=DATASET_MARKER, option=option) as tmp:
         for name, splits in configs.items():
             (tmp / name).mkdir()
+            written[name] = {}
             for split, frame in splits.items():
-                pq.write_table(to_arrow(frame.reset_index(drop=True)), tmp / name / f"{split}.parquet")
+                staged = tmp / name / f".{split}.parquet.tmp"
+                pq.write_table(to_arrow(frame.reset_index(drop=True), schema, text_columns), staged)
+                path = f"{name}/{data_file_name(split, _fingerprint(staged))}"
+                os.replace(staged, tmp / path)
+                written[name][split] = path
         for repo_path, local in (extra_files or {}).items():
             target = tmp / repo_path
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(local, target)
-        (tmp / "README.md").write_text(card, encoding="utf-8")
+        (tmp / "README.md").write_text(card(written) if callable(card) else card, encoding="utf-8")
     logger.info("wrote %d configs to %s", len(configs), out)
     return out

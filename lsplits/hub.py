@@ -7,6 +7,7 @@ failure leaves the remote repo as it was.
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 from .errors import ConfigError
@@ -29,6 +30,41 @@ def folder_files(folder: str | Path) -> list[tuple[str, Path]]:
     if not files:
         raise ConfigError(f"{folder}: nothing to upload (the folder is empty)")
     return files
+
+
+def _offline() -> bool:
+    """True when ``HF_HUB_OFFLINE`` is set (read now, and as huggingface_hub read it at import)."""
+    import huggingface_hub
+
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"} or \
+        bool(huggingface_hub.is_offline_mode())
+
+
+def check_hub_access(repo_id: str, *, token: str | None = None, option: str | None = None) -> str:
+    """Before any work: ``repo_id`` looks like 'org/name', the Hub is not switched off, and a token
+    exists that the Hub accepts. Returns the account name.
+
+    Raises:
+        ConfigError: one line naming ``option`` and the repo id, and what to do.
+    """
+    import huggingface_hub
+
+    where = f"{option} {repo_id}" if option else repo_id
+    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
+        raise ConfigError(f"{where}: a repo id looks like 'org/name'")
+    if _offline():
+        later = " (or build without --push-to-hub and run `lsplits push FOLDER REPO_ID` later)" \
+            if option == "--push-to-hub" else ""
+        raise ConfigError(f"{where}: cannot push, HF_HUB_OFFLINE is set; unset it to reach the Hub{later}")
+    token = token or huggingface_hub.get_token()
+    if not token:
+        raise ConfigError(f"{where}: no Hugging Face token; run `hf auth login` or set HF_TOKEN")
+    try:
+        info = huggingface_hub.HfApi(token=token).whoami()
+    except Exception as exc:  # refused token, no network: one readable line
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ConfigError(f"{where}: the Hub did not accept the token or cannot be reached: {first}") from exc
+    return str(info.get("name", "")) if isinstance(info, dict) else ""
 
 
 def push_folder(folder: str | Path, repo_id: str, *, repo_type: str = "dataset", private: bool = False,

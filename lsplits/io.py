@@ -1,13 +1,35 @@
-"""Atomic file and folder writes, so an interrupted job never leaves a half-written output behind."""
+"""Safe outputs: atomic file and folder writes, and the guard that lets lsplits replace only what it wrote.
+
+Every command that writes (``build``, ``score``, ``demo``, ``ue``) calls :func:`check_output` on its
+output path before any work, and writes through :func:`output_folder` / :func:`atomic_write_parquet`.
+lsplits marks what it writes: a folder holds a marker file listing the files written into it
+(``lsplits.json`` in a built dataset, :data:`FOLDER_MARKER` elsewhere), a parquet file carries
+:data:`PARQUET_MARK` in its schema metadata. Only a marked output, with no file added since, is
+ever replaced; anything else is refused in one line.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Literal
+
+from .errors import ConfigError
+
+DATASET_MARKER = "lsplits.json"
+"""The settings file of a built dataset folder; it also lists the files lsplits wrote there."""
+FOLDER_MARKER = ".lsplits-output.json"
+"""The marker of every other folder lsplits writes (``lsplits ue`` reports)."""
+MARKER_FILES_KEY = "lsplits_files"
+"""The key of a marker file that lists the files lsplits wrote into its folder."""
+PARQUET_MARK = b"lsplits"
+"""Schema-metadata key of parquet files written by lsplits (its value says what wrote it)."""
+_OLD_DATASET_ENTRIES = ("README.md", DATASET_MARKER, "plots")  # builds before markers listed their files
 
 
 @contextlib.contextmanager
@@ -15,6 +37,7 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside ``target``; on success rename it onto ``target`` in one step.
 
     Works for files and folders. On error the temporary is removed and ``target`` is untouched.
+    This replaces whatever ``target`` is: user-facing outputs go through :func:`check_output` first.
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -38,12 +61,162 @@ def atomic_write_text(target: str | os.PathLike[str], text: str) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
-def atomic_write_parquet(target: str | os.PathLike[str], table) -> None:
-    """Write a pyarrow Table or pandas DataFrame to a parquet file atomically."""
+def atomic_write_parquet(target: str | os.PathLike[str], table, *, mark: str | None = None) -> None:
+    """Write a pyarrow Table or pandas DataFrame to a parquet file atomically.
+
+    ``mark`` (e.g. ``"score"``) stores :data:`PARQUET_MARK` in the schema metadata, so that a later
+    run may replace the file (see :func:`check_output`).
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     if not isinstance(table, pa.Table):
         table = pa.Table.from_pandas(table, preserve_index=False)
+    if mark is not None:
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), PARQUET_MARK: mark.encode()})
     with atomic_path(target) as tmp:
         pq.write_table(table, tmp)
+
+
+def _files(folder: Path) -> Iterator[str]:
+    """Paths (relative, POSIX) of every file and link below ``folder``, not following links."""
+    for root, dirs, names in os.walk(folder):
+        base = Path(root).relative_to(folder)
+        for name in names + [d for d in dirs if (Path(root) / d).is_symlink()]:
+            yield (base / name).as_posix()
+
+
+def _marker(folder: Path) -> tuple[str, set[str] | None, set[str]] | None:
+    """The marker of a folder lsplits wrote: (marker name, files it lists, top-level entries it allows).
+
+    Builds that predate file lists are recognised by their ``lsplits.json`` (its ``configs``); they
+    may hold only the card, ``lsplits.json``, ``plots/`` and the config folders.
+    """
+    for name in (DATASET_MARKER, FOLDER_MARKER):
+        path = folder / name
+        if not path.is_file() or path.is_symlink():
+            continue
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue
+        if not isinstance(data, dict):
+            continue
+        if isinstance(data.get(MARKER_FILES_KEY), list):
+            return name, {str(f) for f in data[MARKER_FILES_KEY]} | {name}, set()
+        if name == DATASET_MARKER and isinstance(data.get("configs"), list) and "query_field" in data:
+            return name, None, {*_OLD_DATASET_ENTRIES, *map(str, data["configs"])}
+    return None
+
+
+def foreign_files(folder: str | os.PathLike[str], limit: int = 3) -> list[str]:
+    """Up to ``limit`` files in ``folder`` that lsplits did not write (any file, when it holds no marker)."""
+    folder = Path(folder)
+    marker = _marker(folder)
+    found: list[str] = []
+    for name in _files(folder):
+        if marker is not None:
+            _, listed, allowed = marker
+            if (name in listed) if listed is not None else (name.split("/", 1)[0] in allowed):
+                continue
+        found.append(name)
+        if len(found) >= limit:
+            break
+    return found
+
+
+def _is_marked_parquet(path: Path) -> bool:
+    """True for a parquet file whose schema metadata carries :data:`PARQUET_MARK`."""
+    import pyarrow.parquet as pq
+
+    try:
+        return PARQUET_MARK in (pq.read_schema(path).metadata or {})
+    except Exception:  # not parquet, unreadable, truncated: not ours
+        return False
+
+
+def _within(path: Path, folder: Path) -> bool:
+    return path == folder or path.is_relative_to(folder)
+
+
+def check_output(target: str | os.PathLike[str], *, expect: Literal["folder", "file"],
+                 inputs: Iterable[str | os.PathLike[str]] = (), caches: Iterable[str | os.PathLike[str]] = (),
+                 option: str = "--out") -> Path:
+    """Refuse, before any work, an output path whose replacement would destroy what lsplits did not write.
+
+    Refused: the current folder or one above it, a path that is, holds or lies inside an input
+    (``inputs``) or that is or holds a cache folder (``caches``), a symbolic link, a file where a
+    folder is expected (or the reverse), a non-empty folder without an lsplits marker or with files
+    added since lsplits wrote it, and an existing file lsplits did not write. Returns ``target`` as a Path.
+
+    Raises:
+        ConfigError: one line naming ``option``, the path and the problem.
+    """
+    path = Path(target).expanduser()
+    where = f"{option} {target}"
+    resolved = path.resolve()
+    cwd = Path.cwd().resolve()
+    if _within(cwd, resolved):
+        what = "is the current folder" if cwd == resolved else f"holds the current folder {cwd}"
+        raise ConfigError(f"{where}: {what}; lsplits replaces its output as a whole, give a new folder")
+    for given in inputs:
+        source = Path(given).expanduser().resolve()
+        if source == resolved:
+            raise ConfigError(f"{where}: is the input {given}; write the output to another path")
+        if _within(source, resolved):
+            kind = "folder" if source.is_dir() else "file"
+            raise ConfigError(f"{where}: holds the input {kind} {given}; write the output to another folder")
+        if source.is_dir() and _within(resolved, source):
+            raise ConfigError(f"{where}: lies inside the input folder {given}; write the output elsewhere")
+    for given in caches:
+        if _within(Path(given).expanduser().resolve(), resolved):
+            raise ConfigError(f"{where}: is or holds the cache folder {given}; write the output elsewhere")
+    if path.is_symlink():
+        raise ConfigError(f"{where}: is a symbolic link; give the real path")
+    if not path.exists():
+        parent = next(p for p in resolved.parents if p.exists())
+        if not parent.is_dir():
+            raise ConfigError(f"{where}: lies under {parent}, which is a file, not a folder")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise ConfigError(f"{where}: cannot create it, {parent} is not writable")
+        return path
+    if expect == "file":
+        if path.is_dir():
+            raise ConfigError(f"{where}: is a folder, not a file; give a file path such as {path / 'scores.parquet'}")
+        if not _is_marked_parquet(path):
+            raise ConfigError(f"{where}: an existing file that lsplits did not write; give a new path "
+                              "or remove the file yourself")
+        return path
+    if not path.is_dir():
+        raise ConfigError(f"{where}: is a file, not a folder; give a new or empty folder")
+    foreign = foreign_files(path, limit=4)
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+        kind = "files" if _marker(path) is not None else "a non-empty folder"
+        raise ConfigError(f"{where}: {kind} that lsplits did not write ({shown}); give a new or empty folder, "
+                          "or move those files out first")
+    return path
+
+
+def mark_folder(folder: str | os.PathLike[str], marker: str = FOLDER_MARKER) -> Path:
+    """List every file of ``folder`` in its marker file (created, or merged into an existing JSON object)."""
+    folder = Path(folder)
+    path = folder / marker
+    data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    data[MARKER_FILES_KEY] = sorted(name for name in _files(folder) if name != marker)
+    path.write_text(json.dumps(data, indent=2, sort_keys=True), encoding="utf-8")
+    return path
+
+
+@contextlib.contextmanager
+def output_folder(target: str | os.PathLike[str], *, marker: str = FOLDER_MARKER,
+                  option: str = "--out") -> Iterator[Path]:
+    """Check ``target`` (:func:`check_output`), yield an empty staged folder, then mark it and move it into place.
+
+    The previous output, if any, is replaced in one rename; on error nothing changes.
+    """
+    target = check_output(target, expect="folder", option=option)
+    with atomic_path(target) as staged:
+        staged.mkdir(parents=True)
+        yield staged
+        mark_folder(staged, marker)

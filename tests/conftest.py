@@ -60,14 +60,23 @@ def pytest_sessionfinish(session, exitstatus) -> None:
 class RecordingApi:
     """Stands in for huggingface_hub.HfApi and records what would go over HTTP.
 
-    ``calls`` holds ``("create_repo", repo_id, kwargs, token)`` and
-    ``("create_commit", repo_id, {path_in_repo: bytes}, kwargs)`` in call order.
+    ``calls`` holds ``("create_repo", repo_id, kwargs, token)``, ``("whoami", token)`` and
+    ``("create_commit", repo_id, {path_in_repo: bytes}, kwargs)`` in call order. ``valid_tokens``
+    lists the tokens ``whoami`` accepts (any other gets the Hub's 401 message).
     """
 
     calls: list = []
 
     def __init__(self, token=None):
         self.token = token
+
+    valid_tokens: set = set()
+
+    def whoami(self, **kwargs):
+        RecordingApi.calls.append(("whoami", self.token))
+        if self.token not in RecordingApi.valid_tokens:
+            raise RuntimeError("401 Client Error: Unauthorized for url: https://huggingface.co/api/whoami-v2")
+        return {"name": "recorded-user"}
 
     def create_repo(self, repo_id, **kwargs):
         RecordingApi.calls.append(("create_repo", repo_id, kwargs, self.token))
@@ -88,5 +97,6 @@ def hub_api(monkeypatch):
     import huggingface_hub
 
     RecordingApi.calls = []
+    RecordingApi.valid_tokens = set()
     monkeypatch.setattr(huggingface_hub, "HfApi", RecordingApi)
     return RecordingApi

@@ -72,7 +72,87 @@ class Case:
 # --- outputs and exports: folders lsplits did not write, stale loads, column types, split sizes -----------
 
 
+def user_folder(folder: Path, name: str = "out") -> Path:
+    """A folder holding a user's own files (lsplits did not write it)."""
+    (folder / name / "mine").mkdir(parents=True)
+    (folder / name / "notes.txt").write_text("my notes", encoding="utf-8")
+    (folder / name / "mine" / "thesis.tex").write_text("chapter 1", encoding="utf-8")
+    return folder / name
+
+
+def data_file(folder: Path) -> Path:
+    return write_jsonl(folder / "data.jsonl", text_rows())
+
+
+def lsplits_folder_with_a_user_file(folder: Path) -> Path:
+    """A dataset folder lsplits wrote, to which the user then added a file."""
+    import pandas as pd
+
+    from lsplits.export import write_hub_folder
+
+    rows = pd.DataFrame({"id": ["a", "b", "c"], "text": ["x", "y", "z"]})
+    out = write_hub_folder(folder / "out", {"c": {"train": rows.iloc[:1], "validation": rows.iloc[1:2],
+                                                  "test": rows.iloc[2:]}}, "card")
+    (out / "c" / "my-extra-labels.csv").write_text("id,label\na,1\n", encoding="utf-8")
+    return out
+
+
+def score_argv(data: Path, out: Path) -> list[str]:
+    """``lsplits score`` of a generic JSONL file with the scratch LM and a tiny training budget."""
+    return ["score", "--data-files", str(data), "--query-field", "text", "--lm", "scratch", "--out", str(out),
+            "--max-steps", "2", "--cache-dir", str(out.parent / "cache"), "--no-progress"]
+
+
+def ue_out_argv(folder: Path, out: Path) -> list[str]:
+    beams, gold = beams_and_gold(folder)
+    return ["ue", str(beams), "--gold", str(gold), "--out", str(out), "--no-cache", "--no-progress",
+            "--similarities", "sema", "--qualities", "sema", "--bootstrap", "0"]
+
+
+def _scratch_parquet(folder: Path) -> Path:
+    import pandas as pd
+
+    pd.DataFrame({"id": ["x"], "value": [1.0]}).to_parquet(folder / "results.parquet")
+    return folder / "results.parquet"
+
+
 CASES_OUTPUTS: list[Case] = [
+    Case("build_out_is_a_users_folder", lambda d: build_argv(data_file(d), user_folder(d)),
+         ("--out", "a non-empty folder that lsplits did not write", "notes.txt")),
+    Case("build_out_is_the_current_folder", lambda d: build_argv(data_file(d), Path(".")),
+         ("--out .", "is the current folder")),
+    Case("build_out_holds_the_input", lambda d: build_argv(write_jsonl(d / "out" / "data.jsonl", text_rows()),
+                                                           d / "out"),
+         ("--out", "holds the input file", "data.jsonl"), out="elsewhere"),
+    Case("build_out_is_an_existing_file", lambda d: (d.joinpath("out.txt").write_text("mine"),
+                                                     build_argv(data_file(d), d / "out.txt"))[1],
+         ("--out", "out.txt", "is a file, not a folder"), out="elsewhere"),
+    Case("build_out_is_an_lsplits_folder_with_a_user_file",
+         lambda d: build_argv(data_file(d), lsplits_folder_with_a_user_file(d)),
+         ("--out", "files that lsplits did not write", "c/my-extra-labels.csv"), out="elsewhere"),
+    Case("build_out_is_a_symlink", lambda d: (d.joinpath("real").mkdir(), d.joinpath("link").symlink_to(d / "real"),
+                                              build_argv(data_file(d), d / "link"))[2],
+         ("--out", "link", "symbolic link"), out="elsewhere"),
+    Case("score_out_is_a_folder", lambda d: score_argv(data_file(d), user_folder(d)),
+         ("--out", "is a folder, not a file"), out="elsewhere"),
+    Case("score_out_is_a_users_file", lambda d: score_argv(data_file(d), _scratch_parquet(d)),
+         ("--out", "results.parquet", "an existing file that lsplits did not write"), out="elsewhere"),
+    Case("score_out_is_the_input", lambda d: score_argv(data_file(d), d / "data.jsonl"),
+         ("--out", "data.jsonl", "is the input"), out="elsewhere"),
+    Case("demo_out_is_a_users_folder", lambda d: ["demo", "--out", str(user_folder(d)), "--n", "40", "--no-progress"],
+         ("--out", "a non-empty folder that lsplits did not write"), out="elsewhere"),
+    Case("ue_out_is_a_users_folder", lambda d: ue_out_argv(d, user_folder(d)),
+         ("--out", "a non-empty folder that lsplits did not write"), out="elsewhere"),
+    Case("ue_out_holds_the_input", lambda d: ue_out_argv(d / "inputs", d / "inputs"),
+         ("--out", "holds the input file", "beams.jsonl"), out="elsewhere"),
+    Case("eval_size_1_leaves_test_empty", lambda d: build_argv(data_file(d), d / "out", "--eval-size", "1"),
+         ("--eval-size 1", "test split empty", "minimum is 2")),
+    Case("eval_size_leaves_train_empty", lambda d: build_argv(data_file(d), d / "out", "--eval-size", "40"),
+         ("--eval-size 40", "leaves train empty", "between 2 and 39")),
+    Case("build_push_while_offline", lambda d: build_argv(data_file(d), d / "out", "--push-to-hub", "org/name"),
+         ("--push-to-hub org/name", "HF_HUB_OFFLINE")),
+    Case("push_while_offline", lambda d: ["push", str(lsplits_folder_with_a_user_file(d)), "org/name"],
+         ("org/name", "HF_HUB_OFFLINE"), out="elsewhere"),
 ]
 
 

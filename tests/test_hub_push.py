@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lsplits.errors import ConfigError
-from lsplits.hub import push_folder
+from lsplits.hub import check_hub_access, push_folder
 
 
 def test_push_sends_every_file_in_one_commit(tmp_path, hub_api):
@@ -36,3 +36,69 @@ def test_push_rejects_bad_input(tmp_path, hub_api):
     with pytest.raises(ConfigError, match="empty"):
         push_folder(tmp_path, "org/x")
     assert hub_api.calls == []
+
+
+@pytest.fixture
+def online(monkeypatch):
+    """Hub access switched on for the test (the suite runs with HF_HUB_OFFLINE=1); no network is used."""
+    import huggingface_hub
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setattr(huggingface_hub, "is_offline_mode", lambda: False)
+    monkeypatch.setattr(huggingface_hub, "get_token", lambda: None)
+    return monkeypatch
+
+
+def test_access_check_refuses_offline_missing_and_refused_tokens(hub_api, monkeypatch, online):
+    import huggingface_hub
+
+    with pytest.raises(ConfigError, match=r"--push-to-hub org/x: no Hugging Face token; run `hf auth login`"):
+        check_hub_access("org/x", option="--push-to-hub")
+    monkeypatch.setattr(huggingface_hub, "get_token", lambda: "hf_stale")
+    with pytest.raises(ConfigError, match="did not accept the token or cannot be reached: 401 Client Error"):
+        check_hub_access("org/x")
+    hub_api.valid_tokens = {"hf_good"}
+    assert check_hub_access("org/x", token="hf_good") == "recorded-user"
+    assert hub_api.calls == [("whoami", "hf_stale"), ("whoami", "hf_good")]
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ConfigError, match="HF_HUB_OFFLINE is set"):
+        check_hub_access("org/x", token="hf_good")
+    with pytest.raises(ConfigError, match="'org/name'"):
+        check_hub_access("org/x/y", token="hf_good")
+    assert len(hub_api.calls) == 2  # neither refusal reached the Hub
+
+
+def test_push_and_build_check_access_before_any_work(tmp_path, hub_api, online, capsys):
+    from lsplits.cli import main
+
+    folder = tmp_path / "built"
+    folder.mkdir()
+    (folder / "README.md").write_text("card")
+    assert main(["push", str(folder), "org/x"]) == 2
+    assert capsys.readouterr().err.strip() == ("lsplits push: error: org/x: no Hugging Face token; run "
+                                               "`hf auth login` or set HF_TOKEN")
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(f'{{"text": "line number {i}"}}\n' for i in range(20)))
+    cache = tmp_path / "cache"
+    code = main(["build", "--data-files", str(data), "--query-field", "text", "--lm", "scratch", "--out",
+                 str(tmp_path / "out"), "--cache-dir", str(cache), "--max-steps", "2", "--no-progress",
+                 "--push-to-hub", "org/x"])
+    assert code == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert err == ["lsplits build: error: --push-to-hub org/x: no Hugging Face token; run `hf auth login` or "
+                   "set HF_TOKEN"]
+    assert not cache.exists() and not (tmp_path / "out").exists()  # nothing was scored or written
+    assert hub_api.calls == []
+
+
+def test_push_with_a_valid_token_uploads(tmp_path, hub_api, online, capsys):
+    import huggingface_hub
+
+    from lsplits.cli import main
+
+    online.setattr(huggingface_hub, "get_token", lambda: "hf_good")
+    hub_api.valid_tokens = {"hf_good"}
+    (tmp_path / "README.md").write_text("card")
+    assert main(["push", str(tmp_path), "org/x"]) == 0
+    assert [call[0] for call in hub_api.calls] == ["whoami", "create_repo", "create_commit"]
+    assert "pushed to https://hub.invalid/org/x/commit/1" in capsys.readouterr().out

@@ -23,6 +23,7 @@ from space_helpers import SPACE_DIR, build_fixture_dataset, fixture_rows
 
 import lsplits
 from lsplits import space
+from lsplits.card import card_data_files
 from lsplits.errors import ConfigError
 
 pytestmark = pytest.mark.slow
@@ -50,7 +51,10 @@ def test_stage_has_space_files_vendored_package_and_assets(staged):
         assert files[f"lsplits/{module}"] == (package / module).read_bytes()
     assert not [name for name in files if "__pycache__" in name or name.endswith(".pyc")]
     assert json.loads(files["data/demo-likelihood/lsplits.json"])["configs"] == ["ll_split", "random"]
-    assert "data/demo-likelihood/ll_split/train.parquet" in files
+    listed = card_data_files(files["data/demo-likelihood/README.md"].decode())
+    assert set(listed) == {"ll_split", "random"}
+    assert all(f"data/demo-likelihood/{path}" in files for splits in listed.values() for paths in splits.values()
+               for path in paths)
     assert json.loads(files["models/scratch-lm/config.json"])["model_type"] == "gpt2"
     assert "models/scratch-lm/tokenizer.json" in files
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io import atomic_path
+from ..io import output_folder
 from .report import PRRRow, Study, display, method_name
 
 _LISTED = 20  # ids listed in the markdown; the CSV files hold all of them
@@ -254,9 +254,10 @@ def render_markdown(study: Study, plots: Sequence[str]) -> str:
 
 
 def write_report(study: Study, out: str | os.PathLike[str]) -> Path:
-    """Write report.md, the CSV tables and the curve PNGs into ``out`` (replaced atomically)."""
+    """Write report.md, the CSV tables and the curve PNGs into ``out`` (new, empty, or a report lsplits
+    wrote, which is replaced atomically)."""
     out = Path(out)
-    with atomic_path(out) as folder:
+    with output_folder(out) as folder:
         (folder / "curves").mkdir(parents=True)
         plots = _plot_curves(study, folder)
         _write_tables(study, folder)

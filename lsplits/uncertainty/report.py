@@ -252,7 +252,8 @@ def add_ue_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("beams", nargs="+", metavar="BEAMS",
                         help="one JSONL file ({id, candidates: [...]}) or one PENMAN file per beam rank")
     parser.add_argument("--gold", required=True, help="gold graphs: a PENMAN file or JSONL ({id, amr})")
-    parser.add_argument("--out", required=True, help="report folder (replaced as a whole)")
+    parser.add_argument("--out", required=True,
+                        help="report folder (new or empty; a report lsplits wrote is replaced as a whole)")
     parser.add_argument("--similarities", type=_names, default=PAPER_SIMILARITIES,
                         help=f"comma-separated similarity functions (default {','.join(PAPER_SIMILARITIES)})")
     parser.add_argument("--qualities", type=_names, default=PAPER_QUALITIES,
@@ -290,8 +291,11 @@ def _config_from_args(args: argparse.Namespace) -> StudyConfig:
 
 def run_ue(args: argparse.Namespace) -> int:
     """Run the study and write the report; returns the exit code."""
+    from ..io import check_output
     from .render import main_table_markdown, write_report
 
+    check_output(args.out, expect="folder", inputs=[*args.beams, args.gold],
+                 caches=[] if args.no_cache else [args.cache or default_cache_dir()])  # before any work
     config = _config_from_args(args)
     study = run_study(args.beams, args.gold, config)
     report = write_report(study, args.out)

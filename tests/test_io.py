@@ -1,0 +1,111 @@
+"""The output guard: lsplits replaces only what it wrote (marked folders and files), atomically."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from lsplits.errors import ConfigError
+from lsplits.io import (
+    DATASET_MARKER,
+    FOLDER_MARKER,
+    MARKER_FILES_KEY,
+    atomic_write_parquet,
+    check_output,
+    foreign_files,
+    output_folder,
+)
+
+
+def write_report(target, text):
+    with output_folder(target) as folder:
+        (folder / "curves").mkdir()
+        (folder / "curves" / "a.png").write_bytes(b"png")
+        (folder / "report.md").write_text(text)
+
+
+def test_output_folder_marks_its_files_and_replaces_only_its_own_folder(tmp_path):
+    target = tmp_path / "report"
+    write_report(target, "first")
+    marker = json.loads((target / FOLDER_MARKER).read_text())
+    assert marker[MARKER_FILES_KEY] == ["curves/a.png", "report.md"]
+    write_report(target, "second")  # its own folder: replaced
+    assert (target / "report.md").read_text() == "second"
+    (target / "curves" / "mine.txt").write_text("user file")  # a file lsplits did not write
+    assert foreign_files(target) == ["curves/mine.txt"]
+    with pytest.raises(ConfigError, match=r"files that lsplits did not write \(curves/mine.txt\)"):
+        write_report(target, "third")
+    assert (target / "report.md").read_text() == "second" and (target / "curves" / "mine.txt").exists()
+
+
+def test_a_failed_write_leaves_the_previous_output(tmp_path):
+    target = tmp_path / "report"
+    write_report(target, "first")
+    with pytest.raises(RuntimeError), output_folder(target) as folder:
+        (folder / "report.md").write_text("half")
+        raise RuntimeError("crash mid-write")
+    assert (target / "report.md").read_text() == "first"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]
+
+
+def test_folders_that_may_and_may_not_be_replaced(tmp_path):
+    (tmp_path / "empty").mkdir()
+    assert check_output(tmp_path / "empty", expect="folder") == tmp_path / "empty"
+    assert check_output(tmp_path / "new" / "deeper", expect="folder") == tmp_path / "new" / "deeper"
+    old = tmp_path / "old-build"  # written before markers listed their files: recognised by lsplits.json
+    (old / "ll_split").mkdir(parents=True)
+    (old / "ll_split" / "train.parquet").write_bytes(b"PAR1")
+    (old / "README.md").write_text("card")
+    (old / DATASET_MARKER).write_text(json.dumps({"configs": ["ll_split"], "query_field": "text"}))
+    check_output(old, expect="folder")
+    (old / "notes.txt").write_text("mine")
+    with pytest.raises(ConfigError, match="notes.txt"):
+        check_output(old, expect="folder")
+    fake = tmp_path / "fake"  # a user's own lsplits.json that is not a build's is no marker
+    fake.mkdir()
+    (fake / DATASET_MARKER).write_text("[1, 2]")
+    with pytest.raises(ConfigError, match="a non-empty folder that lsplits did not write"):
+        check_output(fake, expect="folder")
+
+
+def test_inputs_caches_links_and_the_current_folder_are_refused(tmp_path, monkeypatch):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "train.jsonl").write_text("{}\n")
+    monkeypatch.chdir(tmp_path / "data")
+    cases = [
+        (dict(target=data / "train.jsonl", expect="file", inputs=[data / "train.jsonl"]), "is the input"),
+        (dict(target=tmp_path / "data" / "sub" / "..", expect="folder"), "is the current folder"),
+        (dict(target=tmp_path, expect="folder"), "holds the current folder"),
+        (dict(target=tmp_path / "x", expect="folder", inputs=[tmp_path / "x" / "a.jsonl"]), "holds the input file"),
+        (dict(target=data / "built", expect="folder", inputs=[data]), "lies inside the input folder"),
+        (dict(target=tmp_path / "c", expect="folder", caches=[tmp_path / "c" / "scores"]), "holds the cache folder"),
+    ]
+    for kwargs, message in cases:
+        with pytest.raises(ConfigError, match=message):
+            check_output(**kwargs)
+    with pytest.raises(ConfigError, match="lies under .*train.jsonl, which is a file, not a folder"):
+        check_output(data / "train.jsonl" / "out", expect="folder")
+    (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(ConfigError, match="symbolic link"):
+        check_output(tmp_path / "link", expect="folder")
+
+
+def test_only_a_parquet_file_lsplits_marked_is_replaced(tmp_path):
+    frame = pd.DataFrame({"id": ["a"], "ll_score": [-1.0]})
+    ours = tmp_path / "scores.parquet"
+    atomic_write_parquet(ours, frame, mark="score")
+    assert check_output(ours, expect="file") == ours
+    assert pd.read_parquet(ours).equals(frame)
+    theirs = tmp_path / "theirs.parquet"
+    frame.to_parquet(theirs)
+    (tmp_path / "notes.txt").write_text("mine")
+    for path in (theirs, tmp_path / "notes.txt"):
+        with pytest.raises(ConfigError, match="an existing file that lsplits did not write"):
+            check_output(path, expect="file", option="--out")
+    with pytest.raises(ConfigError, match="is a folder, not a file"):
+        check_output(tmp_path, expect="file")
+    with pytest.raises(ConfigError, match="is a file, not a folder"):
+        check_output(ours, expect="folder")
