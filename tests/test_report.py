@@ -289,7 +289,8 @@ def test_missing_input_files_are_refused_before_any_matrix(files, tmp_path):
     with pytest.raises(DataError, match=r"nope.amr: gold file not found"):
         run_ue(args)
     args = _ue_args(files, tmp_path)
-    args.beams = [str(tmp_path)]
+    (tmp_path / "beams-folder").mkdir()
+    args.beams = [str(tmp_path / "beams-folder")]
     with pytest.raises(DataError, match=r"the beams must be a file, this is a folder"):
         run_ue(args)
     assert not (tmp_path / "cache").exists()
