@@ -200,8 +200,11 @@ def _sizes(text: str) -> tuple[int, ...]:
 
 def add_ue_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``lsplits ue`` (the lead's CLI adds the subcommand and calls :func:`run_ue`)."""
-    parser.add_argument("beams", nargs="+", metavar="BEAMS",
+    parser.add_argument("beams", nargs="*", metavar="BEAMS",
                         help="one JSONL file ({id, candidates: [...]}) or one PENMAN file per beam rank")
+    parser.add_argument("--system", action="append", metavar="NAME=BEAMS",
+                        help="one system of a cross-system study (repeat it; BEAMS: a JSONL file or PENMAN files "
+                             "per rank separated by commas): reports in OUT/NAME/, the comparison in OUT/report.md")
     parser.add_argument("--gold", required=True, help="gold graphs: a PENMAN file or JSONL ({id, amr})")
     parser.add_argument("--out", required=True, help="report folder (replaced as a whole)")
     parser.add_argument("--similarities", type=_names, default=PAPER_SIMILARITIES,
@@ -233,6 +236,10 @@ def run_ue(args: argparse.Namespace) -> int:
         cache_dir=None if args.no_cache else Path(args.cache) if args.cache else default_cache_dir(),
         progress=not args.no_progress,
     )
+    if args.system or not args.beams:
+        from .systems_report import run_systems_ue
+
+        return run_systems_ue(args, config)
     study = run_study(args.beams, args.gold, config)
     report = write_report(study, args.out)
     print(main_table_markdown(study))
