@@ -88,7 +88,31 @@ CASES_SPIDER: list[Case] = [
 # --- uncertainty: beams, gold pairing, options of ue and the metric modules -------------------------------
 
 
+def systems_argv(folder: Path, *systems: str) -> list[str]:
+    """``lsplits ue`` with ``--system`` values (FILE placeholders become the valid beams of beams_and_gold)."""
+    beams, gold = beams_and_gold(folder)
+    values = [item for value in systems for item in ("--system", value.replace("FILE", str(beams)))]
+    return ["ue", *values, "--gold", str(gold), "--out", str(folder / "out"), "--no-progress"]
+
+
+def fewer_examples_argv(folder: Path) -> list[str]:
+    """Two systems, the second without ex3."""
+    argv = systems_argv(folder, "full=FILE")
+    fewer = write_jsonl(folder / "fewer.jsonl", [json.loads(line) for line in
+                                                 (folder / "beams.jsonl").read_text().splitlines()[:3]])
+    return [*argv[:3], "--system", f"fewer={fewer}", *argv[3:]]
+
+
 CASES_UE: list[Case] = [
+    Case("ue-system-without-name", lambda f: systems_argv(f, "FILE"), ("--system", "expected NAME=BEAMS")),
+    Case("ue-system-twice", lambda f: systems_argv(f, "a=FILE", "A=FILE"), ("--system A", "given twice")),
+    Case("ue-system-missing-file", lambda f: systems_argv(f, f"a={f / 'none.jsonl'}"),
+         ("--system a", "no such file", "none.jsonl")),
+    Case("ue-system-reserved-name", lambda f: systems_argv(f, "tables=FILE"), ("--system", "'tables'", "folder name")),
+    Case("ue-system-and-positional", lambda f: [*systems_argv(f, "a=FILE"), str(f / "beams.jsonl")],
+         ("not both",)),
+    Case("ue-systems-different-examples", fewer_examples_argv,
+         ("fewer.jsonl", "system fewer lacks 1 example(s) that system full has (ex3)", "same examples")),
 ]
 
 

@@ -86,7 +86,8 @@ def parse_systems(texts: Sequence[str]) -> list[SystemSpec]:
     seen: set[str] = set()
     for spec in specs:
         if spec.name.lower() in seen:  # case-insensitive: the names become folders
-            raise ConfigError(f"--system {spec.name}: the name is given twice; each system needs its own name")
+            raise ConfigError(f"--system {spec.name}: the name is given twice (ignoring case: names become folders); "
+                              "each system needs its own name")
         seen.add(spec.name.lower())
     return specs
 
