@@ -202,6 +202,15 @@ def render_markdown(study: SystemsStudy) -> str:
     return "\n".join(lines)
 
 
+def summary_markdown(study: SystemsStudy) -> str:
+    """What the CLI prints: Table 1, Figure 1's numbers, the performance-PRR correlation, the pairwise table."""
+    return "\n\n".join(["Table 1: top-1 performance", table1_markdown(study),
+                         "Figure 1: mean PRR over estimators and beam sizes", figure1_markdown(study),
+                         f"Top-1 {display(PERFORMANCE_METRIC)} vs mean PRR (Spearman)", correlation_markdown(study),
+                         "Paired bootstrap differences of mean PRR",
+                         pairwise_markdown(study) if study.pairwise else "(one system: nothing to compare)"])
+
+
 # --- CSV -----------------------------------------------------------------------------------------------
 
 
@@ -437,9 +446,6 @@ def run_systems_ue(args: argparse.Namespace, config: StudyConfig) -> int:
     with _shared_cache(config, len(specs)) as shared:
         study = run_systems(specs, args.gold, shared)
     report = write_systems_report(study, args.out)
-    print("\n\n".join(["Table 1: top-1 performance", table1_markdown(study),
-                       "Figure 1: mean PRR", figure1_markdown(study),
-                       "Top-1 performance vs mean PRR (Spearman)", correlation_markdown(study),
-                       "Paired differences", pairwise_markdown(study) if study.pairwise else "(one system)"]))
+    print(summary_markdown(study))
     print(f"\nreport written to {report}")
     return 0
