@@ -252,19 +252,17 @@ def _write_tables(study: SystemsStudy, folder: Path) -> None:
 # --- figures -------------------------------------------------------------------------------------------
 
 
-def _pyplot():
-    import matplotlib
+def _figure(width: float, height: float):
+    """A matplotlib Figure outside pyplot's global state (safe in a threaded web app, nothing to close)."""
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    return Figure(figsize=(width, height))
 
 
 def figure1(study: SystemsStudy):
     """Grouped bars: mean PRR per system, one bar per quality metric, values printed on the bars."""
-    plt = _pyplot()
-    figure, axes = plt.subplots(figsize=(max(6.0, 1.4 * len(study.names) + 2), 4.2))
+    figure = _figure(max(6.0, 1.4 * len(study.names) + 2), 4.2)
+    axes = figure.subplots()
     width = 0.8 / max(1, len(study.qualities))
     x = np.arange(len(study.names))
     for i, quality in enumerate(study.qualities):
@@ -282,8 +280,8 @@ def figure1(study: SystemsStudy):
 
 def figure2(study: SystemsStudy):
     """Mean PRR against beam size, one line per system."""
-    plt = _pyplot()
-    figure, axes = plt.subplots(figsize=(6.4, 4.2))
+    figure = _figure(6.4, 4.2)
+    axes = figure.subplots()
     for name in study.names:
         axes.plot(study.beam_sizes, [study.mean_by_beam[name, k] for k in study.beam_sizes], marker="o", label=name)
     axes.axhline(0, color="black", linewidth=0.8, linestyle=":")
@@ -296,10 +294,11 @@ def figure2(study: SystemsStudy):
     return figure
 
 
-def _panels(plt, count: int, width: float = 3.6, height: float = 3.0):
+def _panels(count: int, width: float = 3.6, height: float = 3.0):
     columns = min(3, count)
     rows = math.ceil(count / columns)
-    figure, axes = plt.subplots(rows, columns, figsize=(width * columns, height * rows), sharey=True, squeeze=False)
+    figure = _figure(width * columns, height * rows)
+    axes = figure.subplots(rows, columns, sharey=True, squeeze=False)
     for extra in axes.ravel()[count:]:
         extra.set_visible(False)
     return figure, axes.ravel()
@@ -307,8 +306,7 @@ def _panels(plt, count: int, width: float = 3.6, height: float = 3.0):
 
 def families_figure(study: SystemsStudy, quality: str):
     """Figures 7/9/10: one panel per system, PRR of each estimator family against beam size, and random (0)."""
-    plt = _pyplot()
-    figure, panels = _panels(plt, len(study.names))
+    figure, panels = _panels(len(study.names))
     families = sorted({f for (_, q, _, f) in study.families if q == quality}, key=_family_order)
     for axes, name in zip(panels, study.names, strict=False):
         for family in families:
@@ -341,10 +339,9 @@ def _heatmap(axes, matrix: np.ndarray, rows: Sequence[str] | None, columns: Sequ
 
 def stability_figure(study: SystemsStudy):
     """Figure 5: heatmaps of mean PRR over systems, estimator x beam size, one panel per quality metric."""
-    plt = _pyplot()
     count = len(study.qualities)
-    figure, axes = plt.subplots(1, count, figsize=(1.6 + 2.6 * count, 0.32 * len(study.methods) + 1.8),
-                                squeeze=False)
+    figure = _figure(1.6 + 2.6 * count, 0.32 * len(study.methods) + 1.8)
+    axes = figure.subplots(1, count, squeeze=False)
     matrices = {q: np.array([[study.stability[q, m, k] for k in study.beam_sizes] for m in study.methods])
                 for q in study.qualities}
     finite = np.concatenate([np.abs(m[np.isfinite(m)]) for m in matrices.values()])
@@ -360,9 +357,9 @@ def stability_figure(study: SystemsStudy):
 
 def agreement_figure(study: SystemsStudy, quality: str):
     """Figures 6/8/11: Spearman correlation between the estimators' PRR over system x beam-size configurations."""
-    plt = _pyplot()
     size = 0.42 * len(study.methods) + 2.5
-    figure, axes = plt.subplots(figsize=(size + 1, size))
+    figure = _figure(size + 1, size)
+    axes = figure.subplots()
     image = _heatmap(axes, study.agreement[quality], study.methods, study.methods, 1.0)
     axes.set_title(f"Pairwise Spearman correlation, {display(quality)}, across {len(study.names)} systems x "
                    f"{len(study.beam_sizes)} beams", fontsize=9)
@@ -373,9 +370,9 @@ def agreement_figure(study: SystemsStudy, quality: str):
 
 def performance_figure(study: SystemsStudy):
     """Figure 4: top-1 Smatch against mean PRR over estimators, a point per system and beam size."""
-    plt = _pyplot()
     count = len(study.qualities)
-    figure, axes = plt.subplots(1, count, figsize=(4.0 * count, 3.6), squeeze=False)
+    figure = _figure(4.0 * count, 3.6)
+    axes = figure.subplots(1, count, squeeze=False)
     by_quality = {c.quality: c for c in study.correlations}
     markers = "os^Dv<>p*h"
     for panel, quality in zip(axes[0], study.qualities, strict=True):
@@ -395,7 +392,6 @@ def performance_figure(study: SystemsStudy):
 
 
 def _plot_figures(study: SystemsStudy, folder: Path) -> None:
-    plt = _pyplot()
     figures = folder / "figures"
     figures.mkdir()
     made = {"figure1_mean_prr": figure1(study), "figure2_mean_prr_by_k": figure2(study),
@@ -405,7 +401,6 @@ def _plot_figures(study: SystemsStudy, folder: Path) -> None:
         made[f"agreement_{quality}"] = agreement_figure(study, quality)
     for name, figure in made.items():
         figure.savefig(figures / f"{name}.png", dpi=110, bbox_inches="tight")
-        plt.close(figure)
 
 
 # --- the whole folder and the CLI ------------------------------------------------------------------------
