@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from .. import similarity as similarity_registry
 from ..errors import ConfigError, DataError
@@ -328,40 +329,48 @@ def _point_mean(system: SystemResult, order: np.ndarray, quality: str, beam_size
 def paired_differences(study: SystemsStudy) -> list[PairwiseDifference]:
     """Every pair of systems, per quality metric: difference of mean PRR with a paired bootstrap interval.
 
-    Resample r draws n example positions with replacement (seeded, the same draw for every system and
-    quality metric); each system's mean PRR over estimators and beam sizes is computed on those examples
-    and the two are subtracted. The interval is the percentile interval of the differences, over the
-    resamples where both are defined. Examples whose quality is NaN in either system are left out first.
+    Resample r draws n example positions with replacement (seeded: the same draws for every system, so
+    both systems of a pair are scored on the same examples); each system's mean PRR over estimators and
+    beam sizes is computed on those examples and the two are subtracted. The interval is the percentile
+    interval of the differences, over the resamples where both are defined. Examples whose quality is
+    NaN in either system are left out first. A system's resampled means are computed once per set of
+    examples and shared by all its pairs.
     """
     config = study.config
     orders = {s.name: _aligned(s, study.ids) for s in study.systems}
-    results = []
-    alpha = (1.0 - config.confidence) / 2
-    for quality in study.qualities:
-        for a, b in itertools.combinations(study.systems, 2):
-            qa = a.study.qualities[quality][orders[a.name]]
-            qb = b.study.qualities[quality][orders[b.name]]
-            keep = ~(np.isnan(qa) | np.isnan(qb))
-            order_a, order_b = orders[a.name][keep], orders[b.name][keep]
-            n = int(keep.sum())
-            steps = _rejection_steps(n, config.max_rejection)
-            prr_a = _point_mean(a, order_a, quality, study.beam_sizes, study.methods, config.max_rejection)
-            prr_b = _point_mean(b, order_b, quality, study.beam_sizes, study.methods, config.max_rejection)
-            differences = []
+    computed: dict[tuple[str, str, bytes], tuple[float, np.ndarray]] = {}
+
+    def means(system: SystemResult, quality: str, keep: np.ndarray) -> tuple[float, np.ndarray]:
+        key = (system.name, quality, np.packbits(keep).tobytes())
+        if key not in computed:
+            order = orders[system.name][keep]
+            n = order.size
+            point = _point_mean(system, order, quality, study.beam_sizes, study.methods, config.max_rejection)
+            chunks = []
             if config.n_bootstrap > 0 and n > 1:
+                steps = _rejection_steps(n, config.max_rejection)
                 rng = np.random.default_rng(config.seed)
-                chunk = max(1, _CHUNK_ELEMENTS // n)
-                for start in range(0, config.n_bootstrap, chunk):
-                    draws = rng.integers(0, n, size=(min(chunk, config.n_bootstrap - start), n))
-                    differences.append(
-                        _resampled_means(a, order_a[draws], quality, study.beam_sizes, study.methods, steps)
-                        - _resampled_means(b, order_b[draws], quality, study.beam_sizes, study.methods, steps))
-            samples = np.concatenate(differences) if differences else np.empty(0)
-            samples = samples[~np.isnan(samples)]
-            low, high = (float(x) for x in np.quantile(samples, [alpha, 1 - alpha])) if samples.size \
-                else (math.nan, math.nan)
-            results.append(PairwiseDifference(quality, a.name, b.name, prr_a, prr_b, prr_a - prr_b, low, high,
-                                              n, int(samples.size)))
+                rows = max(1, _CHUNK_ELEMENTS // n)
+                for start in range(0, config.n_bootstrap, rows):
+                    draws = rng.integers(0, n, size=(min(rows, config.n_bootstrap - start), n))
+                    chunks.append(_resampled_means(system, order[draws], quality, study.beam_sizes, study.methods,
+                                                   steps))
+            computed[key] = (point, np.concatenate(chunks) if chunks else np.empty(0))
+        return computed[key]
+
+    pairs = [(q, a, b) for q in study.qualities for a, b in itertools.combinations(study.systems, 2)]
+    alpha = (1.0 - config.confidence) / 2
+    results = []
+    for quality, a, b in tqdm(pairs, desc="paired bootstrap", unit="pair", disable=not config.progress):
+        keep = ~(np.isnan(a.study.qualities[quality][orders[a.name]]) |
+                 np.isnan(b.study.qualities[quality][orders[b.name]]))
+        (prr_a, samples_a), (prr_b, samples_b) = means(a, quality, keep), means(b, quality, keep)
+        samples = samples_a - samples_b
+        samples = samples[~np.isnan(samples)]
+        low, high = (float(x) for x in np.quantile(samples, [alpha, 1 - alpha])) if samples.size \
+            else (math.nan, math.nan)
+        results.append(PairwiseDifference(quality, a.name, b.name, prr_a, prr_b, prr_a - prr_b, low, high,
+                                          int(keep.sum()), int(samples.size)))
     return results
 
 
