@@ -304,11 +304,11 @@ def test_no_cache_still_shares_matrices_between_systems(inputs, tmp_path):
     copy = write_jsonl(tmp_path / "copy.jsonl", beams["strong"])
     args = ue_args({"strong": paths["strong"], "copy": [copy]}, folder / "gold.jsonl", tmp_path / "out",
                    tmp_path / "unused", "--no-cache", "--similarities", COUNTING.name, "--qualities", "smatchpp",
-                   "--bootstrap", "0")
+                   "--beam-sizes", "5", "--bootstrap", "0")
     assert run_ue(args) == 0
     shared = CALLS["score"]
     CALLS.clear()
-    run_study(paths["strong"], folder / "gold.jsonl", small_config(None, n_bootstrap=0))
+    run_study(paths["strong"], folder / "gold.jsonl", small_config(None, n_bootstrap=0, beam_sizes=(5,)))
     assert shared == CALLS["score"] > 0
     assert not (tmp_path / "unused").exists()
 
