@@ -24,13 +24,14 @@ from lsplits.uncertainty.report import add_ue_arguments, run_ue
 DEFAULT_GOLD = Path(__file__).resolve().parents[2] / "shared" / "data" / "amr" / "lpp_amr_v1.6_test.jsonl"
 
 
-def simulate(gold_path: Path, k: int, seed: int) -> tuple[list[dict], list[dict]]:
-    """Beam rows and gold rows, as ``lsplits ue`` reads them from JSONL."""
+def simulate(gold_path: Path, k: int, seed: int,
+             weights: tuple[int, ...] = (30, 30, 20, 12, 8)) -> tuple[list[dict], list[dict]]:
+    """Beam rows and gold rows, as ``lsplits ue`` reads them from JSONL (``weights``: of difficulties 0-4)."""
     rng = random.Random(seed)
     beams, gold = [], []
     for line in gold_path.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
-        difficulty = rng.choices(range(5), weights=(30, 30, 20, 12, 8))[0]
+        difficulty = rng.choices(range(5), weights=weights)[0]
         top1 = degrade(row["amr"], difficulty, rng)
         candidates = [top1] + [degrade(top1, rng.randint(1, difficulty + 1), rng) for _ in range(k - 1)]
         for rank in range(1, k):

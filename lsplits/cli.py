@@ -24,6 +24,7 @@ Typical use:
   lsplits score --data-files data.jsonl --query-field text --lm gpt2 --setting pt --out scores.parquet
   lsplits analyze my-split                      # statistics of a built folder
   lsplits ue beams.jsonl --gold gold.amr --out report/
+  lsplits ue --system a=a.jsonl --system b=b.jsonl --gold gold.amr --out study/
 """
 
 def _eval_size(text: str) -> int | float:

@@ -241,6 +241,21 @@ def ue_missing_gold(folder: Path) -> list[str]:
     return ue_argv(folder, [beams], folder / "missing.amr")
 
 
+def systems_argv(folder: Path, *systems: str) -> list[str]:
+    """``lsplits ue`` with ``--system`` values (FILE placeholders become the valid beams of beams_and_gold)."""
+    beams, gold = beams_and_gold(folder)
+    values = [item for value in systems for item in ("--system", value.replace("FILE", str(beams)))]
+    return ["ue", *values, "--gold", str(gold), "--out", str(folder / "out"), "--no-progress"]
+
+
+def fewer_examples_argv(folder: Path) -> list[str]:
+    """Two systems, the second without ex3."""
+    argv = systems_argv(folder, "full=FILE")
+    fewer = write_jsonl(folder / "fewer.jsonl", [json.loads(line) for line in
+                                                 (folder / "beams.jsonl").read_text().splitlines()[:3]])
+    return [*argv[:3], "--system", f"fewer={fewer}", *argv[3:]]
+
+
 CASES_UE: list[Case] = [
     Case("ue-gold-graph-without-id", ue_gold_graph_without_id,
          ("gold.amr, line 7, field '# ::id'", "this graph has no id, but gold.amr line 1 has one",
@@ -260,6 +275,15 @@ CASES_UE: list[Case] = [
     Case("ue-max-rejection-0", ue_with("--max-rejection", "0"), ("--max-rejection must be in (0, 1]", "got 0.0")),
     Case("ue-max-rejection-above-1", ue_with("--max-rejection", "1.5"), ("--max-rejection must be in (0, 1]",)),
     Case("ue-seed-negative", ue_with("--seed", "-1"), ("--seed must be >= 0", "got -1")),
+    Case("ue-system-without-name", lambda f: systems_argv(f, "FILE"), ("--system", "expected NAME=BEAMS")),
+    Case("ue-system-twice", lambda f: systems_argv(f, "a=FILE", "A=FILE"), ("--system A", "given twice")),
+    Case("ue-system-missing-file", lambda f: systems_argv(f, f"a={f / 'none.jsonl'}"),
+         ("--system a", "no such file", "none.jsonl")),
+    Case("ue-system-reserved-name", lambda f: systems_argv(f, "tables=FILE"), ("--system", "'tables'", "folder name")),
+    Case("ue-system-and-positional", lambda f: [*systems_argv(f, "a=FILE"), str(f / "beams.jsonl")],
+         ("not both",)),
+    Case("ue-systems-different-examples", fewer_examples_argv,
+         ("fewer.jsonl", "system fewer lacks 1 example(s) that system full has (ex3)", "same examples")),
 ]
 
 

@@ -44,10 +44,11 @@ def staged(tmp_path_factory) -> Path:
 def test_stage_has_space_files_vendored_package_and_assets(staged):
     files = local_files(staged)
     for name in ("app.py", "splits_tab.py", "uncertainty_tab.py", "ui_common.py", "requirements.txt", "README.md",
-                 "examples/amr_beams.jsonl", "examples/amr_gold.amr"):
+                 "examples/amr_beams.jsonl", "examples/amr_gold.amr", "examples/amr_system_strong.jsonl",
+                 "examples/amr_system_middle.jsonl", "examples/amr_system_weak.jsonl"):
         assert files[name] == (SPACE_DIR / name).read_bytes()
     package = Path(lsplits.__file__).parent
-    for module in ("__init__.py", "space.py", "uncertainty/report.py", "lm/scoring.py"):
+    for module in ("__init__.py", "space.py", "uncertainty/report.py", "uncertainty/systems.py", "lm/scoring.py"):
         assert files[f"lsplits/{module}"] == (package / module).read_bytes()
     assert not [name for name in files if "__pycache__" in name or name.endswith(".pyc")]
     assert json.loads(files["data/demo-likelihood/lsplits.json"])["configs"] == ["ll_split", "random"]

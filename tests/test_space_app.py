@@ -8,12 +8,15 @@ inputs. Nothing here reads ../shared or needs the network.
 from __future__ import annotations
 
 import json
+import random
+from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from gradio_client import Client, handle_file
 from gradio_client.exceptions import AppError
-from space_helpers import SPACE_DIR, build_fixture_dataset, running_app, space_settings
+from space_helpers import SPACE_DIR, build_fixture_dataset, load_app_module, running_app, space_settings
 
 pytestmark = pytest.mark.slow
 
@@ -236,3 +239,135 @@ def test_uploaded_penman_beams_one_file_per_rank(client, tmp_path):
     assert [row["quality (Smatch)"] for row in values] == [1.0, 1.0]
     # s0: identical candidates -> 0; s1: (c / cat) vs (m / mouse) share only the TOP triple
     assert values[0]["u: DegMat-Smatch"] == 0.0 and values[1]["u: DegMat-Smatch"] > 0.0
+
+
+# --- Uncertainty & PRR tab: several systems ------------------------------------------------------
+
+EXAMPLE_SYSTEMS = {name: SPACE_DIR / "examples" / f"amr_system_{name}.jsonl" for name in ("strong", "middle", "weak")}
+
+
+def example_gold() -> dict[str, str]:
+    from lsplits.uncertainty.inputs import read_penman_file
+
+    return {block.id: block.text for block in read_penman_file(SPACE_DIR / "examples" / "amr_gold.amr")}
+
+
+def corpus_of_top1(metric: str, beams: Path, gold: dict[str, str]) -> float:
+    """Corpus score of a beam file's top-1 candidates, straight from the metric."""
+    from lsplits import similarity as registry
+
+    similarity = registry.get(metric)
+    rows = [json.loads(line) for line in beams.read_text(encoding="utf-8").splitlines()]
+    predictions = [similarity.prepare(row["candidates"][0]) for row in rows]
+    references = [similarity.prepare(gold[row["id"]]) for row in rows]
+    return float(similarity.corpus_score(predictions, references))
+
+
+def mean_prr(beams: Path, gold: Path, quality: str, cache: Path) -> float:
+    """Figure 1's value from the single-system study: mean PRR over estimators and beam sizes."""
+    from lsplits.uncertainty.report import StudyConfig, run_study
+
+    study = run_study([beams], gold, StudyConfig(similarities=("smatchpp",), qualities=(quality,), n_bootstrap=0,
+                                                 workers=1, cache_dir=cache, progress=False))
+    return float(np.mean([row.result.prr for row in study.prr]))
+
+
+def test_three_systems_compared(client, tmp_path):
+    files, names, gold_text, gold_file = client.predict(api_name="/load_systems_example")
+    assert [Path(f["path"]).name for f in files] == [p.name for p in EXAMPLE_SYSTEMS.values()]
+    assert names == "strong, middle, weak" and gold_file is None
+    assert gold_text == (SPACE_DIR / "examples" / "amr_gold.amr").read_text(encoding="utf-8")
+
+    summary, table1, figure1, figure2, pairwise = client.predict(
+        [handle_file(str(p)) for p in EXAMPLE_SYSTEMS.values()], names, gold_text, None, "smatchpp",
+        ["smatchpp", "sembleu"], api_name="/compare_systems")
+    assert "3 systems on the same 12 examples; beam sizes 3, 5" in summary
+    gold = example_gold()
+    table = rows(table1)
+    assert [row["System"] for row in table] == ["strong", "middle", "weak"]
+    for row, path in zip(table, EXAMPLE_SYSTEMS.values(), strict=True):
+        assert row["Smatch"] == pytest.approx(corpus_of_top1("smatch", path, gold), abs=6e-5)
+        assert row["Smatch++"] == pytest.approx(corpus_of_top1("smatchpp", path, gold), abs=6e-5)
+        assert row["examples"] == 12
+    assert table[0]["Smatch++"] > table[1]["Smatch++"] > table[2]["Smatch++"]  # 0, 1, 2 extra top-1 edits
+    assert figure1["type"] == "matplotlib" and figure2["type"] == "matplotlib"
+    differences = rows(pairwise)
+    assert [(r["Quality"], r["A"], r["B"]) for r in differences] == [
+        (q, a, b) for q in ("Smatch++", "SemBLEU") for a, b in (("strong", "middle"), ("strong", "weak"),
+                                                               ("middle", "weak"))]
+    gold_path = SPACE_DIR / "examples" / "amr_gold.amr"
+    expected = {(name, q): mean_prr(path, gold_path, q, tmp_path / "cache") for name, path in EXAMPLE_SYSTEMS.items()
+                for q in ("smatchpp", "sembleu")}
+    labels = {"Smatch++": "smatchpp", "SemBLEU": "sembleu"}
+    for row in differences:
+        quality = labels[row["Quality"]]
+        assert row["mean PRR A"] == pytest.approx(expected[row["A"], quality], abs=6e-4)
+        assert row["mean PRR B"] == pytest.approx(expected[row["B"], quality], abs=6e-4)
+        assert row["A - B"] == pytest.approx(expected[row["A"], quality] - expected[row["B"], quality], abs=1.1e-3)
+        assert row["CI low"] <= row["CI high"]
+
+
+def test_systems_bad_input_gives_readable_messages(client, tmp_path):
+    files = [handle_file(str(p)) for p in EXAMPLE_SYSTEMS.values()]
+    gold = (SPACE_DIR / "examples" / "amr_gold.amr").read_text(encoding="utf-8")
+    with pytest.raises(AppError, match=r"2 system name\(s\) for 3 beam file\(s\)"):
+        client.predict(files, "a, b", gold, None, "smatchpp", ["smatchpp"], api_name="/compare_systems")
+    with pytest.raises(AppError, match="upload one beam file per system"):
+        client.predict(None, "", gold, None, "smatchpp", ["smatchpp"], api_name="/compare_systems")
+    with pytest.raises(AppError, match="the name is given twice"):
+        client.predict(files, "a, b, A", gold, None, "smatchpp", ["smatchpp"], api_name="/compare_systems")
+    lines = EXAMPLE_SYSTEMS["weak"].read_text(encoding="utf-8").splitlines()
+    fewer = tmp_path / "fewer.jsonl"
+    fewer.write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")
+    missing = json.loads(lines[-1])["id"]
+    with pytest.raises(AppError) as error:
+        client.predict([files[0], handle_file(str(fewer))], "", gold, None, "smatchpp", ["smatchpp"],
+                       api_name="/compare_systems")
+    message = str(error.value)
+    assert f"system fewer lacks 1 example(s) that system strong has ({missing})" in message
+    assert "fewer.jsonl" in message and str(tmp_path) not in message and "/tmp/" not in message
+
+
+GENERATED: list = []
+
+
+def stand_in_generator(model, sentences, k):
+    """Stands in for `lsplits beams`' function (not in this branch): k edited copies of each sentence's gold graph."""
+    from lsplits.amr.edits import degrade
+
+    GENERATED.append((model, list(sentences), k))
+    graphs = list(example_gold().values())
+    rng = random.Random(0)
+    return [[degrade(graphs[i], rank, rng) for rank in range(k)] for i in range(len(sentences))]
+
+
+def test_generated_beams_join_the_comparison(client, tmp_path, monkeypatch):
+    load_app_module()
+    import uncertainty_tab
+
+    model = tmp_path / "my-parser"
+    model.mkdir()
+    sentences = "First sentence .\nSecond sentence .\nThird one ."
+    monkeypatch.setattr(uncertainty_tab, "BEAM_GENERATOR", (("lsplits.no_such_module", "generate_beams"),))
+    with pytest.raises(AppError, match="needs lsplits' beam generator .*upload beam files instead"):
+        client.predict(str(model), sentences, 3, None, "", api_name="/generate_beams")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(AppError, match="HF_HUB_OFFLINE is set, so 'someone/amr-parser' cannot be downloaded"):
+        client.predict("someone/amr-parser", sentences, 3, None, "", api_name="/generate_beams")
+
+    GENERATED.clear()
+    monkeypatch.setattr(uncertainty_tab, "BEAM_GENERATOR", ((__name__, "stand_in_generator"),))
+    files, names = client.predict(str(model), sentences, 3, None, "", api_name="/generate_beams")
+    assert GENERATED == [(str(model), ["First sentence .", "Second sentence .", "Third one ."], 3)]
+    assert names == "my-parser" and len(files) == 1
+    written = [json.loads(line) for line in Path(files[0]["path"]).read_text(encoding="utf-8").splitlines()]
+    assert [row["id"] for row in written] == ["s1", "s2", "s3"] and all(len(r["candidates"]) == 3 for r in written)
+    graphs = list(example_gold().values())[:3]
+    gold = "".join(f"# ::id s{i}\n{g}\n\n" for i, g in enumerate(graphs, start=1))
+    summary, table1, *_, pairwise = client.predict([handle_file(files[0]["path"])], names, gold, None, "smatchpp",
+                                                   ["smatchpp"], api_name="/compare_systems")
+    assert "1 systems on the same 3 examples; beam sizes 3" in summary
+    assert "4 PRR value(s) are undefined" in summary  # every top-1 is perfect: nothing to reject
+    assert [row["System"] for row in rows(table1)] == ["my-parser"]
+    assert rows(table1)[0]["Smatch++"] == 1.0  # rank 0 is the gold graph itself
+    assert rows(pairwise) == []

@@ -47,6 +47,11 @@ def test_browser_end_to_end(tmp_path):
         assert page.locator("#heatmap img").first.is_visible()
         assert "12 examples, beam size 5" in page.locator("#ue-summary").inner_text()
         assert page.locator(".toast-body").count() == 0
+        steps.compare_systems_example(page, timeout=90_000)
+        table1 = page.locator("#systems-table1").inner_text()
+        assert all(name in table1 for name in ("strong", "middle", "weak"))
+        assert "3 systems on the same 12 examples" in page.locator("#systems-summary").inner_text()
+        assert page.locator(".toast-body").count() == 0
         uncertainty_png = steps.screenshot(page, tmp_path / "uncertainty_prr.png")
 
         page.locator("#beams-text textarea").fill('{"id": "x", "candidates": ["a"]}\n{oops')

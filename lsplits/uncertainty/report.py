@@ -249,8 +249,11 @@ def _sizes(text: str) -> tuple[int, ...]:
 
 def add_ue_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``lsplits ue`` (the lead's CLI adds the subcommand and calls :func:`run_ue`)."""
-    parser.add_argument("beams", nargs="+", metavar="BEAMS",
+    parser.add_argument("beams", nargs="*", metavar="BEAMS",
                         help="one JSONL file ({id, candidates: [...]}) or one PENMAN file per beam rank")
+    parser.add_argument("--system", action="append", metavar="NAME=BEAMS",
+                        help="one system of a cross-system study (repeat it; BEAMS: a JSONL file or PENMAN files "
+                             "per rank separated by commas): reports in OUT/NAME/, the comparison in OUT/report.md")
     parser.add_argument("--gold", required=True, help="gold graphs: a PENMAN file or JSONL ({id, amr})")
     parser.add_argument("--out", required=True,
                         help="report folder (new or empty; a report lsplits wrote is replaced as a whole)")
@@ -289,14 +292,24 @@ def _config_from_args(args: argparse.Namespace) -> StudyConfig:
     return config
 
 
+def _system_files(values: Sequence[str] | None) -> list[str]:
+    """The beam files named by ``--system NAME=FILE[,FILE...]`` values (malformed ones are refused later)."""
+    return [path for value in values or () if "=" in value
+            for path in value.split("=", 1)[1].split(",") if path]
+
+
 def run_ue(args: argparse.Namespace) -> int:
     """Run the study and write the report; returns the exit code."""
     from ..io import check_output
     from .render import main_table_markdown, write_report
 
-    check_output(args.out, expect="folder", inputs=[*args.beams, args.gold],
+    check_output(args.out, expect="folder", inputs=[*args.beams, *_system_files(args.system), args.gold],
                  caches=[] if args.no_cache else [args.cache or default_cache_dir()])  # before any work
     config = _config_from_args(args)
+    if args.system or not args.beams:
+        from .systems_report import run_systems_ue
+
+        return run_systems_ue(args, config)
     study = run_study(args.beams, args.gold, config)
     report = write_report(study, args.out)
     print(main_table_markdown(study))

@@ -46,6 +46,14 @@ beam rank), or load the built-in example: 12 real AMR graphs from *The Little Pr
 controlled edits. Uploads take precedence over pasted text."""
 
 
+SYSTEMS_HELP = """### Compare systems
+Upload one beam file per system (JSONL, as above), name them, and compare them on the gold graphs given above
+(the similarity chosen above): **Table 1** (top-1 corpus Smatch and Smatch++), **Figure 1** (mean PRR per
+system and quality metric), **Figure 2** (mean PRR against beam size) and, for every two systems, the
+difference of their mean PRR with a paired bootstrap interval. Every system must cover the same examples.
+Online, a system's beams can also be generated from a Hub model for pasted sentences."""
+
+
 def build_demo(settings: SpaceSettings | None = None) -> gr.Blocks:
     """The whole app; ``settings`` default to :meth:`SpaceSettings.from_environment`."""
     settings = settings or SpaceSettings.from_environment()
@@ -187,6 +195,58 @@ def _uncertainty_tab(settings: SpaceSettings) -> None:
     run_button.click(run, [beams_text, gold_text, beam_files, gold_file, similarity, quality, estimators],
                      [state, summary, prr_table, per_example, curves, example_id, heatmap], api_name="run_uncertainty")
     example_id.input(show_heatmap, [state, example_id], [heatmap], api_name="heatmap")
+
+    gr.Markdown(SYSTEMS_HELP)
+    with gr.Row():
+        system_files = gr.File(file_count="multiple", label="Beam files, one JSONL per system", type="filepath",
+                               height=140, elem_id="system-files")
+        with gr.Column():
+            system_names = gr.Textbox(label="System names, comma-separated (default: the file names)",
+                                      elem_id="system-names")
+            paper = [name for name in ("smatchpp", "s2match", "sembleu") if name in names]
+            system_qualities = gr.CheckboxGroup(choices, value=paper or names[:1], label="Quality metrics",
+                                                elem_id="system-qualities")
+    with gr.Accordion("Generate a system's beams from a model (online)", open=False):
+        with gr.Row():
+            model_id = gr.Textbox(label="Hub model id (seq2seq AMR parser) or local model folder", scale=3,
+                                  elem_id="beam-model")
+            beam_size = gr.Slider(2, 10, value=5, step=1, label="Beam size k", elem_id="beam-size")
+        sentences = gr.Textbox(lines=4, label="Sentences, one per line (their ids are s1, s2, ...: give the gold "
+                               "graphs '# ::id s1', '# ::id s2', ... above)", elem_id="beam-sentences")
+        generate_button = gr.Button("Generate beams and add the system", elem_id="generate-beams")
+    with gr.Row():
+        systems_example_button = gr.Button("Load the 3-system example", elem_id="load-systems-example")
+        compare_button = gr.Button("Compare systems", variant="primary", elem_id="compare-systems")
+    systems_summary = gr.Markdown(elem_id="systems-summary")
+    table1 = gr.Dataframe(label="Table 1: top-1 corpus Smatch and Smatch++", interactive=False,
+                          elem_id="systems-table1")
+    with gr.Row():
+        figure1 = gr.Plot(label="Figure 1: mean PRR per system and quality metric", elem_id="systems-figure1")
+        figure2 = gr.Plot(label="Figure 2: mean PRR against beam size", elem_id="systems-figure2")
+    pairwise = gr.Dataframe(label="Is A more reliable than B? Difference of mean PRR, 95% paired bootstrap interval",
+                            interactive=False, elem_id="systems-pairwise")
+
+    @user_errors
+    def load_systems_example():
+        files, system_list, gold = uncertainty_tab.systems_example(settings)
+        return files, system_list, gold, None
+
+    @user_errors
+    def compare(files, system_list, gold, gold_upload, sim, qualities, progress=PROGRESS):
+        progress(0, desc="reading the systems")
+        return uncertainty_tab.run_systems_comparison(files, system_list, gold, gold_upload, sim, qualities, settings)
+
+    @user_errors
+    def generate(model, text, k, files, system_list, progress=PROGRESS):
+        progress(0, desc="generating beams")
+        return uncertainty_tab.generate_system(model, text, k, files, system_list, settings)
+
+    systems_example_button.click(load_systems_example, None, [system_files, system_names, gold_text, gold_file],
+                                 api_name="load_systems_example")
+    compare_button.click(compare, [system_files, system_names, gold_text, gold_file, similarity, system_qualities],
+                         [systems_summary, table1, figure1, figure2, pairwise], api_name="compare_systems")
+    generate_button.click(generate, [model_id, sentences, beam_size, system_files, system_names],
+                          [system_files, system_names], api_name="generate_beams")
 
 
 def main(argv: list[str] | None = None) -> None:

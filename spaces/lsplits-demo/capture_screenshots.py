@@ -90,6 +90,17 @@ def run_uncertainty_example(page: Page, *, timeout: float = 60_000) -> None:
         wait_for_plot(page, plot, timeout)
 
 
+def compare_systems_example(page: Page, *, timeout: float = 60_000) -> None:
+    """On the uncertainty tab, load the 3-system example and compare: Table 1, both figures, the pairwise table."""
+    page.locator("#load-systems-example").click()
+    page.wait_for_function("document.querySelector('#system-names textarea').value.length > 0", timeout=timeout)
+    page.locator("#compare-systems").click()
+    wait_for_text(page, "#systems-table1", "strong", timeout)
+    wait_for_text(page, "#systems-pairwise", "weak", timeout)
+    for plot in ("#systems-figure1", "#systems-figure2"):
+        wait_for_plot(page, plot, timeout)
+
+
 def screenshot(page: Page, path: Path) -> Path:
     """Save the whole page as a PNG."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -116,6 +127,7 @@ def main() -> None:
             show_splits_tab(page, url, timeout=600_000)
             print(screenshot(page, args.out / "likelihood_splits.png"))
             run_uncertainty_example(page, timeout=300_000)
+            compare_systems_example(page, timeout=300_000)
             print(screenshot(page, args.out / "uncertainty_prr.png"))
     finally:
         demo.close()

@@ -1,15 +1,24 @@
 """Handlers of the "Uncertainty & PRR" tab: beam candidates and gold in, PRR table and plots out.
 
 The study itself is :func:`lsplits.uncertainty.report.run_study` (what ``lsplits ue`` runs) on one
-similarity function and one quality metric at the largest beam size; this module only turns the
-user's pasted text or uploads into files for it and its results into tables and figures.
+similarity function and one quality metric at the largest beam size; several systems are compared by
+:func:`lsplits.uncertainty.systems.run_systems` (what ``lsplits ue --system ...`` runs), and beams can be
+generated from a model with ``lsplits beams``'s function where it is installed (:func:`beam_generator`).
+This module only turns the user's pasted text or uploads into files for them and their results into
+tables and figures.
 """
 
 from __future__ import annotations
 
+import importlib
+import json
 import logging
+import math
+import os
+import re
+import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,11 +34,14 @@ from lsplits.uncertainty.estimators import DISPLAY_NAMES
 from lsplits.uncertainty.inputs import load_inputs
 from lsplits.uncertainty.matrix import build_matrices
 from lsplits.uncertainty.report import StudyConfig, display, method_name, run_study
+from lsplits.uncertainty.systems import TABLE1_METRICS, parse_systems, run_systems
+from lsplits.uncertainty.systems_report import figure1, figure1_markdown, figure2
 
 logger = logging.getLogger(__name__)
 
 EXAMPLE_BEAMS = "amr_beams.jsonl"
 EXAMPLE_GOLD = "amr_gold.amr"
+EXAMPLE_SYSTEMS = ("strong", "middle", "weak")  # examples/amr_system_NAME.jsonl (make_systems_example.py)
 ESTIMATOR_CHOICES = [(DISPLAY_NAMES[name], name) for name in ("lexsim", "eigv", "ecc", "degmat")]
 DEFAULT_SIMILARITY = "smatchpp"
 DEFAULT_QUALITY = "smatchpp"
@@ -67,14 +79,19 @@ def _input_files(beams_text: str, gold_text: str, beam_uploads: Sequence[str] | 
     else:
         raise ConfigError("paste beam candidates (JSONL: {\"id\", \"candidates\": [...]}) or upload them, "
                           "or click 'Load the example'")
+    return beams, _gold_file(gold_text, gold_upload, folder)
+
+
+def _gold_file(gold_text: str, gold_upload: str | None, folder: Path) -> str:
+    """The uploaded gold file, else the pasted gold text written to ``folder``."""
     if gold_upload:
-        return beams, str(gold_upload)
+        return str(gold_upload)
     if not gold_text.strip():
         raise ConfigError("paste the gold graphs (PENMAN with '# ::id' lines, or JSONL) or upload them")
     suffix = ".jsonl" if gold_text.lstrip().startswith("{") else ".amr"
     gold = folder / f"pasted-gold{suffix}"
     gold.write_text(gold_text, encoding="utf-8")
-    return beams, str(gold)
+    return str(gold)
 
 
 @dataclass
@@ -177,3 +194,137 @@ def heatmap_figure(state: UncertaintyResult | None, example_id: str, settings: S
     figure.colorbar(image, ax=axes, fraction=0.046)
     figure.tight_layout()
     return figure
+
+
+# --- several systems ------------------------------------------------------------------------------
+
+
+def system_names(files: Sequence[str], names_text: str) -> list[str]:
+    """The names typed (comma-separated, one per file), else the file names without ``amr_system_`` and suffix."""
+    typed = [name.strip() for name in names_text.split(",") if name.strip()]
+    if typed:
+        if len(typed) != len(files):
+            raise ConfigError(f"{len(typed)} system name(s) for {len(files)} beam file(s): give one name per file, "
+                              "separated by commas, or none to use the file names")
+        return typed
+    names = []
+    for path in files:
+        stem = re.sub(r"[^A-Za-z0-9._+-]+", "-", Path(path).name.split(".")[0]).strip("-._+") or "system"
+        stem = stem.removeprefix("amr_system_")
+        name, number = stem, 2
+        while name.lower() in {n.lower() for n in names}:
+            name, number = f"{stem}-{number}", number + 1
+        names.append(name)
+    return names
+
+
+def systems_example(settings: SpaceSettings) -> tuple[list[str], str, str]:
+    """The three-system example: beam files (copied where the app may serve them), their names and the gold text."""
+    folder = Path(tempfile.gettempdir()) / "lsplits-space-systems-example"
+    folder.mkdir(parents=True, exist_ok=True)
+    files = []
+    for name in EXAMPLE_SYSTEMS:
+        target = folder / f"amr_system_{name}.jsonl"
+        shutil.copyfile(settings.example_dir / target.name, target)
+        files.append(str(target))
+    return files, ", ".join(EXAMPLE_SYSTEMS), (settings.example_dir / EXAMPLE_GOLD).read_text(encoding="utf-8")
+
+
+def run_systems_comparison(files: Sequence[str] | None, names_text: str, gold_text: str, gold_upload: str | None,
+                           similarity: str, qualities: Sequence[str], settings: SpaceSettings
+                           ) -> tuple[str, pd.DataFrame, Figure, Figure, pd.DataFrame]:
+    """Every system's study and the comparison: summary, Table 1, Figures 1 and 2, the pairwise differences."""
+    if not files:
+        raise ConfigError("upload one beam file per system (JSONL), or click 'Load the 3-system example'")
+    if not qualities:
+        raise ConfigError("choose at least one quality metric")
+    names = system_names(files, names_text)
+    specs = parse_systems([f"{name}={path}" for name, path in zip(names, files, strict=True)])
+    settings.work_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="pasted-") as tmp:
+        gold = _gold_file(gold_text, gold_upload, Path(tmp))
+        config = StudyConfig(similarities=(similarity,), qualities=tuple(qualities), n_bootstrap=BOOTSTRAP,
+                             workers=1, cache_dir=settings.work_dir / "matrices")
+        study = run_systems(specs, gold, config)
+    table1 = pd.DataFrame({"System": study.names,
+                           **{display(m): [study.table1[n][m] for n in study.names] for m in TABLE1_METRICS},
+                           "examples": len(study.ids)}).round(4)
+    pairwise = pd.DataFrame([{"Quality": display(d.quality), "A": d.system_a, "B": d.system_b,
+                              "mean PRR A": d.prr_a, "mean PRR B": d.prr_b, "A - B": d.difference,
+                              "CI low": d.ci_low, "CI high": d.ci_high, "verdict": d.verdict}
+                             for d in study.pairwise],
+                            columns=["Quality", "A", "B", "mean PRR A", "mean PRR B", "A - B", "CI low", "CI high",
+                                     "verdict"]).round(3)
+    lines = [f"{len(study.names)} systems on the same {len(study.ids)} examples; beam sizes "
+             f"{', '.join(map(str, study.beam_sizes))}; {len(study.methods)} estimators on {display(similarity)}. "
+             "Figure 1: mean PRR over estimators and beam sizes; the pairwise table compares it between two systems "
+             "with a 95% paired bootstrap interval (the same examples resampled for both).", "",
+             figure1_markdown(study), ""]
+    if study.undefined:
+        lines += [f"{study.undefined} PRR value(s) are undefined (every top-1 has the same quality, or too few "
+                  "examples) and left out of the means.", ""]
+    for c in study.correlations:
+        lines.append(f"Spearman rho between top-1 Smatch and mean PRR ({display(c.quality)}): "
+                     f"{_rounded(c.rho_systems)} over {c.n_systems} systems"
+                     + (" (too few systems to say much)." if c.n_systems < 3 else "."))
+    return "\n".join(lines), table1, figure1(study), figure2(study), pairwise
+
+
+def _rounded(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{value:.3f}"
+
+
+# --- beams from a model (online) ----------------------------------------------------------------------
+
+# Where `lsplits beams` keeps its Python entry point: tried in order, the first importable one is used.
+# It is called as ``function(model, sentences, k=k)`` and returns, per sentence, its k candidates (a list
+# of strings, or a dict with "candidates"). Point this at the function if it lands elsewhere.
+BEAM_GENERATOR: tuple[tuple[str, str], ...] = (("lsplits.beams", "generate_beams"),
+                                               ("lsplits.generation", "generate_beams"))
+
+
+def beam_generator() -> Callable[..., Any]:
+    """The beam-search function of ``lsplits beams``; ConfigError saying so when this installation lacks it."""
+    for module_name, attribute in BEAM_GENERATOR:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name and module_name.startswith(exc.name):
+                continue
+            raise
+        function = getattr(module, attribute, None)
+        if callable(function):
+            return function
+    wanted = " or ".join(f"{m}.{a}" for m, a in BEAM_GENERATOR)
+    raise ConfigError(f"generating beams needs lsplits' beam generator ({wanted}, from `lsplits beams`), which this "
+                      "installation does not have: upload beam files instead")
+
+
+def generate_system(model: str, sentences_text: str, k: int, files: Sequence[str] | None, names_text: str,
+                    settings: SpaceSettings) -> tuple[list[str], str]:
+    """Beams of ``model`` for the pasted sentences (ids s1, s2, ...), added as one more system."""
+    model = model.strip()
+    sentences = [line.strip() for line in sentences_text.splitlines() if line.strip()]
+    if not model:
+        raise ConfigError("give a Hub model id (a seq2seq AMR parser) or a local model folder")
+    if not sentences:
+        raise ConfigError("paste the sentences to parse, one per line")
+    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
+    if offline and not Path(model).is_dir():
+        raise ConfigError(f"HF_HUB_OFFLINE is set, so {model!r} cannot be downloaded: give a local model folder, "
+                          "run the app online, or upload beam files")
+    generate = beam_generator()
+    produced = list(generate(model, sentences, k=int(k)))
+    if len(produced) != len(sentences):
+        raise ConfigError(f"the beam generator returned {len(produced)} beams for {len(sentences)} sentences")
+    folder = Path(tempfile.mkdtemp(prefix="lsplits-generated-"))
+    name = re.sub(r"[^A-Za-z0-9._+-]+", "-", model.rstrip("/").split("/")[-1]).strip("-._+") or "model"
+    path = folder / f"{name}.jsonl"
+    with open(path, "w", encoding="utf-8") as stream:
+        for number, beam in enumerate(produced, start=1):
+            candidates = beam["candidates"] if isinstance(beam, dict) else beam
+            stream.write(json.dumps({"id": f"s{number}", "candidates": list(candidates)}) + "\n")
+    existing = [str(f) for f in files or []]
+    names = system_names(existing, names_text) if existing else []
+    logger.info("generated %d beams of %s into %s", len(produced), model, path)
+    return [*existing, str(path)], ", ".join([*names, name])

@@ -1,0 +1,445 @@
+"""Writing a :class:`~lsplits.uncertainty.systems.SystemsStudy`: per-system reports plus the cross-system one.
+
+``DIR/NAME/`` holds each system's usual ``lsplits ue`` report (:func:`~lsplits.uncertainty.render.write_report`);
+``DIR/report.md`` the cross-system tables in the paper's shapes (Table 1, Figures 1, 2, 4, 5, 6/8/11, 7/9/10,
+Table 4, the pairwise differences), ``DIR/figures/`` their PNGs, ``DIR/tables/`` their CSVs and
+``DIR/systems.csv`` one row per (system, quality, k, method) with the per-system reports' numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import dataclasses
+import math
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..io import output_folder
+from .render import _number, _table, write_report
+from .report import StudyConfig, display
+from .systems import (
+    FAMILIES,
+    PERFORMANCE_METRIC,
+    TABLE1_METRICS,
+    SystemsStudy,
+    parse_systems,
+    run_systems,
+    systems_rows,
+)
+
+SYSTEMS_CSV_COLUMNS = ("system", "quality", "k", "method", "prr", "ci_low", "ci_high", "top1_corpus", "n")
+FAMILY_FIGURES = {"sembleu": "Figure 7", "smatchpp": "Figure 9", "s2match": "Figure 10"}
+AGREEMENT_FIGURES = {"smatchpp": "Figure 6", "s2match": "Figure 8", "sembleu": "Figure 11"}
+
+
+def _write_csv(path: Path, header: Sequence[str], rows) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(header)
+        writer.writerows(rows)
+
+
+def _best(values: Sequence[float]) -> float:
+    finite = [v for v in values if not math.isnan(v)]
+    return max(finite) if finite else math.nan
+
+
+# --- markdown ----------------------------------------------------------------------------------------
+
+
+def table1_markdown(study: SystemsStudy) -> str:
+    """Table 1: corpus Smatch and Smatch++ of each system's top-1 candidates."""
+    rows = [[name, *(_number(study.table1[name][m], 4) for m in TABLE1_METRICS)] for name in study.names]
+    return "\n".join(_table(["System", *map(display, TABLE1_METRICS)], rows))
+
+
+def figure1_markdown(study: SystemsStudy) -> str:
+    """Figure 1's numbers: mean PRR per system (rows) and quality metric (columns)."""
+    rows = [[name, *(_number(study.mean_by_system[name, q]) for q in study.qualities)] for name in study.names]
+    return "\n".join(_table(["System", *(f"mean PRR ({display(q)})" for q in study.qualities)], rows))
+
+
+def figure2_markdown(study: SystemsStudy) -> str:
+    """Figure 2's numbers: mean PRR per system (rows) and beam size (columns)."""
+    rows = [[name, *(_number(study.mean_by_beam[name, k]) for k in study.beam_sizes)] for name in study.names]
+    return "\n".join(_table(["System", *(f"k={k}" for k in study.beam_sizes)], rows))
+
+
+def correlation_markdown(study: SystemsStudy) -> str:
+    """RQ1: Spearman rho between top-1 Smatch and mean PRR, over systems and over system x beam points."""
+    rows = [[display(c.quality), _number(c.rho_systems), _number(c.p_systems), str(c.n_systems),
+             _number(c.rho_points), _number(c.p_points), str(c.n_points)] for c in study.correlations]
+    return "\n".join(_table(["Quality metric", "rho (systems)", "p", "systems", "rho (system x k points)", "p",
+                             "points"], rows))
+
+
+def pairwise_markdown(study: SystemsStudy) -> str:
+    """Every two systems: difference of mean PRR with its paired bootstrap interval."""
+    level = round(study.config.confidence * 100)
+    rows = [[display(d.quality), d.system_a, d.system_b, _number(d.prr_a), _number(d.prr_b), _number(d.difference),
+             f"[{_number(d.ci_low)}, {_number(d.ci_high)}]", d.verdict] for d in study.pairwise]
+    return "\n".join(_table(["Quality metric", "A", "B", "mean PRR A", "mean PRR B", "A - B", f"{level}% CI",
+                             "verdict"], rows))
+
+
+def _families_markdown(study: SystemsStudy, quality: str) -> list[str]:
+    families = sorted({f for (_, q, _, f) in study.families if q == quality}, key=_family_order)
+    rows = [[name, family, *(_number(study.families[name, quality, k, family]) for k in study.beam_sizes)]
+            for name in study.names for family in families]
+    return _table(["System", "Estimator family", *(f"k={k}" for k in study.beam_sizes)], rows)
+
+
+def _family_order(family: str) -> int:
+    return FAMILIES.index(family) if family in FAMILIES else len(FAMILIES)
+
+
+def _stability_markdown(study: SystemsStudy, quality: str) -> list[str]:
+    ks = study.beam_sizes
+    rows = []
+    for method in study.methods:
+        values = [study.stability[quality, method, k] for k in ks]
+        rows.append([method, *map(_number, values), _number(values[-1] - values[0])])
+    return _table(["UE method", *(f"k={k}" for k in ks), f"k={ks[-1]} - k={ks[0]}"], rows)
+
+
+def table4_markdown(study: SystemsStudy) -> str:
+    """Table 4: PRR at the largest beam size, estimator x (system, quality metric), best per column in bold."""
+    columns = [(s, q) for s in study.names for q in study.qualities]
+    best = {c: _best([study.largest[m, c[0], c[1]].prr for m in study.methods]) for c in columns}
+    rows = []
+    for method in study.methods:
+        cells = [method]
+        for column in columns:
+            value = study.largest[method, column[0], column[1]].prr
+            text = _number(value, 4)
+            cells.append(f"**{text}**" if value == best[column] else text)
+        rows.append(cells)
+    return "\n".join(_table(["UE method", *(f"{s} {display(q)}" for s, q in columns)], rows))
+
+
+def _agreement_markdown(study: SystemsStudy, quality: str) -> list[str]:
+    matrix = study.agreement[quality]
+    rows = [[f"{i + 1}. {m}", *(_number(v, 2) for v in matrix[i])] for i, m in enumerate(study.methods)]
+    return _table(["UE method", *(str(i + 1) for i in range(len(study.methods)))], rows)
+
+
+def _systems_section(study: SystemsStudy) -> list[str]:
+    lines = []
+    for system in study.systems:
+        inputs = system.study.inputs
+        total = sum(len(c) for c in inputs.candidates)
+        invalid = ", ".join(f"{display(name)} {int(counts.sum())}" for name, counts in
+                            system.study.invalid_candidates.items())
+        lines.append(f"- **{system.name}**: {', '.join(f'`{b}`' for b in system.beams)}; {len(inputs.ids)} examples, "
+                     f"{total} candidates; invalid candidates: {invalid or 'none checked'}; "
+                     f"report: [{system.name}/report.md]({system.name}/report.md)")
+    dropped = sorted({k for s in study.systems for k in s.study.beam_sizes} - set(study.beam_sizes))
+    lines.append(f"- beam sizes compared: {', '.join(map(str, study.beam_sizes))}"
+                 + (f" (only some systems offer {', '.join(map(str, dropped))}: in their own reports only)"
+                    if dropped else ""))
+    lines.append(f"- estimators: {len(study.methods)} ({', '.join(study.methods)}); quality metrics: "
+                 f"{', '.join(map(display, study.qualities))}")
+    if study.undefined:
+        lines.append(f"- {study.undefined} PRR value(s) are undefined (NaN: equal qualities) and left out of the means")
+    return lines
+
+
+def render_markdown(study: SystemsStudy) -> str:
+    """The whole cross-system ``report.md``."""
+    config = study.config
+    k = study.beam_sizes[-1]
+    level = round(config.confidence * 100)
+    n = len(study.ids)
+    lines = ["# Uncertainty estimation across systems", "",
+             f"{len(study.systems)} systems on the same {n} examples. PRR: 1 = oracle, 0 = random, < 0 harmful. "
+             "Each system's own report (every table of `lsplits ue`) is in its folder.", "",
+             "## Systems", "", *_systems_section(study),
+             "", "## Table 1: top-1 performance (corpus scores)", "", table1_markdown(study),
+             "", "## Figure 1: mean PRR per system and quality metric", "",
+             "Averaged over all estimators and beam sizes.", "", figure1_markdown(study), "",
+             "![Figure 1](figures/figure1_mean_prr.png)",
+             "", "## Figure 2: mean PRR against beam size", "",
+             "Averaged over all estimators and quality metrics.", "", figure2_markdown(study), "",
+             "![Figure 2](figures/figure2_mean_prr_by_k.png)",
+             "", "## Does a better parser give more reliable uncertainty? (RQ1, Figure 4)", "",
+             f"Spearman rho between top-1 {display(PERFORMANCE_METRIC)} and mean PRR: over systems (each system's "
+             "Figure-1 value), and, as the paper's Figure 4, over system x beam-size points (mean PRR over "
+             "estimators at each beam size; a system's points share its top-1 score). The paper reports 0.388 "
+             "(Smatch++), 0.317 (S2match), 0.360 (SemBLEU) over 6 parsers x 4 beam sizes. Fewer than 3 systems "
+             "say little.", "", correlation_markdown(study), "",
+             "![Figure 4](figures/figure4_performance_vs_prr.png)",
+             "", "## Is one system more reliable than another? (paired bootstrap)", "",
+             f"Difference of the Figure-1 mean PRR of A and B, with a {level}% percentile interval over "
+             f"{config.n_bootstrap} paired bootstrap resamples: each resample draws the same examples for both "
+             "systems. The verdict names the more reliable system when the interval excludes 0.", "",
+             pairwise_markdown(study) if study.pairwise else "(one system: nothing to compare)"]
+    for quality in study.qualities:
+        figure = FAMILY_FIGURES.get(quality, "Figures 7/9/10")
+        lines += ["", f"## {figure}: PRR against beam size per system, {display(quality)}", "",
+                  "Each estimator family is the mean over its similarity functions; random rejection is 0.", "",
+                  *_families_markdown(study, quality), "", f"![{figure}](figures/families_{quality}.png)"]
+    lines += ["", "## Figure 5: estimator stability across beam sizes (mean PRR over systems)", ""]
+    for quality in study.qualities:
+        lines += [f"### Quality: {display(quality)}", "", *_stability_markdown(study, quality), ""]
+    lines += ["![Figure 5](figures/figure5_stability.png)",
+              "", f"## Table 4: PRR at beam size k = {k} (best per column in bold)", "", table4_markdown(study)]
+    for quality in study.qualities:
+        figure = AGREEMENT_FIGURES.get(quality, "Figures 6/8/11")
+        lines += ["", f"## {figure}: Spearman correlation between estimators, {display(quality)}", "",
+                  f"Correlation of the estimators' PRR over {study.agreement_points[quality]} system x beam-size "
+                  "configurations.", "", *_agreement_markdown(study, quality), "",
+                  f"![{figure}](figures/agreement_{quality}.png)"]
+    lines += ["", "## Settings", "",
+              f"- similarities: {', '.join(map(display, config.similarities))}; LexSim uses ROUGE-L",
+              f"- bootstrap: {config.n_bootstrap} resamples, seed {config.seed}, {level}% intervals",
+              "- every number is in a CSV: `systems.csv` (one row per system, quality, k, method) and `tables/`", ""]
+    return "\n".join(lines)
+
+
+def summary_markdown(study: SystemsStudy) -> str:
+    """What the CLI prints: Table 1, Figure 1's numbers, the performance-PRR correlation, the pairwise table."""
+    return "\n\n".join(["Table 1: top-1 performance", table1_markdown(study),
+                         "Figure 1: mean PRR over estimators and beam sizes", figure1_markdown(study),
+                         f"Top-1 {display(PERFORMANCE_METRIC)} vs mean PRR (Spearman)", correlation_markdown(study),
+                         "Paired bootstrap differences of mean PRR",
+                         pairwise_markdown(study) if study.pairwise else "(one system: nothing to compare)"])
+
+
+# --- CSV -----------------------------------------------------------------------------------------------
+
+
+def _write_tables(study: SystemsStudy, folder: Path) -> None:
+    tables = folder / "tables"
+    tables.mkdir()
+    _write_csv(folder / "systems.csv", SYSTEMS_CSV_COLUMNS, systems_rows(study))
+    _write_csv(tables / "table1.csv", ["system", *TABLE1_METRICS, "n"],
+               ([s, *(study.table1[s][m] for m in TABLE1_METRICS), len(study.ids)] for s in study.names))
+    _write_csv(tables / "figure1_mean_prr.csv", ["system", "quality", "mean_prr"],
+               ([s, q, v] for (s, q), v in study.mean_by_system.items()))
+    _write_csv(tables / "figure2_mean_prr_by_k.csv", ["system", "k", "mean_prr"],
+               ([s, k, v] for (s, k), v in study.mean_by_beam.items()))
+    _write_csv(tables / "families.csv", ["system", "quality", "k", "family", "mean_prr"],
+               ([*key, v] for key, v in study.families.items()))
+    _write_csv(tables / "figure5_stability.csv", ["quality", "method", "k", "mean_prr"],
+               ([*key, v] for key, v in study.stability.items()))
+    k = study.beam_sizes[-1]
+    best = {(s, q): _best([study.largest[m, s, q].prr for m in study.methods])
+            for s in study.names for q in study.qualities}
+    _write_csv(tables / "table4.csv", ["method", "system", "quality", "k", "prr", "ci_low", "ci_high", "best"],
+               ([m, s, q, k, r.prr, r.ci_low, r.ci_high, int(r.prr == best[s, q])]
+                for (m, s, q), r in study.largest.items()))
+    for quality, matrix in study.agreement.items():
+        _write_csv(tables / f"agreement_{quality}.csv", ["method", *study.methods],
+                   ([m, *matrix[i]] for i, m in enumerate(study.methods)))
+    _write_csv(tables / "performance_correlation.csv",
+               ["quality", "performance", "rho_systems", "p_systems", "n_systems", "rho_points", "p_points",
+                "n_points"],
+               ([c.quality, PERFORMANCE_METRIC, c.rho_systems, c.p_systems, c.n_systems, c.rho_points, c.p_points,
+                 c.n_points] for c in study.correlations))
+    _write_csv(tables / "pairwise.csv",
+               ["quality", "system_a", "system_b", "prr_a", "prr_b", "difference", "ci_low", "ci_high", "n",
+                "resamples", "verdict"],
+               ([d.quality, d.system_a, d.system_b, d.prr_a, d.prr_b, d.difference, d.ci_low, d.ci_high, d.n,
+                 d.resamples, d.verdict] for d in study.pairwise))
+
+
+# --- figures -------------------------------------------------------------------------------------------
+
+
+def _figure(width: float, height: float):
+    """A matplotlib Figure outside pyplot's global state (safe in a threaded web app, nothing to close)."""
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height))
+
+
+def figure1(study: SystemsStudy):
+    """Grouped bars: mean PRR per system, one bar per quality metric, values printed on the bars."""
+    figure = _figure(max(6.0, 1.4 * len(study.names) + 2), 4.2)
+    axes = figure.subplots()
+    width = 0.8 / max(1, len(study.qualities))
+    x = np.arange(len(study.names))
+    for i, quality in enumerate(study.qualities):
+        values = [study.mean_by_system[s, quality] for s in study.names]
+        bars = axes.bar(x + (i - (len(study.qualities) - 1) / 2) * width, values, width, label=display(quality))
+        axes.bar_label(bars, labels=[_number(v) for v in values], fontsize=7, padding=2)
+    axes.axhline(0, color="black", linewidth=0.8)
+    axes.set_xticks(x, study.names, rotation=20 if len(study.names) > 4 else 0)
+    axes.set_ylabel("Mean PRR (all UE methods, all beams)")
+    axes.set_title("Mean PRR per system and quality metric")
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    return figure
+
+
+def figure2(study: SystemsStudy):
+    """Mean PRR against beam size, one line per system."""
+    figure = _figure(6.4, 4.2)
+    axes = figure.subplots()
+    for name in study.names:
+        axes.plot(study.beam_sizes, [study.mean_by_beam[name, k] for k in study.beam_sizes], marker="o", label=name)
+    axes.axhline(0, color="black", linewidth=0.8, linestyle=":")
+    axes.set_xticks(study.beam_sizes)
+    axes.set_xlabel("Beam size k")
+    axes.set_ylabel("Mean PRR (UE methods x quality metrics)")
+    axes.set_title("Mean PRR against beam size")
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    return figure
+
+
+def _panels(count: int, width: float = 3.6, height: float = 3.0):
+    columns = min(3, count)
+    rows = math.ceil(count / columns)
+    figure = _figure(width * columns, height * rows)
+    axes = figure.subplots(rows, columns, sharey=True, squeeze=False)
+    for extra in axes.ravel()[count:]:
+        extra.set_visible(False)
+    return figure, axes.ravel()
+
+
+def families_figure(study: SystemsStudy, quality: str):
+    """Figures 7/9/10: one panel per system, PRR of each estimator family against beam size, and random (0)."""
+    figure, panels = _panels(len(study.names))
+    families = sorted({f for (_, q, _, f) in study.families if q == quality}, key=_family_order)
+    for axes, name in zip(panels, study.names, strict=False):
+        for family in families:
+            axes.plot(study.beam_sizes, [study.families[name, quality, k, family] for k in study.beam_sizes],
+                      marker="o", label=family)
+        axes.axhline(0, color="black", linewidth=1, linestyle="--", label="Random")
+        axes.set_title(name)
+        axes.set_xticks(study.beam_sizes)
+        axes.set_xlabel("Beam size k")
+        axes.set_ylabel(f"PRR ({display(quality)})")
+    panels[0].legend(fontsize=7)
+    figure.suptitle(f"PRR vs beam size, quality: {display(quality)}")
+    figure.tight_layout()
+    return figure
+
+
+def _heatmap(axes, matrix: np.ndarray, rows: Sequence[str] | None, columns: Sequence[str], limit: float):
+    """An annotated heatmap on a diverging scale from -limit to limit (row labels only when given)."""
+    image = axes.imshow(matrix, vmin=-limit, vmax=limit, cmap="RdBu", aspect="auto")
+    for (r, c), value in np.ndenumerate(matrix):
+        dark = not math.isnan(value) and abs(value) > 0.6 * limit
+        axes.text(c, r, _number(value, 2), ha="center", va="center", fontsize=6, color="white" if dark else "black")
+    axes.set_xticks(range(len(columns)), columns, rotation=45, ha="right", fontsize=7)
+    if rows is None:
+        axes.set_yticks([])
+    else:
+        axes.set_yticks(range(len(rows)), rows, fontsize=7)
+    return image
+
+
+def stability_figure(study: SystemsStudy):
+    """Figure 5: heatmaps of mean PRR over systems, estimator x beam size, one panel per quality metric."""
+    count = len(study.qualities)
+    figure = _figure(1.6 + 2.6 * count, 0.32 * len(study.methods) + 1.8)
+    axes = figure.subplots(1, count, squeeze=False)
+    matrices = {q: np.array([[study.stability[q, m, k] for k in study.beam_sizes] for m in study.methods])
+                for q in study.qualities}
+    finite = np.concatenate([np.abs(m[np.isfinite(m)]) for m in matrices.values()])
+    limit = max(0.05, float(finite.max())) if finite.size else 1.0
+    for index, (panel, quality) in enumerate(zip(axes[0], study.qualities, strict=True)):
+        image = _heatmap(panel, matrices[quality], study.methods if index == 0 else None,
+                         [f"k={k}" for k in study.beam_sizes], limit)
+        panel.set_title(display(quality), fontsize=9)
+    figure.colorbar(image, ax=list(axes[0]), label="Mean PRR")
+    figure.suptitle(f"UE method stability across beam sizes (mean PRR over {len(study.names)} systems)")
+    return figure
+
+
+def agreement_figure(study: SystemsStudy, quality: str):
+    """Figures 6/8/11: Spearman correlation between the estimators' PRR over system x beam-size configurations."""
+    size = 0.42 * len(study.methods) + 2.5
+    figure = _figure(size + 1, size)
+    axes = figure.subplots()
+    image = _heatmap(axes, study.agreement[quality], study.methods, study.methods, 1.0)
+    axes.set_title(f"Pairwise Spearman correlation, {display(quality)}, across {len(study.names)} systems x "
+                   f"{len(study.beam_sizes)} beams", fontsize=9)
+    figure.colorbar(image, ax=axes, label="Spearman rho")
+    figure.tight_layout()
+    return figure
+
+
+def performance_figure(study: SystemsStudy):
+    """Figure 4: top-1 Smatch against mean PRR over estimators, a point per system and beam size."""
+    count = len(study.qualities)
+    figure = _figure(4.0 * count, 3.6)
+    axes = figure.subplots(1, count, squeeze=False)
+    by_quality = {c.quality: c for c in study.correlations}
+    markers = "os^Dv<>p*h"
+    for panel, quality in zip(axes[0], study.qualities, strict=True):
+        for index, name in enumerate(study.names):
+            x = study.table1[name][PERFORMANCE_METRIC]
+            for j, k in enumerate(study.beam_sizes):
+                y = float(np.nanmean([study.prr(name, k, m, quality).prr for m in study.methods]))
+                panel.scatter(x, y, color=f"C{index}", marker=markers[j % len(markers)],
+                              label=name if j == 0 else None)
+        panel.set_title(f"{display(quality)}: rho = {_number(by_quality[quality].rho_points)}", fontsize=9)
+        panel.set_xlabel(f"Top-1 {display(PERFORMANCE_METRIC)}")
+        panel.set_ylabel("Mean PRR (across UE methods)")
+    axes[0][0].legend(fontsize=7)
+    figure.suptitle("PRR vs parser accuracy (markers: beam sizes " + ", ".join(map(str, study.beam_sizes)) + ")")
+    figure.tight_layout()
+    return figure
+
+
+def _plot_figures(study: SystemsStudy, folder: Path) -> None:
+    figures = folder / "figures"
+    figures.mkdir()
+    made = {"figure1_mean_prr": figure1(study), "figure2_mean_prr_by_k": figure2(study),
+            "figure4_performance_vs_prr": performance_figure(study), "figure5_stability": stability_figure(study)}
+    for quality in study.qualities:
+        made[f"families_{quality}"] = families_figure(study, quality)
+        made[f"agreement_{quality}"] = agreement_figure(study, quality)
+    for name, figure in made.items():
+        figure.savefig(figures / f"{name}.png", dpi=110, bbox_inches="tight")
+
+
+# --- the whole folder and the CLI ------------------------------------------------------------------------
+
+
+def write_systems_report(study: SystemsStudy, out: str | Path) -> Path:
+    """Write every per-system report into ``out/NAME/`` and the cross-system report into ``out`` (atomically)."""
+    out = Path(out)
+    with output_folder(out) as folder:
+        for system in study.systems:
+            write_report(system.study, folder / system.name)
+        _write_tables(study, folder)
+        _plot_figures(study, folder)
+        (folder / "report.md").write_text(render_markdown(study), encoding="utf-8")
+    return out / "report.md"
+
+
+@contextlib.contextmanager
+def _shared_cache(config: StudyConfig, systems: int) -> Iterator[StudyConfig]:
+    """With ``--no-cache`` and several systems, a temporary cache still shares matrices between systems."""
+    if config.cache_dir is not None or systems < 2:
+        yield config
+        return
+    with tempfile.TemporaryDirectory(prefix="lsplits-matrices-") as folder:
+        yield dataclasses.replace(config, cache_dir=Path(folder))
+
+
+def run_systems_ue(args: argparse.Namespace, config: StudyConfig) -> int:
+    """``lsplits ue --system NAME=BEAMS ...``: the study of every system and the cross-system report."""
+    if args.beams:
+        raise ConfigError("give the beams either as BEAMS (one system) or with --system NAME=BEAMS (several), "
+                          "not both")
+    if not args.system:
+        raise ConfigError("give the beams: BEAMS (one JSONL file or one PENMAN file per beam rank) or "
+                          "--system NAME=BEAMS for each system")
+    specs = parse_systems(args.system)
+    with _shared_cache(config, len(specs)) as shared:
+        study = run_systems(specs, args.gold, shared)
+    report = write_systems_report(study, args.out)
+    print(summary_markdown(study))
+    print(f"\nreport written to {report}")
+    return 0

@@ -1,0 +1,354 @@
+"""``lsplits ue --system ...``: three systems built from the same real gold graphs, every cross-system table
+checked against values recomputed here from the per-system reports' CSV files (and Table 1 from the beams)."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import itertools
+import json
+import random
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from amr_edits import degrade, sample_gold
+from scipy.stats import spearmanr
+
+from lsplits import similarity as registry
+from lsplits.amr.smatchpp_metric import f1, prepare
+from lsplits.errors import ConfigError, DataError
+from lsplits.similarity import Similarity
+from lsplits.uncertainty.report import StudyConfig, add_ue_arguments, run_study, run_ue
+from lsplits.uncertainty.systems import SystemSpec, parse_systems, run_systems
+
+LEVELS = range(4)
+K = 5
+# name -> (extra edits of the top-1 over the example's level, seed): different top-1s and candidates
+SYSTEMS = {"strong": (0, 1), "middle": (1, 2), "weak": (2, 3)}
+QUALITIES = ("smatchpp", "sembleu")
+SIMILARITIES = ("smatchpp", "sema")
+BEAM_SIZES = (3, 5)
+CALLS: Counter = Counter()
+
+
+def _counted_f1(a, b):
+    CALLS["score"] += 1
+    return f1(a, b)
+
+
+COUNTING = Similarity("test-counting-smatchpp", prepare, _counted_f1, symmetric=True)
+
+
+@pytest.fixture(autouse=True)
+def counting_similarity(monkeypatch):
+    CALLS.clear()
+    monkeypatch.setitem(registry._REGISTERED, COUNTING.name, COUNTING)
+
+
+def system_beams(offset: int, seed: int) -> list[dict]:
+    """Per (gold graph, level): top-1 = gold after level + offset - 1 edits, the others 1..level+1 more."""
+    rng = random.Random(seed)
+    rows = []
+    for level in LEVELS:
+        for example, text in sample_gold():
+            top1 = degrade(text, max(0, level + offset - 1), rng)
+            candidates = [top1] + [degrade(top1, rng.randint(1, level + 1), rng) for _ in range(K - 1)]
+            rows.append({"id": f"{example}@{level}", "candidates": candidates})
+    return rows
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def write_penman_ranks(folder: Path, rows: list[dict]) -> list[Path]:
+    """One PENMAN file per beam rank with '# ::id' lines (the BEAMS form of AMR parsers)."""
+    paths = []
+    for rank in range(K):
+        path = folder / f"rank{rank + 1}.amr"
+        path.write_text("".join(f"# ::id {row['id']}\n{row['candidates'][rank]}\n\n" for row in rows),
+                        encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    """Beams of the three systems (``weak`` as PENMAN rank files), the gold file and the candidates."""
+    folder = tmp_path_factory.mktemp("systems")
+    gold = dict(sample_gold())
+    beams, paths = {}, {}
+    for name, (offset, seed) in SYSTEMS.items():
+        beams[name] = system_beams(offset, seed)
+        if name == "weak":
+            (folder / name).mkdir()
+            paths[name] = write_penman_ranks(folder / name, beams[name])
+        else:
+            paths[name] = [write_jsonl(folder / f"{name}.jsonl", beams[name])]
+    write_jsonl(folder / "gold.jsonl", [{"id": row["id"], "amr": gold[row["id"].split("@")[0]]}
+                                        for row in beams["strong"]])
+    return folder, beams, paths
+
+
+def ue_args(paths: dict[str, list[Path]], gold: Path, out: Path, cache: Path, *extra: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_ue_arguments(parser)
+    argv = [item for name, files in paths.items() for item in ("--system", f"{name}={','.join(map(str, files))}")]
+    return parser.parse_args([*argv, "--gold", str(gold), "--out", str(out), "--similarities", ",".join(SIMILARITIES),
+                              "--qualities", ",".join(QUALITIES), "--beam-sizes", ",".join(map(str, BEAM_SIZES)),
+                              "--bootstrap", "40", "--workers", "1", "--cache", str(cache), "--no-progress", *extra])
+
+
+@pytest.fixture(scope="module")
+def report(inputs, tmp_path_factory):
+    folder, _, paths = inputs
+    out = tmp_path_factory.mktemp("report") / "out"
+    assert run_ue(ue_args(paths, folder / "gold.jsonl", out, folder / "cache")) == 0
+    return out
+
+
+def read_csv(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8", newline="") as stream:
+        return list(csv.DictReader(stream))
+
+
+def per_system_prr(out: Path) -> dict[tuple[str, str, int, str], float]:
+    """(system, quality, k, method) -> PRR, read from each system's own prr.csv."""
+    values = {}
+    for name in SYSTEMS:
+        for row in read_csv(out / name / "prr.csv"):
+            values[name, row["quality"], int(row["k"]), row["method"]] = float(row["prr"])
+    return values
+
+
+def methods_of(prr: dict) -> list[str]:
+    return list(dict.fromkeys(key[3] for key in prr))
+
+
+def corpus(metric: str, predictions: list[str], references: list[str]) -> float:
+    """Corpus score straight from the metric (no invalid top-1 in these beams)."""
+    similarity = registry.get(metric)
+    p = [similarity.prepare(text) for text in predictions]
+    r = [similarity.prepare(text) for text in references]
+    if similarity.corpus_score is not None:
+        return float(similarity.corpus_score(p, r))
+    return float(np.mean([similarity.score(a, b) for a, b in zip(p, r, strict=True)]))
+
+
+def gold_of(beams: dict[str, list[dict]]) -> list[str]:
+    gold = dict(sample_gold())
+    return [gold[row["id"].split("@")[0]] for row in beams["strong"]]
+
+
+def test_systems_csv_has_the_per_system_numbers(report, inputs):
+    _, beams, _ = inputs
+    rows = read_csv(report / "systems.csv")
+    assert list(rows[0]) == ["system", "quality", "k", "method", "prr", "ci_low", "ci_high", "top1_corpus", "n"]
+    expected = {}
+    for name in SYSTEMS:
+        for row in read_csv(report / name / "prr.csv"):
+            expected[name, row["quality"], row["k"], row["method"]] = (row["prr"], row["ci_low"], row["ci_high"],
+                                                                        row["n"])
+    got = {(r["system"], r["quality"], r["k"], r["method"]): (r["prr"], r["ci_low"], r["ci_high"], r["n"])
+           for r in rows}
+    assert got == expected and len(rows) == len(expected) == 3 * 2 * 2 * 7
+    reference = gold_of(beams)
+    for row in rows:
+        top1 = [b["candidates"][0] for b in beams[row["system"]]]
+        assert float(row["top1_corpus"]) == pytest.approx(corpus(row["quality"], top1, reference), abs=1e-12)
+
+
+def test_table1_from_the_top1_candidates(report, inputs):
+    _, beams, _ = inputs
+    reference = gold_of(beams)
+    table = {row["system"]: row for row in read_csv(report / "tables" / "table1.csv")}
+    assert list(table) == list(SYSTEMS)
+    for name in SYSTEMS:
+        top1 = [b["candidates"][0] for b in beams[name]]
+        for metric in ("smatch", "smatchpp"):
+            assert float(table[name][metric]) == pytest.approx(corpus(metric, top1, reference), abs=1e-12)
+    # more edits in the top-1, lower scores: the construction's order
+    assert float(table["strong"]["smatchpp"]) > float(table["middle"]["smatchpp"]) > float(table["weak"]["smatchpp"])
+    text = (report / "report.md").read_text(encoding="utf-8")
+    assert f"| strong | {float(table['strong']['smatch']):.4f} | {float(table['strong']['smatchpp']):.4f} |" in text
+
+
+def test_figures_1_2_families_and_stability_are_means_of_the_per_system_prr(report):
+    prr = per_system_prr(report)
+    methods = methods_of(prr)
+    assert len(methods) == 7  # LexSim + 3 estimators x 2 similarities
+    figure1 = {(r["system"], r["quality"]): float(r["mean_prr"]) for r in read_csv(report / "tables" /
+                                                                                    "figure1_mean_prr.csv")}
+    assert len(figure1) == 6
+    for (name, quality), value in figure1.items():
+        assert value == pytest.approx(np.mean([prr[name, quality, k, m] for k in BEAM_SIZES for m in methods]))
+    figure2 = read_csv(report / "tables" / "figure2_mean_prr_by_k.csv")
+    assert len(figure2) == 6
+    for row in figure2:
+        values = [prr[row["system"], q, int(row["k"]), m] for q in QUALITIES for m in methods]
+        assert float(row["mean_prr"]) == pytest.approx(np.mean(values))
+    families = read_csv(report / "tables" / "families.csv")
+    assert {r["family"] for r in families} == {"LexSim", "EigV", "DegMat", "Ecc"} and len(families) == 3 * 2 * 2 * 4
+    for row in families:
+        members = [m for m in methods if m.split("-")[0] == row["family"]]
+        assert len(members) == (1 if row["family"] == "LexSim" else 2)
+        values = [prr[row["system"], row["quality"], int(row["k"]), m] for m in members]
+        assert float(row["mean_prr"]) == pytest.approx(np.mean(values))
+    stability = read_csv(report / "tables" / "figure5_stability.csv")
+    assert len(stability) == 2 * 7 * 2
+    for row in stability:
+        values = [prr[name, row["quality"], int(row["k"]), row["method"]] for name in SYSTEMS]
+        assert float(row["mean_prr"]) == pytest.approx(np.mean(values))
+    for name in ("figure1_mean_prr", "figure2_mean_prr_by_k", "figure5_stability", "families_smatchpp",
+                 "families_sembleu", "agreement_smatchpp", "agreement_sembleu", "figure4_performance_vs_prr"):
+        assert (report / "figures" / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_table4_is_the_largest_beam_with_the_best_marked(report):
+    prr = per_system_prr(report)
+    rows = read_csv(report / "tables" / "table4.csv")
+    assert len(rows) == 7 * 3 * 2 and {r["k"] for r in rows} == {"5"}
+    text = (report / "report.md").read_text(encoding="utf-8")
+    for name, quality in itertools.product(SYSTEMS, QUALITIES):
+        column = {r["method"]: r for r in rows if r["system"] == name and r["quality"] == quality}
+        for method, row in column.items():
+            assert float(row["prr"]) == prr[name, quality, 5, method]
+        best = max(column, key=lambda m: prr[name, quality, 5, m])
+        assert [m for m, r in column.items() if r["best"] == "1"] == [best]
+        assert f"**{prr[name, quality, 5, best]:.4f}**" in text
+
+
+def test_estimator_agreement_is_spearman_over_systems_and_beam_sizes(report):
+    prr = per_system_prr(report)
+    methods = methods_of(prr)
+    for quality in QUALITIES:
+        points = np.array([[prr[name, quality, k, m] for m in methods] for name in SYSTEMS for k in BEAM_SIZES])
+        expected = spearmanr(points).statistic
+        rows = read_csv(report / "tables" / f"agreement_{quality}.csv")
+        got = np.array([[float(row[m]) for m in methods] for row in rows])
+        assert [row["method"] for row in rows] == methods
+        np.testing.assert_allclose(got, expected, atol=1e-12)
+
+
+def test_performance_correlation_against_scipy(report, inputs):
+    _, beams, _ = inputs
+    reference = gold_of(beams)
+    prr = per_system_prr(report)
+    methods = methods_of(prr)
+    smatch = {name: corpus("smatch", [b["candidates"][0] for b in beams[name]], reference) for name in SYSTEMS}
+    rows = {r["quality"]: r for r in read_csv(report / "tables" / "performance_correlation.csv")}
+    assert list(rows) == list(QUALITIES)
+    for quality, row in rows.items():
+        means = [np.mean([prr[n, quality, k, m] for k in BEAM_SIZES for m in methods]) for n in SYSTEMS]
+        expected = spearmanr([smatch[n] for n in SYSTEMS], means)
+        assert float(row["rho_systems"]) == pytest.approx(expected.statistic)
+        assert float(row["p_systems"]) == pytest.approx(expected.pvalue)
+        assert row["n_systems"] == "3" and row["performance"] == "smatch"
+        x = [smatch[n] for n in SYSTEMS for _ in BEAM_SIZES]
+        y = [np.mean([prr[n, quality, k, m] for m in methods]) for n in SYSTEMS for k in BEAM_SIZES]
+        points = spearmanr(x, y)
+        assert float(row["rho_points"]) == pytest.approx(points.statistic)
+        assert float(row["p_points"]) == pytest.approx(points.pvalue)
+        assert row["n_points"] == "6"
+
+
+def test_pairwise_differences_are_figure1_differences(report):
+    figure1 = {(r["system"], r["quality"]): float(r["mean_prr"])
+               for r in read_csv(report / "tables" / "figure1_mean_prr.csv")}
+    rows = read_csv(report / "tables" / "pairwise.csv")
+    assert [(r["quality"], r["system_a"], r["system_b"]) for r in rows] == [
+        (q, a, b) for q in QUALITIES for a, b in itertools.combinations(SYSTEMS, 2)]
+    for row in rows:
+        a, b, quality = row["system_a"], row["system_b"], row["quality"]
+        assert float(row["prr_a"]) == pytest.approx(figure1[a, quality])
+        assert float(row["difference"]) == pytest.approx(figure1[a, quality] - figure1[b, quality])
+        assert float(row["ci_low"]) < float(row["ci_high"])
+        assert row["n"] == "32" and row["resamples"] == "40"
+    text = (report / "report.md").read_text(encoding="utf-8")
+    assert "## Is one system more reliable than another? (paired bootstrap)" in text
+    for name in SYSTEMS:
+        assert (report / name / "report.md").exists()
+
+
+def small_config(cache: Path, **changes) -> StudyConfig:
+    settings = dict(similarities=(COUNTING.name,), qualities=("smatchpp",), beam_sizes=(3, 5), n_bootstrap=40,
+                    workers=1, progress=False, cache_dir=cache)
+    settings.update(changes)
+    return StudyConfig(**settings)
+
+
+def test_same_candidates_cost_nothing_twice_and_pair_exactly(inputs, tmp_path):
+    """A copy of a system (other file, same content) adds no similarity computation and no cache file, and
+    its paired difference is exactly 0 with interval [0, 0]: both are resampled on the same examples."""
+    folder, beams, paths = inputs
+    copy = write_jsonl(tmp_path / "copy.jsonl", beams["strong"])
+    run_study(paths["strong"], folder / "gold.jsonl", small_config(tmp_path / "alone"))
+    alone = CALLS["score"]
+    assert alone > 0
+    CALLS.clear()
+    specs = [SystemSpec("strong", tuple(map(str, paths["strong"]))), SystemSpec("copy", (str(copy),))]
+    study = run_systems(specs, folder / "gold.jsonl", small_config(tmp_path / "shared"))
+    assert CALLS["score"] == alone
+    files = lambda root: sorted(p.name for p in root.rglob("*.npz") if COUNTING.name in str(p))  # noqa: E731
+    assert files(tmp_path / "shared") == files(tmp_path / "alone") and files(tmp_path / "alone")
+    [difference] = study.pairwise
+    assert (difference.difference, difference.ci_low, difference.ci_high) == (0.0, 0.0, 0.0)
+    assert difference.resamples == 40
+
+
+def test_no_cache_still_shares_matrices_between_systems(inputs, tmp_path):
+    folder, beams, paths = inputs
+    copy = write_jsonl(tmp_path / "copy.jsonl", beams["strong"])
+    args = ue_args({"strong": paths["strong"], "copy": [copy]}, folder / "gold.jsonl", tmp_path / "out",
+                   tmp_path / "unused", "--no-cache", "--similarities", COUNTING.name, "--qualities", "smatchpp",
+                   "--beam-sizes", "5", "--bootstrap", "0")
+    assert run_ue(args) == 0
+    shared = CALLS["score"]
+    CALLS.clear()
+    run_study(paths["strong"], folder / "gold.jsonl", small_config(None, n_bootstrap=0, beam_sizes=(5,)))
+    assert shared == CALLS["score"] > 0
+    assert not (tmp_path / "unused").exists()
+
+
+def test_different_examples_are_an_error_before_any_work(inputs, tmp_path):
+    folder, beams, paths = inputs
+    fewer = write_jsonl(tmp_path / "fewer.jsonl", beams["middle"][:-2])
+    specs = [SystemSpec("strong", tuple(map(str, paths["strong"]))), SystemSpec("fewer", (str(fewer),))]
+    with pytest.raises(DataError) as error:
+        run_systems(specs, folder / "gold.jsonl", small_config(tmp_path / "cache"))
+    message = str(error.value)
+    missing = [row["id"] for row in beams["middle"][-2:]]
+    assert "fewer.jsonl" in message and "system fewer lacks 2 example(s) that system strong has" in message
+    assert all(example in message for example in missing)
+    assert CALLS["score"] == 0 and not (tmp_path / "cache").exists()
+
+
+def test_system_options_are_checked(inputs, tmp_path):
+    folder, _, paths = inputs
+    good = str(paths["strong"][0])
+    with pytest.raises(ConfigError, match="expected NAME=BEAMS"):
+        parse_systems([good])
+    with pytest.raises(ConfigError, match="the name is given twice"):
+        parse_systems([f"a={good}", f"A={good}"])
+    with pytest.raises(ConfigError, match="no such file"):
+        parse_systems([f"a={tmp_path / 'missing.jsonl'}"])
+    with pytest.raises(ConfigError, match="must be a folder name"):
+        parse_systems([f"figures={good}"])
+    both = ue_args({"a": paths["strong"]}, folder / "gold.jsonl", tmp_path / "out", tmp_path / "cache")
+    both.beams = [good]
+    with pytest.raises(ConfigError, match="not both"):
+        run_ue(both)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_system_without_a_common_beam_size(inputs, tmp_path):
+    folder, beams, paths = inputs
+    short = write_jsonl(tmp_path / "short.jsonl", [{**row, "candidates": row["candidates"][:2]}
+                                                   for row in beams["middle"]])
+    specs = [SystemSpec("strong", tuple(map(str, paths["strong"]))), SystemSpec("short", (str(short),))]
+    with pytest.raises(ConfigError, match=r"share no beam size \(strong: 3, 5; short: 2\)"):
+        run_systems(specs, folder / "gold.jsonl", small_config(tmp_path / "cache"))
+    assert CALLS["score"] == 0
