@@ -116,8 +116,9 @@ def test_invalid_graphs_are_invalid_in_both_readings():
         parse_smatch("(a / b)", dialect="smatchpp")
 
 
-def test_corrected_reading_of_real_graphs_without_quirks_equals_parse_amr_but_mod():
-    """On real graphs the corrected reading differs from the penman-model one only in :mod/:domain-of."""
+def test_corrected_reading_counts_real_graphs_like_the_penman_model_reading():
+    """On real graphs (no quirks) both readings find the same concepts and as many relations and attributes
+    (they differ only in how :mod is turned around)."""
     for text in sample_graphs():
         ours, theirs = parse_smatch(text, dialect="corrected"), parse_amr(text)
         assert ours.concepts == theirs.concepts
