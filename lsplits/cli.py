@@ -23,6 +23,7 @@ Typical use:
   lsplits build --data-files data.jsonl --query-field text --lm scratch --out my-split
   lsplits score --data-files data.jsonl --query-field text --lm gpt2 --setting pt --out scores.parquet
   lsplits analyze my-split                      # statistics of a built folder
+  lsplits beams ORG/amr-parser sentences.txt --k 10 --out beams.jsonl --format penman
   lsplits ue beams.jsonl --gold gold.amr --out report/
   lsplits ue --system a=a.jsonl --system b=b.jsonl --gold gold.amr --out study/
 """
@@ -125,6 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
 _PLUGIN_COMMANDS = (
     ("ue", "lsplits.uncertainty.report:add_ue_arguments:run_ue",
      "uncertainty estimation and PRR report over beam candidates"),
+    ("beams", "lsplits.generation:add_beams_arguments:run_beams",
+     "k-best candidates by beam search from a Hub seq2seq model or causal LM (input of ue)"),
     ("push-metrics", "lsplits.uncertainty.publish:add_push_metrics_arguments:run_push_metrics",
      "create one Hub Space per evaluate metric module"),
     ("push-space", "lsplits.space:add_arguments:run", "deploy the Gradio demo Space to the Hub"),

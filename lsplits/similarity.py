@@ -58,6 +58,7 @@ class Similarity:
 _BUILTINS: dict[str, str] = {
     "rougel": "lsplits.uncertainty.lexical:ROUGE_L",
     "smatch": "lsplits.amr.smatch:SMATCH",
+    "smatch-corrected": "lsplits.amr.smatch:SMATCH_CORRECTED",
     "smatchpp": "lsplits.amr.smatchpp_metric:SMATCHPP",
     "s2match": "lsplits.amr.s2match:S2MATCH",
     "sema": "lsplits.amr.sema:SEMA",

@@ -256,6 +256,27 @@ def fewer_examples_argv(folder: Path) -> list[str]:
     return [*argv[:3], "--system", f"fewer={fewer}", *argv[3:]]
 
 
+def beams_inputs(folder: Path) -> Path:
+    """A valid ``lsplits beams`` input: a text file of three sentences."""
+    path = folder / "sentences.txt"
+    path.write_text("the boy wants to go\nthe dog runs\nthe cat sleeps\n", encoding="utf-8")
+    return path
+
+
+def bert_folder(folder: Path) -> Path:
+    """A tiny BERT encoder saved with save_pretrained: a model that cannot generate candidates."""
+    from transformers import BertConfig, BertModel
+
+    BertModel(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                         intermediate_size=16)).save_pretrained(folder / "bert")
+    return folder / "bert"
+
+
+def beams_argv(folder: Path, *extra: str, model: str = "no-model", out: str = "out/beams.jsonl") -> list[str]:
+    return ["beams", model, str(beams_inputs(folder)), "--out", str(folder / out), "--no-progress",
+            "--cache-dir", str(folder / "cache"), *extra]
+
+
 CASES_UE: list[Case] = [
     Case("ue-gold-graph-without-id", ue_gold_graph_without_id,
          ("gold.amr, line 7, field '# ::id'", "this graph has no id, but gold.amr line 1 has one",
@@ -284,6 +305,23 @@ CASES_UE: list[Case] = [
          ("not both",)),
     Case("ue-systems-different-examples", fewer_examples_argv,
          ("fewer.jsonl", "system fewer lacks 1 example(s) that system full has (ex3)", "same examples")),
+    Case("beams: input file missing",
+         lambda f: ["beams", "no-model", str(f / "missing.txt"), "--out", str(f / "out" / "beams.jsonl")],
+         ("missing.txt", "no such file")),
+    Case("beams: JSONL input without the field",
+         lambda f: ["beams", "no-model", str(write_jsonl(f / "in.jsonl", [{"id": "a", "snt": "the dog runs"}])),
+                    "--input-field", "text", "--out", str(f / "out" / "beams.jsonl")],
+         ("in.jsonl", "line 1", "field 'text'", "missing text field (fields: id, snt)")),
+    Case("beams: k below 1", lambda f: beams_argv(f, "--k", "0"), ("--k must be at least 1, got 0",)),
+    Case("beams: a model that cannot generate", lambda f: beams_argv(f, model=str(bert_folder(f))),
+         ("(bert, BertModel) is neither a seq2seq model nor a causal LM",)),
+    Case("beams: --out is a folder", lambda f: (f / "out").mkdir() or beams_argv(f, out="out"),
+         ("--out", "is a folder",)),
+    Case("beams: --out is not JSONL", lambda f: beams_argv(f, out="out/beams.txt"),
+         ("beams.txt", "must end in .jsonl")),
+    Case("beams: --out is a file lsplits did not write",
+         lambda f: (f / "notes.jsonl").write_text("my notes\n") and beams_argv(f, out="notes.jsonl"),
+         ("notes.jsonl exists and is not a beams file written by lsplits",), out="nothing"),
 ]
 
 

@@ -139,6 +139,7 @@ def make_s2match(backend: EmbeddingBackend | None = None, *, cutoff: float = DEF
         symmetric=False,
         description=f"S2Match (Opitz et al. 2020): Smatch with graded concepts, embeddings: {backend_name}",
         corpus_score=scorer.corpus_score,
+        version="2",  # 2: the shared alignment search also moves both ends of a relation at once
         options={"embeddings": backend_name, "cutoff": cutoff, "sense_weight": sense_weight,
                  "restarts": restarts, "seed": seed},
     )

@@ -43,6 +43,7 @@ from .encode import pair_lengths
 from .finetune import BEST_FOLDER, SUMMARY_FILE, TrainConfig, finetune
 from .scoring import load_causal_lm, score_pairs
 from .scratch import ScratchConfig, init_scratch_model, train_tokenizer, window_for
+from .shards import folder_fingerprint, missing_shards, split_into_shards, this_process_share
 
 logger = logging.getLogger(__name__)
 
@@ -186,14 +187,13 @@ class _Job:
         if is_main():
             manifest = {"fold": fold, "lm": self.lm, "train_ids": train_ids, "scored_ids": scored_ids}
             atomic_write_text(fold_dir / "manifest.json", json.dumps(manifest))
-        shards = [scored_index[i:i + self.shard_size] for i in range(0, len(scored_index), self.shard_size)]
-        missing = [(n, shard) for n, shard in enumerate(shards) if not _shard_path(fold_dir, n).exists()]
-        barrier()  # every process has listed the missing shards before any process writes one
+        shards = split_into_shards(scored_index, self.shard_size)
+        missing = missing_shards(shards, lambda number: _shard_path(fold_dir, number))
         if not missing:
             logger.info("%s: all %d score shards cached", name, len(shards))
             return
         location = prepare_model()
-        mine = missing[rank()::world_size()]
+        mine = this_process_share(missing)
         with main_first():  # a Hub model is downloaded once, by rank 0
             model, tokenizer = load_causal_lm(location, device=self.device) if mine else (None, None)
         for n, shard in mine:
@@ -302,8 +302,4 @@ def _cache_key(ids: list[str], prompts: list[str], queries: list[str], **setting
 
 def _folder_fingerprint(lm: str) -> list | None:
     """(name, size, mtime) of a local model folder's files, so retraining it invalidates the cache."""
-    path = Path(lm)
-    if lm == SCRATCH or not path.is_dir():
-        return None
-    return [(str(p.relative_to(path)), p.stat().st_size, p.stat().st_mtime_ns)
-            for p in sorted(path.rglob("*")) if p.is_file()]
+    return None if lm == SCRATCH else folder_fingerprint(lm)

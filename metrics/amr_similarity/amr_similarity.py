@@ -15,7 +15,8 @@ _DEFAULT_METRIC = "smatchpp"
 _DESCRIPTION = """\
 Similarity between predicted and reference AMR graphs in PENMAN notation, per example and for the
 whole corpus. The config name chooses the metric: smatchpp (Smatch++: standardised graphs, optimal
-alignment; the default), smatch (hill climbing), s2match, sema, wlk, sembleu. A prediction that
+alignment; the default), smatch (the official smatch 1.0.4 scorer's triples, hill climbing),
+smatch-corrected (the same with its slips fixed), s2match, sema, wlk, sembleu. A prediction that
 is not a well-formed AMR graph is scored as the empty graph "(a / amr-empty)" (about 0); an
 invalid reference is an error.
 """

@@ -1,0 +1,220 @@
+"""Beam candidates from a Hugging Face model (lsplits.generation and ``lsplits beams``), offline.
+
+The seq2seq model is a tiny BART trained here from scratch on sentence -> PENMAN pairs
+(beams_fixtures.py); the causal LM is the project's scratch GPT-2. Checked: k candidates per input
+in input order whatever the batching, only the continuation of a causal LM's prompt, beams that flow
+through ``lsplits ue`` end to end with the invalid candidates counted the same on both sides, inputs
+from text, JSONL and a dataset folder, and a killed run that resumes from its finished shards.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import penman
+import pytest
+import torch
+from beams_fixtures import PAIRS, UNSEEN, build_tiny_parser
+from lm_fixtures import TINY_SCRATCH, tiny_sentences
+
+from lsplits.cli import main as cli_main
+from lsplits.errors import ConfigError, DataError
+from lsplits.generation import check_model, generate_beams, read_inputs
+
+HELPER = Path(__file__).with_name("beams_fixtures.py")
+SENTENCES = [s for s, _ in PAIRS] + UNSEEN
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """Tiny models run fastest on one thread (and the machine's cores are shared)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def parser_folder(tmp_path_factory) -> Path:
+    return build_tiny_parser(tmp_path_factory.mktemp("tiny-parser"))
+
+
+@pytest.fixture(scope="module")
+def parser(parser_folder):
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    return AutoModelForSeq2SeqLM.from_pretrained(parser_folder), AutoTokenizer.from_pretrained(parser_folder)
+
+
+def _valid(text: str) -> bool:
+    """Independent validity check: penman reads exactly one graph with a concept on every node."""
+    try:
+        graph = penman.decode(text)
+    except penman.DecodeError:
+        return False
+    return all(concept is not None for _, _, concept in graph.instances())
+
+
+def test_k_candidates_per_input_in_input_order_whatever_the_batching(parser):
+    model, tokenizer = parser
+    together = generate_beams(model, tokenizer, SENTENCES, k=4, max_new_tokens=30, progress=False)
+    one_by_one = generate_beams(model, tokenizer, SENTENCES, k=4, max_new_tokens=30, progress=False,
+                                token_budget=1)  # a batch per input
+    assert together == one_by_one
+    assert [len(c) for c in together] == [4] * len(SENTENCES)
+    # the trained pairs come back as their top-1 (the model memorised them), so the order is the input's
+    top1 = [candidates[0].replace(" ", "") for candidates in together[:len(PAIRS)]]
+    assert sum(t == g.replace(" ", "") for t, (_, g) in zip(top1, PAIRS)) >= len(PAIRS) - 1
+    # beam search returns the best first: the top-1 equals HF's single-best beam search output
+    single = model.generate(**tokenizer(SENTENCES[:1], return_tensors="pt"), num_beams=4, max_new_tokens=30)
+    assert together[0][0] == tokenizer.decode(single[0], skip_special_tokens=True).strip()
+
+
+def test_causal_lm_gets_the_prompt_and_only_its_continuation_is_kept(tmp_path):
+    from lsplits.lm.scoring import load_causal_lm
+    from lsplits.lm.scratch import ScratchConfig, build_scratch_lm
+
+    build_scratch_lm(tiny_sentences(), tmp_path, ScratchConfig(**TINY_SCRATCH), n_positions=64)
+    model, tokenizer = load_causal_lm(tmp_path / "model")
+    template = "Say: {text} Again:"
+    texts = tiny_sentences(5)
+    beams = generate_beams(model, tokenizer, texts, k=3, prompt_template=template, max_new_tokens=8, progress=False)
+    for text, candidates in zip(texts, beams):
+        prompt = tokenizer(template.format(text=text), return_tensors="pt")
+        alone = model.generate(**prompt, num_beams=3, num_return_sequences=3, max_new_tokens=8, do_sample=False,
+                               pad_token_id=tokenizer.eos_token_id)
+        continuations = tokenizer.batch_decode(alone[:, prompt.input_ids.shape[1]:], skip_special_tokens=True)
+        assert candidates == [c.strip() for c in continuations]  # left padding changed nothing
+    with pytest.raises(ConfigError, match="no {text} placeholder"):
+        generate_beams(model, tokenizer, texts, k=2, prompt_template="Say:", progress=False)
+    with pytest.raises(ConfigError, match="k must be at least 1"):
+        generate_beams(model, tokenizer, texts, k=0, progress=False)
+    with pytest.raises(DataError, match="does not fit the model's window of 64 less --max-new-tokens 60"):
+        generate_beams(model, tokenizer, ["a long input " * 10], k=2, max_new_tokens=60, progress=False)
+
+
+def _beams_argv(model: Path, inputs: Path, out: Path, cache: Path, *extra: str) -> list[str]:
+    # 14 new tokens: the short graphs fit, the long ones are cut off and invalid, as happens with real parsers
+    return ["beams", str(model), str(inputs), "--k", "4", "--out", str(out), "--cache-dir", str(cache),
+            "--max-new-tokens", "14", "--no-progress", *extra]
+
+
+def test_beams_then_ue_end_to_end(parser_folder, tmp_path, capsys):
+    sentences = tmp_path / "sentences.txt"
+    sentences.write_text("\n".join(SENTENCES) + "\n", encoding="utf-8")
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("".join(json.dumps({"id": str(i), "amr": g}) + "\n" for i, (_, g) in enumerate(PAIRS))
+                    + "".join(json.dumps({"id": str(len(PAIRS) + i), "amr": "(r / run-01 :ARG0 (c / cat))"}) + "\n"
+                              for i in range(len(UNSEEN))), encoding="utf-8")
+    out = tmp_path / "beams.jsonl"
+    assert cli_main(_beams_argv(parser_folder, sentences, out, tmp_path / "cache", "--format", "penman",
+                                "--shard-size", "5")) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [set(row) for row in rows] == [{"id", "candidates"}] * len(SENTENCES)
+    assert [row["id"] for row in rows] == [str(i) for i in range(len(SENTENCES))]
+    invalid = sum(not _valid(c) for row in rows for c in row["candidates"])
+    printed = capsys.readouterr().out
+    assert f"; {invalid} of {4 * len(SENTENCES)} candidates are not valid PENMAN" in printed
+    assert 0 < invalid < 4 * len(SENTENCES)  # the beams hold both, as real parsers' do
+
+    report = tmp_path / "report"
+    assert cli_main(["ue", str(out), "--gold", str(gold), "--out", str(report), "--similarities", "smatch",
+                     "--qualities", "smatch", "--beam-sizes", "2,4", "--bootstrap", "0", "--workers", "1",
+                     "--no-cache", "--no-progress"]) == 0
+    with (report / "invalid_candidates.csv").open(encoding="utf-8") as handle:
+        counted = list(csv.DictReader(handle))
+    assert [row["id"] for row in counted] == [str(i) for i in range(len(SENTENCES))]
+    assert sum(int(row["smatch"]) for row in counted) == invalid
+    with (report / "prr.csv").open(encoding="utf-8") as handle:
+        prr = list(csv.DictReader(handle))
+    assert {row["k"] for row in prr} == {"2", "4"} and {row["quality"] for row in prr} == {"smatch"}
+    assert len({row["method"] for row in prr}) == 4  # LexSim and three estimators on Smatch
+
+
+def test_inputs_from_jsonl_and_a_dataset_folder(tmp_path):
+    rows = [{"id": f"lpp.{i}", "snt": s, "amr": "(a / b)"} for i, s in enumerate(SENTENCES[:3])]
+    jsonl = tmp_path / "in.jsonl"
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    read = read_inputs(str(jsonl))
+    assert (read.ids, read.texts) == ([r["id"] for r in rows], [r["snt"] for r in rows])
+    folder = tmp_path / "dataset"
+    folder.mkdir()
+    (folder / "test.jsonl").write_text("".join(json.dumps({"sentence": s}) + "\n" for s in SENTENCES[:2]),
+                                       encoding="utf-8")
+    read = read_inputs(str(folder), split="test")
+    assert (read.ids, read.texts) == (["0", "1"], SENTENCES[:2])
+    with pytest.raises(DataError, match=r"in.jsonl, line 1, field 'text': missing text field \(fields: id, snt, amr\)"):
+        read_inputs(str(jsonl), input_field="text")
+    with pytest.raises(DataError, match=r"line 1, field 'key': missing id"):
+        read_inputs(str(jsonl), id_field="key")
+    text = tmp_path / "in.txt"
+    text.write_text("one\n\nthree\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"in.txt, line 2: empty line"):
+        read_inputs(str(text))
+    with pytest.raises(DataError, match="no such file"):
+        read_inputs(str(tmp_path / "missing.txt"))
+
+
+def test_models_that_cannot_generate_are_refused_from_their_config(tmp_path, parser_folder):
+    from transformers import BertConfig, BertModel
+
+    BertModel(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                         intermediate_size=16)).save_pretrained(tmp_path / "bert")
+    with pytest.raises(ConfigError, match=r"\(bert, BertModel\) is neither a seq2seq model nor a causal LM"):
+        check_model(str(tmp_path / "bert"))
+    assert check_model(str(parser_folder)) == "seq2seq"
+
+
+def test_killed_run_resumes_without_regenerating_finished_shards(parser_folder, tmp_path):
+    sentences = tmp_path / "sentences.txt"
+    sentences.write_text("\n".join(SENTENCES) + "\n", encoding="utf-8")
+    cache = tmp_path / "cache"
+    argv = _beams_argv(parser_folder, sentences, tmp_path / "resumed.jsonl", cache, "--shard-size", "4")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    child = subprocess.Popen([sys.executable, str(HELPER), "hang", *argv], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, start_new_session=True, env=env)
+    try:
+        deadline = time.monotonic() + 180
+        while not list(cache.glob("*/beams-00000.jsonl")):
+            assert child.poll() is None, child.stderr.read().decode()[-2000:]
+            assert time.monotonic() < deadline, "the child never wrote a shard"
+            time.sleep(0.05)
+    finally:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+    (run_dir,) = cache.iterdir()
+    first = run_dir / "beams-00000.jsonl"
+    assert sorted(p.name for p in run_dir.glob("beams-*.jsonl")) == [first.name]
+    assert not (tmp_path / "resumed.jsonl").exists()
+    before = (first.stat().st_ino, first.stat().st_mtime_ns)
+
+    assert cli_main(argv) == 0
+
+    assert (first.stat().st_ino, first.stat().st_mtime_ns) == before
+    assert len(list(run_dir.glob("beams-*.jsonl"))) == 3
+    fresh = tmp_path / "fresh.jsonl"
+    assert cli_main(_beams_argv(parser_folder, sentences, fresh, tmp_path / "fresh-cache", "--shard-size", "4")) == 0
+    assert (tmp_path / "resumed.jsonl").read_text() == fresh.read_text()
+
+
+def test_two_processes_under_accelerate_launch_give_the_one_process_beams(parser_folder, tmp_path):
+    from test_lm_distributed import _finish, _launch_two
+
+    sentences = tmp_path / "sentences.txt"
+    sentences.write_text("\n".join(SENTENCES) + "\n", encoding="utf-8")
+    two = tmp_path / "two.jsonl"
+    launch = _launch_two(["-m", "lsplits", *_beams_argv(parser_folder, sentences, two, tmp_path / "two-cache",
+                                                         "--shard-size", "3")])
+    stderr = _finish(launch, timeout=300)
+    assert "(process 0 of 2)" in stderr and "(process 1 of 2)" in stderr  # both generated shards
+    one = tmp_path / "one.jsonl"
+    assert cli_main(_beams_argv(parser_folder, sentences, one, tmp_path / "one-cache", "--shard-size", "3")) == 0
+    assert two.read_text() == one.read_text()
+    assert [json.loads(line)["id"] for line in two.read_text().splitlines()] == [str(i) for i in range(len(SENTENCES))]
