@@ -348,6 +348,19 @@ def load_generator(name: str, kind: str, device=None):
     return model, tokenizer
 
 
+def beams_from_model(name: str, texts: Sequence[str], *, k: int = 10, prompt_template: str | None = None,
+                     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, progress: bool = False) -> list[list[str]]:
+    """:func:`generate_beams` for a model given by Hub id or folder: checked, loaded, then run (the Space's call).
+
+    Raises:
+        ConfigError: as :func:`check_model`, :func:`load_generator` and :func:`generate_beams`.
+    """
+    check_template(prompt_template)
+    model, tokenizer = load_generator(name, check_model(name))
+    return generate_beams(model, tokenizer, texts, k=k, prompt_template=prompt_template,
+                          max_new_tokens=max_new_tokens, progress=progress)
+
+
 # --- cached, sharded runs -------------------------------------------------------------------------------------
 
 

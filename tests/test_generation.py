@@ -77,6 +77,26 @@ def test_k_candidates_per_input_in_input_order_whatever_the_batching(parser):
     assert together[0][0] == tokenizer.decode(single[0], skip_special_tokens=True).strip()
 
 
+def test_beams_from_a_model_name_equal_those_of_the_loaded_model(parser, parser_folder):
+    from lsplits.generation import beams_from_model
+
+    model, tokenizer = parser
+    expected = generate_beams(model, tokenizer, SENTENCES[:3], k=3, max_new_tokens=30, progress=False)
+    assert beams_from_model(str(parser_folder), SENTENCES[:3], k=3, max_new_tokens=30) == expected
+
+
+def test_the_space_generates_with_the_beams_function(parser_folder, monkeypatch):
+    import importlib
+    import sys
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "spaces" / "lsplits-demo"))
+    sys.modules.pop("uncertainty_tab", None)
+    uncertainty_tab = importlib.import_module("uncertainty_tab")
+    from lsplits.generation import beams_from_model
+
+    assert uncertainty_tab.beam_generator() is beams_from_model
+
+
 def test_causal_lm_gets_the_prompt_and_only_its_continuation_is_kept(tmp_path):
     from lsplits.lm.scoring import load_causal_lm
     from lsplits.lm.scratch import ScratchConfig, build_scratch_lm

@@ -276,11 +276,10 @@ def _rounded(value: float) -> str:
 
 # --- beams from a model (online) ----------------------------------------------------------------------
 
-# Where `lsplits beams` keeps its Python entry point: tried in order, the first importable one is used.
-# It is called as ``function(model, sentences, k=k)`` and returns, per sentence, its k candidates (a list
-# of strings, or a dict with "candidates"). Point this at the function if it lands elsewhere.
-BEAM_GENERATOR: tuple[tuple[str, str], ...] = (("lsplits.beams", "generate_beams"),
-                                               ("lsplits.generation", "generate_beams"))
+# The Python entry point of `lsplits beams` (tried in order, the first importable one is used; a vendored
+# package without it makes the tab ask for beam files). Called as ``function(model, sentences, k=k)``, it
+# returns, per sentence, its k candidates (a list of strings, or a dict with "candidates").
+BEAM_GENERATOR: tuple[tuple[str, str], ...] = (("lsplits.generation", "beams_from_model"),)
 
 
 def beam_generator() -> Callable[..., Any]:
