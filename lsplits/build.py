@@ -21,7 +21,7 @@ from .card import CardInfo, render_card
 from .configs import DEFAULT_CONFIGS, GENERIC_CONFIGS, SplitConfig, SplitInputs, resolve_configs
 from .data import ID_FIELD, LoadedData
 from .errors import ConfigError
-from .splits.engine import Partition, resolve_eval_size, split_eval
+from .splits.engine import Partition, check_label_quotas, resolve_eval_size, split_eval
 from .tasks import Setting, Task
 from .text import word_count
 
@@ -113,7 +113,7 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, *, lm: str, configs: Seq
                  cache_dir: str | Path | None = None, train_config: Any = None,
                  progress: bool = True, compile: bool = False) -> BuildResult:
     """Score the examples as the requested configs need and compute every config's split."""
-    from .lm.pipeline import compute_scores
+    from .lm.pipeline import check_lm, compute_scores
 
     examples = loaded.examples
     task = spec.task
@@ -124,6 +124,9 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, *, lm: str, configs: Seq
     labels = None
     if task.label_field:
         labels = np.asarray([str(ex[task.label_field]) for ex in examples])
+    check_label_quotas(labels, size, field=task.label_field)  # cheap checks before any scoring
+    for kind in plan.settings:
+        check_lm(lm, score_records(examples, task, kind))
     inputs = SplitInputs(ids=[ex[ID_FIELD] for ex in examples],
                          lengths=np.asarray([word_count(task.length_text(ex)) for ex in examples]),
                          labels=labels, extras=spec.extras(examples) if spec.extras else {})

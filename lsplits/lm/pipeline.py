@@ -39,8 +39,9 @@ from tqdm.auto import tqdm
 from ..errors import ConfigError, DataError, SplitInvariantError
 from ..io import atomic_write_parquet, atomic_write_text
 from .distributed import barrier, is_main, launched, main_first, process_device, rank, world_size
-from .encode import pair_lengths
-from .finetune import BEST_FOLDER, SUMMARY_FILE, TrainConfig, finetune
+from .encode import check_queries, pair_lengths
+from .finetune import BEST_FOLDER, SUMMARY_FILE, TrainConfig, check_setting, finetune
+from .model_files import check_model_files, first_line, load_tokenizer, weight_files, weights_problem
 from .scoring import load_causal_lm, score_pairs
 from .scratch import ScratchConfig, init_scratch_model, train_tokenizer, window_for
 
@@ -103,6 +104,9 @@ def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path, sett
     if launched() and cache_dir is None:
         raise ConfigError("running on several processes needs a cache folder (--cache-dir) that all of them "
                           "can read and write: the processes exchange their score shards through it")
+    check_setting("compute_scores", "seed", seed, whole=True, minimum=0)
+    check_setting("compute_scores", "token_budget", token_budget, whole=True, minimum=1, optional=True)
+    check_lm(lm, records)
     world = world_size()
 
     with tempfile.TemporaryDirectory(prefix="lsplits-scores-") as tmp:
@@ -126,7 +130,31 @@ def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path, sett
             job.run_folds(assign_folds(len(ids), folds, seed), train_config, scratch_config)
         frame = job.collect()
         barrier()  # nobody leaves (and may delete a temporary cache) while another process still reads it
-        return frame
+    check_scores_differ(frame, queries, lm)
+    return frame
+
+
+def check_lm(lm: str | Path, records: Sequence[Mapping[str, Any]]) -> None:
+    """The cheap checks of a pretrained ``lm`` before any training or scoring: its files (see
+    :mod:`lsplits.lm.model_files`) and that every record's query gives at least one token with its
+    tokenizer. Nothing for the scratch LM, whose tokenizer is trained on the records' own text."""
+    if str(lm) == SCRATCH:
+        return
+    ids, _, queries = record_columns(records)
+    check_model_files(str(lm))
+    check_queries(load_tokenizer(str(lm)), queries, ids)
+
+
+def check_scores_differ(frame: pd.DataFrame, queries: Sequence[str], lm: str) -> None:
+    """Refuse scores that are all equal although the queries differ: a split of them would be all ties."""
+    scores = frame["ll_score"].to_numpy()
+    if len(scores) < 2 or np.ptp(scores) > 0:
+        return
+    if len(set(queries)) == 1:
+        logger.warning("every query is the same text, so every score is equal (%.4g)", scores[0])
+        return
+    raise ConfigError(f"model {lm!r} gives all {len(scores)} examples the same score ({scores[0]:.4g}) although "
+                      "their queries differ: its tokenizer or weights are broken, and a split would be all ties")
 
 
 def run_configs(lm: str, setting: str, train_config: TrainConfig | None,
@@ -187,7 +215,7 @@ class _Job:
             manifest = {"fold": fold, "lm": self.lm, "train_ids": train_ids, "scored_ids": scored_ids}
             atomic_write_text(fold_dir / "manifest.json", json.dumps(manifest))
         shards = [scored_index[i:i + self.shard_size] for i in range(0, len(scored_index), self.shard_size)]
-        missing = [(n, shard) for n, shard in enumerate(shards) if not _shard_path(fold_dir, n).exists()]
+        missing = [(n, shard) for n, shard in enumerate(shards) if not self._cached_shard_ok(fold_dir, n, shard)]
         barrier()  # every process has listed the missing shards before any process writes one
         if not missing:
             logger.info("%s: all %d score shards cached", name, len(shards))
@@ -199,6 +227,27 @@ class _Job:
         for n, shard in mine:
             self._score_shard(model, tokenizer, fold_dir, n, len(shards), shard, fold)
         barrier()
+
+    def _cached_shard_ok(self, fold_dir: Path, number: int, shard: np.ndarray) -> bool:
+        """Whether shard ``number`` is cached, readable and holds exactly the scores of ``shard``.
+
+        A damaged shard (a disk error, a copy cut short, a hand edit) is scored again, with a warning
+        naming it, rather than failing the run or being trusted.
+        """
+        path = _shard_path(fold_dir, number)
+        if not path.exists():
+            return False
+        try:
+            table = pd.read_parquet(path)
+            ok = (list(table.columns) == _SHARD_COLUMNS and np.array_equal(table["position"].to_numpy(), shard)
+                  and table["id"].astype(str).tolist() == [self.ids[i] for i in shard]
+                  and bool(np.isfinite(table["ll_score"].to_numpy(dtype=np.float64)).all()))
+            problem = "it holds other examples or non-finite scores"
+        except Exception as exc:  # pyarrow raises many types for a damaged file; all mean "score it again"
+            ok, problem = False, f"it cannot be read ({first_line(exc)})"
+        if not ok and is_main():
+            logger.warning("cached score shard %s is damaged (%s); scoring it again", path, problem)
+        return ok
 
     def _score_shard(self, model, tokenizer, fold_dir: Path, number: int, n_shards: int, shard: np.ndarray,
                      fold: int) -> None:
@@ -218,7 +267,7 @@ class _Job:
         """The folder of the fold's trained checkpoint, trained now (by all processes together) if absent."""
         fold_dir = self.run_dir / f"fold-{fold}"
         train_dir = fold_dir / "train"
-        if not (train_dir / SUMMARY_FILE).exists():
+        if not self._checkpoint_ok(train_dir):
             if self.lm == SCRATCH:
                 model, tokenizer = self._scratch_model(fold_dir / "init", scratch_config, seed=self.seed * 1000 + fold)
             else:
@@ -230,12 +279,27 @@ class _Job:
                      desc=f"fold-{fold}: training")
         return train_dir / BEST_FOLDER
 
+    @staticmethod
+    def _checkpoint_ok(train_dir: Path) -> bool:
+        """Whether a fold's training finished and its saved weights are whole (else it trains again)."""
+        if not (train_dir / SUMMARY_FILE).exists():
+            return False
+        best = train_dir / BEST_FOLDER
+        files = weight_files(best) if best.is_dir() else []
+        problem = None if files else f"{best}: no weights file"
+        for path in files:
+            problem = problem or (f"{path}: {why}" if (why := weights_problem(path)) else None)
+        if problem and is_main():
+            logger.warning("cached checkpoint is damaged (%s); training the fold again", problem)
+        return problem is None
+
     def _scratch_model(self, folder: Path, config: ScratchConfig, *, seed: int):
         """A freshly initialised scratch model for a fold: written once by rank 0, read by the others."""
         with main_first():
             tokenizer = self._scratch_tokenizer(config)
         with main_first():
-            if (folder / "config.json").is_file():  # written by rank 0 (or by a killed run: same seed, same weights)
+            if (folder / "config.json").is_file() and all(weights_problem(p) is None for p in weight_files(folder)):
+                # written by rank 0 (or by a killed run: same seed, same weights)
                 return load_causal_lm(folder, device="cpu")
             window = window_for(pair_lengths(tokenizer, self.prompts, self.queries), config.max_positions)
             return init_scratch_model(tokenizer, folder, config, n_positions=window, seed=seed)
@@ -243,9 +307,7 @@ class _Job:
     def _scratch_tokenizer(self, config: ScratchConfig):
         folder = self.run_dir / "tokenizer"
         if folder.exists():
-            from transformers import AutoTokenizer
-
-            return AutoTokenizer.from_pretrained(str(folder))
+            return load_tokenizer(folder)
         texts = [text for text in self.prompts + self.queries if text]
         return train_tokenizer(texts, folder, vocab_size=config.vocab_size,
                                min_frequency=config.min_frequency)
