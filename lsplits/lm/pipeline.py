@@ -11,6 +11,11 @@ records, LM, setting, folds, seed, shard size and training/scratch configs (and,
 folder, the names, sizes and modification times of its files). Scores are written as parquet
 shards of ``shard_size`` examples with atomic writes, and a fold's finished checkpoint is kept, so
 a killed run started again reuses every finished shard and checkpoint and computes only the rest.
+A cached shard that cannot be read or holds other examples, and a checkpoint whose weights are cut
+short, are computed again, with a warning that names the file.
+
+Before anything is trained or scored, a pretrained model's files are checked (:func:`check_lm`); after
+scoring, scores that are all equal although the queries differ are refused (:func:`check_scores_differ`).
 
 Several processes (``accelerate launch`` / ``torchrun``; see :mod:`lsplits.lm.distributed`): all of
 them train each fold's model together (data parallel, same training as one process, see
@@ -305,12 +310,16 @@ class _Job:
             return init_scratch_model(tokenizer, folder, config, n_positions=window, seed=seed)
 
     def _scratch_tokenizer(self, config: ScratchConfig):
+        """The scratch tokenizer trained on the records' texts (cached), checked to give every query a token."""
         folder = self.run_dir / "tokenizer"
         if folder.exists():
-            return load_tokenizer(folder)
-        texts = [text for text in self.prompts + self.queries if text]
-        return train_tokenizer(texts, folder, vocab_size=config.vocab_size,
-                               min_frequency=config.min_frequency)
+            tokenizer = load_tokenizer(folder)
+        else:
+            texts = [text for text in self.prompts + self.queries if text]
+            tokenizer = train_tokenizer(texts, folder, vocab_size=config.vocab_size,
+                                        min_frequency=config.min_frequency)
+        check_queries(tokenizer, self.queries, self.ids)
+        return tokenizer
 
     def collect(self) -> pd.DataFrame:
         """All shards, in the order of the records; checks that every record was scored once."""
