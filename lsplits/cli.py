@@ -27,6 +27,7 @@ Typical use:
   lsplits ue beams.jsonl --gold gold.amr --out report/
 """
 
+
 class OneLineParser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line on stderr (exit code 2), like every other error of
     lsplits; the usage is one ``--help`` away. Subcommands' parsers are of this class too."""
@@ -50,7 +51,6 @@ def whole_number(minimum: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
         return value
 
-    parse.__name__ = f"whole number >= {minimum}"
     return parse
 
 
