@@ -232,7 +232,7 @@ CASES_DATA: list[Case] = [
     Case("lm_truncated_weights", _with_model(_copy_with_truncated_weights),
          ("broken-lm/model.safetensors", "the weights file is truncated")),
     Case("lm_query_of_zero_tokens", _with_model(_copy_with_accent_stripping_tokenizer, rows=_lone_accent_query),
-         ("example 'data-5'", "field 'query'", "gives 0 tokens")),
+         ("example 'data-5'", "field 'query'", "the query '\\u0301' gives 0 tokens")),
     Case("lm_relative_folder_missing", _relative_lm("./models/x"), ("no such folder ./models/x",)),
     Case("lm_hub_id_not_cached_offline", _relative_lm("no-such-org-xyz/tiny-lm"),
          ("'no-such-org-xyz/tiny-lm'", "not in the local Hugging Face cache", "HF_HUB_OFFLINE")),

@@ -106,13 +106,13 @@ def test_query_of_zero_tokens_is_named_before_any_training(model_dir, tmp_path):
     records = tiny_records(6)
     records[3]["query"] = "\u0301"  # a lone combining accent: the tokenizer strips it away
     cache = tmp_path / "cache"
-    with pytest.raises(DataError, match=r"^example 'r003', field 'query': the query '\u0301' gives 0 tokens with "
+    with pytest.raises(DataError, match=r"^example 'r003', field 'query': the query '\\u0301' gives 0 tokens with "
                                         r"this tokenizer \(1 of 6 queries do\)"):
         compute_scores(records, lm=str(stripping), setting="ft", folds=2, cache_dir=cache,
                        train_config=TrainConfig(**TINY_TRAIN), progress=False)
     assert not cache.exists()  # nothing trained, nothing scored
     tokenizer = load_tokenizer(stripping)
-    with pytest.raises(DataError, match=r"^example 'b', field 'query': the query ' \u0301 ' gives 0 tokens"):
+    with pytest.raises(DataError, match=r"^example 'b', field 'query': the query ' \\u0301 ' gives 0 tokens"):
         encode_pairs(tokenizer, ["", "x"], [" a dog", " \u0301 "], max_length=64, ids=["a", "b"])
 
 

@@ -13,6 +13,7 @@ truncated: a query that does not fit with BOS and EOS alone raises :class:`DataE
 from __future__ import annotations
 
 import logging
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -143,9 +144,12 @@ def check_queries(tokenizer, queries: Sequence[str], ids: Sequence[str]) -> None
 
 def _empty_query(query: str, example: str, how_many: str = "") -> DataError:
     shown = query if len(query) <= 40 else query[:37] + "..."
+    # a query that vanishes is often made of invisible characters (combining marks, format or control
+    # characters, odd spaces): show those as escapes
+    invisible = any(unicodedata.category(c)[0] in "MCZ" and c != " " for c in shown)
     also = f" ({how_many} do)" if how_many else ""
-    return DataError(f"the query {shown!r} gives 0 tokens with this tokenizer{also}: nothing but EOS would "
-                     "be scored", example=example, field="query")
+    return DataError(f"the query {ascii(shown) if invisible else repr(shown)} gives 0 tokens with this "
+                     f"tokenizer{also}: nothing but EOS would be scored", example=example, field="query")
 
 
 def pair_lengths(tokenizer, prompts: Sequence[str], queries: Sequence[str]) -> list[int]:
