@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from lsplits.data import LoadedData, load_sources, parse_data_files, prepare_examples, read_records
+from lsplits.errors import DataError
 from lsplits.tasks import Task
 
 Record = dict[str, Any]
@@ -40,8 +41,20 @@ def load_official(task: Task, hub_id: str, hub_splits: Sequence[str], data_files
     else:
         sources = load_sources(hub_id, splits=hub_splits)
     if convert is not None:
-        sources = [(name, [convert(r) for r in records], desc) for name, records, desc in sources]
+        sources = [(name, _convert_all(convert, records, desc), desc) for name, records, desc in sources]
     return prepare_examples(sources, task)
+
+
+def _convert_all(convert: Callable[[Record], Record], records: list[Record], source: str) -> list[Record]:
+    """``convert`` applied to every record; a record lacking a field it reads is a DataError naming it."""
+    converted = []
+    for index, record in enumerate(records):
+        try:
+            converted.append(convert(record))
+        except KeyError as exc:
+            raise DataError(f"missing field (the record has: {', '.join(map(str, record)) or 'no fields'})",
+                            source=source, line=index + 1, field=str(exc.args[0])) from None
+    return converted
 
 
 def run_cli(name: str, argv: Sequence[str] | None = None) -> int:

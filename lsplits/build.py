@@ -22,7 +22,7 @@ from .configs import DEFAULT_CONFIGS, GENERIC_CONFIGS, SplitConfig, SplitInputs,
 from .data import ID_FIELD, LoadedData
 from .errors import ConfigError
 from .export import unify_types
-from .splits.engine import Partition, resolve_eval_size, split_eval
+from .splits.engine import Partition, check_label_quotas, resolve_eval_size, split_eval
 from .tasks import Setting, Task
 from .text import word_count
 
@@ -138,7 +138,7 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, *, lm: str, configs: Seq
                  cache_dir: str | Path | None = None, train_config: Any = None,
                  progress: bool = True, compile: bool = False) -> BuildResult:
     """Score the examples as the requested configs need and compute every config's split."""
-    from .lm.pipeline import compute_scores
+    from .lm.pipeline import check_lm, compute_scores
 
     examples = loaded.examples
     task = spec.task
@@ -146,10 +146,13 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, *, lm: str, configs: Seq
     chosen, skipped, train_config = plan.configs, plan.skipped, plan.train_config
     n = len(examples)
     size = checked_eval_size(eval_size, n, default=spec.default_eval_size(n))
-    base = unify_types(pd.DataFrame(examples), loaded.source)  # one type per field, decided before splitting
     labels = None
     if task.label_field:
         labels = np.asarray([str(ex[task.label_field]) for ex in examples])
+    check_label_quotas(labels, size, field=task.label_field)  # cheap checks before any scoring
+    for kind in plan.settings:
+        check_lm(lm, score_records(examples, task, kind))
+    base = unify_types(pd.DataFrame(examples), loaded.source)  # one type per field, decided before splitting
     inputs = SplitInputs(ids=[ex[ID_FIELD] for ex in examples],
                          lengths=np.asarray([word_count(task.length_text(ex)) for ex in examples]),
                          labels=labels, extras=spec.extras(examples) if spec.extras else {})

@@ -7,8 +7,9 @@ import importlib
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from .errors import LsplitsError
 
@@ -28,17 +29,48 @@ Typical use:
   lsplits ue --system a=a.jsonl --system b=b.jsonl --gold gold.amr --out study/
 """
 
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line on stderr (exit code 2), like every other error of
+    lsplits; the usage is one ``--help`` away. Subcommands' parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {_one_line(message)} (see {self.prog} --help)\n")
+
+
+def _one_line(message: str) -> str:
+    return " ".join(line.strip() for line in message.splitlines() if line.strip())
+
+
+def whole_number(minimum: int) -> Callable[[str], int]:
+    """An argparse ``type``: a whole number of at least ``minimum`` (checked when the options are parsed)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
+
+
 def _eval_size(text: str) -> int | float:
-    """Parse --eval-size: an integer count or a fraction in (0, 1)."""
+    """Parse --eval-size: an integer count (at least 1) or a fraction in (0, 1)."""
     try:
-        return int(text)
+        count = int(text)
     except ValueError:
         pass
+    else:
+        if count < 1:
+            raise argparse.ArgumentTypeError(f"a count must be at least 1, got {count}")
+        return count
     try:
         value = float(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"{text!r} is neither a count nor a fraction") from exc
-    if not 0 < value < 1:
+    if not 0 < value < 1:  # NaN fails this too
         raise argparse.ArgumentTypeError(f"a fraction must lie in (0, 1), got {text}")
     return value
 
@@ -62,13 +94,14 @@ def default_cache_dir() -> Path:
 def _add_lm_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lm", default="scratch",
                         help="causal LM: a Hub id (gpt2-medium), a local folder, or 'scratch' (tiny offline LM)")
-    parser.add_argument("--folds", type=int, default=3, help="k for k-fold fine-tuning (default 3)")
-    parser.add_argument("--seed", type=int, default=0, help="seed for folds, training and splits")
+    parser.add_argument("--folds", type=whole_number(2), default=3, help="k for k-fold fine-tuning (default 3)")
+    parser.add_argument("--seed", type=whole_number(0), default=0, help="seed for folds, training and splits")
     parser.add_argument("--cache-dir", type=Path, default=default_cache_dir(),
                         help="score shards and fold checkpoints, so a killed run resumes "
                              "(default: $LSPLITS_CACHE or ~/.cache/lsplits/scores)")
     parser.add_argument("--compile", action="store_true", help="torch.compile the LM for scoring (long GPU runs)")
-    parser.add_argument("--max-steps", type=int, default=None, help="training steps per fold (overrides default)")
+    parser.add_argument("--max-steps", type=whole_number(1), default=None,
+                        help="training steps per fold (overrides default)")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the token count, the time projected from a short warm-up and the cache's disk use")
@@ -76,8 +109,8 @@ def _add_lm_arguments(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (also used to render the README's command reference)."""
-    parser = argparse.ArgumentParser(prog="lsplits", description=DESCRIPTION,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = OneLineParser(prog="lsplits", description=DESCRIPTION,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -105,8 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="offline demo: synthetic data, scratch LM in 3 folds, 5 configs")
     demo.add_argument("--out", type=Path, default=Path("out/demo-likelihood"))
-    demo.add_argument("--n", type=int, default=3000, help="number of synthetic examples")
-    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--n", type=whole_number(1), default=3000, help="number of synthetic examples")
+    demo.add_argument("--seed", type=whole_number(0), default=0)
     demo.add_argument("--cache-dir", type=Path, default=None)
     demo.add_argument("--no-progress", action="store_true")
 
@@ -137,6 +170,10 @@ _PLUGIN_COMMANDS = (
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``lsplits`` console script."""
     args = build_parser().parse_args(argv)
+    if os.environ.get("WORLD_SIZE", "1") not in ("", "1"):  # one of several processes of a launcher
+        from .lm.distributed import exit_with_launcher
+
+        exit_with_launcher()
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(levelname)s %(name)s: %(message)s")
     for noisy in ("penman", "httpx", "urllib3"):  # penman logs every parsed graph at INFO
@@ -149,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return int(getattr(commands, args.command.replace("-", "_"))(args) or 0)
     except LsplitsError as exc:
-        print(f"lsplits {args.command}: error: {exc}", file=sys.stderr)
+        print(f"lsplits {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted; finished shards are cached and a rerun resumes from them", file=sys.stderr)

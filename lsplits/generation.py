@@ -421,7 +421,7 @@ def generate_cached(model: str, inputs: BeamInputs, settings: BeamSettings, *, c
         atomic_write_text(folder / "run.json", json.dumps({"model": model, "source": inputs.source,
                                                            "n_inputs": len(inputs.ids), **settings.__dict__}))
     shards = split_into_shards(np.arange(len(inputs.ids)), settings.shard_size)
-    missing = missing_shards(shards, lambda number: _shard_path(folder, number))
+    missing = missing_shards(shards, lambda number, _: _shard_path(folder, number).exists())
     if missing:
         mine = this_process_share(missing)
         if mine:

@@ -6,19 +6,23 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 
-from nltk.tokenize import NLTKWordTokenizer
 
-_TOKENIZER = NLTKWordTokenizer()
+@cache
+def _tokenizer():
+    """The tokenizer, made on first use: importing nltk takes seconds, which every command would pay."""
+    from nltk.tokenize import NLTKWordTokenizer
+
+    return NLTKWordTokenizer()
 
 
 def word_tokens(text: str) -> list[str]:
     """NLTK word tokens of ``text``."""
-    return _TOKENIZER.tokenize(text)
+    return _tokenizer().tokenize(text)
 
 
 @lru_cache(maxsize=200_000)
 def word_count(text: str) -> int:
     """Number of NLTK word tokens of ``text``: the example length used by length control."""
-    return len(_TOKENIZER.tokenize(text))
+    return len(_tokenizer().tokenize(text))

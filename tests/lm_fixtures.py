@@ -6,8 +6,10 @@ scores of :func:`tiny_records` and, after writing its first score shard, sleeps 
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
+from pathlib import Path
 
 import torch
 
@@ -34,6 +36,44 @@ def tiny_records(n: int = 30) -> list[dict[str, str]]:
 
 TINY_SCRATCH = dict(vocab_size=300, min_frequency=1, n_layer=1, n_head=2, n_embd=32)
 TINY_TRAIN = dict(batch_size=8, max_steps=4, eval_every=2, warmup_steps=0)
+
+
+def tiny_model_folder(folder: Path) -> Path:
+    """A tiny GPT-2 and its BPE tokenizer saved under ``folder`` in Hub layout; returns the model folder."""
+    from lsplits.lm.scratch import ScratchConfig, build_scratch_lm
+
+    build_scratch_lm(tiny_sentences(), folder, ScratchConfig(**TINY_SCRATCH), n_positions=64)
+    return folder / "model"
+
+
+def copy_without_tokenizer(model: Path, dest: Path) -> Path:
+    """A copy of a model folder with its tokenizer files removed (config and weights kept)."""
+    shutil.copytree(model, dest)
+    for path in dest.glob("tokenizer*"):
+        path.unlink()
+    return dest
+
+
+def copy_with_truncated_weights(model: Path, dest: Path, keep: float = 0.5) -> Path:
+    """A copy of a model folder whose ``model.safetensors`` is cut to ``keep`` of its size."""
+    shutil.copytree(model, dest)
+    weights = dest / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:int(weights.stat().st_size * keep)])
+    return dest
+
+
+def copy_with_accent_stripping_tokenizer(model: Path, dest: Path) -> Path:
+    """A copy whose tokenizer strips accents and outer spaces first (as uncased BERT-style ones do), so
+    a query made of a lone combining accent (``"\u0301"``) gives 0 tokens."""
+    from tokenizers import normalizers
+    from transformers import AutoTokenizer
+
+    shutil.copytree(model, dest)
+    tokenizer = AutoTokenizer.from_pretrained(str(dest))
+    tokenizer.backend_tokenizer.normalizer = normalizers.Sequence(
+        [normalizers.NFD(), normalizers.StripAccents(), normalizers.Strip()])
+    tokenizer.save_pretrained(dest)
+    return dest
 
 
 def pipeline_run_kwargs() -> dict:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -90,3 +91,106 @@ def test_data_file_naming():
     assert official_split_name("train_spider.json") == "train"
     with pytest.raises(DataError, match="share the source name"):
         parse_data_files(["a/x.jsonl", "b/x.jsonl"])
+
+
+# --- broken files: each gives one DataError naming the file and where in it -------------------------------
+
+
+def test_non_utf8_byte_is_named_by_line_and_byte_offset(tmp_path):
+    lines = [b'{"text": "a"}\n', b'{"text": "b"}\n', b'{"text": "caf\xe9 au lait"}\n']
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(b"".join(lines))
+    in_line = lines[2].index(b"\xe9")
+    offset = len(lines[0]) + len(lines[1]) + in_line
+    assert path.read_bytes()[offset] == 0xE9
+    with pytest.raises(DataError, match=rf"^{re.escape(str(path))}, line 3: byte 0xe9 at byte offset {offset} "
+                                        rf"\(offset {in_line} in the line\) is not UTF-8"):
+        read_records(path)
+    for suffix, content, line in ((".csv", b"text,label\na,x\ncaf\xe9,y\n", 3),
+                                  (".json", b'[{"text": "a"},\n{"text": "\xe9"}]', 2)):
+        other = tmp_path / f"d{suffix}"
+        other.write_bytes(content)
+        bad = content.index(b"\xe9")
+        with pytest.raises(DataError, match=rf"^{re.escape(str(other))}, line {line}: byte 0xe9 at byte offset {bad} "):
+            read_records(other)
+
+
+def test_lone_surrogate_is_named_by_line_and_field(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"text": "a", "topic": "x"}\n\n{"text": "b", "topic": "caf\\ud800"}\n', encoding="utf-8")
+    with pytest.raises(DataError, match=r"d\.jsonl, line 3, field 'topic': holds the lone surrogate \\ud800"):
+        read_records(path)
+    nested = tmp_path / "n.json"
+    nested.write_text('[{"text": "a"}, {"text": "b", "tags": ["ok", "\\udfff"]}]', encoding="utf-8")
+    with pytest.raises(DataError, match=r"n\.json, record 2, field 'tags': holds the lone surrogate \\udfff"):
+        read_records(nested)
+    pair = tmp_path / "p.jsonl"  # a full surrogate pair is an ordinary character
+    pair.write_text('{"text": "smile \\ud83d\\ude00"}\n', encoding="utf-8")
+    assert read_records(pair) == [{"text": "smile \U0001F600"}]
+
+
+def test_file_that_is_not_parquet_or_is_cut_short(tmp_path):
+    fake = tmp_path / "d.parquet"
+    fake.write_text('{"text": "a"}\n', encoding="utf-8")
+    with pytest.raises(DataError, match=r"d\.parquet: not a parquet file: .*another format under a \.parquet name"):
+        read_records(fake)
+    import pandas as pd
+
+    real = tmp_path / "r.parquet"
+    pd.DataFrame({"text": ["a b"] * 50}).to_parquet(real)
+    real.write_bytes(real.read_bytes()[:-30])
+    with pytest.raises(DataError, match=r"r\.parquet: not a parquet file: .*\(truncated\?\)"):
+        read_records(real)
+
+
+def test_broken_json_csv_and_folders_give_one_line(tmp_path):
+    cut = tmp_path / "cut.json"
+    cut.write_text('[{"text": "a"},\n {"text": "b', encoding="utf-8")
+    with pytest.raises(DataError, match=r"cut\.json, line 2: invalid JSON: Unterminated string starting at column 11 "
+                                        r"\(it ends too early: truncated\?\)"):
+        read_records(cut)
+    lines = tmp_path / "lines.json"  # JSON Lines under a .json name is still read, line by line
+    lines.write_text('{"text": "a"}\n{"text": "b"\n', encoding="utf-8")
+    with pytest.raises(DataError, match=r"lines\.json, line 2: invalid JSON: Expecting ',' delimiter at column 13"):
+        read_records(lines)
+    quote = tmp_path / "q.csv"
+    quote.write_text('text,label\n"open quote,x\nb,y\n', encoding="utf-8")
+    with pytest.raises(DataError, match=r"q\.csv: cannot read CSV: Error tokenizing data\. C error: EOF inside string") \
+            as caught:
+        read_records(quote)
+    assert "\n" not in str(caught.value)
+    (tmp_path / "folder.jsonl").mkdir()
+    with pytest.raises(DataError, match=r"folder\.jsonl: is a folder, not a data file"):
+        read_records(tmp_path / "folder.jsonl")
+
+
+def test_byte_order_mark_is_accepted(tmp_path):
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"text": "a"}\n{"text": "b"}\n')
+    assert read_records(path) == [{"text": "a"}, {"text": "b"}]
+    csv = tmp_path / "bom.csv"
+    csv.write_bytes(b"\xef\xbb\xbftext,label\na,x\n")
+    assert read_records(csv) == [{"text": "a", "label": "x"}]
+
+
+def test_a_missing_local_path_is_not_looked_up_on_the_hub(tmp_path, monkeypatch):
+    import datasets
+
+    def no_hub(*args, **kwargs):
+        raise AssertionError("the Hub was asked")
+
+    monkeypatch.setattr(datasets, "load_dataset", no_hub)
+    monkeypatch.chdir(tmp_path)
+    for name in ("./data/train.jsonl", "train.jsonl", "../x"):
+        with pytest.raises(DataError, match=rf"^{re.escape(name)}: no such file or folder$"):
+            load_examples(generic_task("text"), data=name)
+
+
+def test_official_file_without_a_field_the_builder_reads(tmp_path):
+    from builders.snli import load
+
+    path = write_jsonl(tmp_path / "snli_1.0_dev.jsonl",
+                       [{"sentence1": "a", "sentence2": "b", "gold_label": "neutral"}, {"sentence1": "c"}])
+    with pytest.raises(DataError, match=r"snli_1\.0_dev\.jsonl, line 2, field 'sentence2': missing field "
+                                        r"\(the record has: sentence1\)"):
+        load(data_files=[str(path)])

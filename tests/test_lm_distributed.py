@@ -1,6 +1,6 @@
 """Scoring and k-fold training on several processes: two gloo processes under ``accelerate launch``
-equal one process, a killed two-process run resumes without losing a finished shard, and the
-batch slicing gives every process its share of the one-process gradient."""
+equal one process, a killed two-process run leaves no worker running and resumes without losing a
+finished shard, and the batch slicing gives every process its share of the one-process gradient."""
 
 from __future__ import annotations
 
@@ -93,10 +93,32 @@ def _shards(cache: Path) -> dict[Path, tuple[int, int]]:
     return {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in sorted(cache.glob("*/fold-*/scores-*.parquet"))}
 
 
-def test_killed_two_process_kfold_run_resumes_and_equals_one_process(tmp_path):
+def _children(pid: int) -> list[int]:
+    """The live processes whose parent is ``pid``, read from /proc."""
+    children = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended meanwhile
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            children.append(int(stat.parent.name))
+    return children
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (dead, waiting to be reaped)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_killed_two_process_kfold_run_leaves_no_worker_and_resumes_equal_to_one_process(tmp_path):
     cache = tmp_path / "two"
     killed = _launch_two([str(HELPER), str(cache), str(tmp_path / "killed.parquet"), "--hang"],
                          start_new_session=True)
+    workers: list[int] = []
     try:
         deadline = time.monotonic() + 120
         while not _shards(cache):
@@ -104,9 +126,18 @@ def test_killed_two_process_kfold_run_resumes_and_equals_one_process(tmp_path):
             assert time.monotonic() < deadline, "the launch never wrote a shard"
             time.sleep(0.05)
         time.sleep(1.0)  # let the other process write its first shard too (or not: either is fine)
+        workers = _children(killed.pid)
     finally:
-        os.killpg(killed.pid, signal.SIGKILL)
+        os.killpg(killed.pid, signal.SIGKILL)  # the launcher's group: torchrun starts workers in sessions of their own
         killed.wait()
+        deadline = time.monotonic() + 10
+        while any(map(_running, workers)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = [pid for pid in workers if _running(pid)]
+        for pid in left:  # never leave them running, even when the check below fails
+            os.kill(pid, signal.SIGKILL)
+    assert len(workers) == 2, workers
+    assert not left, f"workers {left} were still running 10 s after their launcher was killed"
     finished = _shards(cache)
     assert 1 <= len(finished) <= 2 and all(p.parent.name == "fold-0" for p in finished)
     (run_dir,) = cache.iterdir()

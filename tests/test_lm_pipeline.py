@@ -97,7 +97,7 @@ def test_prompted_setting_scores_with_the_frozen_model(full_run, tmp_path):
     (dict(lm="scratch", setting="pt"), ConfigError, "needs a pretrained LM"),
     (dict(lm="scratch", setting="zero-shot"), ConfigError, "unknown setting"),
     (dict(lm="scratch", folds=1), ConfigError, "folds must be between 2"),
-    (dict(lm="/no/such/model", setting="pt"), ConfigError, "no model folder"),
+    (dict(lm="/no/such/model", setting="pt"), ConfigError, "no such folder /no/such/model"),
 ])
 def test_bad_settings_are_config_errors(kwargs, error, pattern, tmp_path):
     with pytest.raises(error, match=pattern):

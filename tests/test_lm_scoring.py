@@ -167,7 +167,7 @@ def test_non_causal_model_folder_is_a_config_error(tiny_lm, tmp_path):
 
 
 def test_missing_or_incomplete_model_folder_is_a_config_error(tmp_path):
-    with pytest.raises(ConfigError, match="no model folder"):
+    with pytest.raises(ConfigError, match="no such folder"):
         load_causal_lm(tmp_path / "nowhere" / "model")
     (tmp_path / "empty").mkdir()
     with pytest.raises(ConfigError, match="no config.json"):

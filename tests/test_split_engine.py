@@ -567,3 +567,34 @@ def test_split_eval_depends_only_on_the_eval_set():
     for seed in range(5):
         first, second = split_eval(indices, seed=seed), split_eval(reordered, seed=seed)
         assert np.array_equal(first[0], second[0]) and np.array_equal(first[1], second[1])
+
+
+# ------------------------------------------------------------------------------------------------
+# check_label_quotas: the label-balance check a build runs before scoring
+# ------------------------------------------------------------------------------------------------
+
+@settings(max_examples=200, deadline=None)
+@given(labels=st.lists(st.sampled_from("abcd"), min_size=2, max_size=30), data=st.data())
+def test_label_quota_check_agrees_with_the_partition_and_names_the_class(labels, data):
+    eval_count = data.draw(st.integers(1, len(labels) - 1))
+    small = too_small_class(labels, eval_count)
+    scores = np.arange(len(labels), dtype=float)
+    if small is None:
+        engine.check_label_quotas(labels, eval_count, field="topic")
+        likelihood_partition(scores, eval_count, labels=labels)
+        return
+    fits = max((e for e in range(eval_count) if too_small_class(labels, e) is None), default=0)
+    counts = Counter(labels)
+    quota = naive_class_quotas(labels, eval_count)[small]
+    example = "example" if counts[small] == 1 else "examples"
+    expected = (rf"^label field 'topic': label class '{small}' has {counts[small]} {example}, fewer than its eval "
+                rf"quota of {quota} \({eval_count} eval examples over {len(counts)} classes\); "
+                + (rf"an eval size of at most {fits} fits$" if fits else "no eval size fits$"))
+    with pytest.raises(ConfigError, match=expected):
+        engine.check_label_quotas(labels, eval_count, field="topic")
+    with pytest.raises(ConfigError, match=f"label class '{small}'"):
+        likelihood_partition(scores, eval_count, labels=labels)
+
+
+def test_label_quota_check_without_labels_checks_nothing():
+    engine.check_label_quotas(None, 5)

@@ -10,7 +10,13 @@ so it is asked whenever there is no GPU; otherwise every CPU process would think
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
 import os
+import signal
+import sys
+import threading
+import time
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -31,7 +37,38 @@ def process_state():
     """accelerate's ``PartialState`` (a singleton), started with :func:`use_cpu`; only under a launcher."""
     from accelerate import PartialState
 
+    exit_with_launcher()
     return PartialState(cpu=use_cpu())
+
+
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+
+
+@functools.cache
+def exit_with_launcher() -> None:
+    """Make this process die when the process that started it (the launcher) dies.
+
+    ``torchrun`` (which ``accelerate launch`` runs) starts each worker in a session of its own, so
+    killing the launcher, or its whole process group, leaves the workers running and holding their
+    memory. On Linux the kernel is asked to send SIGKILL when the parent goes (``PR_SET_PDEATHSIG``);
+    elsewhere a daemon thread polls for the parent to change. Called once (cached), under a launcher,
+    as early as possible (the CLI calls it right after parsing the options).
+    """
+    parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
+                return
+        except (OSError, AttributeError):  # no prctl in this libc: fall back to watching
+            pass
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="lsplits-launcher-watch", daemon=True).start()
 
 
 def rank() -> int:

@@ -13,6 +13,7 @@ truncated: a query that does not fit with BOS and EOS alone raises :class:`DataE
 from __future__ import annotations
 
 import logging
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -99,7 +100,8 @@ def encode_pairs(tokenizer, prompts: Sequence[str], queries: Sequence[str], *, m
         One :class:`EncodedPair` per pair, in input order.
 
     Raises:
-        DataError: a query (with BOS and EOS) is longer than ``max_length``; names the example.
+        DataError: a query gives no tokens, or (with BOS and EOS) is longer than ``max_length``;
+            names the example.
         ValueError: ``prompts`` and ``queries`` (and ``ids``) differ in length.
     """
     if len(prompts) != len(queries) or (ids is not None and len(ids) != len(prompts)):
@@ -111,6 +113,8 @@ def encode_pairs(tokenizer, prompts: Sequence[str], queries: Sequence[str], *, m
         prompt_ids = _tokenize(tokenizer, prompts[start:start + _CHUNK])
         query_ids = _tokenize(tokenizer, queries[start:start + _CHUNK])
         for i, (prompt, query) in enumerate(zip(prompt_ids, query_ids, strict=True), start=start):
+            if not query:
+                raise _empty_query(queries[i], str(ids[i]) if ids is not None else str(i))
             room = max_length - 2 - len(query)
             if room < 0:
                 example = str(ids[i]) if ids is not None else str(i)
@@ -125,6 +129,27 @@ def encode_pairs(tokenizer, prompts: Sequence[str], queries: Sequence[str], *, m
         logger.warning("%d of %d prompts were longer than the %d-token window and lost tokens from "
                        "their start", n_truncated, len(pairs), max_length)
     return pairs
+
+
+def check_queries(tokenizer, queries: Sequence[str], ids: Sequence[str]) -> None:
+    """Raise DataError naming the first example whose query gives 0 tokens (before any scoring).
+
+    Such a query would be scored by its EOS alone; a tokenizer that drops a whole query is broken or
+    does not fit the data.
+    """
+    empty = np.flatnonzero(text_lengths(tokenizer, queries) == 0)
+    if empty.size:
+        raise _empty_query(queries[empty[0]], str(ids[empty[0]]), f"{empty.size} of {len(queries)} queries")
+
+
+def _empty_query(query: str, example: str, how_many: str = "") -> DataError:
+    shown = query if len(query) <= 40 else query[:37] + "..."
+    # a query that vanishes is often made of invisible characters (combining marks, format or control
+    # characters, odd spaces): show those as escapes
+    invisible = any(unicodedata.category(c)[0] in "MCZ" and c != " " for c in shown)
+    also = f" ({how_many} do)" if how_many else ""
+    return DataError(f"the query {ascii(shown) if invisible else repr(shown)} gives 0 tokens with this "
+                     f"tokenizer{also}: nothing but EOS would be scored", example=example, field="query")
 
 
 def pair_lengths(tokenizer, prompts: Sequence[str], queries: Sequence[str]) -> list[int]:

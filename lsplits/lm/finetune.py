@@ -22,15 +22,17 @@ import dataclasses
 import json
 import logging
 import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from ..errors import DataError
+from ..errors import ConfigError, DataError
 from ..io import atomic_path, atomic_write_text
 from .distributed import sum_over_processes, use_cpu
 from .encode import EncodedPair, encode_pairs, model_window
@@ -84,6 +86,18 @@ class TrainConfig:
     max_grad_norm: float | None = 1.0
     eval_token_budget: int | None = None
 
+    def __post_init__(self) -> None:
+        for name in ("batch_size", "max_steps", "eval_every", "grad_accum_steps"):
+            check_setting("TrainConfig", name, getattr(self, name), whole=True, minimum=1)
+        for name in ("max_val_examples", "eval_token_budget"):
+            check_setting("TrainConfig", name, getattr(self, name), whole=True, minimum=1, optional=True)
+        check_setting("TrainConfig", "warmup_steps", self.warmup_steps, whole=True, minimum=0)
+        check_setting("TrainConfig", "seed", self.seed, whole=True, minimum=0)
+        check_setting("TrainConfig", "lr", self.lr, above=0)
+        check_setting("TrainConfig", "weight_decay", self.weight_decay, minimum=0)
+        check_setting("TrainConfig", "val_fraction", self.val_fraction, above=0, below=1)
+        check_setting("TrainConfig", "max_grad_norm", self.max_grad_norm, above=0, optional=True)
+
     @classmethod
     def scratch(cls, **overrides) -> TrainConfig:
         """Defaults for training the small scratch model from random weights.
@@ -96,6 +110,26 @@ class TrainConfig:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+
+def check_setting(owner: str, name: str, value: Any, *, whole: bool = False, minimum: float | None = None,
+                  above: float | None = None, below: float | None = None, optional: bool = False) -> None:
+    """Raise ConfigError unless ``value`` is a finite number (whole, if asked) in the given range.
+
+    ``minimum`` is inclusive, ``above`` and ``below`` exclusive; ``optional`` also accepts None.
+    A training step count of 0 would silently score with the untrained initial weights.
+    """
+    if optional and value is None:
+        return
+    number = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+    ok = number and (not whole or isinstance(value, numbers.Integral)) \
+        and (minimum is None or value >= minimum) and (above is None or value > above) \
+        and (below is None or value < below)
+    if not ok:
+        bounds = " and ".join(f"{rule} {bound:g}" for rule, bound in ((">=", minimum), (">", above), ("<", below))
+                              if bound is not None)
+        kind = "a whole number" if whole else "a number"
+        raise ConfigError(f"{owner} {name} must be {kind}{' ' + bounds if bounds else ''}, got {value!r}")
 
 
 def length_grouped_batches(lengths: Sequence[int], batch_size: int, rng: np.random.Generator,

@@ -11,6 +11,11 @@ records, LM, setting, folds, seed, shard size and training/scratch configs (and,
 folder, the names, sizes and modification times of its files). Scores are written as parquet
 shards of ``shard_size`` examples with atomic writes, and a fold's finished checkpoint is kept, so
 a killed run started again reuses every finished shard and checkpoint and computes only the rest.
+A cached shard that cannot be read or holds other examples, and a checkpoint whose weights are cut
+short, are computed again, with a warning that names the file.
+
+Before anything is trained or scored, a pretrained model's files are checked (:func:`check_lm`); after
+scoring, scores that are all equal although the queries differ are refused (:func:`check_scores_differ`).
 
 Several processes (``accelerate launch`` / ``torchrun``; see :mod:`lsplits.lm.distributed`): all of
 them train each fold's model together (data parallel, same training as one process, see
@@ -39,8 +44,9 @@ from tqdm.auto import tqdm
 from ..errors import ConfigError, DataError, SplitInvariantError
 from ..io import atomic_write_parquet, atomic_write_text
 from .distributed import barrier, is_main, launched, main_first, process_device, rank, world_size
-from .encode import pair_lengths
-from .finetune import BEST_FOLDER, SUMMARY_FILE, TrainConfig, finetune
+from .encode import check_queries, pair_lengths
+from .finetune import BEST_FOLDER, SUMMARY_FILE, TrainConfig, check_setting, finetune
+from .model_files import check_model_files, first_line, load_tokenizer, weight_files, weights_problem
 from .scoring import load_causal_lm, score_pairs
 from .scratch import ScratchConfig, init_scratch_model, train_tokenizer, window_for
 from .shards import folder_fingerprint, missing_shards, split_into_shards, this_process_share
@@ -104,6 +110,9 @@ def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path, sett
     if launched() and cache_dir is None:
         raise ConfigError("running on several processes needs a cache folder (--cache-dir) that all of them "
                           "can read and write: the processes exchange their score shards through it")
+    check_setting("compute_scores", "seed", seed, whole=True, minimum=0)
+    check_setting("compute_scores", "token_budget", token_budget, whole=True, minimum=1, optional=True)
+    check_lm(lm, records)
     world = world_size()
 
     with tempfile.TemporaryDirectory(prefix="lsplits-scores-") as tmp:
@@ -127,7 +136,31 @@ def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path, sett
             job.run_folds(assign_folds(len(ids), folds, seed), train_config, scratch_config)
         frame = job.collect()
         barrier()  # nobody leaves (and may delete a temporary cache) while another process still reads it
-        return frame
+    check_scores_differ(frame, queries, lm)
+    return frame
+
+
+def check_lm(lm: str | Path, records: Sequence[Mapping[str, Any]]) -> None:
+    """The cheap checks of a pretrained ``lm`` before any training or scoring: its files (see
+    :mod:`lsplits.lm.model_files`) and that every record's query gives at least one token with its
+    tokenizer. Nothing for the scratch LM, whose tokenizer is trained on the records' own text."""
+    if str(lm) == SCRATCH:
+        return
+    ids, _, queries = record_columns(records)
+    check_model_files(str(lm))
+    check_queries(load_tokenizer(str(lm)), queries, ids)
+
+
+def check_scores_differ(frame: pd.DataFrame, queries: Sequence[str], lm: str) -> None:
+    """Refuse scores that are all equal although the queries differ: a split of them would be all ties."""
+    scores = frame["ll_score"].to_numpy()
+    if len(scores) < 2 or np.ptp(scores) > 0:
+        return
+    if len(set(queries)) == 1:
+        logger.warning("every query is the same text, so every score is equal (%.4g)", scores[0])
+        return
+    raise ConfigError(f"model {lm!r} gives all {len(scores)} examples the same score ({scores[0]:.4g}) although "
+                      "their queries differ: its tokenizer or weights are broken, and a split would be all ties")
 
 
 def run_configs(lm: str, setting: str, train_config: TrainConfig | None,
@@ -188,7 +221,7 @@ class _Job:
             manifest = {"fold": fold, "lm": self.lm, "train_ids": train_ids, "scored_ids": scored_ids}
             atomic_write_text(fold_dir / "manifest.json", json.dumps(manifest))
         shards = split_into_shards(scored_index, self.shard_size)
-        missing = missing_shards(shards, lambda number: _shard_path(fold_dir, number))
+        missing = missing_shards(shards, lambda number, shard: self._cached_shard_ok(fold_dir, number, shard))
         if not missing:
             logger.info("%s: all %d score shards cached", name, len(shards))
             return
@@ -199,6 +232,27 @@ class _Job:
         for n, shard in mine:
             self._score_shard(model, tokenizer, fold_dir, n, len(shards), shard, fold)
         barrier()
+
+    def _cached_shard_ok(self, fold_dir: Path, number: int, shard: np.ndarray) -> bool:
+        """Whether shard ``number`` is cached, readable and holds exactly the scores of ``shard``.
+
+        A damaged shard (a disk error, a copy cut short, a hand edit) is scored again, with a warning
+        naming it, rather than failing the run or being trusted.
+        """
+        path = _shard_path(fold_dir, number)
+        if not path.exists():
+            return False
+        try:
+            table = pd.read_parquet(path)
+            ok = (list(table.columns) == _SHARD_COLUMNS and np.array_equal(table["position"].to_numpy(), shard)
+                  and table["id"].astype(str).tolist() == [self.ids[i] for i in shard]
+                  and bool(np.isfinite(table["ll_score"].to_numpy(dtype=np.float64)).all()))
+            problem = "it holds other examples or non-finite scores"
+        except Exception as exc:  # pyarrow raises many types for a damaged file; all mean "score it again"
+            ok, problem = False, f"it cannot be read ({first_line(exc)})"
+        if not ok and is_main():
+            logger.warning("cached score shard %s is damaged (%s); scoring it again", path, problem)
+        return ok
 
     def _score_shard(self, model, tokenizer, fold_dir: Path, number: int, n_shards: int, shard: np.ndarray,
                      fold: int) -> None:
@@ -218,7 +272,7 @@ class _Job:
         """The folder of the fold's trained checkpoint, trained now (by all processes together) if absent."""
         fold_dir = self.run_dir / f"fold-{fold}"
         train_dir = fold_dir / "train"
-        if not (train_dir / SUMMARY_FILE).exists():
+        if not self._checkpoint_ok(train_dir):
             if self.lm == SCRATCH:
                 model, tokenizer = self._scratch_model(fold_dir / "init", scratch_config, seed=self.seed * 1000 + fold)
             else:
@@ -230,25 +284,42 @@ class _Job:
                      desc=f"fold-{fold}: training")
         return train_dir / BEST_FOLDER
 
+    @staticmethod
+    def _checkpoint_ok(train_dir: Path) -> bool:
+        """Whether a fold's training finished and its saved weights are whole (else it trains again)."""
+        if not (train_dir / SUMMARY_FILE).exists():
+            return False
+        best = train_dir / BEST_FOLDER
+        files = weight_files(best) if best.is_dir() else []
+        problem = None if files else f"{best}: no weights file"
+        for path in files:
+            problem = problem or (f"{path}: {why}" if (why := weights_problem(path)) else None)
+        if problem and is_main():
+            logger.warning("cached checkpoint is damaged (%s); training the fold again", problem)
+        return problem is None
+
     def _scratch_model(self, folder: Path, config: ScratchConfig, *, seed: int):
         """A freshly initialised scratch model for a fold: written once by rank 0, read by the others."""
         with main_first():
             tokenizer = self._scratch_tokenizer(config)
         with main_first():
-            if (folder / "config.json").is_file():  # written by rank 0 (or by a killed run: same seed, same weights)
+            if (folder / "config.json").is_file() and all(weights_problem(p) is None for p in weight_files(folder)):
+                # written by rank 0 (or by a killed run: same seed, same weights)
                 return load_causal_lm(folder, device="cpu")
             window = window_for(pair_lengths(tokenizer, self.prompts, self.queries), config.max_positions)
             return init_scratch_model(tokenizer, folder, config, n_positions=window, seed=seed)
 
     def _scratch_tokenizer(self, config: ScratchConfig):
+        """The scratch tokenizer trained on the records' texts (cached), checked to give every query a token."""
         folder = self.run_dir / "tokenizer"
         if folder.exists():
-            from transformers import AutoTokenizer
-
-            return AutoTokenizer.from_pretrained(str(folder))
-        texts = [text for text in self.prompts + self.queries if text]
-        return train_tokenizer(texts, folder, vocab_size=config.vocab_size,
-                               min_frequency=config.min_frequency)
+            tokenizer = load_tokenizer(folder)
+        else:
+            texts = [text for text in self.prompts + self.queries if text]
+            tokenizer = train_tokenizer(texts, folder, vocab_size=config.vocab_size,
+                                        min_frequency=config.min_frequency)
+        check_queries(tokenizer, self.queries, self.ids)
+        return tokenizer
 
     def collect(self) -> pd.DataFrame:
         """All shards, in the order of the records; checks that every record was scored once."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import pickle
 import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from tqdm.auto import tqdm
 
 from ..errors import ConfigError
 from .encode import EncodedPair, encode_pairs, model_window
+from .model_files import check_model_files, first_line, load_tokenizer
 
 logger = logging.getLogger(__name__)
 
@@ -328,17 +330,19 @@ def load_causal_lm(name_or_path: str | Path, device: str | torch.device | None =
         ``(model, tokenizer)``.
 
     Raises:
-        ConfigError: the folder or Hub repo does not exist or cannot be reached, or the model is not
-            a causal (left-to-right) LM, e.g. a BERT encoder or an encoder-decoder.
+        ConfigError: the folder or Hub repo does not exist or cannot be reached, its weights are cut
+            short, it has no usable tokenizer (see :mod:`lsplits.lm.model_files`), or the model is
+            not a causal (left-to-right) LM, e.g. a BERT encoder or an encoder-decoder.
     """
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+    from safetensors import SafetensorError
+    from transformers import AutoConfig, AutoModelForCausalLM
 
     name = str(name_or_path)
-    _check_location(name)
+    check_model_files(name)
     try:
         config = AutoConfig.from_pretrained(name)
     except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot load model {name!r}: {_first_line(exc)}") from exc
+        raise ConfigError(f"cannot load model {name!r}: {first_line(exc)}") from exc
     if getattr(config, "is_encoder_decoder", False):
         raise ConfigError(f"model {name!r} ({config.model_type}) is an encoder-decoder, not a causal LM; "
                           "use a decoder-only model such as gpt2")
@@ -346,29 +350,19 @@ def load_causal_lm(name_or_path: str | Path, device: str | torch.device | None =
         # GPT-2's tanh GELU written as five tensor operations; PyTorch's fused kernel computes the same
         # function (to ~1e-7) several times faster.
         config.activation_function = "gelu_pytorch_tanh"
+    tokenizer = load_tokenizer(name)
     try:
         with quiet_transformers_bars():
             try:
                 model = AutoModelForCausalLM.from_pretrained(name, config=config, attn_implementation="sdpa")
             except (ValueError, ImportError):  # an architecture without SDPA support: its default attention
                 model = AutoModelForCausalLM.from_pretrained(name, config=config)
-            tokenizer = AutoTokenizer.from_pretrained(name)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot load {name!r} as a causal LM: {_first_line(exc)}") from exc
+    except (OSError, ValueError, RuntimeError, EOFError, pickle.UnpicklingError, SafetensorError) as exc:
+        raise ConfigError(f"cannot load {name!r} as a causal LM: {first_line(exc)}") from exc
     model.to(device=resolve_device(device), dtype=torch.float32)
     model.eval()
     _check_causal(model, name)
     return model, tokenizer
-
-
-def _check_location(name: str) -> None:
-    """Fail early, with a plain message, on a local path that is not a model folder."""
-    path = Path(name).expanduser()
-    looks_local = name.startswith(("/", "./", "../", "~")) or name.count("/") > 1
-    if path.exists() and not (path / "config.json").is_file():
-        raise ConfigError(f"{name!r} is not a model folder (no config.json in it)")
-    if not path.exists() and looks_local:
-        raise ConfigError(f"no model folder at {name!r}")
 
 
 def _check_causal(model: torch.nn.Module, name: str) -> None:
@@ -383,8 +377,3 @@ def _check_causal(model: torch.nn.Module, name: str) -> None:
     if not torch.allclose(before, after, atol=1e-4, rtol=1e-4):
         raise ConfigError(f"model {name!r} ({model.config.model_type}) is not a causal LM: its predictions "
                           "depend on later tokens (e.g. a BERT encoder); use a decoder-only model such as gpt2")
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

@@ -16,7 +16,10 @@ from pathlib import Path
 
 import torch
 
+from ..errors import ConfigError
 from ..io import atomic_path
+from .finetune import check_setting
+from .model_files import load_tokenizer
 from .scoring import load_causal_lm, quiet_transformers_bars
 
 logger = logging.getLogger(__name__)
@@ -50,17 +53,27 @@ class ScratchConfig:
     max_positions: int = 1024
     dropout: float = 0.1
 
+    def __post_init__(self) -> None:
+        check_setting("ScratchConfig", "vocab_size", self.vocab_size, whole=True, minimum=2)
+        check_setting("ScratchConfig", "min_frequency", self.min_frequency, whole=True, minimum=0)
+        for name in ("n_layer", "n_head", "n_embd", "max_positions"):
+            check_setting("ScratchConfig", name, getattr(self, name), whole=True, minimum=1)
+        check_setting("ScratchConfig", "dropout", self.dropout, minimum=0, below=1)
+        if self.n_embd % self.n_head:
+            raise ConfigError(f"ScratchConfig n_embd ({self.n_embd}) must be a multiple of n_head ({self.n_head})")
+
 
 def train_tokenizer(texts: Iterable[str], folder: str | Path, *, vocab_size: int = 2048,
                     min_frequency: int = 2, model_max_length: int | None = None):
     """Train a byte-level BPE tokenizer on ``texts``, save it to ``folder`` and load it back.
 
     Returns:
-        The tokenizer as loaded by ``AutoTokenizer.from_pretrained(folder)``, with ``<|endoftext|>``
+        The tokenizer as loaded by ``AutoTokenizer.from_pretrained(folder)`` (checked by
+        :func:`~lsplits.lm.model_files.load_tokenizer`), with ``<|endoftext|>``
         as its BOS, EOS, padding and unknown token.
     """
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+    from transformers import PreTrainedTokenizerFast
 
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -75,7 +88,7 @@ def train_tokenizer(texts: Iterable[str], folder: str | Path, *, vocab_size: int
     with atomic_path(folder) as staged:
         wrapped.save_pretrained(staged)
     logger.info("trained a %d-token BPE tokenizer into %s", bpe.get_vocab_size(), folder)
-    return AutoTokenizer.from_pretrained(str(folder))
+    return load_tokenizer(folder)
 
 
 def window_for(lengths: Iterable[int], max_positions: int) -> int:

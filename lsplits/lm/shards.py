@@ -25,9 +25,10 @@ def split_into_shards(index: np.ndarray, size: int) -> list[np.ndarray]:
     return [index[start:start + size] for start in range(0, len(index), size)]
 
 
-def missing_shards(shards: Sequence[np.ndarray], path_of: Callable[[int], Path]) -> list[tuple[int, np.ndarray]]:
-    """``(number, shard)`` of every shard without its file; returns once every process has listed them."""
-    missing = [(number, shard) for number, shard in enumerate(shards) if not path_of(number).exists()]
+def missing_shards(shards: Sequence[np.ndarray],
+                   is_cached: Callable[[int, np.ndarray], bool]) -> list[tuple[int, np.ndarray]]:
+    """``(number, shard)`` of every shard not (validly) cached; returns once every process has listed them."""
+    missing = [(number, shard) for number, shard in enumerate(shards) if not is_cached(number, shard)]
     barrier()  # nobody writes a shard before every process has seen what is missing
     return missing
 

@@ -34,6 +34,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "Partition",
     "bucket_quotas",
+    "check_label_quotas",
     "check_partition",
     "length_partition",
     "likelihood_partition",
@@ -250,26 +251,69 @@ def bucket_quotas(lengths: np.ndarray | Sequence[int], eval_size: int | float,
     return {int(value): int(quota) for value, quota in zip(values, quotas, strict=True)}
 
 
+def _class_quotas(labels: np.ndarray, eval_count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(classes, class of each example, class sizes, eval quotas)``, classes sorted.
+
+    Quota E // C per class, the remainder one each to the first classes. Raises
+    :class:`ConfigError` naming a class too small for its quota.
+    """
+    classes, class_of, class_sizes = np.unique(labels, return_inverse=True, return_counts=True)
+    quotas = _quotas(eval_count, classes.size)
+    for label, size, quota in zip(classes, class_sizes, quotas, strict=True):
+        if quota > size:
+            fits = _largest_fitting_eval(class_sizes, eval_count)
+            raise ConfigError(
+                f"label class {_plain(label)!r} has {size} example{'' if size == 1 else 's'}, fewer than its eval quota of "
+                f"{quota} ({eval_count} eval examples over {classes.size} classes); "
+                + (f"an eval size of at most {fits} fits" if fits else "no eval size fits")
+            )
+    return classes, class_of.reshape(-1), class_sizes, quotas
+
+
+def _quotas(eval_count: int, n_classes: int) -> np.ndarray:
+    quotas = np.full(n_classes, eval_count // n_classes, dtype=np.int64)
+    quotas[: eval_count % n_classes] += 1
+    return quotas
+
+
+def _largest_fitting_eval(class_sizes: np.ndarray, upper: int) -> int:
+    """The largest eval count below ``upper`` whose per-class quotas all fit (quotas grow with it)."""
+    low, high = 0, upper  # quotas(low) fit, quotas(high) do not
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if np.all(_quotas(middle, class_sizes.size) <= class_sizes) else (low, middle)
+    return low
+
+
+def check_label_quotas(labels: np.ndarray | Sequence[object] | None, eval_size: int | float, *,
+                       field: str | None = None) -> None:
+    """Raise :class:`ConfigError` when label balance cannot be met: a class smaller than its eval quota.
+
+    The check the label-balanced strategies make, cheap enough to run before any scoring (so that
+    hours of scoring do not end in this error). ``field`` names the label field in the message;
+    ``labels=None`` (no label balance) checks nothing.
+    """
+    if labels is None:
+        return
+    array = _as_labels(labels, len(labels))
+    try:
+        _class_quotas(array, resolve_eval_size(eval_size, array.size))
+    except ConfigError as error:
+        raise ConfigError(f"label field {field!r}: {error}" if field else str(error)) from None
+
+
 def _class_groups(order: np.ndarray, labels: np.ndarray,
                   eval_count: int) -> list[tuple[np.ndarray, int]]:
     """Split ``order`` by label class (classes sorted) and give each class its eval quota.
 
-    Quota E // C per class, the remainder one each to the first classes. Each group keeps rank
-    order. Raises :class:`ConfigError` naming a class too small for its quota.
+    Quotas as in :func:`_class_quotas`; each group keeps rank order.
     """
-    classes, class_of, class_sizes = np.unique(labels, return_inverse=True, return_counts=True)
-    quotas = np.full(classes.size, eval_count // classes.size, dtype=np.int64)
-    quotas[: eval_count % classes.size] += 1
+    classes, class_of, class_sizes, quotas = _class_quotas(labels, eval_count)
     for label, size, quota in zip(classes, class_sizes, quotas, strict=True):
-        if quota > size:
-            raise ConfigError(
-                f"label class {_plain(label)!r} has {size} examples, fewer than its eval quota of "
-                f"{quota} ({eval_count} eval examples over {classes.size} classes)"
-            )
         if quota == size:
             logger.warning("label class %r goes entirely to eval (%d examples): none left in train",
                            _plain(label), size)
-    grouped = order[np.argsort(class_of.reshape(-1)[order], kind="stable")]
+    grouped = order[np.argsort(class_of[order], kind="stable")]
     boundaries = np.cumsum(class_sizes)[:-1]
     return list(zip(np.split(grouped, boundaries), quotas.tolist(), strict=True))
 

@@ -1,0 +1,157 @@
+"""Cheap checks of a causal LM's files before anything loads or trains on it.
+
+:func:`model_folder` says where a model lives (a local folder, or its snapshot in the Hugging Face
+cache) and refuses, in one line, a path that does not exist or a Hub id that is not cached while
+downloads are off. :func:`weights_problem` finds a weights file cut short (a broken download or copy)
+from its header alone. :func:`load_tokenizer` refuses the tokenizer that transformers quietly builds
+for a folder without tokenizer files: it has an empty vocabulary and turns every text into 0
+tokens, so every example would get the same score and a "split" would be a list of ties.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import zipfile
+from pathlib import Path
+
+from ..errors import ConfigError
+
+logger = logging.getLogger(__name__)
+
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "vocab.json",
+                   "vocab.txt", "merges.txt")
+"""Files that hold a tokenizer's vocabulary (one of them is needed; GPT-2's slow BPE needs vocab.json
+and merges.txt together)."""
+_PROBE = "The quick brown fox jumps over the lazy dog."
+
+
+def looks_local(name: str) -> bool:
+    """Whether ``name`` is meant as a path (``./x``, ``/x``, ``~/x``, ``a/b/c``) rather than a Hub id."""
+    return name.startswith(("/", "./", "../", "~", ".\\")) or name.count("/") > 1 or name in (".", "..")
+
+
+def offline() -> bool:
+    """Whether downloads from the Hub are switched off (``HF_HUB_OFFLINE`` / ``TRANSFORMERS_OFFLINE``)."""
+    from huggingface_hub import constants
+
+    return constants.is_offline_mode() or os.environ.get("TRANSFORMERS_OFFLINE", "").lower() in ("1", "true", "yes")
+
+
+def model_folder(name: str) -> Path | None:
+    """The folder holding model ``name``: itself, or its snapshot in the Hub cache (None: not cached, online).
+
+    Raises:
+        ConfigError: a local-looking path that does not exist or has no ``config.json``; a Hub id
+            that is not in the cache while downloads are off.
+    """
+    path = Path(name).expanduser()
+    if path.exists():
+        if not (path / "config.json").is_file():
+            raise ConfigError(f"{name} is not a model folder (no config.json in it)")
+        return path
+    if looks_local(name):
+        raise ConfigError(f"no such folder {name}: give a local model folder or a Hub model id")
+    cached = _cached_config(name)
+    if cached is not None:
+        return cached.parent
+    if offline():
+        where = f"no folder {name} here, and " if "/" in name else ""
+        raise ConfigError(f"{where}Hub model {name!r} is not in the local Hugging Face cache and downloads are "
+                          "off (HF_HUB_OFFLINE is set): download it once while online, or give a local folder")
+    return None
+
+
+def _cached_config(name: str) -> Path | None:
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        found = try_to_load_from_cache(name, "config.json")
+    except ValueError:  # not a valid repo id (huggingface_hub's validation error is a ValueError)
+        return None
+    return Path(found) if isinstance(found, str) else None
+
+
+def check_model_files(name: str) -> None:
+    """Refuse, before loading, a model whose folder is missing or whose weights are cut short."""
+    folder = model_folder(name)
+    if folder is None:
+        return
+    for path in weight_files(folder):
+        problem = weights_problem(path)
+        if problem is not None:
+            raise ConfigError(f"{path}: {problem}; download or save the model again")
+
+
+def weight_files(folder: Path) -> list[Path]:
+    """The weight files transformers would read: ``*.safetensors`` when there are any, else ``*.bin``."""
+    safetensors = sorted(folder.glob("*.safetensors"))
+    return safetensors or sorted(folder.glob("*.bin"))
+
+
+def weights_problem(path: Path) -> str | None:
+    """What is wrong with a weights file, judged from its header (None when it looks complete)."""
+    size = path.stat().st_size
+    if path.suffix == ".safetensors":
+        return _safetensors_problem(path, size)
+    with path.open("rb") as handle:
+        is_zip = handle.read(2) == b"PK"
+    if is_zip:  # torch.save's format; the legacy pickle format has no header to check
+        try:
+            with zipfile.ZipFile(path):
+                pass
+        except zipfile.BadZipFile:
+            return f"the weights file is truncated or damaged ({size:,} bytes; its zip directory is missing)"
+    return None
+
+
+def _safetensors_problem(path: Path, size: int) -> str | None:
+    """A safetensors file is an 8-byte header length, a JSON header with every tensor's byte range, the data."""
+    with path.open("rb") as handle:
+        head = handle.read(8)
+        header_size = int.from_bytes(head, "little") if len(head) == 8 else -1
+        if header_size < 0 or 8 + header_size > size:
+            return f"the weights file is truncated ({size:,} bytes, shorter than its own header)"
+        try:
+            header = json.loads(handle.read(header_size))
+            end = max((int(entry["data_offsets"][1]) for key, entry in header.items() if key != "__metadata__"),
+                      default=0)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+            return "the weights file is damaged (its safetensors header is not valid)"
+    expected = 8 + header_size + end
+    if size < expected:
+        return f"the weights file is truncated ({size:,} of {expected:,} bytes)"
+    return None
+
+
+def load_tokenizer(name: str | Path):
+    """The tokenizer of model ``name``, refused when it turns text into no tokens.
+
+    Raises:
+        ConfigError: the folder has no tokenizer files (transformers would build an empty
+            tokenizer), or the tokenizer cannot be loaded or gives 0 tokens for plain English.
+    """
+    from transformers import AutoTokenizer
+
+    name = str(name)
+    path = Path(name).expanduser()
+    folder = path if path.is_dir() else model_folder(name)  # a tokenizer's own folder has no config.json
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(name)
+    except (OSError, ValueError, TypeError) as exc:
+        raise ConfigError(f"cannot load the tokenizer of {name!r}: {first_line(exc)}") from exc
+    if not tokenizer(_PROBE, add_special_tokens=False, verbose=False)["input_ids"]:
+        present = [] if folder is None else [f for f in TOKENIZER_FILES if (folder / f).is_file()]
+        if folder is not None and not present:
+            raise ConfigError(f"model folder {folder} has no tokenizer files (none of {', '.join(TOKENIZER_FILES)}): "
+                              "transformers would build an empty tokenizer that turns every text into 0 tokens")
+        raise ConfigError(f"the tokenizer of {name!r} turns plain text into 0 tokens "
+                          f"(files: {', '.join(present) or 'unknown'}); it cannot score anything")
+    return tokenizer
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (library errors often span several)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
