@@ -303,13 +303,13 @@ def check_model(name: str) -> str:
         MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES,
     )
 
-    from .lm.scoring import _check_location, _first_line
+    from .lm.model_files import check_model_files, first_line
 
-    _check_location(name)
+    check_model_files(name)
     try:
         config = AutoConfig.from_pretrained(name)
     except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot load model {name!r}: {_first_line(exc)}") from exc
+        raise ConfigError(f"cannot load model {name!r}: {first_line(exc)}") from exc
     seq2seq = MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES.get(config.model_type)
     causal = MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(config.model_type)
     architectures = getattr(config, "architectures", None) or []
@@ -327,20 +327,21 @@ def load_generator(name: str, kind: str, device=None):
     """Load a seq2seq model or causal LM and its tokenizer onto ``device`` (bf16 on a GPU that has it)."""
     import torch
 
-    from .lm.scoring import _first_line, bf16_on, load_causal_lm, quiet_transformers_bars, resolve_device
+    from .lm.model_files import first_line, load_tokenizer
+    from .lm.scoring import bf16_on, load_causal_lm, quiet_transformers_bars, resolve_device
 
     device = resolve_device(device)
     if kind == "causal":
         model, tokenizer = load_causal_lm(name, device=device)
     else:
-        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+        from transformers import AutoModelForSeq2SeqLM
 
+        tokenizer = load_tokenizer(name)
         try:
             with quiet_transformers_bars():
                 model = AutoModelForSeq2SeqLM.from_pretrained(name)
-                tokenizer = AutoTokenizer.from_pretrained(name)
         except (OSError, ValueError) as exc:
-            raise ConfigError(f"cannot load {name!r} as a seq2seq model: {_first_line(exc)}") from exc
+            raise ConfigError(f"cannot load {name!r} as a seq2seq model: {first_line(exc)}") from exc
         model.to(device)
         model.eval()
     if bf16_on(device):
@@ -503,14 +504,11 @@ def _is_beams_file(path: Path) -> bool:
 
 def _check_lengths(model: str, kind: str, inputs: BeamInputs, settings: BeamSettings) -> None:
     """Every input fits the model's window (tokenizer and config only, before any model is loaded)."""
-    from transformers import AutoConfig, AutoTokenizer
+    from transformers import AutoConfig
 
-    from .lm.scoring import _first_line
+    from .lm.model_files import load_tokenizer
 
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(model)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot load the tokenizer of {model!r}: {_first_line(exc)}") from exc
+    tokenizer = load_tokenizer(model)
     template = settings.prompt_template
     prompts = inputs.texts if template is None else [template.format(text=text) for text in inputs.texts]
     try:
