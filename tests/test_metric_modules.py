@@ -18,7 +18,7 @@ from lsplits.uncertainty.estimators import degmat
 from lsplits.uncertainty.lexical import ROUGE_L
 
 ROOT = Path(__file__).resolve().parents[1]
-MODULES = ("prr", "beam_uncertainty", "amr_similarity")
+MODULES = ("prr", "beam_uncertainty", "amr_similarity", "ue_metrics")
 
 
 @pytest.fixture(autouse=True)

@@ -124,17 +124,17 @@ def equal_frequency_edges(sorted_values: np.ndarray, n_bins: int) -> np.ndarray:
 class BinnedPCCNormalizer:
     """Confidence = mean calibration quality of the equal-frequency uncertainty bin that u falls in."""
 
-    n_bins: int = DEFAULT_BINS
+    num_bins: int = DEFAULT_BINS
     edges: np.ndarray = field(default_factory=lambda: np.empty(0))
     means: np.ndarray = field(default_factory=lambda: np.empty(0))
     supervised = True
 
     def fit(self, uncertainties, qualities=None) -> BinnedPCCNormalizer:
-        if self.n_bins < 1:
-            raise ValueError(f"binned_pcc: n_bins must be at least 1, got {self.n_bins}")
+        if self.num_bins < 1:
+            raise ValueError(f"binned_pcc: num_bins must be at least 1, got {self.num_bins}")
         u, q = _pair(uncertainties, qualities, "binned_pcc")
         order = np.argsort(u, kind="stable")
-        self.edges = equal_frequency_edges(u[order], self.n_bins)
+        self.edges = equal_frequency_edges(u[order], self.num_bins)
         bins = self._bins(u)
         counts = np.bincount(bins, minlength=max(1, self.edges.size - 1))
         totals = np.bincount(bins, weights=q, minlength=counts.size)
@@ -208,15 +208,15 @@ NORMALIZERS = {"minmax": MinMaxNormalizer, "quantile": QuantileNormalizer, "binn
 
 
 def get_normalizer(name: str, **options):
-    """A fresh normaliser by name (``n_bins`` for binned_pcc); ConfigError lists the choices."""
+    """A fresh normaliser by name (``num_bins`` for binned_pcc, as LM-Polygraph); ConfigError lists the choices."""
     key = name.lower()
     if key not in NORMALIZERS:
         raise UncertaintyConfigError(f"unknown normaliser {name!r}; choose one of {', '.join(NORMALIZERS)}")
     if options and key != "binned_pcc":
         raise UncertaintyConfigError(f"normaliser {key!r} takes no options, got {', '.join(options)}")
-    unknown = set(options) - {"n_bins"}
+    unknown = set(options) - {"num_bins"}
     if unknown:
-        raise UncertaintyConfigError(f"normaliser 'binned_pcc' takes only n_bins, got {', '.join(sorted(unknown))}")
+        raise UncertaintyConfigError(f"normaliser 'binned_pcc' takes only num_bins, got {', '.join(sorted(unknown))}")
     return NORMALIZERS[key](**options)
 
 
