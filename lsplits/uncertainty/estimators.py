@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ConfigError
+from ._stacks import as_stack, one_or_many, symmetric_stack
 
 DEFAULT_ECC_THRESHOLD = 0.9
 
@@ -49,33 +50,6 @@ class UncertaintyConfigError(ConfigError, ValueError):
 
     A ConfigError (the CLI prints it as one line) and a ValueError (what the library's callers catch).
     """
-
-
-def _stack(matrix: np.ndarray | list) -> tuple[np.ndarray, bool]:
-    """The input as a float stack ``(n, k, k)`` and whether it was a single matrix; raises ValueError."""
-    values = np.asarray(matrix, dtype=float)
-    single = values.ndim == 2
-    if single:
-        values = values[None]
-    if values.ndim != 3 or values.shape[1] != values.shape[2]:
-        raise ValueError(f"a similarity matrix must be square (or a stack of square matrices), got shape "
-                         f"{np.shape(matrix)}")
-    if values.shape[1] == 0:
-        raise ValueError("a similarity matrix needs at least one candidate")
-    if not np.isfinite(values).all():
-        raise ValueError("a similarity matrix must not contain NaN or infinite values")
-    return values, single
-
-
-def _symmetric(matrix: np.ndarray | list) -> tuple[np.ndarray, bool]:
-    """``(A + A^T) / 2`` of every matrix of the stack, and whether the input was a single matrix."""
-    values, single = _stack(matrix)
-    return (values + values.swapaxes(-1, -2)) / 2, single
-
-
-def _result(values: np.ndarray, single: bool) -> float | np.ndarray:
-    """A float for a single matrix, the array for a stack."""
-    return float(values[0]) if single else values
 
 
 def _normalized_laplacians(adjacency: np.ndarray) -> np.ndarray:
@@ -92,7 +66,7 @@ def _normalized_laplacians(adjacency: np.ndarray) -> np.ndarray:
 
 def normalized_laplacian(matrix: np.ndarray | list) -> np.ndarray:
     """``I - D^-1/2 A D^-1/2`` (written as ``D^-1/2 (D - A) D^-1/2`` so zero-degree rows are defined)."""
-    adjacency, single = _symmetric(matrix)
+    adjacency, single = symmetric_stack(matrix)
     laplacians = _normalized_laplacians(adjacency)
     return laplacians[0] if single else laplacians
 
@@ -108,15 +82,15 @@ def _off_diagonal_mean(values: np.ndarray) -> np.ndarray:
 
 def lexsim(matrix: np.ndarray | list) -> float | np.ndarray:
     """1 - mean pairwise similarity between distinct candidates (0 for a single candidate)."""
-    values, single = _symmetric(matrix)
-    return _result(1.0 - _off_diagonal_mean(values), single)
+    values, single = symmetric_stack(matrix)
+    return one_or_many(1.0 - _off_diagonal_mean(values), single)
 
 
 def eigv(matrix: np.ndarray | list) -> float | np.ndarray:
     """Sum over Laplacian eigenvalues of max(0, 1 - lambda)."""
-    adjacency, single = _symmetric(matrix)
+    adjacency, single = symmetric_stack(matrix)
     eigenvalues = np.linalg.eigvalsh(_normalized_laplacians(adjacency))
-    return _result(np.clip(1.0 - eigenvalues, 0.0, None).sum(axis=-1), single)
+    return one_or_many(np.clip(1.0 - eigenvalues, 0.0, None).sum(axis=-1), single)
 
 
 def ecc(matrix: np.ndarray | list, threshold: float = DEFAULT_ECC_THRESHOLD) -> float | np.ndarray:
@@ -126,17 +100,17 @@ def ecc(matrix: np.ndarray | list, threshold: float = DEFAULT_ECC_THRESHOLD) -> 
     only on the space they span, so it is deterministic as long as the threshold does not cut
     through a repeated eigenvalue.
     """
-    adjacency, single = _symmetric(matrix)
+    adjacency, single = symmetric_stack(matrix)
     eigenvalues, eigenvectors = np.linalg.eigh(_normalized_laplacians(adjacency))
     centred = eigenvectors - eigenvectors.mean(axis=-2, keepdims=True)
     spread = (centred**2).sum(axis=-2)  # per eigenvector: squared norm of its centred entries
-    return _result(np.sqrt((spread * (eigenvalues < threshold)).sum(axis=-1)), single)
+    return one_or_many(np.sqrt((spread * (eigenvalues < threshold)).sum(axis=-1)), single)
 
 
 def degmat(matrix: np.ndarray | list) -> float | np.ndarray:
     """1 - mean of all entries of the (symmetrised) matrix, diagonal included."""
-    values, single = _stack(matrix)  # the sum of all entries does not change when symmetrised
-    return _result(1.0 - values.sum(axis=(-1, -2)) / values.shape[-1] ** 2, single)
+    values, single = as_stack(matrix)  # the sum of all entries does not change when symmetrised
+    return one_or_many(1.0 - values.sum(axis=(-1, -2)) / values.shape[-1] ** 2, single)
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -153,8 +127,8 @@ def luq(matrix: np.ndarray | list) -> float | np.ndarray:
     similarities); with the diagonal 1 it is also ``degmat * k / (k - 1)``, so at a fixed k LUQ and
     DegMat rank examples identically. k = 1 gives 0 (LM-Polygraph divides by k - 1 = 0: NaN).
     """
-    values, single = _stack(matrix)
-    return _result(1.0 - _off_diagonal_mean(values), single)
+    values, single = as_stack(matrix)
+    return one_or_many(1.0 - _off_diagonal_mean(values), single)
 
 
 def kle(matrix: np.ndarray | list, t: float = DEFAULT_KLE_T, normalize: bool = True,
@@ -173,7 +147,7 @@ def kle(matrix: np.ndarray | list, t: float = DEFAULT_KLE_T, normalize: bool = T
     """
     if not t > 0:
         raise ValueError(f"kle: the heat-kernel time t must be positive, got {t}")
-    values, single = _stack(matrix)
+    values, single = as_stack(matrix)
     k = values.shape[-1]
     weights = values + values.swapaxes(-1, -2)
     laplacian = -weights
@@ -194,15 +168,10 @@ def kle(matrix: np.ndarray | list, t: float = DEFAULT_KLE_T, normalize: bool = T
     entropy = terms.sum(axis=-1)
     if scale:
         entropy = entropy / np.log(k) if k > 1 else np.zeros_like(entropy)
-    return _result(entropy, single)
+    return one_or_many(entropy, single)
 
 
-from .semantic_sets import (  # noqa: E402  (semantic_sets uses the helpers above)
-    DEFAULT_SETS_THRESHOLD,
-    labelprob,
-    numsemsets,
-    semantic_entropy,
-)
+from .semantic_sets import DEFAULT_SETS_THRESHOLD, labelprob, numsemsets, semantic_entropy  # noqa: E402
 
 ESTIMATORS: dict[str, Callable[..., float | np.ndarray]] = {
     "lexsim": lexsim, "eigv": eigv, "ecc": ecc, "degmat": degmat,

@@ -35,7 +35,7 @@ Args:
     estimators (list of str, default the paper's four "lexsim", "eigv", "ecc", "degmat"): also
         "numsemsets", "labelprob", "semantic_entropy", "luq", "kle".
     ecc_threshold (float, default 0.9): Ecc keeps Laplacian eigenvectors with eigenvalue below it.
-    threshold (float, default 0.95): two candidates are in one semantic set when their similarity is
+    threshold (float, default 0.85): two candidates are in one semantic set when their similarity is
         at least this in both directions (numsemsets, labelprob, semantic_entropy).
     t (float, default 0.3), normalize (bool, default True), scale (bool, default True): KLE's
         heat-kernel time, unit-trace kernel, and division by log k (LM-Polygraph's defaults).

@@ -6,10 +6,7 @@ A thin evaluate wrapper over :mod:`lsplits.uncertainty.ue_metrics`; see README.m
 import datasets
 import evaluate
 
-from lsplits.uncertainty.ue_metrics import ECE_BINS
-from lsplits.uncertainty.ue_metrics import METRICS
-from lsplits.uncertainty.ue_metrics import NEEDS_BAD_BELOW
-from lsplits.uncertainty.ue_metrics import compute_metrics
+from lsplits.uncertainty.ue_metrics import ECE_BINS, METRICS, NEEDS_BAD_BELOW, compute_metrics
 
 _DESCRIPTION = """\
 How well per-example uncertainty scores track the quality of the predictions, by every measure
