@@ -88,7 +88,27 @@ CASES_SPIDER: list[Case] = [
 # --- uncertainty: beams, gold pairing, options of ue and the metric modules -------------------------------
 
 
+def ue_option(*options: str) -> Callable[[Path], list[str]]:
+    """``lsplits ue`` on valid beams and gold with the given (bad) options."""
+    def setup(folder: Path) -> list[str]:
+        beams, gold = beams_and_gold(folder)
+        return ["ue", str(beams), "--gold", str(gold), "--out", str(folder / "out"), "--no-cache", *options]
+    return setup
+
+
 CASES_UE: list[Case] = [
+    Case("ue-unknown-estimator", ue_option("--estimators", "eigv,entropy"),
+         ("--estimators", "unknown estimator 'entropy'", "numsemsets")),
+    Case("ue-unknown-metric", ue_option("--metrics", "prr,auroc"), ("--metrics", "unknown uncertainty metric", "'auroc'")),
+    Case("ue-roc-auc-without-bad-below", ue_option("--metrics", "roc_auc"), ("--metrics", "roc_auc needs bad_below",
+                                                                            "--bad-below")),
+    Case("ue-sets-threshold-out-of-range", ue_option("--estimators", "numsemsets", "--sets-threshold", "1.5"),
+         ("--sets-threshold", "(0, 1]", "1.5")),
+    Case("ue-kle-t-not-positive", ue_option("--estimators", "kle", "--kle-t", "0"), ("--kle-t", "must be positive")),
+    Case("ue-unknown-normalizer", ue_option("--metrics", "ece", "--normalizer", "platt"),
+         ("--normalizer", "unknown normaliser 'platt'")),
+    Case("ue-lexsim-on-a-graph-similarity", ue_option("--lexsim-similarities", "smatchpp"),
+         ("--lexsim-similarities", "'smatchpp' is not one of", "rouge1")),
 ]
 
 

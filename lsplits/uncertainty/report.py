@@ -39,6 +39,7 @@ from .estimators import (
     ESTIMATORS,
     LEXICAL_ESTIMATORS,
     EstimatorSettings,
+    UncertaintyConfigError,
     check_estimators,
     estimate_many,
 )
@@ -178,15 +179,26 @@ def _estimate(matrices: dict[str, list[SimilarityMatrix]], k: int, config: Study
 
 
 def _checked_config(config: StudyConfig) -> StudyConfig:
-    """The configuration with its names lower-cased, after checking every name and option (ConfigError)."""
-    config = dataclasses.replace(config, estimators=check_estimators(config.estimators),
-                                 metrics=check_metrics(config.metrics, config.bad_below))
-    config.estimator_settings().check()
-    get_normalizer(config.normalizer)
+    """The configuration with its names lower-cased, after checking every name and option.
+
+    Raises ConfigError naming the setting (and its ``lsplits ue`` option) before any input is read.
+    """
+    def checked(setting: str, check):
+        try:
+            return check()
+        except UncertaintyConfigError as exc:
+            raise ConfigError(f"{setting} (--{setting.replace('_', '-')}): {exc}") from None
+
+    estimators = checked("estimators", lambda: check_estimators(config.estimators))
+    metrics = checked("metrics", lambda: check_metrics(config.metrics, config.bad_below))
+    config = dataclasses.replace(config, estimators=estimators, metrics=metrics)
+    for setting in ("sets_threshold", "kle_t", "ecc_threshold"):  # one at a time, to name the one at fault
+        checked(setting, lambda s=setting: EstimatorSettings(**{s: getattr(config, s)}).check())
+    checked("normalizer", lambda: get_normalizer(config.normalizer))
     for name in config.lexical_similarities:
         if name not in LEXICAL_SIMILARITIES:
-            raise ConfigError(f"LexSim needs lexical similarities; {name!r} is not one of "
-                              f"{', '.join(LEXICAL_SIMILARITIES)}")
+            raise ConfigError(f"lexsim_similarities (--lexsim-similarities): LexSim needs lexical similarities; "
+                              f"{name!r} is not one of {', '.join(LEXICAL_SIMILARITIES)}")
     return config
 
 

@@ -263,8 +263,8 @@ def check_metrics(metrics: Sequence[str], bad_below: float | None = None) -> tup
                                      f"{', '.join(METRICS)}")
     needing = [m for m in names if m in NEEDS_BAD_BELOW]
     if needing and (bad_below is None or not math.isfinite(bad_below)):
-        raise UncertaintyConfigError(f"{' and '.join(needing)} need bad_below (--bad-below): the quality under which "
-                                     "a prediction counts as bad")
+        raise UncertaintyConfigError(f"{' and '.join(needing)} need{'s' if len(needing) == 1 else ''} bad_below "
+                                     "(--bad-below): the quality under which a prediction counts as bad")
     return names
 
 
