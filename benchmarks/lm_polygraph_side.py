@@ -120,7 +120,7 @@ def main(folder: Path) -> None:
         # LM-Polygraph's sets come from its stat calculator: its time counts, as lsplits' counts finding the sets
         record(f"labelprob{suffix}", lambda x: LabelProb()({"semantic_classes_entail": classes(x)}), m)
         record(f"semantic_entropy{suffix}",
-               lambda x: frequency({"semantic_classes_entail": classes(x), "sample_texts": texts_of}), m)
+               lambda x, f=frequency, t=texts_of: f({"semantic_classes_entail": classes(x), "sample_texts": t}), m)
         ours = given_classes(data[f"labels_{stack}"])
         out[f"labelprob_given_sets{suffix}"] = np.asarray(LabelProb()({"semantic_classes_entail": ours}))
         out[f"semantic_entropy_given_sets{suffix}"] = np.asarray(
