@@ -37,12 +37,12 @@ def _bare_packages() -> None:
 
 
 def timed(function, *args):
-    """(result, seconds): one call, or the best of three when a call takes under half a second."""
+    """(result, seconds): one call, or the best of five when a call takes under half a second."""
     start = time.perf_counter()
     result = function(*args)
     best = time.perf_counter() - start
     if best < 0.5:
-        for _ in range(2):
+        for _ in range(4):
             start = time.perf_counter()
             result = function(*args)
             best = min(best, time.perf_counter() - start)

@@ -76,7 +76,7 @@ def ngram_counts(tokens: tuple[str, ...], n: int) -> Counter:
 
 def rouge_n_fmeasure(prediction: Counter, reference: Counter) -> float:
     """ROUGE-N F-measure of two n-gram count tables (clipped overlap); 0.0 when either is empty."""
-    overlap = sum((prediction & reference).values())
+    overlap = sum(min(count, reference[gram]) for gram, count in prediction.items() if gram in reference)
     if overlap == 0:
         return 0.0
     precision = overlap / sum(prediction.values())
@@ -93,6 +93,36 @@ def bleu_tokens(text: str) -> tuple[str, ...]:
     return tuple(text.split())
 
 
+BLEU_ORDERS = 4
+
+
+def bleu_counts(tokens: tuple[str, ...]) -> tuple[int, tuple[Counter, ...]]:
+    """Tokens prepared for BLEU: their count and n-gram counts for n = 1..4 (computed once per candidate)."""
+    return len(tokens), tuple(ngram_counts(tokens, n) for n in range(1, BLEU_ORDERS + 1))
+
+
+def _prepare_bleu(text: str) -> tuple[int, tuple[Counter, ...]]:
+    return bleu_counts(bleu_tokens(text))
+
+
+def _bleu(hypothesis: tuple[int, tuple[Counter, ...]], reference: tuple[int, tuple[Counter, ...]]) -> float:
+    """BLEU of prepared strings (:func:`bleu_counts`)."""
+    c, hyp_counts = hypothesis
+    r, ref_counts = reference
+    orders = min(BLEU_ORDERS, c, r)
+    if orders == 0:
+        return 0.0
+    log_precision = 0.0
+    for n in range(orders):
+        hyp, ref = hyp_counts[n], ref_counts[n]
+        matches = sum(min(count, ref[gram]) for gram, count in hyp.items() if gram in ref)
+        if matches == 0:
+            return 0.0
+        log_precision += math.log(matches / (c - n)) / orders  # a string of c tokens has c - n (n+1)-grams
+    penalty = 1.0 if c > r else math.exp(1 - r / c)
+    return penalty * math.exp(log_precision)
+
+
 def sentence_bleu(hypothesis: tuple[str, ...], reference: tuple[str, ...]) -> float:
     """BLEU of one hypothesis against one reference, orders 1..min(4, shortest length), no smoothing.
 
@@ -100,19 +130,7 @@ def sentence_bleu(hypothesis: tuple[str, ...], reference: tuple[str, ...]) -> fl
     4-grams, so 0 (no smoothing); "a b" against "a b c": weights 1/2, 1/2, precisions 1, 1,
     brevity penalty exp(1 - 3/2).
     """
-    orders = min(4, len(hypothesis), len(reference))
-    if orders == 0:
-        return 0.0
-    log_precision = 0.0
-    for n in range(1, orders + 1):
-        hyp = ngram_counts(hypothesis, n)
-        matches = sum((hyp & ngram_counts(reference, n)).values())
-        if matches == 0:
-            return 0.0
-        log_precision += math.log(matches / sum(hyp.values())) / orders
-    c, r = len(hypothesis), len(reference)
-    penalty = 1.0 if c > r else math.exp(1 - r / c)
-    return penalty * math.exp(log_precision)
+    return _bleu(bleu_counts(tuple(hypothesis)), bleu_counts(tuple(reference)))
 
 
 def _rouge_n(n: int, stem: bool) -> Similarity:
@@ -145,8 +163,8 @@ ROUGE_1, ROUGE_2 = _rouge_n(1, False), _rouge_n(2, False)
 ROUGE_1_STEM, ROUGE_2_STEM = _rouge_n(1, True), _rouge_n(2, True)
 BLEU = Similarity(
     name="bleu",
-    prepare=bleu_tokens,
-    score=sentence_bleu,
+    prepare=_prepare_bleu,
+    score=_bleu,
     symmetric=False,
     description="sentence BLEU on whitespace tokens, orders up to the shorter length, no smoothing "
                 "(as LM-Polygraph's LexSim-BLEU)",

@@ -86,8 +86,6 @@ def roc_auc(uncertainties, qualities, *, bad_below: float) -> float:
         >>> roc_auc([0.9, 0.2, 0.5], [0.1, 0.9, 0.8], bad_below=0.5)
         1.0
     """
-    from scipy.stats import rankdata
-
     u, q = _inputs(uncertainties, qualities)
     bad = _bad(q, bad_below, "roc_auc")
     n_bad = int(bad.sum())
@@ -95,7 +93,7 @@ def roc_auc(uncertainties, qualities, *, bad_below: float) -> float:
     if n_bad == 0 or n_good == 0:
         return _undefined("roc_auc", f"{n_bad} bad and {n_good} good predictions at bad_below={bad_below} "
                                      "(it needs both)")
-    ranks = rankdata(u)
+    ranks = average_ranks(u)
     return float((ranks[bad].sum() - n_bad * (n_bad + 1) / 2) / (n_bad * n_good))
 
 
@@ -178,24 +176,38 @@ def rpp(uncertainties, qualities) -> float:
     return _increasing_pairs(q[order]) / u.size**2
 
 
-def spearman(uncertainties, qualities) -> float:
-    """Spearman's rho between u and -q (average ranks for ties)."""
-    from scipy.stats import rankdata
+def average_ranks(values: np.ndarray) -> np.ndarray:
+    """Ranks 1..n, tied values sharing their mean rank (as ``scipy.stats.rankdata``; any sort order will do)."""
+    order = np.argsort(values)  # not stable on purpose: tie order cannot matter, and the default sort is fastest
+    ordered = values[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    ends = np.r_[starts[1:], values.size]
+    ranks = np.empty(values.size)
+    ranks[order] = np.repeat((starts + ends + 1) / 2, ends - starts)
+    return ranks
 
+
+def spearman(uncertainties, qualities) -> float:
+    """Spearman's rho between u and -q: Pearson correlation of the average ranks."""
     u, q = _inputs(uncertainties, qualities)
-    if np.ptp(u) == 0 or np.ptp(q) == 0:
+    ru, rq = average_ranks(u), average_ranks(-q)
+    ru -= ru.mean()
+    rq -= rq.mean()
+    scale = math.sqrt(float(ru @ ru) * float(rq @ rq))
+    if scale == 0:
         return _undefined("spearman", "the uncertainties or the qualities are constant")
-    return float(np.corrcoef(rankdata(u), rankdata(-q))[0, 1])
+    return float(ru @ rq) / scale
 
 
 def kendall(uncertainties, qualities) -> float:
-    """Kendall's tau-b between u and -q."""
+    """Kendall's tau-b between u and -q (``scipy.stats.kendalltau``)."""
     from scipy.stats import kendalltau
 
     u, q = _inputs(uncertainties, qualities)
-    if np.ptp(u) == 0 or np.ptp(q) == 0:
+    tau = float(kendalltau(u, -q).statistic)
+    if math.isnan(tau):
         return _undefined("kendall", "the uncertainties or the qualities are constant")
-    return float(kendalltau(u, -q).statistic)
+    return tau
 
 
 def calibration_error(confidences, qualities, *, n_bins: int = ECE_BINS) -> float:
