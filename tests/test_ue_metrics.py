@@ -162,3 +162,15 @@ def test_all_pairs_kendall_matches_a_direct_count():
             discordant += sign < 0
         tied_u = 1  # the pair (1, 3)
         assert kendall(u, q) == pytest.approx((concordant - discordant) / math.sqrt((10 - tied_u) * 10))
+
+
+def test_kendall_all_pairs_path_equals_scipy_path():
+    from scipy.stats import kendalltau
+
+    from lsplits.uncertainty.ue_metrics import SMALL_KENDALL
+
+    rng = np.random.default_rng(3)
+    for n in (3, 40, SMALL_KENDALL, SMALL_KENDALL + 1):
+        u = rng.integers(0, 7, n).astype(float)
+        q = rng.integers(0, 5, n) / 4
+        assert kendall(u, q) == pytest.approx(kendalltau(u, -q).statistic, abs=1e-12)

@@ -245,8 +245,8 @@ def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.Path
         invalid_top1[name] = len(scored.invalid_predictions)
     needed = dict.fromkeys(name for _, name, _ in _method_pairs(config))
     needed.update(dict.fromkeys(config.similarities))  # invalid candidates are counted for each similarity
-    matrices = {name: build_matrices(inputs.candidates, name, workers=config.workers, cache=config.cache_dir,
-                                     progress=config.progress)
+    matrices = {name: build_matrices(inputs.candidates, name, cache=config.cache_dir, progress=config.progress,
+                                     workers=1 if name in LEXICAL_SIMILARITIES else config.workers)  # cheap: no pool
                 for name in needed}
     available = max(len(c) for c in inputs.candidates)
     beam_sizes = choose_beam_sizes(config.beam_sizes, available)
