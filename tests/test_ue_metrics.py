@@ -170,7 +170,7 @@ def test_kendall_all_pairs_path_equals_scipy_path():
     from lsplits.uncertainty.ue_metrics import SMALL_KENDALL
 
     rng = np.random.default_rng(3)
-    for n in (3, 40, SMALL_KENDALL, SMALL_KENDALL + 1):
+    for n in (3, 40, SMALL_KENDALL):
         u = rng.integers(0, 7, n).astype(float)
         q = rng.integers(0, 5, n) / 4
         assert kendall(u, q) == pytest.approx(kendalltau(u, -q).statistic, abs=1e-12)
