@@ -164,13 +164,19 @@ def test_all_pairs_kendall_matches_a_direct_count():
         assert kendall(u, q) == pytest.approx((concordant - discordant) / math.sqrt((10 - tied_u) * 10))
 
 
-def test_kendall_all_pairs_path_equals_scipy_path():
+@pytest.mark.parametrize("compiled", [True, False])
+def test_pair_counting_with_and_without_scipys_merge_count(compiled, monkeypatch):
     from scipy.stats import kendalltau
 
-    from lsplits.uncertainty.ue_metrics import SMALL_KENDALL
+    from lsplits.uncertainty import ue_metrics
 
+    if not compiled:
+        monkeypatch.setattr(ue_metrics, "_kendall_dis", None)  # the numpy merge counting
     rng = np.random.default_rng(3)
-    for n in (3, 40, SMALL_KENDALL):
-        u = rng.integers(0, 7, n).astype(float)
-        q = rng.integers(0, 5, n) / 4
-        assert kendall(u, q) == pytest.approx(kendalltau(u, -q).statistic, abs=1e-12)
+    for n in (2, 3, 40, 257):
+        for _ in range(4):
+            u = rng.integers(0, 7, n).astype(float)
+            q = rng.integers(0, 5, n) / 4
+            if np.ptp(u) and np.ptp(q):
+                assert kendall(u, q) == pytest.approx(kendalltau(u, -q).statistic, abs=1e-12)
+            assert rpp(u, q) == pytest.approx(naive_rpp(u, q), abs=1e-15)

@@ -243,6 +243,11 @@ def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.Path
         qualities[name] = np.array(scored.scores, dtype=float)
         corpus[name] = scored.corpus
         invalid_top1[name] = len(scored.invalid_predictions)
+    for name, values in qualities.items():  # ECE compares confidences in [0, 1] with qualities: check before the matrices
+        finite = values[~np.isnan(values)]
+        if "ece" in config.metrics and finite.size and (finite.min() < 0 or finite.max() > 1):
+            raise ConfigError(f"metrics (--metrics): ece needs qualities in [0, 1], but {name!r} scores from "
+                              f"{finite.min():g} to {finite.max():g}")
     needed = dict.fromkeys(name for _, name, _ in _method_pairs(config))
     needed.update(dict.fromkeys(config.similarities))  # invalid candidates are counted for each similarity
     matrices = {name: build_matrices(inputs.candidates, name, cache=config.cache_dir, progress=config.progress,

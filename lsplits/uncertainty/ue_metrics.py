@@ -14,9 +14,10 @@ example. Every metric is order-independent (ties are averaged over, never broken
   ``1 - AUC`` of PRR's rejection curve. ``e_aurc``: AURC minus the oracle's (u = -q), >= 0.
 - ``rpp``: reversed-pairs proportion, the share of the n^2 ordered pairs (i, j) in which i is less
   uncertain *and* worse (``u_i < u_j`` and ``q_i < q_j``), as LM-Polygraph; 0 is perfect, at most
-  (n - 1) / (2n). Counted exactly in O(n log^2 n).
+  (n - 1) / (2n). Counted exactly: they are the pairs concordant between u and q.
 - ``spearman``, ``kendall``: rank correlation (Spearman's rho; Kendall's tau-b) between u and -q;
-  1 is perfect.
+  1 is perfect. RPP and Kendall share one exact O(n log n) count of concordant, discordant and tied
+  pairs (Knight 1966; SciPy's compiled merge count of discordant pairs when available).
 - ``ece``: expected calibration error of the confidences from a normaliser (:mod:`.normalization`,
   ``minmax`` by default) against q in [0, 1]: 20 equal-width bins ([0, 1/20], then (lo, hi]),
   ``sum_b n_b / n * |mean q_b - mean confidence_b|``. The normaliser is fitted on ``calibration``
@@ -39,6 +40,11 @@ import numpy as np
 from .estimators import UncertaintyConfigError
 from .normalization import get_normalizer
 from .prr import prr, rejection_curve
+
+try:  # SciPy's compiled merge count of discordant pairs (behind scipy.stats.kendalltau); numpy if absent
+    from scipy.stats._stats import _kendall_dis
+except ImportError:  # pragma: no cover - depends on the SciPy build
+    _kendall_dis = None
 
 METRICS = ("prr", "roc_auc", "pr_auc", "aurc", "e_aurc", "rpp", "spearman", "kendall", "ece")
 PAPER_METRICS = ("prr",)
@@ -141,11 +147,10 @@ def e_aurc(uncertainties, qualities) -> float:
     return oracle - area
 
 
-def _increasing_pairs(values: np.ndarray) -> int:
-    """Number of index pairs i < j with values[i] < values[j] (merge counting, one numpy pass per level)."""
+def _inversions(values: np.ndarray) -> int:
+    """Number of index pairs i < j with values[i] > values[j] (merge counting, one numpy pass per level)."""
     n = values.size
-    _, x = np.unique(values, return_inverse=True)
-    x = x.astype(np.int64)
+    x = values.max() - values  # an inversion of values is an increasing pair of x
     span = int(x.max()) + 1 if n else 1
     index = np.arange(n)
     total = 0
@@ -164,16 +169,55 @@ def _increasing_pairs(values: np.ndarray) -> int:
     return total
 
 
+def _dense_ranks(values: np.ndarray) -> np.ndarray:
+    """1 for the smallest value, 2 for the next distinct one, ... (as integers)."""
+    order = np.argsort(values)
+    ordered = values[order]
+    ranks = np.empty(values.size, dtype=np.intp)
+    ranks[order] = np.cumsum(np.r_[True, ordered[1:] != ordered[:-1]])
+    return ranks
+
+
+def _tied_pairs(group_sizes: np.ndarray) -> int:
+    sizes = group_sizes[group_sizes > 1].astype(np.int64)
+    return int((sizes * (sizes - 1) // 2).sum())
+
+
+def _pair_counts(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int, int, int]:
+    """Over the n(n-1)/2 pairs: (pairs, tied in a, tied in b, tied in both, discordant), exactly (Knight 1966).
+
+    Sorted by (a, b), the discordant pairs are the inversions of b; SciPy's compiled merge count
+    (the one behind ``scipy.stats.kendalltau``) counts them when available, numpy otherwise.
+    """
+    n = a.size
+    y = _dense_ranks(b)
+    order = np.argsort(a)
+    ordered = a[order]
+    xs = np.cumsum(np.r_[True, ordered[1:] != ordered[:-1]]).astype(np.intp)
+    ys = y[order]
+    keys = None
+    if xs[-1] < n:  # ties in a: sort each tied run by b (equal (a, b) pairs may stay in any order)
+        keys = xs.astype(np.int64) * (int(y.max()) + 1) + ys
+        again = np.argsort(keys)
+        xs, ys, keys = xs[again], ys[again], keys[again]
+    discordant = int(_kendall_dis(xs, ys)) if _kendall_dis is not None else _inversions(ys)
+    tied_a = _tied_pairs(np.diff(np.r_[np.flatnonzero(np.r_[True, xs[1:] != xs[:-1]]), n]))
+    tied_both = 0 if keys is None else _tied_pairs(np.diff(np.r_[np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]), n]))
+    return n * (n - 1) // 2, tied_a, _tied_pairs(np.bincount(y)), tied_both, discordant
+
+
 def rpp(uncertainties, qualities) -> float:
     """Share of ordered pairs (i, j), out of n^2, with u_i < u_j and q_i < q_j (lower = better).
+
+    Those are the pairs concordant between u and q: pairs - tied in u - tied in q + tied in both - discordant.
 
     Example:
         >>> rpp([0.1, 0.2, 0.3], [0.5, 0.9, 0.1])  # only (0, 1) is reversed: 1 of 9
         0.1111111111111111
     """
     u, q = _inputs(uncertainties, qualities)
-    order = np.lexsort((-q, u))  # by u, ties in u by decreasing q so that they add no pair
-    return _increasing_pairs(q[order]) / u.size**2
+    pairs, tied_u, tied_q, tied_both, discordant = _pair_counts(u, q)
+    return (pairs - tied_u - tied_q + tied_both - discordant) / u.size**2
 
 
 def average_ranks(values: np.ndarray) -> np.ndarray:
@@ -199,24 +243,14 @@ def spearman(uncertainties, qualities) -> float:
     return float(ru @ rq) / scale
 
 
-SMALL_KENDALL = 1000  # up to this n, all pairs at once (three n x n arrays) beat scipy's per-call overhead
-
-
 def kendall(uncertainties, qualities) -> float:
-    """Kendall's tau-b between u and -q: all pairs at once for small n, else ``scipy.stats.kendalltau``."""
-    from scipy.stats import kendalltau
-
+    """Kendall's tau-b between u and -q: (concordant - discordant) / sqrt((pairs - tied u)(pairs - tied q))."""
     u, q = _inputs(uncertainties, qualities)
-    if u.size <= SMALL_KENDALL:
-        su = np.sign(u[:, None] - u[None, :])
-        sq = np.sign(q[None, :] - q[:, None])  # the sign of -q_i + q_j: the order of -q
-        scale = math.sqrt(float(np.abs(su).sum()) * float(np.abs(sq).sum()))
-        tau = float((su * sq).sum()) / scale if scale else math.nan
-    else:
-        tau = float(kendalltau(u, -q).statistic)
-    if math.isnan(tau):
+    pairs, tied_u, tied_q, tied_both, discordant = _pair_counts(u, -q)
+    if tied_u == pairs or tied_q == pairs:
         return _undefined("kendall", "the uncertainties or the qualities are constant")
-    return tau
+    difference = pairs - tied_u - tied_q + tied_both - 2 * discordant
+    return difference / math.sqrt(pairs - tied_u) / math.sqrt(pairs - tied_q)
 
 
 def calibration_error(confidences, qualities, *, n_bins: int = ECE_BINS) -> float:
