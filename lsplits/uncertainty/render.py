@@ -208,7 +208,7 @@ def render_markdown(study: Study, plots: Sequence[str]) -> str:
              "", "## Prediction-rejection curves", ""]
     lines += [f"![{name}]({name})" for name in plots]
     lines += ["", "## Settings", "",
-              f"- similarities: {', '.join(map(display, config.similarities))}; LexSim uses ROUGE-L",
+              f"- similarities: {', '.join(map(display, config.similarities))}",
               f"- Ecc eigenvalue threshold: {config.ecc_threshold}; max rejection rate: {config.max_rejection}",
               f"- estimators: {', '.join(config.estimators)}; semantic-set threshold {config.sets_threshold}; "
               f"KLE t = {config.kle_t}; LexSim on {', '.join(map(display, config.lexical_similarities))}",
