@@ -7,7 +7,13 @@ candidates are cut short (invalid PENMAN). Writes the inputs and the report unde
 the report's main table and the time taken.
 
     .venv/bin/python benchmarks/ue_report_demo.py [--gold ../shared/data/amr/lpp_amr_v1.6_test.jsonl]
-        [--out /tmp/ue-demo] [--k 10] [--workers 2]
+        [--out /tmp/ue-demo] [--k 10] [--workers 2] [any further ``lsplits ue`` option, e.g. --estimators ...]
+
+Every estimator and evaluation metric (the issue-13 acceptance run):
+
+    ... ue_report_demo.py --estimators lexsim,eigv,ecc,degmat,numsemsets,labelprob,semantic_entropy,luq,kle
+        --lexsim-similarities rougel,rouge1,rouge2,bleu,rougel_stem,rouge1_stem,rouge2_stem
+        --metrics prr,roc_auc,pr_auc,aurc,e_aurc,rpp,spearman,kendall,ece --bad-below 0.8
 """
 
 from __future__ import annotations
@@ -49,7 +55,7 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args, ue_options = parser.parse_known_args()
     args.out.mkdir(parents=True, exist_ok=True)
     beams, gold = simulate(args.gold, args.k, args.seed)
     for name, rows in (("beams.jsonl", beams), ("gold.jsonl", gold)):
@@ -59,8 +65,9 @@ def main() -> None:
     start = time.perf_counter()
     run_ue(ue.parse_args([str(args.out / "beams.jsonl"), "--gold", str(args.out / "gold.jsonl"),
                           "--out", str(args.out / "report"), "--cache", str(args.out / "cache"),
-                          "--workers", str(args.workers), "--no-progress"]))
-    print(f"\n{len(beams)} sentences x {args.k} candidates, paper grid: {time.perf_counter() - start:.1f} s")
+                          "--workers", str(args.workers), "--no-progress", *ue_options]))
+    grid = "paper grid" if not ue_options else "grid with " + " ".join(ue_options)
+    print(f"\n{len(beams)} sentences x {args.k} candidates, {grid}: {time.perf_counter() - start:.1f} s")
 
 
 if __name__ == "__main__":

@@ -57,6 +57,12 @@ class Similarity:
 # name -> "module:attribute" of a Similarity; imported on first use.
 _BUILTINS: dict[str, str] = {
     "rougel": "lsplits.uncertainty.lexical:ROUGE_L",
+    "rouge1": "lsplits.uncertainty.lexical:ROUGE_1",
+    "rouge2": "lsplits.uncertainty.lexical:ROUGE_2",
+    "bleu": "lsplits.uncertainty.lexical:BLEU",
+    "rouge1_stem": "lsplits.uncertainty.lexical:ROUGE_1_STEM",
+    "rouge2_stem": "lsplits.uncertainty.lexical:ROUGE_2_STEM",
+    "rougel_stem": "lsplits.uncertainty.lexical:ROUGE_L_STEM",
     "smatch": "lsplits.amr.smatch:SMATCH",
     "smatch-corrected": "lsplits.amr.smatch:SMATCH_CORRECTED",
     "smatchpp": "lsplits.amr.smatchpp_metric:SMATCHPP",

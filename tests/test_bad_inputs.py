@@ -277,6 +277,14 @@ def beams_argv(folder: Path, *extra: str, model: str = "no-model", out: str = "o
             "--cache-dir", str(folder / "cache"), *extra]
 
 
+def ue_option(*options: str) -> Callable[[Path], list[str]]:
+    """``lsplits ue`` on valid beams and gold with the given (bad) options."""
+    def setup(folder: Path) -> list[str]:
+        beams, gold = beams_and_gold(folder)
+        return ["ue", str(beams), "--gold", str(gold), "--out", str(folder / "out"), "--no-cache", *options]
+    return setup
+
+
 CASES_UE: list[Case] = [
     Case("ue-gold-graph-without-id", ue_gold_graph_without_id,
          ("gold.amr, line 7, field '# ::id'", "this graph has no id, but gold.amr line 1 has one",
@@ -322,6 +330,18 @@ CASES_UE: list[Case] = [
     Case("beams: --out is a file lsplits did not write",
          lambda f: (f / "notes.jsonl").write_text("my notes\n") and beams_argv(f, out="notes.jsonl"),
          ("notes.jsonl exists and is not a beams file written by lsplits",), out="nothing"),
+    Case("ue-unknown-estimator", ue_option("--estimators", "eigv,entropy"),
+         ("--estimators", "unknown estimator 'entropy'", "numsemsets")),
+    Case("ue-unknown-metric", ue_option("--metrics", "prr,auroc"), ("--metrics", "unknown uncertainty metric", "'auroc'")),
+    Case("ue-roc-auc-without-bad-below", ue_option("--metrics", "roc_auc"), ("--metrics", "roc_auc needs bad_below",
+                                                                            "--bad-below")),
+    Case("ue-sets-threshold-out-of-range", ue_option("--estimators", "numsemsets", "--sets-threshold", "1.5"),
+         ("--sets-threshold", "(0, 1]", "1.5")),
+    Case("ue-kle-t-not-positive", ue_option("--estimators", "kle", "--kle-t", "0"), ("--kle-t", "must be positive")),
+    Case("ue-unknown-normalizer", ue_option("--metrics", "ece", "--normalizer", "platt"),
+         ("--normalizer", "unknown normaliser 'platt'")),
+    Case("ue-lexsim-on-a-graph-similarity", ue_option("--lexsim-similarities", "smatchpp"),
+         ("--lexsim-similarities", "'smatchpp' is not one of", "rouge1")),
 ]
 
 

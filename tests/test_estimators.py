@@ -149,3 +149,105 @@ def test_equal_uncertainties_are_exact_ties_not_solver_noise():
     p = rng.permutation(6)  # the same candidates in another order: the same value to the last bit
     for name in ("eigv", "ecc", "degmat", "lexsim"):
         assert estimate(name, a) == estimate(name, a[np.ix_(p, p)]), name
+
+
+# --- estimators beyond the paper's four, stacks and the entry point by name --------------------------------
+
+from lsplits.errors import ConfigError  # noqa: E402
+from lsplits.uncertainty.estimators import (  # noqa: E402
+    ESTIMATORS,
+    EstimatorSettings,
+    estimate_many,
+    estimator_options,
+    kle,
+    luq,
+)
+
+
+def binary_entropy(p: float) -> float:
+    return -(p * math.log(p) + (1 - p) * math.log(1 - p))
+
+
+def test_luq_by_hand():
+    s = np.array([[1.0, 0.8, 0.2], [0.6, 1.0, 0.4], [0.0, 0.2, 1.0]])
+    # mean similarity of each candidate to the other two: 0.5, 0.5, 0.1 -> 1 - 1.1 / 3
+    assert luq(s) == pytest.approx(1 - 1.1 / 3)
+    assert luq([[1.0]]) == 0.0
+    assert luq(np.ones((4, 4))) == pytest.approx(0.0)
+    assert luq(np.eye(4)) == pytest.approx(1.0)
+    sym = (s + s.T) / 2  # with the diagonal 1, LUQ = DegMat * k / (k - 1)
+    assert luq(sym) == pytest.approx(degmat(sym) * 3 / 2)
+
+
+def test_kle_two_candidates_by_hand():
+    # W = 2A: L = [[2s, -2s], [-2s, 2s]] with eigenvalues 0 and 4s; K = expm(-tL) has equal diagonal (1 + e) / 2
+    # with e = exp(-4ts), so the unit-trace kernel has eigenvalues 1 / (1 + e) and e / (1 + e)
+    s, t = 0.5, 0.3
+    e = math.exp(-4 * t * s)
+    a = np.array([[1, s], [s, 1]])
+    assert kle(a, scale=False) == pytest.approx(binary_entropy(1 / (1 + e)))
+    assert kle(a) == pytest.approx(binary_entropy(1 / (1 + e)) / math.log(2))
+    assert kle(a, t=1.0) == pytest.approx(binary_entropy(1 / (1 + math.exp(-2.0))) / math.log(2))
+    # without normalisation the entropy is over the eigenvalues 1 and e of K itself
+    assert kle(a, normalize=False, scale=False) == pytest.approx(-e * math.log(e))
+
+
+@pytest.mark.parametrize("k", [2, 3, 6])
+def test_kle_identical_and_invalid_candidates(k):
+    # identical: L = 2(kI - J), eigenvalues 0 once and 2k (k - 1 times); unit-trace kernel: 1 and e = exp(-2tk)
+    # (k - 1 times) over 1 + (k - 1) e
+    e = math.exp(-2 * 0.3 * k)
+    shares = np.array([1.0] + [e] * (k - 1)) / (1 + (k - 1) * e)
+    assert kle(np.ones((k, k))) == pytest.approx(float(-(shares * np.log(shares)).sum()) / math.log(k))
+    assert kle(np.eye(k)) == pytest.approx(1.0)  # all invalid: K = I, maximal entropy log k, scaled to 1
+    assert kle(np.eye(k), scale=False) == pytest.approx(math.log(k))
+    assert kle(np.ones((k, k)), t=50.0) == pytest.approx(0.0, abs=1e-9)  # the kernel tends to rank one
+
+
+def test_kle_single_candidate_and_bad_t():
+    assert kle([[1.0]]) == 0.0 and kle([[1.0]], scale=False) == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="positive"):
+        kle(np.eye(2), t=0.0)
+
+
+def random_stack(n: int, k: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    stack = rng.random((n, k, k))
+    stack[:, np.arange(k), np.arange(k)] = 1.0
+    return stack
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_a_stack_gives_the_per_matrix_values(name):
+    stack = random_stack(6, 5, seed=3)
+    options = EstimatorSettings(sets_threshold=0.6).options(name)
+    together = estimate(name, stack, **options)
+    assert together.shape == (6,)
+    assert together == pytest.approx([estimate(name, m, **options) for m in stack], abs=1e-12)
+
+
+def test_estimate_many_mixes_sizes():
+    matrices = [random_stack(1, k, seed=k)[0] for k in (3, 1, 5, 3)]
+    values = estimate_many("kle", matrices)
+    assert values == pytest.approx([kle(m) for m in matrices])
+
+
+def test_estimate_by_name_and_its_options():
+    a = np.array([[1, 0.5], [0.5, 1]])
+    assert estimate("ECC", a, threshold=0.5) == pytest.approx(0.0, abs=1e-12)
+    assert estimate("ecc", a, ecc_threshold=0.5) == estimate("ecc", a, threshold=0.5)
+    assert estimate("eigv", a, ecc_threshold=0.5) == eigv(a)  # the old shared keyword is still accepted
+    assert estimator_options("kle") == {"t": 0.3, "normalize": True, "scale": True}
+    with pytest.raises(ConfigError, match="does not take option.*threshold"):
+        estimate("eigv", a, threshold=0.5)
+    with pytest.raises(ValueError, match="choose one of"):
+        estimate("entropy", a)
+
+
+def test_lexsim_takes_the_candidate_strings():
+    # ROUGE-1 of "a b c" / "a b d": 2 of 3 unigrams, F = 2/3 -> 1 - 2/3; default ROUGE-L: LCS 2, the same
+    assert estimate("lexsim", ["a b c", "a b d"], similarity="rouge1") == pytest.approx(1 / 3)
+    assert estimate("lexsim", ["a b c", "a b d", "a b c"]) == pytest.approx(1 - (2 / 3 + 2 / 3 + 1) / 3)
+    assert estimate("lexsim", ["only one"]) == 0.0
+    with pytest.raises(ConfigError, match="lexical similarity"):
+        estimate("lexsim", ["a", "b"], similarity="smatchpp")

@@ -19,7 +19,7 @@ from lsplits.uncertainty.lexical import ROUGE_L
 from lsplits.uncertainty.options import InvalidOption
 
 ROOT = Path(__file__).resolve().parents[1]
-MODULES = ("prr", "beam_uncertainty", "amr_similarity")
+MODULES = ("prr", "beam_uncertainty", "amr_similarity", "ue_metrics")
 
 
 @pytest.fixture(autouse=True)
@@ -156,3 +156,20 @@ def test_apps_build_their_gradio_pages():
 
     for name in MODULES:
         assert isinstance(load_app(name).build_demo(), gr.Blocks)
+
+
+def test_ue_metrics_module_and_app():
+    module = evaluate.load("metrics/ue_metrics")
+    # no bad_below: every metric but roc_auc and pr_auc; u orders q perfectly
+    out = module.compute(uncertainties=[0.1, 0.5, 0.9], qualities=[0.9, 0.5, 0.1])
+    assert set(out) == {"prr", "aurc", "e_aurc", "rpp", "spearman", "kendall", "ece"}
+    assert out["prr"] == pytest.approx(1.0) and out["e_aurc"] == pytest.approx(0.0) and out["rpp"] == 0.0
+    calibrated = module.compute(uncertainties=[0.1, 0.5, 0.9], qualities=[0.9, 0.5, 0.1], metrics=["ece"],
+                                calibration_uncertainties=[0.0, 1.0], calibration_qualities=[1.0, 0.0])
+    assert calibrated["ece"] == pytest.approx(0.0)  # min-max over [0, 1]: confidences 0.9, 0.5, 0.1 = the qualities
+    with pytest.raises(ValueError, match="roc_auc needs bad_below"):
+        module.compute(uncertainties=[0.1, 0.5], qualities=[0.9, 0.5], metrics=["roc_auc"])
+    app = load_app("ue_metrics")
+    shown = app.compute("0.1 0.5 0.9", "0.9 0.5 0.1", ["roc_auc", "kendall"], "0.6", "minmax")
+    assert shown == {"roc_auc": 1.0, "kendall": pytest.approx(1.0)}
+    assert "error" in app.compute("0.1 0.5", "0.9", ["prr"], "", "minmax")

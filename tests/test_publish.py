@@ -16,10 +16,11 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_every_module_becomes_a_gradio_space(hub_api):
     urls = push_metrics("my-org", metrics_dir=ROOT / "metrics", token="hf_test")
     assert urls == {name: f"https://hub.invalid/spaces/my-org/{name}/commit/1"
-                    for name in ("prr", "beam_uncertainty", "amr_similarity")}
+                    for name in ("prr", "beam_uncertainty", "amr_similarity", "ue_metrics")}
     creates = [c for c in hub_api.calls if c[0] == "create_repo"]
     commits = [c for c in hub_api.calls if c[0] == "create_commit"]
-    assert [c[1] for c in creates] == ["my-org/prr", "my-org/beam_uncertainty", "my-org/amr_similarity"]
+    assert [c[1] for c in creates] == ["my-org/prr", "my-org/beam_uncertainty", "my-org/amr_similarity",
+                                       "my-org/ue_metrics"]
     for _, _, kwargs, token in creates:
         assert kwargs == {"repo_type": "space", "private": False, "exist_ok": True, "space_sdk": "gradio"}
         assert token == "hf_test"

@@ -8,6 +8,7 @@ import json
 import math
 from collections import Counter
 
+import numpy as np
 import pytest
 from amr_edits import build_beams, sample_gold
 
@@ -294,3 +295,32 @@ def test_missing_input_files_are_refused_before_any_matrix(files, tmp_path):
     with pytest.raises(DataError, match=r"the beams must be a file, this is a folder"):
         run_ue(args)
     assert not (tmp_path / "cache").exists()
+
+
+def test_every_estimator_and_metric_in_the_report(files, tmp_path):
+    from lsplits.uncertainty.estimators import ESTIMATORS
+    from lsplits.uncertainty.ue_metrics import METRICS, compute_metrics
+
+    config = small_config(estimators=tuple(ESTIMATORS), metrics=METRICS, bad_below=0.8, beam_sizes=(3, 5),
+                          lexical_similarities=("rougel", "rouge1_stem", "bleu"), n_bootstrap=50)
+    study = run_study([files / "beams.jsonl"], files / "gold.jsonl", config)
+    lexical = ["LexSim", "LexSim-ROUGE-1+stem", "LexSim-BLEU"]
+    graph = ["EigV", "Ecc", "DegMat", "NumSemSets", "LabelProb", "SemEnt", "LUQ", "KLE"]
+    assert study.methods == lexical + [f"{name}-Smatch++" for name in graph]
+    extra = [m for m in METRICS if m != "prr"]
+    assert len(study.metrics) == 2 * len(study.methods) * len(extra)
+    q = study.qualities["smatchpp"]
+    u = study.uncertainties[5]["KLE-Smatch++"]
+    values = {row.metric: row.value for row in study.metrics if row.k == 5 and row.method == "KLE-Smatch++"}
+    assert values == pytest.approx(compute_metrics(u, q, extra, bad_below=0.8))
+    assert values["roc_auc"] > 0.7 and values["kendall"] > 0.3  # the known degradation order, seen by KLE
+    # LUQ = DegMat * k / (k - 1) per example (k = its own number of candidates, at most 5)
+    sizes = np.array([min(len(c), 5) for c in study.inputs.candidates])
+    assert study.uncertainties[5]["LUQ-Smatch++"] == pytest.approx(
+        study.uncertainties[5]["DegMat-Smatch++"] * sizes / (sizes - 1))
+    report = write_report(study, tmp_path / "report").read_text(encoding="utf-8")
+    assert "## Uncertainty-evaluation metrics (k = 5)" in report
+    assert "| UE method | PRR ↑ | ROC-AUC ↑ | PR-AUC ↑ | AURC ↓ | E-AURC ↓ | RPP ↓ | Spearman ↑ | Kendall ↑ | ECE ↓ |" in report
+    assert "| NumSemSets-Smatch++ |" in report and "quality < 0.8" in report
+    with open(tmp_path / "report" / "ue_metrics.csv", encoding="utf-8") as stream:
+        assert len(list(csv.DictReader(stream))) == len(study.metrics)

@@ -371,3 +371,23 @@ def test_generated_beams_join_the_comparison(client, tmp_path, monkeypatch):
     assert [row["System"] for row in rows(table1)] == ["my-parser"]
     assert rows(table1)[0]["Smatch++"] == 1.0  # rank 0 is the gold graph itself
     assert rows(pairwise) == []
+
+
+def test_more_estimators_and_metrics_in_the_table(client):
+    """The hand-computed example above with NumSemSets and the extra metrics.
+
+    DegMat 0, 0.25, 0.5 against qualities 1, 0.5, 0: Kendall 1; bad below 0.6 are e2 and e3, both more
+    uncertain than e1: ROC-AUC 1; AURC (risk 1 - q) = mean of 0, 0.25, 0.5 = 0.25. NumSemSets at 0.85: 1, 2, 2.
+    """
+    beams = "\n".join(json.dumps({"id": f"e{i}", "candidates": c}) for i, c in
+                      enumerate([["a b", "a b"], ["a c", "a b"], ["x y", "a b"]], start=1))
+    gold = "\n".join(json.dumps({"id": f"e{i}", "amr": "a b"}) for i in (1, 2, 3))
+    _, prr, per_example, *_ = client.predict(beams, gold, None, None, "rougel", "rougel", ["degmat", "numsemsets"],
+                                             ["prr", "kendall", "roc_auc", "aurc"], 0.6, api_name="/run_uncertainty")
+    table = {row["UE method"]: row for row in rows(prr)}
+    assert table["DegMat-ROUGE-L"]["Kendall"] == 1.0 and table["DegMat-ROUGE-L"]["ROC-AUC"] == 1.0
+    assert table["DegMat-ROUGE-L"]["AURC"] == 0.25
+    assert [row["u: NumSemSets-ROUGE-L"] for row in rows(per_example)] == [1.0, 2.0, 2.0]
+    with pytest.raises(AppError, match="roc_auc needs bad_below"):
+        client.predict(beams, gold, None, None, "rougel", "rougel", ["degmat"], ["roc_auc"], None,
+                       api_name="/run_uncertainty")

@@ -1,7 +1,8 @@
 """Per-example uncertainty of beam candidates: the core of the ``beam_uncertainty`` evaluate module.
 
-LexSim is always computed on ROUGE-L between the candidate strings (it is a lexical estimator);
-EigV, Ecc and DegMat use the similarity function chosen by the caller.
+LexSim is always computed on a lexical similarity between the candidate strings (ROUGE-L by
+default; any of :data:`lsplits.uncertainty.lexical.LEXICAL_SIMILARITIES`); every other estimator
+uses the similarity function chosen by the caller.
 """
 
 from __future__ import annotations
@@ -11,9 +12,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..similarity import Similarity
-from .estimators import DEFAULT_ECC_THRESHOLD, ESTIMATORS, estimate
+from .estimators import (
+    DEFAULT_ECC_THRESHOLD,
+    LEXICAL_ESTIMATORS,
+    PAPER_ESTIMATORS,
+    EstimatorSettings,
+    UncertaintyConfigError,
+    check_estimators,
+    estimate_many,
+)
 from .matrix import MatrixCache, build_matrices
-from .options import check_ecc_threshold
 
 LEXICAL_SIMILARITY = "rougel"
 
@@ -27,30 +35,36 @@ class BeamUncertainties:
 
 
 def beam_uncertainties(examples: Sequence[Sequence[str]], similarity: Similarity | str = LEXICAL_SIMILARITY,
-                       estimators: Sequence[str] = tuple(ESTIMATORS), *,
-                       ecc_threshold: float = DEFAULT_ECC_THRESHOLD, workers: int = 1,
+                       estimators: Sequence[str] = PAPER_ESTIMATORS, *,
+                       ecc_threshold: float = DEFAULT_ECC_THRESHOLD, settings: EstimatorSettings | None = None,
+                       lexical_similarity: str = LEXICAL_SIMILARITY, workers: int = 1,
                        cache: MatrixCache | str | os.PathLike[str] | None = None,
                        progress: bool = False) -> BeamUncertainties:
     """Uncertainty of each example's candidate list under each requested estimator.
+
+    ``settings`` holds every estimator's options (``ecc_threshold`` is kept as a shortcut for Ecc's).
 
     Example:
         >>> beam_uncertainties([["a b", "a b"], ["a b", "c d"]], estimators=["degmat"]).values
         {'degmat': [0.0, 0.5]}
     """
-    check_ecc_threshold(ecc_threshold)  # before any similarity matrix is computed
-    names = [name.lower() for name in estimators]
-    for name in names:
-        if name not in ESTIMATORS:
-            raise ValueError(f"unknown estimator {name!r}; choose one of {', '.join(ESTIMATORS)}")
+    from .lexical import LEXICAL_SIMILARITIES
+
+    names = check_estimators(estimators)
+    settings = settings or EstimatorSettings(ecc_threshold=ecc_threshold)
+    settings.check()
+    if any(name in LEXICAL_ESTIMATORS for name in names) and lexical_similarity not in LEXICAL_SIMILARITIES:
+        raise UncertaintyConfigError(f"LexSim needs a lexical similarity, got {lexical_similarity!r}; choose one of "
+                                     f"{', '.join(LEXICAL_SIMILARITIES)}")
     if any(len(candidates) == 0 for candidates in examples):
         raise ValueError("every example needs at least one candidate")
     graph_matrices = build_matrices(examples, similarity, workers=workers, cache=cache, progress=progress)
     lexical_matrices = None
-    if "lexsim" in names:
-        lexical_matrices = build_matrices(examples, LEXICAL_SIMILARITY, workers=workers, cache=cache,
+    if any(name in LEXICAL_ESTIMATORS for name in names):
+        lexical_matrices = build_matrices(examples, lexical_similarity, workers=workers, cache=cache,
                                           progress=progress)
     values: dict[str, list[float]] = {}
     for name in names:
-        matrices = lexical_matrices if name == "lexsim" else graph_matrices
-        values[name] = [estimate(name, m.values, ecc_threshold=ecc_threshold) for m in matrices]
+        matrices = lexical_matrices if name in LEXICAL_ESTIMATORS else graph_matrices
+        values[name] = estimate_many(name, [m.values for m in matrices], **settings.options(name)).tolist()
     return BeamUncertainties(values, [m.invalid_count for m in graph_matrices])

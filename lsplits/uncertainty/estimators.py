@@ -1,7 +1,10 @@
 """Black-box uncertainty estimators over a similarity matrix of k candidates (METHOD B3).
 
-Each estimator maps a symmetric matrix ``A`` (values in [0, 1], diagonal 1, as built by
-:mod:`lsplits.uncertainty.matrix`) to one number; higher means more uncertain.
+Each estimator maps a matrix ``A`` (values in [0, 1], diagonal 1, as built by
+:mod:`lsplits.uncertainty.matrix`) to one number; higher means more uncertain. Every estimator also
+takes a stack of matrices of one size, shape ``(n, k, k)``, and returns one value per matrix
+(computed in one vectorised pass, which is what makes long reports fast); :func:`estimate_many`
+takes a list of matrices whose sizes differ.
 
 - ``lexsim``: 1 - mean of the off-diagonal entries (with ROUGE-L similarities this is LexSim of
   Kuhn et al. 2023; the paper's eq. 4 negates the mean instead, which ranks identically).
@@ -12,6 +15,8 @@ Each estimator maps a symmetric matrix ``A`` (values in [0, 1], diagonal 1, as b
   With every eigenvector kept the value is always sqrt(k - 1) (the embedding is an orthogonal
   matrix), which is why the threshold exists.
 - ``degmat``: 1 - sum(A) / k^2 (eq. 9).
+- ``luq``, ``kle`` and the semantic-set estimators (``numsemsets``, ``labelprob``,
+  ``semantic_entropy``, in :mod:`.semantic_sets`) are defined at the end of this module.
 
 Edge cases (all tested):
 
@@ -38,60 +43,74 @@ uncertainties as the exact ties it averages over, not as an order made of roundi
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import ConfigError
+from ._stacks import as_stack, one_or_many, symmetric_stack
 from .options import check_ecc_threshold
 
 DEFAULT_ECC_THRESHOLD = 0.9
 _DECIMALS = 12  # estimator values are rounded to this, so that equal values up to solver noise tie exactly
 
 
-def _value(number: float) -> float:
-    """``number`` rounded to ``_DECIMALS`` as a plain float (and without a negative zero)."""
-    return round(float(number), _DECIMALS) + 0.0
+def _rounded(values: np.ndarray) -> np.ndarray:
+    """``values`` rounded to ``_DECIMALS`` (and without negative zeros)."""
+    return np.round(values, _DECIMALS) + 0.0
 
 
-def _checked(matrix: np.ndarray | list) -> np.ndarray:
-    """The matrix as a float array, symmetrised; raises ValueError when not square or empty."""
-    values = np.asarray(matrix, dtype=float)
-    if values.ndim != 2 or values.shape[0] != values.shape[1]:
-        raise ValueError(f"a similarity matrix must be square, got shape {values.shape}")
-    if values.shape[0] == 0:
-        raise ValueError("a similarity matrix needs at least one candidate")
-    if not np.isfinite(values).all():
-        raise ValueError("a similarity matrix must not contain NaN or infinite values")
-    return (values + values.T) / 2
+class UncertaintyConfigError(ConfigError, ValueError):
+    """An unknown estimator, metric or normaliser name, or an option it does not take.
+
+    A ConfigError (the CLI prints it as one line) and a ValueError (what the library's callers catch).
+    """
+
+
+def _normalized_laplacians(adjacency: np.ndarray) -> np.ndarray:
+    """``D^-1/2 (D - A) D^-1/2`` of a symmetric stack, with ``0^-1/2 := 0`` for zero-degree rows."""
+    degree = adjacency.sum(axis=-1)
+    scale = np.zeros_like(degree)
+    positive = degree > 0
+    scale[positive] = 1.0 / np.sqrt(degree[positive])
+    laplacian = -adjacency.copy()
+    diagonal = np.einsum("nii->ni", laplacian)
+    diagonal += degree
+    return scale[..., :, None] * laplacian * scale[..., None, :]
 
 
 def normalized_laplacian(matrix: np.ndarray | list) -> np.ndarray:
     """``I - D^-1/2 A D^-1/2`` (written as ``D^-1/2 (D - A) D^-1/2`` so zero-degree rows are defined)."""
-    adjacency = _checked(matrix)
-    degree = adjacency.sum(axis=1)
-    scale = np.zeros_like(degree)
-    positive = degree > 0
-    scale[positive] = 1.0 / np.sqrt(degree[positive])
-    laplacian = np.diag(degree) - adjacency
-    return scale[:, None] * laplacian * scale[None, :]
+    adjacency, single = symmetric_stack(matrix)
+    laplacians = _normalized_laplacians(adjacency)
+    return laplacians[0] if single else laplacians
 
 
-def lexsim(matrix: np.ndarray | list) -> float:
-    """1 - mean pairwise similarity between distinct candidates (0 for a single candidate)."""
-    values = _checked(matrix)
-    k = values.shape[0]
+def _off_diagonal_mean(values: np.ndarray) -> np.ndarray:
+    """Mean of the off-diagonal entries of each matrix (1.0 for k = 1: nothing disagrees)."""
+    k = values.shape[-1]
     if k == 1:
-        return 0.0
-    return _value(1.0 - (values.sum() - np.trace(values)) / (k * (k - 1)))
+        return np.ones(values.shape[0])
+    total = values.sum(axis=(-1, -2)) - np.einsum("nii->n", values)
+    return total / (k * (k - 1))
 
 
-def eigv(matrix: np.ndarray | list) -> float:
+def lexsim(matrix: np.ndarray | list) -> float | np.ndarray:
+    """1 - mean pairwise similarity between distinct candidates (0 for a single candidate)."""
+    values, single = symmetric_stack(matrix)
+    return one_or_many(_rounded(1.0 - _off_diagonal_mean(values)), single)
+
+
+def eigv(matrix: np.ndarray | list) -> float | np.ndarray:
     """Sum over Laplacian eigenvalues of max(0, 1 - lambda)."""
-    eigenvalues = np.linalg.eigvalsh(normalized_laplacian(matrix))
-    return _value(np.clip(1.0 - eigenvalues, 0.0, None).sum())
+    adjacency, single = symmetric_stack(matrix)
+    eigenvalues = np.linalg.eigvalsh(_normalized_laplacians(adjacency))
+    return one_or_many(_rounded(np.clip(1.0 - eigenvalues, 0.0, None).sum(axis=-1)), single)
 
 
-def ecc(matrix: np.ndarray | list, threshold: float = DEFAULT_ECC_THRESHOLD) -> float:
+def ecc(matrix: np.ndarray | list, threshold: float = DEFAULT_ECC_THRESHOLD) -> float | np.ndarray:
     """Frobenius norm of the centred spectral embeddings (eigenvectors with eigenvalue < threshold).
 
     Eigenvectors of a repeated eigenvalue are only defined up to rotation, but the value depends
@@ -99,34 +118,199 @@ def ecc(matrix: np.ndarray | list, threshold: float = DEFAULT_ECC_THRESHOLD) -> 
     through a repeated eigenvalue.
     """
     threshold = check_ecc_threshold(threshold, "threshold")
-    eigenvalues, eigenvectors = np.linalg.eigh(normalized_laplacian(matrix))
-    embedding = eigenvectors[:, eigenvalues < threshold]
-    if embedding.shape[1] == 0:
-        return 0.0
-    centred = embedding - embedding.mean(axis=0, keepdims=True)
-    return _value(np.linalg.norm(centred))
+    adjacency, single = symmetric_stack(matrix)
+    eigenvalues, eigenvectors = np.linalg.eigh(_normalized_laplacians(adjacency))
+    centred = eigenvectors - eigenvectors.mean(axis=-2, keepdims=True)
+    spread = (centred**2).sum(axis=-2)  # per eigenvector: squared norm of its centred entries
+    return one_or_many(_rounded(np.sqrt((spread * (eigenvalues < threshold)).sum(axis=-1))), single)
 
 
-def degmat(matrix: np.ndarray | list) -> float:
+def degmat(matrix: np.ndarray | list) -> float | np.ndarray:
     """1 - mean of all entries of the (symmetrised) matrix, diagonal included."""
-    values = _checked(matrix)
-    return _value(1.0 - values.sum() / values.size)
+    values, single = as_stack(matrix)  # the sum of all entries does not change when symmetrised
+    return one_or_many(_rounded(1.0 - values.sum(axis=(-1, -2)) / values.shape[-1] ** 2), single)
 
 
-ESTIMATORS: dict[str, Callable[..., float]] = {"lexsim": lexsim, "eigv": eigv, "ecc": ecc, "degmat": degmat}
-DISPLAY_NAMES = {"lexsim": "LexSim", "eigv": "EigV", "ecc": "Ecc", "degmat": "DegMat"}
+# ------------------------------------------------------------------------------------------------------
+# Estimators beyond the paper's four (LM-Polygraph's black-box set), the registry and the entry point.
+
+DEFAULT_KLE_T = 0.3
 
 
-def get_estimator(name: str) -> Callable[..., float]:
+def luq(matrix: np.ndarray | list) -> float | np.ndarray:
+    """LUQ (Zhang et al. 2024) as LM-Polygraph defines it: 1 - mean similarity of each candidate to the others.
+
+    The mean over candidates of their mean similarity to the other k - 1 is the mean over ordered
+    pairs, so on a similarity matrix this equals ``lexsim`` (LexSim is the same formula on lexical
+    similarities); with the diagonal 1 it is also ``degmat * k / (k - 1)``, so at a fixed k LUQ and
+    DegMat rank examples identically. k = 1 gives 0 (LM-Polygraph divides by k - 1 = 0: NaN).
+    """
+    values, single = as_stack(matrix)
+    return one_or_many(_rounded(1.0 - _off_diagonal_mean(values)), single)
+
+
+def kle(matrix: np.ndarray | list, t: float = DEFAULT_KLE_T, normalize: bool = True,
+        scale: bool = True) -> float | np.ndarray:
+    """Kernel Language Entropy (Nikitin et al. 2024), black-box form: von Neumann entropy of a heat kernel.
+
+    The graph weights are ``W = S + S^T``, a similarity counted once per direction as the paper and
+    LM-Polygraph sum the two NLI directions; ``L = diag(W 1) - W`` (the diagonal of W cancels);
+    ``K = expm(-t L)``, computed from the eigendecomposition of L. With ``normalize`` the kernel is
+    made unit-trace, ``K_jl / sqrt(K_jj K_ll) / k``; the entropy is ``-sum_i e_i log e_i`` over the
+    eigenvalues of that kernel (0 log 0 = 0), divided by log k (its maximum) with ``scale``.
+
+    Edge cases: k = 1 gives 0 (LM-Polygraph divides by log 1 = 0); all candidates invalid
+    (A = I, so K = I) gives log k, 1 when scaled; identical candidates give a small positive value
+    that tends to 0 as t grows (the heat kernel is never exactly rank one).
+    """
+    if not t > 0:
+        raise ValueError(f"kle: the heat-kernel time t must be positive, got {t}")
+    values, single = as_stack(matrix)
+    k = values.shape[-1]
+    weights = values + values.swapaxes(-1, -2)
+    laplacian = -weights
+    diagonal = np.einsum("nii->ni", laplacian)
+    diagonal += weights.sum(axis=-1)
+    eigenvalues, eigenvectors = np.linalg.eigh(laplacian)
+    decay = np.exp(-t * eigenvalues)
+    if normalize:
+        kernel = (eigenvectors * decay[..., None, :]) @ eigenvectors.swapaxes(-1, -2)
+        root = np.sqrt(np.einsum("nii->ni", kernel))
+        kernel = kernel / (root[..., :, None] * root[..., None, :]) / k
+        spectrum = np.linalg.eigvalsh(kernel)
+    else:
+        spectrum = decay
+    spectrum = np.clip(spectrum, 0.0, None)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(spectrum > 0, -spectrum * np.log(spectrum), 0.0)
+    entropy = terms.sum(axis=-1)
+    if scale:
+        entropy = entropy / np.log(k) if k > 1 else np.zeros_like(entropy)
+    return one_or_many(_rounded(entropy), single)
+
+
+from .semantic_sets import DEFAULT_SETS_THRESHOLD, labelprob, numsemsets, semantic_entropy  # noqa: E402
+
+ESTIMATORS: dict[str, Callable[..., float | np.ndarray]] = {
+    "lexsim": lexsim, "eigv": eigv, "ecc": ecc, "degmat": degmat,
+    "numsemsets": numsemsets, "labelprob": labelprob, "semantic_entropy": semantic_entropy,
+    "luq": luq, "kle": kle,
+}
+DISPLAY_NAMES = {"lexsim": "LexSim", "eigv": "EigV", "ecc": "Ecc", "degmat": "DegMat",
+                 "numsemsets": "NumSemSets", "labelprob": "LabelProb", "semantic_entropy": "SemEnt",
+                 "luq": "LUQ", "kle": "KLE"}
+PAPER_ESTIMATORS = ("lexsim", "eigv", "ecc", "degmat")
+LEXICAL_ESTIMATORS = ("lexsim",)  # computed on lexical similarities of the candidate strings
+
+
+def get_estimator(name: str) -> Callable[..., float | np.ndarray]:
     """The estimator function named ``name`` (case-insensitive); ValueError lists the choices."""
     try:
         return ESTIMATORS[name.lower()]
     except KeyError:
-        raise ValueError(f"unknown estimator {name!r}; choose one of {', '.join(ESTIMATORS)}") from None
+        raise UncertaintyConfigError(f"unknown estimator {name!r}; choose one of {', '.join(ESTIMATORS)}") from None
 
 
-def estimate(name: str, matrix: np.ndarray | list, *, ecc_threshold: float = DEFAULT_ECC_THRESHOLD) -> float:
-    """Apply the estimator named ``name`` to one matrix (``ecc_threshold`` is used by Ecc only)."""
+def estimator_options(name: str) -> dict[str, object]:
+    """The options an estimator takes, with their defaults (``{"threshold": 0.9}`` for ecc)."""
+    parameters = list(inspect.signature(get_estimator(name)).parameters.values())[1:]
+    return {p.name: p.default for p in parameters}
+
+
+def _is_strings(candidates) -> bool:
+    return (isinstance(candidates, Sequence) and not isinstance(candidates, str) and len(candidates) > 0
+            and all(isinstance(c, str) for c in candidates))
+
+
+def estimate(name: str, matrix, **options) -> float | np.ndarray:
+    """The uncertainty named ``name`` of one similarity matrix (or a stack ``(n, k, k)``), by name.
+
+    ``options`` are the estimator's own (``threshold`` of ecc and the semantic-set estimators;
+    ``t``, ``normalize``, ``scale`` of kle); an option it does not take is a ConfigError.
+    ``ecc_threshold`` is accepted by every estimator for compatibility and used by ecc only.
+    ``lexsim`` also takes the candidate strings themselves, with option ``similarity`` naming the
+    lexical similarity (``rougel`` by default; ``rouge1``, ``rouge2``, ``bleu``, and ``*_stem`` for
+    Porter stemming, see :mod:`.lexical`): ``estimate("lexsim", ["a b c", "a b d"], similarity="rouge1")``.
+
+    Example:
+        >>> estimate("numsemsets", [[1.0, 0.9, 0.1], [0.9, 1.0, 0.2], [0.1, 0.2, 1.0]], threshold=0.5)
+        2.0
+    """
     function = get_estimator(name)
-    check_ecc_threshold(ecc_threshold)
-    return function(matrix, threshold=ecc_threshold) if function is ecc else function(matrix)
+    key = name.lower()
+    ecc_threshold = options.pop("ecc_threshold", None)
+    if ecc_threshold is not None:
+        check_ecc_threshold(ecc_threshold)
+    if key == "ecc" and ecc_threshold is not None:
+        options.setdefault("threshold", ecc_threshold)
+    if key == "lexsim" and _is_strings(matrix):
+        from .lexical import LEXICAL_SIMILARITIES
+        from .matrix import build_matrix
+
+        similarity = options.pop("similarity", "rougel")
+        if similarity not in LEXICAL_SIMILARITIES:
+            raise UncertaintyConfigError(f"lexsim on strings needs a lexical similarity, got {similarity!r}; "
+                                         f"choose one of {', '.join(LEXICAL_SIMILARITIES)}")
+        matrix = build_matrix(list(matrix), LEXICAL_SIMILARITIES[similarity]).values
+    accepted = estimator_options(key)
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        takes = ", ".join(accepted) or "no options"
+        raise UncertaintyConfigError(f"estimator {key!r} does not take option(s) {', '.join(unknown)} "
+                                     f"(it takes: {takes})")
+    return function(matrix, **options)
+
+
+def estimate_many(name: str, matrices: Sequence[np.ndarray], **options) -> np.ndarray:
+    """One uncertainty per matrix of a list whose sizes may differ (each size computed as one stack)."""
+    values = np.empty(len(matrices))
+    by_size: dict[int, list[int]] = {}
+    for index, matrix in enumerate(matrices):
+        by_size.setdefault(np.shape(matrix)[0], []).append(index)
+    for positions in by_size.values():
+        stack = np.stack([np.asarray(matrices[i], dtype=float) for i in positions])
+        values[positions] = estimate(name, stack, **dict(options))
+    return values
+
+
+SET_ESTIMATORS = ("numsemsets", "labelprob", "semantic_entropy")
+
+
+@dataclass(frozen=True)
+class EstimatorSettings:
+    """The options of every estimator in one place (what ``lsplits ue`` and the metric module expose)."""
+
+    ecc_threshold: float = DEFAULT_ECC_THRESHOLD
+    sets_threshold: float = DEFAULT_SETS_THRESHOLD
+    kle_t: float = DEFAULT_KLE_T
+    kle_normalize: bool = True
+    kle_scale: bool = True
+
+    def options(self, name: str) -> dict[str, object]:
+        """The keyword options of the estimator ``name`` under these settings."""
+        key = name.lower()
+        if key == "ecc":
+            return {"threshold": self.ecc_threshold}
+        if key in SET_ESTIMATORS:
+            return {"threshold": self.sets_threshold}
+        if key == "kle":
+            return {"t": self.kle_t, "normalize": self.kle_normalize, "scale": self.kle_scale}
+        return {}
+
+    def check(self) -> None:
+        """Raise UncertaintyConfigError for a value no estimator accepts (before any long computation)."""
+        if not 0.0 < self.sets_threshold <= 1.0:
+            raise UncertaintyConfigError(f"the semantic-set threshold must be in (0, 1], got {self.sets_threshold}")
+        if not self.kle_t > 0:
+            raise UncertaintyConfigError(f"the KLE heat-kernel time t must be positive, got {self.kle_t}")
+        check_ecc_threshold(self.ecc_threshold)
+
+
+def check_estimators(names: Sequence[str]) -> tuple[str, ...]:
+    """The estimator names, lower-cased; UncertaintyConfigError for an unknown one or an empty list."""
+    keys = tuple(name.lower() for name in names)
+    if not keys:
+        raise UncertaintyConfigError("choose at least one uncertainty estimator")
+    for key in keys:
+        get_estimator(key)
+    return keys

@@ -18,7 +18,7 @@ from ..hub import push_folder
 
 logger = logging.getLogger(__name__)
 
-METRIC_MODULES = ("prr", "beam_uncertainty", "amr_similarity")
+METRIC_MODULES = ("prr", "beam_uncertainty", "amr_similarity", "ue_metrics")
 REQUIRED_FILES = ("{name}.py", "README.md", "requirements.txt", "app.py")
 
 

@@ -124,6 +124,27 @@ def _beam_tables(study: Study) -> list[str]:
     return lines
 
 
+def _metrics_section(study: Study) -> list[str]:
+    """The selected evaluation metrics at the largest beam size: one table per quality metric (empty if only PRR)."""
+    from .ue_metrics import DISPLAY_NAMES, HIGHER_IS_BETTER
+
+    if not study.metrics:
+        return []
+    k = study.beam_sizes[-1]
+    names = list(dict.fromkeys(row.metric for row in study.metrics))
+    values = {(row.method, row.quality, row.metric): row.value for row in study.metrics if row.k == k}
+    lookup = _prr_lookup(study)
+    lines = ["", f"## Uncertainty-evaluation metrics (k = {k})", "",
+             "Arrows give the better direction. Bad predictions (ROC-AUC, PR-AUC positive class): quality < "
+             f"{study.config.bad_below}; ECE after the {study.config.normalizer} normaliser; all values per beam "
+             "size in `ue_metrics.csv`."]
+    header = ["UE method", "PRR ↑", *(f"{DISPLAY_NAMES[n]} {'↑' if HIGHER_IS_BETTER[n] else '↓'}" for n in names)]
+    for q in study.qualities:
+        rows = [[m, _number(lookup[k, m, q].result.prr), *(_number(values[m, q, n]) for n in names)] for m in study.methods]
+        lines += ["", f"### Quality: {display(q)}", "", *_table(header, rows)]
+    return lines
+
+
 def _spearman_table(study: Study, k: int) -> list[str]:
     matrix = study.spearman[k]
     short = [str(i + 1) for i in range(len(study.methods))]
@@ -219,6 +240,9 @@ def _write_tables(study: Study, folder: Path) -> None:
     _write_csv(folder / "invalid_candidates.csv", ["id", *study.invalid_candidates],
                ([example, *(int(c[i]) for c in study.invalid_candidates.values())]
                 for i, example in enumerate(inputs.ids)))
+    if study.metrics:
+        _write_csv(folder / "ue_metrics.csv", ["k", "method", "quality", "metric", "value"],
+                   ([r.k, r.method, r.quality, r.metric, r.value] for r in study.metrics))
     for k, matrix in study.spearman.items():
         _write_csv(folder / f"spearman_k{k}.csv", ["method", *study.methods],
                    ([m, *matrix[i]] for i, m in enumerate(study.methods)))
@@ -237,13 +261,16 @@ def render_markdown(study: Study, plots: Sequence[str]) -> str:
              "(PRR: 1 = oracle, 0 = random, < 0 harmful).", "", "## Inputs", "", *_inputs_section(study),
              "", "## Top-1 quality against gold", "", *_quality_table(study),
              "", "## Main result", "", main_table_markdown(study),
+             *_metrics_section(study),
              "", "## PRR across beam sizes", *_beam_tables(study),
              "", f"## Spearman correlation between estimators (k = {k})", "", *_spearman_table(study, k),
              "", "## Prediction-rejection curves", ""]
     lines += [f"![{name}]({name})" for name in plots]
     lines += ["", "## Settings", "",
-              f"- similarities: {', '.join(map(display, config.similarities))}; LexSim uses ROUGE-L",
+              f"- similarities: {', '.join(map(display, config.similarities))}",
               f"- Ecc eigenvalue threshold: {config.ecc_threshold}; max rejection rate: {config.max_rejection}",
+              f"- estimators: {', '.join(config.estimators)}; semantic-set threshold {config.sets_threshold}; "
+              f"KLE t = {config.kle_t}; LexSim on {', '.join(map(display, config.lexical_similarities))}",
               f"- bootstrap: {config.n_bootstrap} resamples, seed {config.seed}; ties in uncertainty are "
               "averaged over (order-independent)",
               "- invalid candidates have similarity 0 with every other candidate (so a beam without any valid "

@@ -3,7 +3,10 @@
 For every beam size k (3, 5, 8, 10 by truncation, up to what the beams hold), every estimator x
 similarity function (LexSim on ROUGE-L; EigV, Ecc, DegMat on each graph similarity) and every
 quality metric of the top-1 candidate against gold, it computes PRR with a bootstrap confidence
-interval, the Spearman correlations between estimators and the prediction-rejection curves;
+interval, the Spearman correlations between estimators and the prediction-rejection curves.
+Estimators (``--estimators``: the paper's four by default, any of
+:data:`~lsplits.uncertainty.estimators.ESTIMATORS`) and further evaluation metrics (``--metrics``:
+ROC-AUC, PR-AUC, AURC, E-AURC, RPP, Spearman, Kendall, ECE of :mod:`.ue_metrics`) are selectable;
 :mod:`lsplits.uncertainty.render` writes them as a markdown report with the paper's table shapes,
 CSV files and PNG plots.
 
@@ -23,8 +26,10 @@ on strings, may rate them certain.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,14 +38,28 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from .. import similarity as similarity_registry
-from ..errors import DataError
+from ..errors import ConfigError, DataError
 from .beam import LEXICAL_SIMILARITY
-from .estimators import DEFAULT_ECC_THRESHOLD, DISPLAY_NAMES, estimate
+from .estimators import (
+    DEFAULT_ECC_THRESHOLD,
+    DEFAULT_KLE_T,
+    DEFAULT_SETS_THRESHOLD,
+    DISPLAY_NAMES,
+    ESTIMATORS,
+    LEXICAL_ESTIMATORS,
+    EstimatorSettings,
+    UncertaintyConfigError,
+    check_estimators,
+    estimate_many,
+)
 from .inputs import Inputs, load_inputs
+from .lexical import LEXICAL_SIMILARITIES
 from .matrix import SimilarityMatrix, build_matrices
+from .normalization import get_normalizer
 from .options import check_confidence, check_ecc_threshold, check_max_rejection, check_n_bootstrap, check_seed
 from .prr import PRRResult, RejectionCurve, prr_with_ci, rejection_curve
 from .quality import placeholder_for, score_predictions
+from .ue_metrics import METRICS, PAPER_METRICS, check_metrics, compute_metrics
 
 logger = logging.getLogger(__name__)
 
@@ -48,8 +67,11 @@ PAPER_SIMILARITIES = ("smatch", "smatchpp", "s2match", "sema", "wlk")
 PAPER_QUALITIES = ("smatchpp", "s2match", "sembleu")
 PAPER_BEAM_SIZES = (3, 5, 8, 10)
 GRAPH_ESTIMATORS = ("eigv", "degmat", "ecc")
+PAPER_REPORT_ESTIMATORS = ("lexsim", *GRAPH_ESTIMATORS)
 SIMILARITY_DISPLAY = {"smatch": "Smatch", "smatchpp": "Smatch++", "s2match": "S2match", "sema": "SEMA",
-                      "wlk": "WLK", "sembleu": "SemBLEU", "rougel": "ROUGE-L"}
+                      "wlk": "WLK", "sembleu": "SemBLEU", "rougel": "ROUGE-L", "rouge1": "ROUGE-1",
+                      "rouge2": "ROUGE-2", "bleu": "BLEU", "rougel_stem": "ROUGE-L+stem",
+                      "rouge1_stem": "ROUGE-1+stem", "rouge2_stem": "ROUGE-2+stem"}
 
 
 def display(name: str) -> str:
@@ -78,6 +100,18 @@ class StudyConfig:
     workers: int = 0
     cache_dir: Path | None = None
     progress: bool = True
+    estimators: tuple[str, ...] = PAPER_REPORT_ESTIMATORS
+    lexical_similarities: tuple[str, ...] = (LEXICAL_SIMILARITY,)
+    metrics: tuple[str, ...] = PAPER_METRICS
+    bad_below: float | None = None
+    normalizer: str = "minmax"
+    sets_threshold: float = DEFAULT_SETS_THRESHOLD
+    kle_t: float = DEFAULT_KLE_T
+
+    def estimator_settings(self) -> EstimatorSettings:
+        """The estimators' options under this configuration."""
+        return EstimatorSettings(ecc_threshold=self.ecc_threshold, sets_threshold=self.sets_threshold,
+                                 kle_t=self.kle_t)
 
     def check(self, names: Mapping[str, str] | None = None) -> None:
         """Refuse out-of-range numeric options (InvalidOption); ``names`` spells them as the caller does."""
@@ -105,6 +139,17 @@ class PRRRow:
 
 
 @dataclass
+class MetricRow:
+    """One uncertainty-evaluation metric (``metric``, :mod:`.ue_metrics`) of one estimator at beam size ``k``."""
+
+    k: int
+    method: str
+    quality: str
+    metric: str
+    value: float
+
+
+@dataclass
 class Study:
     """Everything the report shows; see :func:`run_study`."""
 
@@ -123,6 +168,7 @@ class Study:
     prr: list[PRRRow] = field(default_factory=list)
     curves: dict[tuple[int, str], dict[str, RejectionCurve]] = field(default_factory=dict)
     spearman: dict[int, np.ndarray] = field(default_factory=dict)
+    metrics: list[MetricRow] = field(default_factory=list)
 
 
 def method_name(estimator: str, similarity: str | None) -> str:
@@ -137,13 +183,62 @@ def choose_beam_sizes(requested: tuple[int, ...], available: int) -> list[int]:
     return sizes or [available]
 
 
+def _method_pairs(config: StudyConfig) -> list[tuple[str, str, str | None]]:
+    """(estimator, similarity whose matrices it uses, similarity named in the row label) per report row."""
+    pairs: list[tuple[str, str, str | None]] = []
+    for estimator in config.estimators:
+        if estimator in LEXICAL_ESTIMATORS:
+            pairs += [(estimator, lexical, None if lexical == LEXICAL_SIMILARITY else lexical)
+                      for lexical in config.lexical_similarities]
+        else:
+            pairs += [(estimator, name, name) for name in config.similarities]
+    return pairs
+
+
 def _estimate(matrices: dict[str, list[SimilarityMatrix]], k: int, config: StudyConfig) -> dict[str, np.ndarray]:
-    """Every method's uncertainty per example at beam size k."""
-    pairs = [("lexsim", None)] + [(e, s) for e in GRAPH_ESTIMATORS for s in config.similarities]
-    return {method_name(estimator, name): np.array(
-                [estimate(estimator, m.truncate(k).values, ecc_threshold=config.ecc_threshold)
-                 for m in matrices[name or LEXICAL_SIMILARITY]])
-            for estimator, name in pairs}
+    """Every method's uncertainty per example at beam size k (each estimator vectorised over the examples)."""
+    settings = config.estimator_settings()
+    return {method_name(estimator, label): estimate_many(estimator, [m.truncate(k).values for m in matrices[name]],
+                                                         **settings.options(estimator))
+            for estimator, name, label in _method_pairs(config)}
+
+
+def _checked_config(config: StudyConfig) -> StudyConfig:
+    """The configuration with its names lower-cased, after checking every name and option.
+
+    Raises ConfigError naming the setting (and its ``lsplits ue`` option) before any input is read.
+    """
+    def checked(setting: str, check):
+        try:
+            return check()
+        except UncertaintyConfigError as exc:
+            raise ConfigError(f"{setting} (--{setting.replace('_', '-')}): {exc}") from None
+
+    estimators = checked("estimators", lambda: check_estimators(config.estimators))
+    metrics = checked("metrics", lambda: check_metrics(config.metrics, config.bad_below))
+    config = dataclasses.replace(config, estimators=estimators, metrics=metrics)
+    for setting in ("sets_threshold", "kle_t"):  # one at a time, to name the one at fault (ecc: StudyConfig.check)
+        checked(setting, lambda s=setting: EstimatorSettings(**{s: getattr(config, s)}).check())
+    checked("normalizer", lambda: get_normalizer(config.normalizer))
+    for name in config.lexical_similarities:
+        if name not in LEXICAL_SIMILARITIES:
+            raise ConfigError(f"lexsim_similarities (--lexsim-similarities): LexSim needs lexical similarities; "
+                              f"{name!r} is not one of {', '.join(LEXICAL_SIMILARITIES)}")
+    return config
+
+
+def _extra_metrics(study: Study, k: int, quality_name: str, u: np.ndarray, q: np.ndarray, method: str) -> None:
+    """The selected metrics other than PRR (computed above with its interval) for one row."""
+    extra = [m for m in study.config.metrics if m != "prr"]
+    if not extra:
+        return
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        values = compute_metrics(u, q, extra, bad_below=study.config.bad_below,
+                                 normalizer=study.config.normalizer)
+    for warning in caught:
+        logger.debug("%s, k=%d, %s: %s", method, k, quality_name, warning.message)
+    study.metrics += [MetricRow(k, method, quality_name, name, value) for name, value in values.items()]
 
 
 def _spearman(values: dict[str, np.ndarray]) -> np.ndarray:
@@ -173,9 +268,10 @@ def check_input_files(beam_paths: Sequence[str | os.PathLike[str]], gold_path: s
 
 def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.PathLike[str],
               config: StudyConfig | None = None) -> Study:
-    """Read the inputs and compute the whole grid of the report (options and files are checked first)."""
+    """Read the inputs and compute the whole grid of the report (options, names and files are checked first)."""
     config = config or StudyConfig()
     config.check()
+    config = _checked_config(config)
     for name in (*config.similarities, *config.qualities):
         similarity_registry.get(name)  # fail early, before any long computation, on an unknown name
     check_input_files(beam_paths, gold_path)
@@ -191,9 +287,16 @@ def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.Path
         qualities[name] = np.array(scored.scores, dtype=float)
         corpus[name] = scored.corpus
         invalid_top1[name] = len(scored.invalid_predictions)
-    matrices = {name: build_matrices(inputs.candidates, name, workers=config.workers, cache=config.cache_dir,
-                                     progress=config.progress)
-                for name in (LEXICAL_SIMILARITY, *config.similarities)}
+    for name, values in qualities.items():  # ECE compares confidences in [0, 1] with qualities: check before the matrices
+        finite = values[~np.isnan(values)]
+        if "ece" in config.metrics and finite.size and (finite.min() < 0 or finite.max() > 1):
+            raise ConfigError(f"metrics (--metrics): ece needs qualities in [0, 1], but {name!r} scores from "
+                              f"{finite.min():g} to {finite.max():g}")
+    needed = dict.fromkeys(name for _, name, _ in _method_pairs(config))
+    needed.update(dict.fromkeys(config.similarities))  # invalid candidates are counted for each similarity
+    matrices = {name: build_matrices(inputs.candidates, name, cache=config.cache_dir, progress=config.progress,
+                                     workers=1 if name in LEXICAL_SIMILARITIES else config.workers)  # cheap: no pool
+                for name in needed}
     available = max(len(c) for c in inputs.candidates)
     beam_sizes = choose_beam_sizes(config.beam_sizes, available)
     study = Study(
@@ -228,8 +331,13 @@ def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.Path
                     constant = bool(u[keep].size) and bool(np.all(u[keep] == u[keep][0]))
                     study.prr.append(PRRRow(k, method, quality_name, result, constant))
                     curves[method] = rejection_curve(u[keep], q[keep], max_rejection=config.max_rejection)
+                    _extra_metrics(study, k, quality_name, u[keep], q[keep], method)
                     grid.update()
                 study.curves[k, quality_name] = curves
+    undefined = sum(np.isnan(row.value) for row in study.metrics)
+    if undefined:
+        logger.warning("%d uncertainty-metric value(s) are undefined (NaN in the report): constant uncertainties "
+                       "or qualities, or no bad / good prediction at bad_below=%s", undefined, config.bad_below)
     return study
 
 
@@ -266,6 +374,22 @@ def add_ue_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ecc-threshold", type=float, default=DEFAULT_ECC_THRESHOLD,
                         help=f"Ecc keeps Laplacian eigenvectors with eigenvalue below it, in (0, 2] "
                              f"(default {DEFAULT_ECC_THRESHOLD})")
+    parser.add_argument("--estimators", type=_names, default=PAPER_REPORT_ESTIMATORS,
+                        help=f"comma-separated estimators, of {','.join(ESTIMATORS)} "
+                             f"(default the paper's {','.join(PAPER_REPORT_ESTIMATORS)})")
+    parser.add_argument("--lexsim-similarities", type=_names, default=(LEXICAL_SIMILARITY,),
+                        help=f"lexical similarities of LexSim, of {','.join(LEXICAL_SIMILARITIES)} (default rougel)")
+    parser.add_argument("--metrics", type=_names, default=PAPER_METRICS,
+                        help=f"comma-separated uncertainty metrics, of {','.join(METRICS)} (default prr; "
+                             "PRR with its interval is always in the report)")
+    parser.add_argument("--bad-below", type=float, default=None,
+                        help="quality under which a prediction is bad (the positive class of roc_auc, pr_auc)")
+    parser.add_argument("--normalizer", default="minmax",
+                        help="normaliser of the uncertainties before ECE: minmax, quantile, binned_pcc, isotonic_pcc")
+    parser.add_argument("--sets-threshold", type=float, default=DEFAULT_SETS_THRESHOLD,
+                        help="similarity at which two candidates are in one semantic set "
+                             f"(numsemsets, labelprob, semantic_entropy; default {DEFAULT_SETS_THRESHOLD})")
+    parser.add_argument("--kle-t", type=float, default=DEFAULT_KLE_T, help="heat-kernel time of KLE (default 0.3)")
     parser.add_argument("--max-rejection", type=float, default=1.0,
                         help="largest rejection rate in the PRR area, in (0, 1] (default 1: the whole curve)")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the CI (0: none)")
@@ -286,7 +410,9 @@ def _config_from_args(args: argparse.Namespace) -> StudyConfig:
         max_rejection=args.max_rejection, n_bootstrap=args.bootstrap, confidence=args.confidence, seed=args.seed,
         workers=args.workers,
         cache_dir=None if args.no_cache else Path(args.cache) if args.cache else default_cache_dir(),
-        progress=not args.no_progress,
+        progress=not args.no_progress, estimators=tuple(args.estimators),
+        lexical_similarities=tuple(args.lexsim_similarities), metrics=tuple(args.metrics), bad_below=args.bad_below,
+        normalizer=args.normalizer, sets_threshold=args.sets_threshold, kle_t=args.kle_t,
     )
     config.check(CLI_OPTIONS)
     return config

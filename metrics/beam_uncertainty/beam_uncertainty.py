@@ -1,4 +1,4 @@
-"""Black-box uncertainty of beam candidates (LexSim, EigV, Ecc, DegMat) from pairwise similarities.
+"""Black-box uncertainty of beam candidates (LexSim, EigV, Ecc, DegMat, NumSemSets, LUQ, KLE, ...) from similarities.
 
 A thin evaluate wrapper over :mod:`lsplits.uncertainty.beam`; see README.md for the metric card.
 The config name is the similarity function (``smatchpp``, ``smatch``, ``rougel``, ...).
@@ -9,7 +9,13 @@ import evaluate
 
 from lsplits.similarity import available
 from lsplits.uncertainty.beam import LEXICAL_SIMILARITY, beam_uncertainties
-from lsplits.uncertainty.estimators import DEFAULT_ECC_THRESHOLD, ESTIMATORS
+from lsplits.uncertainty.estimators import (
+    DEFAULT_ECC_THRESHOLD,
+    DEFAULT_KLE_T,
+    DEFAULT_SETS_THRESHOLD,
+    PAPER_ESTIMATORS,
+    EstimatorSettings,
+)
 
 _DESCRIPTION = """\
 Uncertainty of each example from its k beam candidates, without model probabilities: the more the
@@ -17,15 +23,25 @@ candidates disagree, the more uncertain. A similarity matrix between the candida
 name chooses the similarity function; candidates it cannot parse get similarity 0) is turned into
 one score per estimator: LexSim (1 - mean ROUGE-L between candidates, always lexical), EigV (sum
 of max(0, 1 - eigenvalue) of the normalised graph Laplacian), Ecc (spread of the candidates in the
-Laplacian eigenspace) and DegMat (1 - mean similarity). Higher = more uncertain.
+Laplacian eigenspace) and DegMat (1 - mean similarity), and on request NumSemSets, LabelProb and
+semantic entropy (from the semantic sets: candidates equivalent at a similarity threshold), LUQ
+(1 - mean similarity to the other candidates) and KLE (von Neumann entropy of a heat kernel).
+Higher = more uncertain.
 """
 
 _KWARGS_DESCRIPTION = """
 Args:
     candidates (list of list of str): per example, its beam candidates (top-1 first); k may vary.
-    estimators (list of str, default all): any of "lexsim", "eigv", "ecc", "degmat".
+    estimators (list of str, default the paper's four "lexsim", "eigv", "ecc", "degmat"): also
+        "numsemsets", "labelprob", "semantic_entropy", "luq", "kle".
     ecc_threshold (float in (0, 2], default 0.9): Ecc keeps Laplacian eigenvectors with eigenvalue below it
         (out of range or NaN: ValueError, before any similarity is computed).
+    threshold (float, default 0.85): two candidates are in one semantic set when their similarity is
+        at least this in both directions (numsemsets, labelprob, semantic_entropy).
+    t (float, default 0.3), normalize (bool, default True), scale (bool, default True): KLE's
+        heat-kernel time, unit-trace kernel, and division by log k (LM-Polygraph's defaults).
+    lexical_similarity (str, default "rougel"): LexSim's similarity: "rouge1", "rouge2", "rougel",
+        "bleu", or "rouge1_stem", "rouge2_stem", "rougel_stem" with Porter stemming.
     workers (int, default 1): processes for the similarity matrices (0 = one per CPU core).
 Returns:
     one list per requested estimator (one float per example), and
@@ -67,7 +83,11 @@ class BeamUncertainty(evaluate.Metric):
             raise ValueError(f"unknown similarity {name!r}; use one of {', '.join(available())} as config name")
         return name
 
-    def _compute(self, candidates, estimators=tuple(ESTIMATORS), ecc_threshold=DEFAULT_ECC_THRESHOLD, workers=1):
-        result = beam_uncertainties(candidates, self._similarity_name(), estimators,
-                                    ecc_threshold=ecc_threshold, workers=workers)
+    def _compute(self, candidates, estimators=PAPER_ESTIMATORS, ecc_threshold=DEFAULT_ECC_THRESHOLD,
+                 threshold=DEFAULT_SETS_THRESHOLD, t=DEFAULT_KLE_T, normalize=True, scale=True,
+                 lexical_similarity=LEXICAL_SIMILARITY, workers=1):
+        settings = EstimatorSettings(ecc_threshold=ecc_threshold, sets_threshold=threshold, kle_t=t,
+                                     kle_normalize=normalize, kle_scale=scale)
+        result = beam_uncertainties(candidates, self._similarity_name(), estimators, settings=settings,
+                                    lexical_similarity=lexical_similarity, workers=workers)
         return {**result.values, "invalid_candidates": result.invalid_candidates}

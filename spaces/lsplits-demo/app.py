@@ -160,8 +160,11 @@ def _uncertainty_tab(settings: SpaceSettings) -> None:
                                  in names else names[0], label="Similarity between candidates", elem_id="similarity")
         quality = gr.Dropdown(choices, value=uncertainty_tab.DEFAULT_QUALITY if uncertainty_tab.DEFAULT_QUALITY
                               in names else names[0], label="Quality metric (top-1 vs gold)", elem_id="quality")
-        estimators = gr.CheckboxGroup(uncertainty_tab.ESTIMATOR_CHOICES, value=[n for _, n in
-                                      uncertainty_tab.ESTIMATOR_CHOICES], label="Estimators", elem_id="estimators")
+        estimators = gr.CheckboxGroup(uncertainty_tab.ESTIMATOR_CHOICES, value=uncertainty_tab.DEFAULT_ESTIMATORS,
+                                      label="Estimators", elem_id="estimators")
+        metrics = gr.CheckboxGroup(uncertainty_tab.METRIC_CHOICES, value=uncertainty_tab.DEFAULT_METRICS,
+                                   label="Metrics", elem_id="ue-metrics")
+        bad_below = gr.Number(value=None, label="Bad below (ROC/PR-AUC)", elem_id="bad-below")
         run_button = gr.Button("Run", variant="primary", elem_id="run-ue")
     summary = gr.Markdown(elem_id="ue-summary")
     prr_table = gr.Dataframe(label="PRR with 95% confidence interval", interactive=False, elem_id="prr-table")
@@ -179,10 +182,12 @@ def _uncertainty_tab(settings: SpaceSettings) -> None:
         return (*uncertainty_tab.example_texts(settings), None, None)
 
     @user_errors
-    def run(beams, gold, beam_uploads, gold_upload, sim, qual, chosen, progress=PROGRESS):
+    def run(beams, gold, beam_uploads, gold_upload, sim, qual, chosen, chosen_metrics=uncertainty_tab.DEFAULT_METRICS,
+            threshold=None, progress=PROGRESS):
         progress(0, desc="reading the input")
         result, text, table, values, figure = uncertainty_tab.run_uncertainty(
-            beams, gold, beam_uploads, gold_upload, sim, qual, chosen, settings)
+            beams, gold, beam_uploads, gold_upload, sim, qual, chosen, settings, metrics=chosen_metrics,
+            bad_below=threshold)
         first = result.ids[0]
         return (result, text, table, values, figure, gr.update(choices=result.ids, value=first),
                 uncertainty_tab.heatmap_figure(result, first, settings))
@@ -192,7 +197,8 @@ def _uncertainty_tab(settings: SpaceSettings) -> None:
         return uncertainty_tab.heatmap_figure(result, chosen_id, settings)
 
     example_button.click(load_example, None, [beams_text, gold_text, beam_files, gold_file], api_name="load_example")
-    run_button.click(run, [beams_text, gold_text, beam_files, gold_file, similarity, quality, estimators],
+    run_button.click(run, [beams_text, gold_text, beam_files, gold_file, similarity, quality, estimators, metrics,
+                           bad_below],
                      [state, summary, prr_table, per_example, curves, example_id, heatmap], api_name="run_uncertainty")
     example_id.input(show_heatmap, [state, example_id], [heatmap], api_name="heatmap")
 

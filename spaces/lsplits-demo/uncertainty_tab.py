@@ -30,19 +30,24 @@ from ui_common import SpaceSettings
 
 from lsplits import similarity as similarity_registry
 from lsplits.errors import ConfigError, LsplitsError
-from lsplits.uncertainty.estimators import DISPLAY_NAMES
+from lsplits.uncertainty.estimators import DISPLAY_NAMES, ESTIMATORS, PAPER_ESTIMATORS
 from lsplits.uncertainty.inputs import load_inputs
 from lsplits.uncertainty.matrix import build_matrices
 from lsplits.uncertainty.report import StudyConfig, display, method_name, run_study
 from lsplits.uncertainty.systems import TABLE1_METRICS, parse_systems, run_systems
 from lsplits.uncertainty.systems_report import figure1, figure1_markdown, figure2
+from lsplits.uncertainty.ue_metrics import DISPLAY_NAMES as METRIC_NAMES
+from lsplits.uncertainty.ue_metrics import METRICS, PAPER_METRICS
 
 logger = logging.getLogger(__name__)
 
 EXAMPLE_BEAMS = "amr_beams.jsonl"
 EXAMPLE_GOLD = "amr_gold.amr"
 EXAMPLE_SYSTEMS = ("strong", "middle", "weak")  # examples/amr_system_NAME.jsonl (make_systems_example.py)
-ESTIMATOR_CHOICES = [(DISPLAY_NAMES[name], name) for name in ("lexsim", "eigv", "ecc", "degmat")]
+ESTIMATOR_CHOICES = [(DISPLAY_NAMES[name], name) for name in ESTIMATORS]
+DEFAULT_ESTIMATORS = list(PAPER_ESTIMATORS)
+METRIC_CHOICES = [(METRIC_NAMES[name], name) for name in METRICS]
+DEFAULT_METRICS = list(PAPER_METRICS)
 DEFAULT_SIMILARITY = "smatchpp"
 DEFAULT_QUALITY = "smatchpp"
 BOOTSTRAP = 1000
@@ -105,8 +110,9 @@ class UncertaintyResult:
 
 def run_uncertainty(beams_text: str, gold_text: str, beam_uploads: Sequence[str] | None, gold_upload: str | None,
                     similarity: str, quality: str, estimators: Sequence[str],
-                    settings: SpaceSettings) -> tuple[UncertaintyResult, str, pd.DataFrame, pd.DataFrame, Figure]:
-    """Run the study; returns the state, a summary, the PRR table, per-example values and the rejection curves."""
+                    settings: SpaceSettings, *, metrics: Sequence[str] = PAPER_METRICS,
+                    bad_below: float | None = None) -> tuple[UncertaintyResult, str, pd.DataFrame, pd.DataFrame, Figure]:
+    """Run the study; returns the state, a summary, the metrics table, per-example values and the rejection curves."""
     if not estimators:
         raise ConfigError("choose at least one uncertainty estimator")
     settings.work_dir.mkdir(parents=True, exist_ok=True)
@@ -114,7 +120,9 @@ def run_uncertainty(beams_text: str, gold_text: str, beam_uploads: Sequence[str]
         beams, gold = _input_files(beams_text, gold_text, beam_uploads, gold_upload, Path(tmp))
         k = max(len(candidates) for candidates in load_inputs(beams, gold).candidates)
         config = StudyConfig(similarities=(similarity,), qualities=(quality,), beam_sizes=(k,),
-                             n_bootstrap=BOOTSTRAP, workers=1, cache_dir=settings.work_dir / "matrices")
+                             n_bootstrap=BOOTSTRAP, workers=1, cache_dir=settings.work_dir / "matrices",
+                             estimators=tuple(estimators), metrics=tuple(metrics or PAPER_METRICS),
+                             bad_below=bad_below)
         study = run_study(beams, gold, config)
     methods = [method_name(name, None if name == "lexsim" else similarity) for name in estimators]
     rows = {row.method: row.result for row in study.prr if row.k == k and row.quality == quality}
@@ -123,7 +131,11 @@ def run_uncertainty(beams_text: str, gold_text: str, beam_uploads: Sequence[str]
         "PRR": [rows[m].prr for m in methods],
         "CI low": [rows[m].ci_low for m in methods],
         "CI high": [rows[m].ci_high for m in methods],
-    }).round(3)
+    })
+    extra = {(row.method, row.metric): row.value for row in study.metrics if row.k == k and row.quality == quality}
+    for metric in dict.fromkeys(name for _, name in extra):
+        prr_table[METRIC_NAMES[metric]] = [extra[m, metric] for m in methods]
+    prr_table = prr_table.round(3)
     quality_label = display(quality)
     per_example = pd.DataFrame({"id": study.inputs.ids, "candidates": [len(c) for c in study.inputs.candidates],
                                 f"invalid ({display(similarity)})": study.invalid_candidates[similarity],
