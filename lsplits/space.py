@@ -58,7 +58,7 @@ def default_space_dir() -> Path:
 
 def scratch_lm_texts(dataset_dir: str | Path) -> list[str]:
     """The distinct query sentences of a built dataset (every example once), to train the scratch LM on."""
-    from .dataset_report import read_folder
+    from .export import read_folder
 
     frames, meta = read_folder(dataset_dir)
     if not frames:

@@ -18,6 +18,8 @@ from lsplits.splits.spider import (
     enforce_atom_constraint,
     missing_eval_atoms,
     normalize_question,
+    query_hardness,
+    spider_extras,
     spider_hardness,
     sql_atoms,
     sql_compounds,
@@ -377,8 +379,6 @@ def _tiny_spider(n: int) -> list[dict]:
 
 
 def test_spider_extras_fall_back_for_an_unparsable_query(caplog):
-    from builders.spider import query_hardness, spider_extras
-
     examples = [{"id": f"train-{i}", **row} for i, row in enumerate(_tiny_spider(10))]
     with caplog.at_level("WARNING"):
         extras = spider_extras(examples)
