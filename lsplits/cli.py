@@ -124,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
 _PLUGIN_COMMANDS = (
     ("ue", "lsplits.uncertainty.report:add_ue_arguments:run_ue",
      "uncertainty estimation and PRR report over beam candidates"),
-    ("push-metrics", "lsplits.uncertainty.publish:add_push_metrics_arguments:run_push_metrics",
+    ("push-metrics", "lsplits.metric_spaces:add_push_metrics_arguments:run_push_metrics",
      "create one Hub Space per evaluate metric module"),
     ("push-space", "lsplits.space:add_arguments:run", "deploy the Gradio demo Space to the Hub"),
 )
