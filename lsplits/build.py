@@ -190,11 +190,7 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, *, lm: str, configs: Seq
     n = len(examples)
     size = checked_eval_size(eval_size, n, default=spec.default_eval_size(n))
     base = unify_types(pd.DataFrame(examples), loaded.source)  # one type per field, decided before splitting
-    labels = None
-    if task.label_field:
-        labels = np.asarray([str(ex[task.label_field]) for ex in examples])
-    inputs = spec.policy.inputs(examples, ids=[ex[ID_FIELD] for ex in examples],
-                                lengths=[word_count(task.length_text(ex)) for ex in examples], labels=labels)
+    inputs = split_inputs(spec, examples)
     scores: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for kind in plan.settings:
         logger.info("scoring %d examples (%s setting) with %s", n, kind, lm)
@@ -207,6 +203,14 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, *, lm: str, configs: Seq
     for name, reason in plan.skipped.items():
         logger.warning("skipping config %s: %s", name, reason)
     return result
+
+
+def split_inputs(spec: DatasetSpec, examples: Sequence[Mapping[str, Any]]) -> SplitInputs:
+    """What the split strategies read: ids, query lengths (NLTK words), labels and the policy's extras."""
+    task = spec.task
+    labels = [str(ex[task.label_field]) for ex in examples] if task.label_field else None
+    return spec.policy.inputs(examples, ids=[ex[ID_FIELD] for ex in examples],
+                              lengths=[word_count(task.length_text(ex)) for ex in examples], labels=labels)
 
 
 def split_configs(policy: SplitPolicy, configs: Mapping[str, SplitStrategy], table: pd.DataFrame,
