@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..errors import InvalidInput
 from ..similarity import Similarity
 from .align import MatchCounts, exact_concept_match, match_graphs, micro_f1
 from .graph import EMPTY_AMR, AmrGraph, parse_amr
@@ -37,7 +38,7 @@ def smatch_f1(prediction: AmrGraph, reference: AmrGraph) -> float:
 def corpus_smatch(predictions: Sequence[AmrGraph], references: Sequence[AmrGraph]) -> float:
     """Micro-averaged corpus Smatch F1 (summed triple counts)."""
     if len(predictions) != len(references):
-        raise ValueError(f"{len(predictions)} predictions but {len(references)} references")
+        raise InvalidInput(f"{len(predictions)} predictions but {len(references)} references")
     return micro_f1([smatch_counts(p, r) for p, r in zip(predictions, references)])
 
 

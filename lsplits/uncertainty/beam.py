@@ -10,6 +10,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..errors import InvalidInput, InvalidOption
 from ..similarity import Similarity
 from .estimators import DEFAULT_ECC_THRESHOLD, ESTIMATORS, estimate
 from .matrix import MatrixCache, build_matrices
@@ -41,9 +42,9 @@ def beam_uncertainties(examples: Sequence[Sequence[str]], similarity: Similarity
     names = [name.lower() for name in estimators]
     for name in names:
         if name not in ESTIMATORS:
-            raise ValueError(f"unknown estimator {name!r}; choose one of {', '.join(ESTIMATORS)}")
+            raise InvalidOption(f"unknown estimator {name!r}; choose one of {', '.join(ESTIMATORS)}")
     if any(len(candidates) == 0 for candidates in examples):
-        raise ValueError("every example needs at least one candidate")
+        raise InvalidInput("every example needs at least one candidate")
     graph_matrices = build_matrices(examples, similarity, workers=workers, cache=cache, progress=progress)
     lexical_matrices = None
     if "lexsim" in names:

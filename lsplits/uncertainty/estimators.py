@@ -42,6 +42,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..errors import InvalidInput, InvalidOption
 from .options import check_ecc_threshold
 
 DEFAULT_ECC_THRESHOLD = 0.9
@@ -57,11 +58,11 @@ def _checked(matrix: np.ndarray | list) -> np.ndarray:
     """The matrix as a float array, symmetrised; raises ValueError when not square or empty."""
     values = np.asarray(matrix, dtype=float)
     if values.ndim != 2 or values.shape[0] != values.shape[1]:
-        raise ValueError(f"a similarity matrix must be square, got shape {values.shape}")
+        raise InvalidInput(f"a similarity matrix must be square, got shape {values.shape}")
     if values.shape[0] == 0:
-        raise ValueError("a similarity matrix needs at least one candidate")
+        raise InvalidInput("a similarity matrix needs at least one candidate")
     if not np.isfinite(values).all():
-        raise ValueError("a similarity matrix must not contain NaN or infinite values")
+        raise InvalidInput("a similarity matrix must not contain NaN or infinite values")
     return (values + values.T) / 2
 
 
@@ -122,7 +123,7 @@ def get_estimator(name: str) -> Callable[..., float]:
     try:
         return ESTIMATORS[name.lower()]
     except KeyError:
-        raise ValueError(f"unknown estimator {name!r}; choose one of {', '.join(ESTIMATORS)}") from None
+        raise InvalidOption(f"unknown estimator {name!r}; choose one of {', '.join(ESTIMATORS)}") from None
 
 
 def estimate(name: str, matrix: np.ndarray | list, *, ecc_threshold: float = DEFAULT_ECC_THRESHOLD) -> float:
