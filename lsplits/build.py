@@ -1,16 +1,19 @@
 """Build a Likelihood-Split dataset: score every example, split per config, export in Hub layout.
 
 Flow: :func:`~lsplits.data.load_examples` -> :func:`build_splits` (scores via
-:mod:`lsplits.lm.pipeline`, partitions via :mod:`lsplits.configs`) -> :func:`export_dataset`
-(parquet per config and split, dataset card, plots) -> optional push.
+:mod:`lsplits.lm.pipeline`, then :func:`split_configs`: each config's strategy from
+:mod:`lsplits.configs` through the dataset's :class:`~lsplits.splits.strategy.SplitPolicy`) -> a
+:class:`BuildResult` (one base table plus index arrays per config and split) -> :func:`export_dataset`
+(frames materialised one config at a time, written in Hub layout by :mod:`lsplits.export`) ->
+optional push.
 """
 
 from __future__ import annotations
 
 import logging
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,42 +21,35 @@ import numpy as np
 import pandas as pd
 
 from .card import CardInfo, render_card
-from .configs import DEFAULT_CONFIGS, GENERIC_CONFIGS, SplitConfig, SplitInputs, resolve_configs
+from .configs import DEFAULT_CONFIGS, available_configs, resolve_configs
 from .data import ID_FIELD, LoadedData
 from .errors import ConfigError
 from .export import unify_types
 from .splits.engine import Partition, check_label_quotas, resolve_eval_size, split_eval
+from .splits.strategy import PLAIN_POLICY, SplitInputs, SplitPolicy, SplitStrategy
 from .tasks import Setting, Task
 from .text import word_count
 
 logger = logging.getLogger(__name__)
 
-SCORE_COLUMNS = ("ll_score", "ll_tokens", "length")
-
 
 @dataclass
 class DatasetSpec:
-    """Everything dataset-specific about a build: the task, its configs, hooks and card metadata."""
+    """Everything dataset-specific about a build: the task, its configs, split policy and card metadata."""
 
     task: Task
     card: CardInfo
     configs: Sequence[str] = DEFAULT_CONFIGS
-    extra_configs: Mapping[str, SplitConfig] = field(default_factory=dict)
-    extras: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None
-    partition_hook: Callable[[Partition, SplitInputs], Partition] | None = None
+    policy: SplitPolicy = PLAIN_POLICY  # extra inputs, a constraint on every partition, statistics, notes
     paper_sizes: tuple[int, int, int] | None = None  # (train, validation, test) on the full data
     method_note: str = ""
     max_steps: int | None = None  # the paper's fine-tuning steps for this dataset (pretrained LMs only)
     categorical_columns: Sequence[str] = ()  # extra columns whose distribution the card reports (Spider: hardness)
-    # more per-config numbers for the card and `lsplits analyze` (Spider: atom/compound divergence)
-    extra_statistics: Callable[[BuildResult], dict[str, dict[str, float]]] | None = None
-    # facts about one build for the card's method section and lsplits.json (Spider: unparsable queries)
-    build_notes: Callable[[BuildResult], dict[str, Any]] | None = None
 
     @property
-    def available_configs(self) -> dict[str, SplitConfig]:
-        """Generic configs plus this dataset's own."""
-        return {**GENERIC_CONFIGS, **self.extra_configs}
+    def available_configs(self) -> dict[str, SplitStrategy]:
+        """The configs this dataset's split policy supports."""
+        return available_configs(self.policy)
 
     def default_eval_size(self, n: int) -> int:
         """Eval size in the paper's proportion (validation + test over all), or 20% without one."""
@@ -63,15 +59,62 @@ class DatasetSpec:
         return max(2, round(0.2 * n))
 
 
+@dataclass(frozen=True)
+class BuiltConfig:
+    """One built config: its strategy, the LM setting whose scores fill ``ll_score``, the partition,
+    and the rows of each split (positions in :attr:`BuildResult.table`)."""
+
+    strategy: SplitStrategy
+    setting: str
+    partition: Partition
+    indices: dict[str, np.ndarray]
+
+
 @dataclass
 class BuildResult:
-    """The built configs (config -> split -> DataFrame), their partitions, and skipped configs with reasons."""
+    """A build: one base table of every example plus index arrays per config; frames only on demand.
 
-    frames: dict[str, dict[str, pd.DataFrame]]
-    partitions: dict[str, Partition]
+    ``table`` holds every example's fields (one type per field); ``scores`` the ``ll_score`` and
+    ``ll_tokens`` arrays of each LM setting; ``configs`` the built configs by name.
+    """
+
+    table: pd.DataFrame
+    scores: dict[str, tuple[np.ndarray, np.ndarray]]
+    configs: dict[str, BuiltConfig]
     inputs: SplitInputs
     skipped: dict[str, str]
     eval_size: int
+
+    @property
+    def partitions(self) -> dict[str, Partition]:
+        """config -> its train/eval partition."""
+        return {name: built.partition for name, built in self.configs.items()}
+
+    def config_table(self, name: str) -> pd.DataFrame:
+        """Every example with the config's ``ll_score``, ``ll_tokens`` and ``length`` columns (the exported columns)."""
+        scores, tokens = self.scores[self.configs[name].setting]
+        return self.table.assign(ll_score=scores, ll_tokens=tokens, length=self.inputs.lengths)
+
+    def frames(self) -> ConfigFrames:
+        """config -> split -> DataFrame, each config materialised when it is read."""
+        return ConfigFrames(self)
+
+
+class ConfigFrames(Mapping[str, dict[str, pd.DataFrame]]):
+    """The splits of a build's configs as DataFrames, built from the base table one config at a time."""
+
+    def __init__(self, result: BuildResult) -> None:
+        self._result = result
+
+    def __getitem__(self, name: str) -> dict[str, pd.DataFrame]:
+        table = self._result.config_table(name)
+        return {split: table.iloc[rows] for split, rows in self._result.configs[name].indices.items()}
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._result.configs)
+
+    def __len__(self) -> int:
+        return len(self._result.configs)
 
 
 MIN_EVAL_SIZE = 2
@@ -104,10 +147,11 @@ def score_records(examples: Sequence[Mapping[str, Any]], task: Task, setting: Se
 
 @dataclass
 class BuildPlan:
-    """What a build will compute: its configs, the ones skipped (with reasons), the scoring settings
-    ("ft"/"pt") they need, and the training config (the dataset's paper steps for pretrained LMs)."""
+    """What a build will compute: its configs (name -> strategy), the ones skipped (with reasons), the
+    scoring settings ("ft"/"pt") they need, and the training config (the dataset's paper steps for
+    pretrained LMs)."""
 
-    configs: list[SplitConfig]
+    configs: dict[str, SplitStrategy]
     skipped: dict[str, str]
     settings: list[str]
     train_config: Any
@@ -119,17 +163,17 @@ def plan_build(spec: DatasetSpec, *, lm: str, configs: Sequence[str] | None = No
     chosen = resolve_configs(list(configs or spec.configs), spec.available_configs)
     skipped: dict[str, str] = {}
     if lm == "scratch":
-        for config in chosen:
-            if config.needs == "pt":
-                skipped[config.name] = "needs a pretrained LM for prompting; --lm scratch has none"
-        chosen = [c for c in chosen if c.name not in skipped]
+        for name, strategy in chosen.items():
+            if strategy.setting == "pt":
+                skipped[name] = "needs a pretrained LM for prompting; --lm scratch has none"
+        chosen = {name: strategy for name, strategy in chosen.items() if name not in skipped}
     if not chosen:
         raise ConfigError("no config left to build: " + "; ".join(f"{k} {v}" for k, v in skipped.items()))
     if train_config is None and spec.max_steps and lm != "scratch":
         from .lm.finetune import TrainConfig
 
         train_config = TrainConfig(max_steps=spec.max_steps, seed=seed)
-    settings = list(dict.fromkeys(c.needs or "ft" for c in chosen))
+    settings = list(dict.fromkeys(s.setting or "ft" for s in chosen.values()))
     return BuildPlan(configs=chosen, skipped=skipped, settings=settings, train_config=train_config)
 
 
@@ -143,42 +187,54 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, *, lm: str, configs: Seq
     examples = loaded.examples
     task = spec.task
     plan = plan_build(spec, lm=lm, configs=configs, train_config=train_config, seed=seed)
-    chosen, skipped, train_config = plan.configs, plan.skipped, plan.train_config
     n = len(examples)
     size = checked_eval_size(eval_size, n, default=spec.default_eval_size(n))
-    labels = None
-    if task.label_field:
-        labels = np.asarray([str(ex[task.label_field]) for ex in examples])
-    check_label_quotas(labels, size, field=task.label_field)  # cheap checks before any scoring
+    inputs = split_inputs(spec, examples)
+    check_label_quotas(inputs.labels, size, field=task.label_field)  # cheap checks before any scoring
     for kind in plan.settings:
         check_lm(lm, score_records(examples, task, kind))
     base = unify_types(pd.DataFrame(examples), loaded.source)  # one type per field, decided before splitting
-    inputs = SplitInputs(ids=[ex[ID_FIELD] for ex in examples],
-                         lengths=np.asarray([word_count(task.length_text(ex)) for ex in examples]),
-                         labels=labels, extras=spec.extras(examples) if spec.extras else {})
-    token_counts: dict[str, np.ndarray] = {}
+    scores: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for kind in plan.settings:
         logger.info("scoring %d examples (%s setting) with %s", n, kind, lm)
-        scores = compute_scores(score_records(examples, task, kind), lm=lm, setting=kind, folds=folds,
-                                seed=seed, cache_dir=cache_dir, train_config=train_config, progress=progress,
-                                compile=compile)
-        inputs.scores[kind] = scores["ll_score"].to_numpy(dtype=np.float64)
-        token_counts[kind] = scores["ll_tokens"].to_numpy(dtype=np.int64)
-    frames: dict[str, dict[str, pd.DataFrame]] = {}
-    partitions: dict[str, Partition] = {}
-    for config in chosen:
-        partition = config.make(inputs, size, seed)
-        if spec.partition_hook is not None:
-            partition = spec.partition_hook(partition, inputs)
-        partitions[config.name] = partition
-        kind = config.needs or ("ft" if "ft" in inputs.scores else next(iter(inputs.scores)))
-        table = base.assign(ll_score=inputs.scores[kind], ll_tokens=token_counts[kind], length=inputs.lengths)
-        validation, test = split_eval(partition.eval, seed=seed)
-        frames[config.name] = {"train": table.iloc[np.sort(partition.train)],
-                               "validation": table.iloc[validation], "test": table.iloc[test]}
-    for name, reason in skipped.items():
+        frame = compute_scores(score_records(examples, task, kind), lm=lm, setting=kind, folds=folds,
+                               seed=seed, cache_dir=cache_dir, train_config=plan.train_config, progress=progress,
+                               compile=compile)
+        scores[kind] = (frame["ll_score"].to_numpy(dtype=np.float64), frame["ll_tokens"].to_numpy(dtype=np.int64))
+    result = split_configs(spec.policy, plan.configs, base, inputs, scores, eval_size=size, seed=seed,
+                           skipped=plan.skipped)
+    for name, reason in plan.skipped.items():
         logger.warning("skipping config %s: %s", name, reason)
-    return BuildResult(frames=frames, partitions=partitions, inputs=inputs, skipped=skipped, eval_size=size)
+    return result
+
+
+def split_inputs(spec: DatasetSpec, examples: Sequence[Mapping[str, Any]]) -> SplitInputs:
+    """What the split strategies read: ids, query lengths (NLTK words), labels and the policy's extras."""
+    task = spec.task
+    labels = [str(ex[task.label_field]) for ex in examples] if task.label_field else None
+    return spec.policy.inputs(examples, ids=[ex[ID_FIELD] for ex in examples],
+                              lengths=[word_count(task.length_text(ex)) for ex in examples], labels=labels)
+
+
+def split_configs(policy: SplitPolicy, configs: Mapping[str, SplitStrategy], table: pd.DataFrame,
+                  inputs: SplitInputs, scores: Mapping[str, tuple[np.ndarray, np.ndarray]], *, eval_size: int,
+                  seed: int = 0, skipped: Mapping[str, str] | None = None) -> BuildResult:
+    """Split scored examples with each config's strategy (through ``policy``): a pure function of its inputs.
+
+    ``scores`` maps each LM setting to its (``ll_score``, ``ll_tokens``) arrays; ``inputs.scores`` is
+    filled from it. Train rows are listed in dataset order; validation and test are the seeded halves
+    of eval (:func:`~lsplits.splits.engine.split_eval`).
+    """
+    inputs.scores.update({kind: values for kind, (values, _) in scores.items()})
+    built: dict[str, BuiltConfig] = {}
+    for name, strategy in configs.items():
+        partition = policy.split(strategy, inputs, eval_size, seed)
+        setting = strategy.setting or ("ft" if "ft" in scores else next(iter(scores)))
+        validation, test = split_eval(partition.eval, seed=seed)
+        built[name] = BuiltConfig(strategy=strategy, setting=setting, partition=partition,
+                                  indices={"train": np.sort(partition.train), "validation": validation, "test": test})
+    return BuildResult(table=table, scores=dict(scores), configs=built, inputs=inputs, skipped=dict(skipped or {}),
+                       eval_size=eval_size)
 
 
 def method_text(spec: DatasetSpec, result: BuildResult, *, lm: str, folds: int, seed: int) -> str:
@@ -196,7 +252,7 @@ def method_text(spec: DatasetSpec, result: BuildResult, *, lm: str, folds: int, 
     ]
     if spec.method_note:
         lines += ["", spec.method_note]
-    notes = spec.build_notes(result) if spec.build_notes is not None else {}
+    notes = spec.policy.notes_of(result.inputs)
     if notes:  # a list value reads as its length and its items: "unparsable SQL queries: 1 (train-7)"
         lines += [""] + [f"- {key}: {len(value)} ({', '.join(map(str, value))})" if isinstance(value, list) and value
                          else f"- {key}: {len(value) if isinstance(value, list) else value}"
@@ -206,39 +262,50 @@ def method_text(spec: DatasetSpec, result: BuildResult, *, lm: str, folds: int, 
     return "\n".join(lines)
 
 
+def build_metadata(spec: DatasetSpec, result: BuildResult, *, lm: str, folds: int, seed: int,
+                   extra_statistics: Mapping[str, Mapping[str, float]]) -> dict[str, Any]:
+    """The build's settings as ``lsplits.json`` records them (``lsplits analyze`` and the Space read them back)."""
+    task = spec.task
+    return dict(task=task.name, query_field=task.query_field, label_field=task.label_field,
+                categorical_columns=list(spec.categorical_columns), lm=lm, folds=folds, seed=seed,
+                eval_size=result.eval_size, configs=list(result.configs), skipped=result.skipped,
+                extra_statistics=extra_statistics, notes=spec.policy.notes_of(result.inputs),
+                split_policy=spec.policy.name,
+                strategies={name: built.strategy.record() for name, built in result.configs.items()})
+
+
 def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, *, lm: str, folds: int, seed: int,
                    repo_hint: str | None = None, progress: bool = False) -> Path:
-    """Write the Hub-layout folder with card, statistics, plots and ``lsplits.json``; returns the folder."""
+    """Write the Hub-layout folder with card, statistics, plots and ``lsplits.json``; returns the folder.
+
+    The configs' frames are materialised from the base table one config at a time.
+    """
     from . import dataset_report
     from .export import write_hub_folder
     from .io import check_output
 
     check_output(out, expect="folder")  # before the statistics and plots
-    descriptions = {name: spec.available_configs[name].description for name in result.frames}
-    default = next(iter(result.frames))
+    frames = result.frames()
     task = spec.task
-    stats = dataset_report.config_statistics(result.frames, query_field=task.query_field,
-                                             label_field=task.label_field,
-                                             categorical_columns=spec.categorical_columns, progress=progress)
+    stats = dataset_report.config_statistics(frames, query_field=task.query_field, label_field=task.label_field,
+                                             categorical_columns=spec.categorical_columns, progress=progress,
+                                             examples=result.table)
     statistics = dataset_report.statistics_markdown(stats)
-    extra_stats = spec.extra_statistics(result) if spec.extra_statistics is not None else {}
+    extra_stats = spec.policy.statistics_of(result.inputs, result.partitions)
     if extra_stats:
         statistics = dataset_report.extra_statistics_markdown(extra_stats) + "\n\n" + statistics
+    descriptions = {name: built.strategy.description for name, built in result.configs.items()}
+    strategies = {name: repr(built.strategy) for name, built in result.configs.items()}
     with tempfile.TemporaryDirectory() as tmp:
-        written = dataset_report.config_plots(result.frames, stats, Path(tmp))
-        extra = {repo_path: local for _, repo_path, local in written}
-        extra[dataset_report.METADATA_FILE] = dataset_report.write_metadata(
-            Path(tmp) / dataset_report.METADATA_FILE, task=task.name, query_field=task.query_field,
-            label_field=task.label_field, categorical_columns=list(spec.categorical_columns), lm=lm, folds=folds,
-            seed=seed, eval_size=result.eval_size, configs=list(result.frames), skipped=result.skipped,
-            extra_statistics=extra_stats,
-            notes=spec.build_notes(result) if spec.build_notes is not None else {})
+        written = dataset_report.config_plots(frames, stats, Path(tmp))
 
-        def card(data_files: dict[str, dict[str, str]]) -> str:  # the card lists the content-named files
-            return render_card(spec.card, result.frames, descriptions, default=default,
-                               repo_hint=repo_hint or f"your-org/{Path(out).name}",
+        def card(folder) -> str:  # the card lists the content-named files
+            return render_card(spec.card, folder, descriptions, repo_hint=repo_hint or f"your-org/{Path(out).name}",
                                method=method_text(spec, result, lm=lm, folds=folds, seed=seed),
-                               data_files=data_files, statistics=statistics,
-                               plots={caption: path for caption, path, _ in written})
+                               statistics=statistics, plots={caption: path for caption, path, _ in written},
+                               strategies=strategies)
 
-        return write_hub_folder(out, result.frames, card, extra)
+        return write_hub_folder(out, frames, card, {repo_path: local for _, repo_path, local in written},
+                                metadata=build_metadata(spec, result, lm=lm, folds=folds, seed=seed,
+                                                        extra_statistics=extra_stats),
+                                examples=result.config_table(next(iter(result.configs))))

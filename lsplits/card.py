@@ -1,14 +1,18 @@
-"""Dataset cards (README.md with YAML metadata) for built Likelihood-Split datasets."""
+"""Dataset cards (README.md with YAML metadata) for built Likelihood-Split datasets.
+
+The card renders from what :func:`lsplits.export.write_hub_folder` wrote (a
+:class:`~lsplits.export.WrittenFolder`: data files and sizes); the Hub layout itself, including
+reading a card's YAML ``configs:`` back, belongs to :mod:`lsplits.export`.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-import pandas as pd
 import yaml
 
-from .export import data_files_yaml
+from .export import WrittenFolder
 
 METHOD_CITATION = """@inproceedings{godbole-jia-2023-benchmarking,
   title = {Benchmarking Long-tail Generalization with Likelihood Splits},
@@ -42,17 +46,18 @@ def size_category(n: int) -> str:
     return "n>10M"
 
 
-def render_card(info: CardInfo, configs: Mapping[str, Mapping[str, pd.DataFrame]],
-                descriptions: Mapping[str, str], *, default: str, repo_hint: str, method: str,
-                data_files: Mapping[str, Mapping[str, str]], statistics: str = "",
-                plots: Mapping[str, str] | None = None) -> str:
+def render_card(info: CardInfo, folder: WrittenFolder, descriptions: Mapping[str, str], *, repo_hint: str,
+                method: str, statistics: str = "", plots: Mapping[str, str] | None = None,
+                strategies: Mapping[str, str] | None = None) -> str:
     """Render the README.md: YAML header, method, configs table with sizes, statistics, plots, usage, citations.
 
-    ``data_files`` maps config -> split -> path of its parquet file in the repo (as
-    :func:`lsplits.export.write_hub_folder` wrote them); ``plots`` maps a caption to a path in the
-    repo; ``statistics`` is ready markdown.
+    ``folder`` is what :func:`lsplits.export.write_hub_folder` wrote (its first config is the
+    default); ``plots`` maps a caption to a path in the repo; ``statistics`` is ready markdown;
+    ``strategies`` maps a config to the repr of its split strategy.
     """
-    total = max(sum(len(frame) for frame in splits.values()) for splits in configs.values())
+    sizes = folder.num_rows
+    default = folder.default
+    total = max(sum(splits.values()) for splits in sizes.values())
     header = {
         "pretty_name": info.pretty_name,
         "license": info.license,
@@ -62,7 +67,7 @@ def render_card(info: CardInfo, configs: Mapping[str, Mapping[str, pd.DataFrame]
         "source_datasets": list(info.source_datasets) or ["original"],
         "tags": ["likelihood-splits", "long-tail", "generalization"],
         **dict(info.extra_yaml),
-        "configs": data_files_yaml(data_files, default),
+        "configs": folder.configs_yaml(),
     }
     lines = ["---", yaml.safe_dump(header, sort_keys=False, allow_unicode=True).rstrip(), "---", "",
              f"# {info.pretty_name}", ""]
@@ -70,13 +75,16 @@ def render_card(info: CardInfo, configs: Mapping[str, Mapping[str, pd.DataFrame]
         lines += [info.summary, ""]
     lines += ["## Method", "", method, "", "## Configs", "",
               "| config | train | validation | test | eval examples are |", "|---|---:|---:|---:|---|"]
-    for name, splits in configs.items():
-        sizes = " | ".join(f"{len(splits[s]):,}" if s in splits else "-" for s in ("train", "validation", "test"))
+    for name, splits in sizes.items():
+        cells = " | ".join(f"{splits[s]:,}" if s in splits else "-" for s in ("train", "validation", "test"))
         mark = " (default)" if name == default else ""
-        lines.append(f"| `{name}`{mark} | {sizes} | {descriptions.get(name, '')} |")
+        lines.append(f"| `{name}`{mark} | {cells} | {descriptions.get(name, '')} |")
     lines += ["", "Every example keeps a stable `id` (source split and index), all original fields, "
               "`ll_score` (sum of query-token log-probabilities, nats), `ll_tokens` (number of scored "
               "tokens) and `length` (NLTK word count of the query).", ""]
+    if strategies:
+        lines += ["Split strategy of each config (`lsplits.configs`; parameters also in `lsplits.json`):", ""]
+        lines += [f"- `{name}`: `{text}`" for name, text in strategies.items()] + [""]
     if statistics:
         lines += ["## Statistics", "", statistics, ""]
     for caption, path in (plots or {}).items():
@@ -87,29 +95,3 @@ def render_card(info: CardInfo, configs: Mapping[str, Mapping[str, pd.DataFrame]
     if info.source_citation:
         lines += ["Source dataset:", "", "```bibtex", info.source_citation.strip(), "```", ""]
     return "\n".join(lines)
-
-
-def card_data_files(card: str) -> dict[str, dict[str, list[str]]]:
-    """config -> split -> data file paths (or patterns) listed in a card's YAML ``configs:``; {} without any."""
-    parts = card.split("---", 2)
-    if not card.startswith("---") or len(parts) < 3:
-        return {}
-    try:
-        meta = yaml.safe_load(parts[1])
-    except yaml.YAMLError:
-        return {}
-    entries = meta.get("configs") if isinstance(meta, dict) else None
-    found: dict[str, dict[str, list[str]]] = {}
-    for entry in entries if isinstance(entries, list) else []:
-        if not isinstance(entry, dict) or "config_name" not in entry:
-            continue
-        files = entry.get("data_files")
-        if isinstance(files, str) or (isinstance(files, list) and all(isinstance(f, str) for f in files)):
-            files = {"train": files}
-        elif isinstance(files, list):
-            files = {str(f.get("split", "train")): f["path"] for f in files if isinstance(f, dict) and "path" in f}
-        if not isinstance(files, dict):
-            continue
-        found[str(entry["config_name"])] = {str(split): [str(p) for p in (paths if isinstance(paths, list) else [paths])]
-                                            for split, paths in files.items()}
-    return found

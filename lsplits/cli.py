@@ -161,7 +161,7 @@ _PLUGIN_COMMANDS = (
      "uncertainty estimation and PRR report over beam candidates"),
     ("beams", "lsplits.generation:add_beams_arguments:run_beams",
      "k-best candidates by beam search from a Hub seq2seq model or causal LM (input of ue)"),
-    ("push-metrics", "lsplits.uncertainty.publish:add_push_metrics_arguments:run_push_metrics",
+    ("push-metrics", "lsplits.metric_spaces:add_push_metrics_arguments:run_push_metrics",
      "create one Hub Space per evaluate metric module"),
     ("push-space", "lsplits.space:add_arguments:run", "deploy the Gradio demo Space to the Hub"),
 )

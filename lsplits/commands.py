@@ -136,7 +136,7 @@ def build(args: argparse.Namespace) -> int:
                          repo_hint=args.push_to_hub)
     for name, reason in result.skipped.items():
         print(f"skipped {name}: {reason}")
-    print(f"wrote {len(result.frames)} configs ({', '.join(result.frames)}) to {out}")
+    print(f"wrote {len(result.configs)} configs ({', '.join(result.configs)}) to {out}")
     if args.push_to_hub:
         from .hub import push_folder
 

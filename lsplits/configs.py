@@ -1,89 +1,59 @@
-"""The split configs a dataset repo publishes (``ll_split``, ``ll_split_len``, ``random``, ...).
+"""The split configs a dataset repo publishes (``ll_split``, ``ll_split_len``, ``random``, ...), by name.
 
-Each :class:`SplitConfig` turns the per-example columns of a dataset (:class:`SplitInputs`) into a
-:class:`~lsplits.splits.engine.Partition`. Dataset builders add their own (Spider's ``template``
-and ``tmcd``) and a hook applied to every partition (Spider's atom constraint).
+:data:`CONFIGS` is the one place where a published config name maps to its split strategy
+(:mod:`lsplits.splits.strategy`, :mod:`lsplits.splits.spider`). A dataset offers the configs its
+split policy supports (Spider's ``template`` and ``tmcd`` read SQL inputs only its policy provides).
+
+>>> CONFIGS["ll_split_len"]
+LikelihoodSplit(setting='ft', length_control=True, reverse=False)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
-
-import numpy as np
+from collections.abc import Mapping
 
 from .errors import ConfigError
-from .splits.engine import Partition, length_partition, likelihood_partition, random_partition
+from .splits.spider import TemplateSplit, TMCDSplit
+from .splits.strategy import (
+    PLAIN_POLICY,
+    LengthSplit,
+    LikelihoodSplit,
+    RandomSplit,
+    ScoreKind,
+    SplitInputs,
+    SplitPolicy,
+    SplitStrategy,
+)
 
-ScoreKind = Literal["ft", "pt"]
+__all__ = ["CONFIGS", "DEFAULT_CONFIGS", "ScoreKind", "SplitInputs", "available_configs", "resolve_configs"]
 
-
-@dataclass
-class SplitInputs:
-    """Per-example arrays that split strategies read (all aligned with the example list)."""
-
-    ids: list[str]
-    lengths: np.ndarray
-    labels: np.ndarray | None
-    scores: dict[str, np.ndarray] = field(default_factory=dict)  # "ft"/"pt" -> ll_score
-    extras: dict[str, Any] = field(default_factory=dict)  # task-specific (Spider: atoms, sqls, ...)
-
-    def score(self, kind: ScoreKind) -> np.ndarray:
-        """The ``kind`` scores; ConfigError when they were not computed."""
-        if kind not in self.scores:
-            raise ConfigError(f"no {kind!r} scores were computed for this build")
-        return self.scores[kind]
-
-
-@dataclass(frozen=True)
-class SplitConfig:
-    """One published config: its name, a one-line description, and the scores it needs."""
-
-    name: str
-    description: str
-    make: Callable[[SplitInputs, int, int], Partition]  # (inputs, eval size, seed) -> Partition
-    needs: ScoreKind | None = None
-
-
-def _likelihood(kind: ScoreKind, *, length_control: bool, reverse: bool) -> Callable[..., Partition]:
-    def make(inputs: SplitInputs, eval_size: int, seed: int) -> Partition:
-        return likelihood_partition(inputs.score(kind), eval_size,
-                                    lengths=inputs.lengths if length_control else None,
-                                    labels=inputs.labels, reverse=reverse, seed=seed)
-    return make
-
-
-def _describe(kind: ScoreKind, length_control: bool, reverse: bool) -> str:
-    lm = "a frozen pretrained LM (prompting)" if kind == "pt" else "an LM fine-tuned in k folds"
-    tail = "most likely" if reverse else "least likely"
-    text = f"the {tail} examples under {lm} form eval"
-    return text + (", within each query-length bucket" if length_control else "")
-
-
-GENERIC_CONFIGS: dict[str, SplitConfig] = {}
-for _kind, _prefix in (("ft", "ll_split"), ("pt", "ll_split_pt")):
-    for _len in (False, True):
-        for _rev in (False, True):
-            if _kind == "pt" and _rev:
-                continue
-            _name = _prefix + ("_len" if _len else "") + ("_reverse" if _rev else "")
-            GENERIC_CONFIGS[_name] = SplitConfig(_name, _describe(_kind, _len, _rev),
-                                                 _likelihood(_kind, length_control=_len, reverse=_rev), _kind)
-GENERIC_CONFIGS["random"] = SplitConfig(
-    "random", "a seeded random split with the same sizes (and label balance)",
-    lambda inputs, size, seed: random_partition(len(inputs.ids), size, labels=inputs.labels, seed=seed))
-GENERIC_CONFIGS["length"] = SplitConfig(
-    "length", "the examples with the longest queries form eval",
-    lambda inputs, size, seed: length_partition(inputs.lengths, size, labels=inputs.labels))
+CONFIGS: dict[str, SplitStrategy] = {
+    "ll_split": LikelihoodSplit("ft"),
+    "ll_split_reverse": LikelihoodSplit("ft", reverse=True),
+    "ll_split_len": LikelihoodSplit("ft", length_control=True),
+    "ll_split_len_reverse": LikelihoodSplit("ft", length_control=True, reverse=True),
+    "ll_split_pt": LikelihoodSplit("pt"),
+    "ll_split_pt_len": LikelihoodSplit("pt", length_control=True),
+    "random": RandomSplit(),
+    "length": LengthSplit(),
+    "template": TemplateSplit(),
+    "tmcd": TMCDSplit(),
+}
+"""Every published config name and its strategy."""
 
 DEFAULT_CONFIGS = ("ll_split", "ll_split_len", "ll_split_pt", "ll_split_pt_len", "ll_split_reverse",
                    "ll_split_len_reverse", "random")
 
 
-def resolve_configs(names: list[str] | tuple[str, ...], available: Mapping[str, SplitConfig]) -> list[SplitConfig]:
-    """Look up config names, raising ConfigError that lists the valid ones."""
+def available_configs(policy: SplitPolicy = PLAIN_POLICY) -> dict[str, SplitStrategy]:
+    """The configs a dataset with ``policy`` can build (those whose inputs the policy provides)."""
+    return {name: strategy for name, strategy in CONFIGS.items() if policy.supports(strategy)}
+
+
+def resolve_configs(names: list[str] | tuple[str, ...],
+                    available: Mapping[str, SplitStrategy]) -> dict[str, SplitStrategy]:
+    """Look up config names (name -> strategy, duplicates dropped), raising ConfigError that lists the valid ones."""
     unknown = [name for name in names if name not in available]
     if unknown:
         raise ConfigError(f"unknown config(s) {', '.join(unknown)}; choose from {', '.join(available)}")
-    return [available[name] for name in dict.fromkeys(names)]
+    return {name: available[name] for name in dict.fromkeys(names)}

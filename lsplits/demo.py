@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from .build import DatasetSpec, build_splits, export_dataset
 from .card import CardInfo
 from .data import prepare_examples
 from .demo_data import DEMO_TASK, has_rare_word, is_rare_construction, make_demo_dataset
+from .export import plot_path
 from .io import check_output
 
 logger = logging.getLogger(__name__)
@@ -44,7 +46,7 @@ class DemoSummary:
     seconds: float
 
 
-def summary_table(frames: dict[str, dict[str, pd.DataFrame]]) -> pd.DataFrame:
+def summary_table(frames: Mapping[str, Mapping[str, pd.DataFrame]]) -> pd.DataFrame:
     """Sizes, mean ll_score, mean length and planted-tail shares per config and split (train vs eval)."""
     rows = []
     for name, splits in frames.items():
@@ -72,9 +74,9 @@ def run_demo(out: str | Path = "out/demo-likelihood", *, n: int = 3000, seed: in
     result = build_splits(DEMO_SPEC, loaded, lm="scratch", eval_size=eval_size, seed=seed, folds=3,
                           cache_dir=cache_dir, train_config=train_config, progress=progress)
     export_dataset(DEMO_SPEC, result, out, lm="scratch", folds=3, seed=seed, repo_hint=str(out))
-    table = summary_table(result.frames)
+    table = summary_table(result.frames())
     ratio = {}
-    for name in result.frames:
+    for name in result.configs:
         rows = table[table["config"] == name].set_index("split")
         train_share = rows.loc["train", "rare-word share"]
         ratio[name] = float(rows.loc["eval", "rare-word share"] / train_share) if train_share else float("nan")
@@ -84,7 +86,7 @@ def run_demo(out: str | Path = "out/demo-likelihood", *, n: int = 3000, seed: in
     print()
     for name, value in ratio.items():
         print(f"{name}: planted rare words are {value:.2f}x as frequent in eval as in train")
-    print(f"\nwrote {out} ({', '.join(result.frames)}); plot: {out / 'plots' / 'll_split_score_vs_length.png'}")
+    print(f"\nwrote {out} ({', '.join(result.configs)}); plot: {out / plot_path('ll_split_score_vs_length')}")
     print(f'load it with: datasets.load_dataset("{out}", "ll_split_len")')
     print(f"demo finished in {seconds:.0f} s")
     return DemoSummary(table=table, rare_ratio=ratio, out=out, seconds=seconds)

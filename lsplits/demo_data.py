@@ -28,6 +28,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import InvalidOption
 from .tasks import NLI_LABELS, Example, Task, nli_task
 
 DEMO_TASK: Task = nli_task("demo", premise_field="premise", hypothesis_field="hypothesis", label_field="label")
@@ -268,7 +269,7 @@ def make_demo_dataset(n: int = 3000, seed: int = 0) -> list[dict[str, str]]:
     'demo-00000'
     """
     if n < 0:
-        raise ValueError(f"n must be >= 0, got {n}")
+        raise InvalidOption(f"n must be >= 0, got {n}")
     rng = random.Random(seed)
     width = max(5, len(str(n - 1)))
     return [_example(rng, f"demo-{i:0{width}d}") for i in range(n)]

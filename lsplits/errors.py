@@ -1,4 +1,9 @@
-"""Error types of lsplits: every user-facing failure names the file, example and field at fault."""
+"""Error types of lsplits: every user-facing failure names the file, example and field at fault.
+
+One family: every error a user can cause is an :class:`LsplitsError`, which the CLI and the Space
+print as one line. :class:`InvalidInput` and :class:`InvalidOption` also derive from ``ValueError``,
+what Python callers of the library functions (PRR, the estimators, the metrics) expect.
+"""
 
 from __future__ import annotations
 
@@ -34,3 +39,17 @@ class ConfigError(LsplitsError):
 
 class SplitInvariantError(LsplitsError):
     """A split violated one of its own invariants (not a partition, duplicate ids, wrong size)."""
+
+
+class InvalidInput(DataError, ValueError):
+    """Values a library function cannot use: mismatched lengths, NaN, no examples, an unparsable output.
+
+    A DataError for the CLI (one line) and a ValueError for Python callers.
+    """
+
+
+class InvalidOption(ConfigError, ValueError):
+    """An option or name outside what a function accepts (a range, an unknown estimator or metric).
+
+    A ConfigError for the CLI (one line) and a ValueError for Python callers.
+    """

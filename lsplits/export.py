@@ -1,40 +1,76 @@
-"""Writing a built dataset as a folder in the exact Hugging Face Hub dataset layout (METHOD C).
+"""The Hub layout of a built dataset folder (METHOD C): the one module that writes it and reads it back.
 
 Layout: ``DIR/README.md`` (card with YAML ``configs:``), one parquet file per config and split named
 by its content, ``DIR/{config}/{split}-00000-of-00001-{fingerprint}.parquet`` (``fingerprint``: the
-first 16 hex digits of the SHA-256 of the file's bytes), ``DIR/lsplits.json`` and any extra files
-(plots). ``datasets`` caches a local folder by its name and the paths of its data files, so content
+first 16 hex digits of the SHA-256 of the file's bytes), ``DIR/lsplits.json`` (the build's settings,
+also the marker of a folder lsplits wrote, see :mod:`lsplits.io`) and ``DIR/plots/*.png``.
+``datasets`` caches a local folder by its name and the paths of its data files, so content
 names make a rebuilt folder load fresh instead of the previous build. Every column has one Arrow
 type for the whole dataset, so every config and split loads with identical features. The folder
-is written to a temporary sibling and renamed into place (replacing only a folder lsplits wrote,
-see :mod:`lsplits.io`), and ``load_dataset(DIR, config)`` works on it exactly as
-``load_dataset("org/name", config)`` does after a push.
+is written to a temporary sibling and renamed into place (replacing only a folder lsplits wrote),
+and ``load_dataset(DIR, config)`` works on it exactly as ``load_dataset("org/name", config)`` does
+after a push. :func:`write_hub_folder` hands the card renderer (:mod:`lsplits.card`) a
+:class:`WrittenFolder` (files and sizes); :func:`read_folder` reads the configs back as the card's
+YAML lists them (``lsplits analyze``, the Space).
 """
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import logging
 import os
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+import yaml
 
+from .errors import DataError
 from .io import DATASET_MARKER, output_folder
 
 logger = logging.getLogger(__name__)
 
 SPLIT_NAMES = ("train", "validation", "test")
 FINGERPRINT_DIGITS = 16
+CARD_FILE = "README.md"
+METADATA_FILE = DATASET_MARKER
+"""The build's settings (``lsplits.json``); :mod:`lsplits.io` also lists the files lsplits wrote in it."""
+PLOTS_FOLDER = "plots"
 DataFiles = dict[str, dict[str, str]]
 """config -> split -> path of its parquet file in the repo."""
 Frames = Mapping[str, Mapping[str, pd.DataFrame]]
+
+
+@dataclass(frozen=True)
+class WrittenFolder:
+    """What :func:`write_hub_folder` wrote, for the card: data files and row counts per config and split.
+
+    The first config is the default one (``load_dataset(DIR)`` without a config name opens it).
+    """
+
+    data_files: DataFiles
+    num_rows: dict[str, dict[str, int]]
+
+    @property
+    def default(self) -> str | None:
+        """The default config: the first one written."""
+        return next(iter(self.data_files), None)
+
+    def configs_yaml(self) -> list[dict]:
+        """The card's YAML ``configs:`` entries (see :func:`data_files_yaml`)."""
+        return data_files_yaml(self.data_files, self.default)
+
+
+def plot_path(stem: str) -> str:
+    """The path in the repo of the plot ``stem`` (``plots/{stem}.png``)."""
+    return f"{PLOTS_FOLDER}/{stem}.png"
 
 
 def data_file_name(split: str, fingerprint: str) -> str:
@@ -139,32 +175,124 @@ def _fingerprint(path: Path) -> str:
     return digest.hexdigest()[:FINGERPRINT_DIGITS]
 
 
-def write_hub_folder(out: str | Path, configs: Frames, card: str | Callable[[DataFiles], str],
-                     extra_files: Mapping[str, Path] | None = None, *, option: str = "--out") -> Path:
-    """Write every config's splits as content-named parquet plus ``README.md`` and extra files, atomically.
+def write_hub_folder(out: str | Path, configs: Frames, card: str | Callable[[WrittenFolder], str],
+                     extra_files: Mapping[str, Path] | None = None, *, metadata: Mapping[str, Any] | None = None,
+                     examples: pd.DataFrame | None = None, option: str = "--out") -> Path:
+    """Write every config's splits as content-named parquet plus ``README.md``, ``lsplits.json`` and extra files, atomically.
 
-    ``configs`` maps config name -> split name -> DataFrame; ``card`` is the README text, or a
-    function of the written data files (config -> split -> repo path) that returns it;
-    ``extra_files`` maps a path in the repo (e.g. ``plots/ll_split.png``) to a local file to copy in.
-    ``out`` is replaced only if lsplits wrote it (:func:`lsplits.io.check_output`).
+    ``configs`` maps config name -> split name -> DataFrame (read one config at a time, so a lazy
+    mapping keeps one config in memory); ``card`` is the README text, or a function of the
+    :class:`WrittenFolder` that returns it; ``extra_files`` maps a path in the repo (e.g.
+    ``plots/ll_split.png``) to a local file to copy in; ``metadata`` is written as ``lsplits.json``;
+    ``examples`` (every example once, with every column) decides the column types, instead of all
+    the configs' frames together. ``out`` is replaced only if lsplits wrote it
+    (:func:`lsplits.io.check_output`).
     """
     out = Path(out)
-    schema, text_columns = dataset_schema(configs)
-    written: DataFiles = {}
+    schema, text_columns = dataset_schema({"": {"": examples}} if examples is not None else configs)
+    data_files: DataFiles = {}
+    num_rows: dict[str, dict[str, int]] = {}
     with output_folder(out, marker=DATASET_MARKER, option=option) as tmp:
         for name, splits in configs.items():
             (tmp / name).mkdir()
-            written[name] = {}
+            data_files[name], num_rows[name] = {}, {}
             for split, frame in splits.items():
                 staged = tmp / name / f".{split}.parquet.tmp"
                 pq.write_table(to_arrow(frame.reset_index(drop=True), schema, text_columns), staged)
                 path = f"{name}/{data_file_name(split, _fingerprint(staged))}"
                 os.replace(staged, tmp / path)
-                written[name][split] = path
+                data_files[name][split] = path
+                num_rows[name][split] = len(frame)
         for repo_path, local in (extra_files or {}).items():
             target = tmp / repo_path
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(local, target)
-        (tmp / "README.md").write_text(card(written) if callable(card) else card, encoding="utf-8")
-    logger.info("wrote %d configs to %s", len(configs), out)
+        if metadata is not None:
+            (tmp / METADATA_FILE).write_text(json.dumps(dict(metadata), indent=2, sort_keys=True), encoding="utf-8")
+        written = WrittenFolder(data_files=data_files, num_rows=num_rows)
+        (tmp / CARD_FILE).write_text(card(written) if callable(card) else card, encoding="utf-8")
+    logger.info("wrote %d configs to %s", len(data_files), out)
     return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Reading a built folder back
+# --------------------------------------------------------------------------------------------------
+
+def card_data_files(card: str) -> dict[str, dict[str, list[str]]]:
+    """config -> split -> data file paths (or patterns) listed in a card's YAML ``configs:``; {} without any."""
+    parts = card.split("---", 2)
+    if not card.startswith("---") or len(parts) < 3:
+        return {}
+    try:
+        meta = yaml.safe_load(parts[1])
+    except yaml.YAMLError:
+        return {}
+    entries = meta.get("configs") if isinstance(meta, dict) else None
+    found: dict[str, dict[str, list[str]]] = {}
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict) or "config_name" not in entry:
+            continue
+        files = entry.get("data_files")
+        if isinstance(files, str) or (isinstance(files, list) and all(isinstance(f, str) for f in files)):
+            files = {"train": files}
+        elif isinstance(files, list):
+            files = {str(f.get("split", "train")): f["path"] for f in files if isinstance(f, dict) and "path" in f}
+        if not isinstance(files, dict):
+            continue
+        found[str(entry["config_name"])] = {str(split): [str(p) for p in (paths if isinstance(paths, list) else [paths])]
+                                            for split, paths in files.items()}
+    return found
+
+
+def data_file_paths(folder: str | Path, config: str) -> dict[str, list[Path]]:
+    """split -> parquet files of one config in a built folder, as its card's YAML ``configs:`` lists them.
+
+    Folders whose card lists nothing for the config (older builds, hand-made fixtures) are read by
+    name: ``{config}/{split}.parquet`` or ``{config}/{split}-*.parquet``.
+    """
+    folder = Path(folder)
+    card = folder / CARD_FILE
+    listed = card_data_files(card.read_text(encoding="utf-8")).get(config) if card.is_file() else None
+    if not listed:
+        found = {}
+        for split in SPLIT_NAMES:
+            exact = folder / config / f"{split}.parquet"
+            paths = [exact] if exact.is_file() else sorted((folder / config).glob(f"{split}-*.parquet"))
+            if paths:
+                found[split] = paths
+        return found
+    found = {}
+    for split, patterns in listed.items():
+        paths: list[Path] = []
+        for pattern in patterns:
+            matches = sorted(folder.glob(pattern)) if glob.has_magic(pattern) else [folder / pattern]
+            missing = [p for p in matches if not p.is_file()]
+            if missing or not matches:
+                raise DataError(f"the card lists {pattern} for config {config!r}, split {split!r}, but no such "
+                                "file exists", source=str(folder))
+            paths += matches
+        found[split] = paths
+    return found
+
+
+def read_metadata(folder: str | Path) -> dict[str, Any]:
+    """The build's settings (``lsplits.json``) of a built folder; DataError when there is none."""
+    path = Path(folder) / METADATA_FILE
+    if not path.exists():
+        raise DataError(f"no {METADATA_FILE}; is this a folder written by `lsplits build`?", source=str(folder))
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def read_folder(folder: str | Path, configs: Sequence[str] | None = None) -> tuple[dict[str, dict[str, pd.DataFrame]], dict]:
+    """Read a built folder's configs (config -> split -> DataFrame, files as the card lists them) and its metadata."""
+    folder = Path(folder)
+    meta = read_metadata(folder)
+    names = list(configs) if configs else list(meta.get("configs", []))
+    frames = {}
+    for name in names:
+        if not (folder / name).is_dir():
+            raise DataError(f"no config {name!r} (has: {', '.join(meta.get('configs', []))})", source=str(folder))
+        frames[name] = {split: pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
+                        for split, paths in data_file_paths(folder, name).items()}
+    return frames, meta

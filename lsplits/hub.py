@@ -1,7 +1,10 @@
-"""Pushing a local folder to the Hugging Face Hub in a single commit (datasets, metric Spaces, the demo Space).
+"""The one upload path to the Hugging Face Hub, shared by ``push``, ``push-metrics`` and ``push-space``.
 
-A push either lands whole or not at all: every file goes into one ``create_commit`` call, so a
-failure leaves the remote repo as it was.
+Every push command first calls :func:`check_hub_access` (repo id, offline switch, token), before
+any work, then stages what it uploads (a built folder as it is, a metric module with its
+requirements, the demo Space with its assets) and hands it to :func:`push_folder`. A push either
+lands whole or not at all: every file goes into one ``create_commit`` call, so a failure leaves the
+remote repo as it was.
 """
 
 from __future__ import annotations
@@ -40,6 +43,14 @@ def _offline() -> bool:
         bool(huggingface_hub.is_offline_mode())
 
 
+def check_repo_id(repo_id: str, *, option: str | None = None) -> str:
+    """``repo_id`` when it looks like 'org/name'; ConfigError naming ``option`` and the id otherwise."""
+    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
+        where = f"{option} {repo_id}" if option else repo_id
+        raise ConfigError(f"{where}: a repo id looks like 'org/name'")
+    return repo_id
+
+
 def check_hub_access(repo_id: str, *, token: str | None = None, option: str | None = None) -> str:
     """Before any work: ``repo_id`` looks like 'org/name', the Hub is not switched off, and a token
     exists that the Hub accepts. Returns the account name.
@@ -50,8 +61,7 @@ def check_hub_access(repo_id: str, *, token: str | None = None, option: str | No
     import huggingface_hub
 
     where = f"{option} {repo_id}" if option else repo_id
-    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
-        raise ConfigError(f"{where}: a repo id looks like 'org/name'")
+    check_repo_id(repo_id, option=option)
     if _offline():
         later = " (or build without --push-to-hub and run `lsplits push FOLDER REPO_ID` later)" \
             if option == "--push-to-hub" else ""
@@ -76,8 +86,7 @@ def push_folder(folder: str | Path, repo_id: str, *, repo_type: str = "dataset",
     """
     from huggingface_hub import CommitOperationAdd, HfApi
 
-    if "/" not in repo_id:
-        raise ConfigError(f"repo id {repo_id!r} must look like 'org/name'")
+    check_repo_id(repo_id)
     files = folder_files(folder)
     api = HfApi(token=token)
     api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True,

@@ -18,6 +18,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from .errors import InvalidInput
 from .io import atomic_path
 
 logger = logging.getLogger(__name__)
@@ -53,7 +54,7 @@ def score_vs_length_figure(df_all: pd.DataFrame, eval_mask: Sequence[bool] | np.
     """
     mask = np.asarray(eval_mask, dtype=bool)
     if len(mask) != len(df_all):
-        raise ValueError(f"eval_mask has {len(mask)} entries for {len(df_all)} rows")
+        raise InvalidInput(f"eval_mask has {len(mask)} entries for {len(df_all)} rows")
     lengths = df_all[length_column].to_numpy(dtype=float)
     scores = df_all[score_column].to_numpy(dtype=float)
     figure = Figure(figsize=(6.4, 4.4))

@@ -18,10 +18,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ConfigError
+from .errors import ConfigError, InvalidInput
 
 
-class InvalidOutput(ValueError):
+class InvalidOutput(InvalidInput):
     """A candidate or reference that cannot be parsed by a similarity's ``prepare``."""
 
 

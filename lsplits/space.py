@@ -9,9 +9,9 @@ The Space (``spaces/lsplits-demo/``) runs on two assets besides its code:
   (one model on all the data; the lines it scores are new, so no folds are needed). It trains in
   one to three minutes on two CPU cores and weighs about 2 MB.
 
-Deployment. ``push-space`` stages a folder (the Space's files, the ``lsplits`` package source copied
-in next to ``app.py``, both assets prebuilt) and uploads it in one commit with
-:func:`lsplits.hub.push_folder`. Vendoring the package means the Space runs exactly the code that
+Deployment. ``push-space`` checks the Hub access first (:func:`lsplits.hub.check_hub_access`), then
+stages a folder (the Space's files, the ``lsplits`` package source copied in next to ``app.py``,
+both assets prebuilt) and uploads it in one commit with :func:`lsplits.hub.push_folder`. Vendoring the package means the Space runs exactly the code that
 was pushed, needs no published release of ``lsplits``, and its ``requirements.txt`` lists only
 third-party packages; ``app.py`` imports ``lsplits`` from its own folder. Shipping the assets makes
 the Space start in seconds instead of retraining the demo on every cold start; without them the app
@@ -58,7 +58,7 @@ def default_space_dir() -> Path:
 
 def scratch_lm_texts(dataset_dir: str | Path) -> list[str]:
     """The distinct query sentences of a built dataset (every example once), to train the scratch LM on."""
-    from .dataset_report import read_folder
+    from .export import read_folder
 
     frames, meta = read_folder(dataset_dir)
     if not frames:
@@ -152,10 +152,9 @@ def push_space(repo_id: str, *, space_dir: str | Path | None = None, demo_data: 
                build_demo: bool = True, scratch_steps: int = DEFAULT_SCRATCH_STEPS, private: bool = False,
                token: str | None = None, progress: bool = True) -> str:
     """Stage the Space (see :func:`stage_space`) and upload it in one commit; returns the commit URL."""
-    from .hub import push_folder
+    from .hub import check_repo_id, push_folder
 
-    if "/" not in repo_id:
-        raise ConfigError(f"repo id {repo_id!r} must look like 'org/name'")
+    check_repo_id(repo_id)
     with tempfile.TemporaryDirectory(prefix="lsplits-space-") as tmp:
         staged = stage_space(Path(tmp) / "space", space_dir=space_dir, demo_data=demo_data, build_demo=build_demo,
                              scratch_steps=scratch_steps, progress=progress)
@@ -193,6 +192,9 @@ def run(args: argparse.Namespace) -> int:
     if args.stage_only is not None:
         print(f"staged the Space in {stage_space(args.stage_only, **options)}")
         return 0
+    from .hub import check_hub_access
+
+    check_hub_access(args.repo_id)  # before staging (the demo build and the scratch LM take minutes)
     url = push_space(args.repo_id, private=args.private, **options)
     print(f"pushed the Space to {url}")
     return 0

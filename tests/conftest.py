@@ -1,4 +1,5 @@
-"""Shared fixtures: ``hub_api`` replaces huggingface_hub.HfApi at the network boundary.
+"""Shared fixtures: ``hub_api`` replaces huggingface_hub.HfApi at the network boundary; ``online`` switches
+Hub access on for one test.
 
 The session also checks that it leaves nothing running: every process the suite starts inherits a
 marker variable, and at the end any process still carrying it fails the run (and is killed).
@@ -100,3 +101,14 @@ def hub_api(monkeypatch):
     RecordingApi.valid_tokens = set()
     monkeypatch.setattr(huggingface_hub, "HfApi", RecordingApi)
     return RecordingApi
+
+
+@pytest.fixture
+def online(monkeypatch):
+    """Hub access switched on for the test (the suite runs with HF_HUB_OFFLINE=1); no network is used."""
+    import huggingface_hub
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setattr(huggingface_hub, "is_offline_mode", lambda: False)
+    monkeypatch.setattr(huggingface_hub, "get_token", lambda: None)
+    return monkeypatch

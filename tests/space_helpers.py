@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from lsplits.export import data_files_yaml, write_hub_folder
+from lsplits.export import WrittenFolder, data_files_yaml, write_hub_folder
 
 SPACE_DIR = Path(__file__).resolve().parents[1] / "spaces" / "lsplits-demo"
 N_EXAMPLES = 40
@@ -55,8 +55,8 @@ def build_fixture_dataset(folder: Path) -> Path:
     meta.write_text(json.dumps({"query_field": "text", "label_field": None, "configs": list(configs),
                                 "lm": "scratch", "folds": 3}), encoding="utf-8")
 
-    def card(files: dict) -> str:
-        return "---\n" + yaml.safe_dump({"configs": data_files_yaml(files, "ll_split")}) + "---\n# fixture\n"
+    def card(written: WrittenFolder) -> str:
+        return "---\n" + yaml.safe_dump({"configs": data_files_yaml(written.data_files, "ll_split")}) + "---\n# fixture\n"
 
     return write_hub_folder(folder, configs, card, {"lsplits.json": meta})
 

@@ -146,18 +146,3 @@ def test_prompted_configs_with_a_local_pretrained_folder(user_file, tmp_path):
     np.testing.assert_allclose([r["ll_score"] for r in rows], expected, atol=1e-4)
     assert ds["validation"].num_rows + ds["test"].num_rows == 15
     assert set(datasets.get_dataset_config_names(str(out))) == {"ll_split_pt", "ll_split_pt_len"}
-
-
-def test_eval_sizes_that_leave_a_split_empty_are_refused():
-    from lsplits.build import checked_eval_size
-    from lsplits.errors import ConfigError
-
-    assert [checked_eval_size(size, 40, default=8) for size in (2, 39, 0.5, None)] == [2, 39, 20, 8]
-    refused = [(1, 40, "--eval-size 1 gives 1 eval example of 40, which leaves the test split empty"),
-               (0.01, 40, "--eval-size 0.01 gives 1 eval example of 40"),
-               (40, 40, "--eval-size 40: .*leaves train empty; give between 2 and 39 examples"),
-               (0, 40, "--eval-size 0: .*give between 2 and 39"),
-               (None, 2, "the default eval size \\(2\\): the dataset has 2 example\\(s\\)")]
-    for size, n, message in refused:
-        with pytest.raises(ConfigError, match=message):
-            checked_eval_size(size, n, default=2)

@@ -1,5 +1,6 @@
-"""The Hub layout written by export/card opens with datasets.load_dataset by config name, loads fresh
-after a rebuild (content-named files), and gives every split of every config the same features."""
+"""The Hub layout written by lsplits.export opens with datasets.load_dataset by config name, loads fresh
+after a rebuild (content-named files), gives every split of every config the same features, and
+reads back as the card's YAML lists it."""
 
 from __future__ import annotations
 
@@ -12,11 +13,9 @@ import datasets
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-import yaml
 
-from lsplits.card import CardInfo, card_data_files, render_card, size_category
-from lsplits.dataset_report import data_file_paths, read_folder
-from lsplits.export import write_hub_folder
+from lsplits.card import CardInfo, render_card
+from lsplits.export import card_data_files, data_file_paths, read_folder, write_hub_folder
 
 CONTENT_NAME = re.compile(r"(train|validation|test)-00000-of-00001-([0-9a-f]{16})\.parquet")
 
@@ -30,8 +29,8 @@ def frames(prefix: str = ""):
 
 
 def toy_card(data):
-    return lambda files: render_card(CardInfo(pretty_name="Toy"), data, {"ll_split": "least likely", "random": "r"},
-                                     default="ll_split", repo_hint="org/toy", method="m", data_files=files)
+    return lambda folder: render_card(CardInfo(pretty_name="Toy"), folder, {"ll_split": "least likely", "random": "r"},
+                                      repo_hint="org/toy", method="m")
 
 
 def test_folder_loads_by_config_name_from_content_named_files(tmp_path):
@@ -73,26 +72,6 @@ def test_identical_data_gives_identical_file_names(tmp_path):
     one = write_hub_folder(tmp_path / "one", data, toy_card(data))
     two = write_hub_folder(tmp_path / "two", data, toy_card(data))
     assert card_data_files((one / "README.md").read_text()) == card_data_files((two / "README.md").read_text())
-
-
-def test_card_yaml_and_body():
-    data = frames()
-    files = {name: {split: f"{name}/{split}-00000-of-00001-{'0' * 16}.parquet" for split in splits}
-             for name, splits in data.items()}
-    card = render_card(CardInfo(pretty_name="Toy", license="mit", source_datasets=["org/src"],
-                                source_citation="@misc{src}"),
-                       data, {"ll_split": "least likely", "random": "random"}, default="ll_split",
-                       repo_hint="org/toy", method="Method text.", data_files=files, statistics="| a |\n|---|",
-                       plots={"p": "plots/p.png"})
-    _, header, body = card.split("---\n", 2)
-    meta = yaml.safe_load(header)
-    assert meta["license"] == "mit" and meta["pretty_name"] == "Toy"
-    assert meta["size_categories"] == ["n<1K"]
-    assert meta["configs"][0] == {"config_name": "ll_split", "default": True, "data_files": [
-        {"split": split, "path": files["ll_split"][split]} for split in ("train", "validation", "test")]}
-    assert "| `ll_split` (default) | 6 | 2 | 2 | least likely |" in body
-    assert 'load_dataset("org/toy", "ll_split")' in body
-    assert "![p](plots/p.png)" in body and "@misc{src}" in body and "Godbole" in body
 
 
 def test_card_data_files_reads_every_yaml_form():
@@ -137,11 +116,6 @@ def read_folder_ids(folder):
     return pd.read_parquet(path)["id"].tolist()
 
 
-@pytest.mark.parametrize(("n", "label"), [(999, "n<1K"), (1000, "1K<n<10K"), (569_018, "100K<n<1M")])
-def test_size_category(n, label):
-    assert size_category(n) == label
-
-
 def test_mixed_nested_column_is_kept_as_json(tmp_path):
     frame = pd.DataFrame({"id": ["a", "b"], "sql": [{"from": [1, [2, 3]], "limit": None},
                                                     {"from": "t", "limit": 5}]})
@@ -165,9 +139,8 @@ def test_mixed_types_get_one_type_in_every_config_and_split(tmp_path, caplog):
     data = {"first": {"train": rows.iloc[:8], "validation": rows.iloc[8:10], "test": rows.iloc[10:]},
             "second": {"train": rows.iloc[4:], "validation": rows.iloc[:2], "test": rows.iloc[2:4]}}
     with caplog.at_level(logging.WARNING, logger="lsplits.export"):
-        out = write_hub_folder(tmp_path / "mixed", data, lambda files: render_card(
-            CardInfo(pretty_name="Mixed"), data, {}, default="first", repo_hint="org/m", method="m",
-            data_files=files))
+        out = write_hub_folder(tmp_path / "mixed", data, lambda folder: render_card(
+            CardInfo(pretty_name="Mixed"), folder, {}, repo_hint="org/m", method="m"))
     warnings = [r.getMessage() for r in caplog.records]
     assert any("'year'" in w and "int, str" in w for w in warnings), warnings
     assert any("'text'" in w and "list, str" in w for w in warnings), warnings

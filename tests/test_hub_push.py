@@ -1,4 +1,5 @@
-"""Pushing a folder: one commit with exactly the folder's files, tested at the HfApi HTTP boundary."""
+"""Pushing a folder: one commit with exactly the folder's files, tested at the HfApi HTTP boundary; every
+push command checks the Hub access before any work."""
 
 from __future__ import annotations
 
@@ -36,17 +37,6 @@ def test_push_rejects_bad_input(tmp_path, hub_api):
     with pytest.raises(ConfigError, match="empty"):
         push_folder(tmp_path, "org/x")
     assert hub_api.calls == []
-
-
-@pytest.fixture
-def online(monkeypatch):
-    """Hub access switched on for the test (the suite runs with HF_HUB_OFFLINE=1); no network is used."""
-    import huggingface_hub
-
-    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
-    monkeypatch.setattr(huggingface_hub, "is_offline_mode", lambda: False)
-    monkeypatch.setattr(huggingface_hub, "get_token", lambda: None)
-    return monkeypatch
 
 
 def test_access_check_refuses_offline_missing_and_refused_tokens(hub_api, monkeypatch, online):
@@ -102,3 +92,25 @@ def test_push_with_a_valid_token_uploads(tmp_path, hub_api, online, capsys):
     assert main(["push", str(tmp_path), "org/x"]) == 0
     assert [call[0] for call in hub_api.calls] == ["whoami", "create_repo", "create_commit"]
     assert "pushed to https://hub.invalid/org/x/commit/1" in capsys.readouterr().out
+
+
+def _tripwire(what):
+    def fail(*args, **kwargs):
+        raise AssertionError(f"{what} ran before the Hub access was checked")
+    return fail
+
+
+@pytest.mark.parametrize("argv", [["push-metrics", "team"], ["push-space", "team/demo"],
+                                  ["push-space", "team/demo", "--no-assets"]])
+def test_push_metrics_and_push_space_check_access_before_any_work(argv, hub_api, online, capsys, monkeypatch):
+    """The three push commands share the upload path: a missing token is one line, before staging anything."""
+    from lsplits import metric_spaces, space
+    from lsplits.cli import main
+
+    monkeypatch.setattr(space, "stage_space", _tripwire("staging the Space"))
+    monkeypatch.setattr(metric_spaces, "push_folder", _tripwire("uploading a metric module"))
+    assert main(argv) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    repo = "team/prr" if argv[0] == "push-metrics" else "team/demo"
+    assert err == [f"lsplits {argv[0]}: error: {repo}: no Hugging Face token; run `hf auth login` or set HF_TOKEN"]
+    assert hub_api.calls == []

@@ -23,8 +23,8 @@ from space_helpers import SPACE_DIR, build_fixture_dataset, fixture_rows
 
 import lsplits
 from lsplits import space
-from lsplits.card import card_data_files
 from lsplits.errors import ConfigError
+from lsplits.export import card_data_files
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,6 +18,8 @@ from lsplits.splits.spider import (
     enforce_atom_constraint,
     missing_eval_atoms,
     normalize_question,
+    query_hardness,
+    spider_extras,
     spider_hardness,
     sql_atoms,
     sql_compounds,
@@ -377,8 +379,6 @@ def _tiny_spider(n: int) -> list[dict]:
 
 
 def test_spider_extras_fall_back_for_an_unparsable_query(caplog):
-    from builders.spider import query_hardness, spider_extras
-
     examples = [{"id": f"train-{i}", **row} for i, row in enumerate(_tiny_spider(10))]
     with caplog.at_level("WARNING"):
         extras = spider_extras(examples)
@@ -422,3 +422,66 @@ def test_an_unparsable_query_does_not_abort_the_spider_build(tmp_path, caplog):
     assert "hardness=unknown" in card
     meta = json.loads((out / "lsplits.json").read_text(encoding="utf-8"))
     assert meta["notes"] == {"unparsable SQL queries": ["train-7"]}
+
+
+# --------------------------------------------------------------------------------------------------
+# The Spider policy and strategies, without the builder
+# --------------------------------------------------------------------------------------------------
+
+
+def _spider_inputs(n: int = 30):
+    from lsplits.splits.spider import SPIDER_POLICY
+
+    examples = [{"id": f"train-{i}", **row} for i, row in enumerate(_tiny_spider(n))]
+    return SPIDER_POLICY, SPIDER_POLICY.inputs(examples, ids=[e["id"] for e in examples],
+                                               lengths=[len(e["question"].split()) for e in examples])
+
+
+def test_spider_policy_puts_every_strategy_through_the_atom_constraint():
+    from lsplits.splits.spider import TemplateSplit, TMCDSplit
+
+    policy, inputs = _spider_inputs()
+    atoms = inputs.extras["atoms"]
+    template = policy.split(TemplateSplit(), inputs, 10, seed=1)
+    expected = enforce_atom_constraint(template_partition(inputs.extras["sqls"], 10, seed=1), atoms)
+    assert np.array_equal(template.eval, expected.eval) and np.array_equal(template.train, expected.train)
+    assert _naive_missing(template.train, template.eval, atoms) == set()
+    start = policy.split(TMCDSplit(max_swaps=0), inputs, 10, seed=2)  # no swap: the constrained random start
+    random_start = enforce_atom_constraint(random_partition(30, 10, seed=2), atoms)
+    assert sorted(start.eval.tolist()) == sorted(random_start.eval.tolist())
+    assert TMCDSplit(max_swaps=0).params() == {"max_swaps": 0, "max_atom_divergence": None, "candidates_per_swap": 16}
+
+
+def test_spider_policy_statistics_and_notes():
+    from lsplits.splits.spider import TemplateSplit
+
+    policy, inputs = _spider_inputs()
+    partition = policy.split(TemplateSplit(), inputs, 10, seed=1)
+    stats = policy.statistics_of(inputs, {"template": partition})
+    assert stats["template"]["atom divergence"] == pytest.approx(
+        atom_divergence(partition.train, partition.eval, inputs.extras["atoms"]))
+    assert stats["template"]["compound divergence"] == pytest.approx(
+        compound_divergence(partition.train, partition.eval, inputs.extras["compounds"]))
+    assert policy.notes_of(inputs) == {"unparsable SQL queries": ["train-7"]}
+
+
+def test_a_library_user_builds_a_spider_split_without_the_builders():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from lsplits.configs import CONFIGS\n"
+        "from lsplits.splits.spider import SPIDER_POLICY\n"
+        f"rows = {_tiny_spider(30)!r}\n"
+        "examples = [{'id': f'train-{i}', **row} for i, row in enumerate(rows)]\n"
+        "inputs = SPIDER_POLICY.inputs(examples, ids=[e['id'] for e in examples], lengths=[1] * 30)\n"
+        "partition = SPIDER_POLICY.split(CONFIGS['template'], inputs, eval_size=10, seed=1)\n"
+        "print(sorted(partition.eval.tolist()), 'builders' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    _, inputs = _spider_inputs()
+    expected = enforce_atom_constraint(template_partition(inputs.extras["sqls"], 10, seed=1), inputs.extras["atoms"])
+    assert result.stdout.split("] ")[1].strip() == "False"
+    assert result.stdout.split("] ")[0] + "]" == str(sorted(expected.eval.tolist()))

@@ -33,6 +33,7 @@ from penman._parse import _parse
 from penman.exceptions import PenmanError
 from penman.models.amr import model as AMR_MODEL  # noqa: N812
 
+from ..errors import InvalidOption
 from ..similarity import InvalidOutput
 
 logger = logging.getLogger(__name__)
@@ -201,7 +202,7 @@ def parse_smatch(text: str, *, dialect: str = "official") -> AmrGraph:
     Validity is :func:`parse_amr`'s (same checks, same :class:`~lsplits.similarity.InvalidOutput`).
     """
     if dialect not in SMATCH_DIALECTS:
-        raise ValueError(f"unknown Smatch dialect {dialect!r}; use one of {', '.join(SMATCH_DIALECTS)}")
+        raise InvalidOption(f"unknown Smatch dialect {dialect!r}; use one of {', '.join(SMATCH_DIALECTS)}")
     if not isinstance(text, str):
         raise InvalidOutput(f"an AMR graph must be a string, not {type(text).__name__}")
     tree, graph = _decode(text)

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..errors import InvalidInput
 from ..similarity import Similarity
 from .align import MatchCounts, match_graphs, micro_f1
 from .embeddings import EmbeddingBackend
@@ -121,7 +122,7 @@ class S2MatchScorer:
     def corpus_score(self, predictions: Sequence[AmrGraph], references: Sequence[AmrGraph]) -> float:
         """Micro-averaged corpus S2Match F1 (summed graded matches and triple counts)."""
         if len(predictions) != len(references):
-            raise ValueError(f"{len(predictions)} predictions but {len(references)} references")
+            raise InvalidInput(f"{len(predictions)} predictions but {len(references)} references")
         return micro_f1([self.counts(p, r) for p, r in zip(predictions, references)])
 
 

@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..errors import InvalidInput
 from ..similarity import Similarity
 from .graph import EMPTY_AMR, parse_amr
 
@@ -105,7 +106,7 @@ def sema_f1(prediction: SemaGraph, reference: SemaGraph) -> float:
 def corpus_sema(predictions: Sequence[SemaGraph], references: Sequence[SemaGraph]) -> float:
     """Corpus SEMA F1 from matches and triple counts summed over the pairs."""
     if len(predictions) != len(references):
-        raise ValueError(f"{len(predictions)} predictions but {len(references)} references")
+        raise InvalidInput(f"{len(predictions)} predictions but {len(references)} references")
     matches = sum(sema_matches(p, r) for p, r in zip(predictions, references))
     total = sum(p.triples + r.triples for p, r in zip(predictions, references))
     return 2.0 * matches / total if matches else 0.0

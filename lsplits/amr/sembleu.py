@@ -30,6 +30,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..errors import InvalidInput
 from ..similarity import Similarity
 from .graph import EMPTY_AMR, AmrGraph, labelled_graph, parse_amr
 
@@ -74,7 +75,7 @@ def corpus_sembleu(hypotheses: Sequence[SemBleuGraph], references: Sequence[SemB
                    weights: Sequence[float] = DEFAULT_WEIGHTS) -> float:
     """Corpus SemBLEU in [0, 1] of hypotheses against references (one reference each)."""
     if len(hypotheses) != len(references):
-        raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
+        raise InvalidInput(f"{len(hypotheses)} hypotheses but {len(references)} references")
     orders = len(weights)
     matches, totals = [0] * orders, [0] * orders
     hypothesis_size = reference_size = 0

@@ -21,6 +21,7 @@ import logging
 from collections.abc import Sequence
 from functools import partial
 
+from ..errors import InvalidInput, InvalidOption
 from ..similarity import Similarity
 from .align import MatchCounts, exact_concept_match, has_repeated_triples, match_graphs, micro_f1
 from .graph import EMPTY_AMR, SMATCH_DIALECTS, AmrGraph, parse_smatch
@@ -47,7 +48,7 @@ def smatch_f1(prediction: AmrGraph, reference: AmrGraph) -> float:
 def corpus_smatch(predictions: Sequence[AmrGraph], references: Sequence[AmrGraph]) -> float:
     """Micro-averaged corpus Smatch F1 (summed triple counts)."""
     if len(predictions) != len(references):
-        raise ValueError(f"{len(predictions)} predictions but {len(references)} references")
+        raise InvalidInput(f"{len(predictions)} predictions but {len(references)} references")
     repeated = sum(has_repeated_triples(p) or has_repeated_triples(r) for p, r in zip(predictions, references))
     if repeated:
         logger.warning("%d of %d pairs hold a repeated triple, which official Smatch counts once per copy "
@@ -59,7 +60,7 @@ def corpus_smatch(predictions: Sequence[AmrGraph], references: Sequence[AmrGraph
 def make_smatch(dialect: str = DEFAULT_DIALECT, *, name: str = "smatch") -> Similarity:
     """A Smatch :class:`Similarity` reading graphs in ``dialect`` (``"official"`` or ``"corrected"``)."""
     if dialect not in SMATCH_DIALECTS:
-        raise ValueError(f"unknown Smatch dialect {dialect!r}; use one of {', '.join(SMATCH_DIALECTS)}")
+        raise InvalidOption(f"unknown Smatch dialect {dialect!r}; use one of {', '.join(SMATCH_DIALECTS)}")
     reading = "as the official smatch 1.0.4" if dialect == "official" else "official, with its slips fixed"
     return Similarity(
         invalid_stand_in=EMPTY_AMR,

@@ -33,6 +33,7 @@ from scipy.optimize import Bounds, LinearConstraint, linear_sum_assignment, milp
 from smatchpp import align, data_helpers, eval_statistics, interfaces, preprocess, score
 from smatchpp.formalism.amr import tools as amr_tools
 
+from ..errors import InvalidInput
 from ..similarity import InvalidOutput, Similarity
 from .graph import EMPTY_AMR, parse_amr
 
@@ -294,7 +295,7 @@ def f1(prediction: StandardGraph, reference: StandardGraph) -> float:
 def corpus_f1(predictions: Sequence[StandardGraph], references: Sequence[StandardGraph]) -> float:
     """Corpus Smatch++ F1: micro average, i.e. F1 of the match statistics summed over all pairs."""
     if len(predictions) != len(references):
-        raise ValueError(f"{len(predictions)} predictions but {len(references)} references")
+        raise InvalidInput(f"{len(predictions)} predictions but {len(references)} references")
     if not predictions:
         return float("nan")
     total = sum((match_counts(p, r) for p, r in zip(predictions, references, strict=True)), np.zeros(4))

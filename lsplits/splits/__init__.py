@@ -1,23 +1,10 @@
-"""Split construction: the pure partition engine (and, alongside it, Spider-specific constraints)."""
+"""Split construction: the pure partition engine (:mod:`.engine`), the strategy protocol
+(:mod:`.strategy`) and Spider's split policy (:mod:`.spider`, with its SQL parts alongside).
 
-from lsplits.splits.engine import (
-    Partition,
-    bucket_quotas,
-    check_partition,
-    length_partition,
-    likelihood_partition,
-    random_partition,
-    resolve_eval_size,
-    split_eval,
-)
+The package re-exports the engine's public API, as listed once in ``engine.__all__``.
+"""
 
-__all__ = [
-    "Partition",
-    "bucket_quotas",
-    "check_partition",
-    "length_partition",
-    "likelihood_partition",
-    "random_partition",
-    "resolve_eval_size",
-    "split_eval",
-]
+from lsplits.splits import engine as _engine
+from lsplits.splits.engine import *  # noqa: F403 (exactly engine.__all__)
+
+__all__ = list(_engine.__all__)

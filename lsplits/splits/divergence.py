@@ -20,6 +20,8 @@ from typing import TypeVar
 
 import numpy as np
 
+from lsplits.errors import InvalidOption
+
 __all__ = [
     "ATOM_ALPHA",
     "COMPOUND_ALPHA",
@@ -49,7 +51,7 @@ def chernoff_coefficient(train_counts: Mapping[Key, float], eval_counts: Mapping
     0.7071
     """
     if not 0.0 <= alpha <= 1.0:
-        raise ValueError(f"alpha must lie in [0, 1], got {alpha}")
+        raise InvalidOption(f"alpha must lie in [0, 1], got {alpha}")
     train_total = sum(train_counts.values())
     eval_total = sum(eval_counts.values())
     if train_total <= 0 or eval_total <= 0:

@@ -1,11 +1,19 @@
-"""Spider-specific split logic: question normalisation, the atom constraint, and the template split.
+"""Spider's split policy: question normalisation, SQL inputs, the atom constraint, template and TMCD splits.
 
 Where it sits: the engine (:mod:`lsplits.splits.engine`) ranks examples and cuts a
 :class:`~lsplits.splits.engine.Partition`; for Spider every such partition then goes through
 :func:`~lsplits.splits.atom_constraint.enforce_atom_constraint` so that no eval query uses an SQL
-atom that train never shows (METHOD A2). The Spider baselines of METHOD A3 are :func:`template_partition` (here) and
-:func:`~lsplits.splits.tmcd.tmcd_partition`; their statistics use
-:mod:`lsplits.splits.divergence` and :mod:`lsplits.splits.hardness`.
+atom that train never shows (METHOD A2). The Spider baselines of METHOD A3 are :class:`TemplateSplit`
+(:func:`template_partition`, here) and :class:`TMCDSplit` (:func:`~lsplits.splits.tmcd.tmcd_partition`);
+their statistics use :mod:`lsplits.splits.divergence` and :mod:`lsplits.splits.hardness`.
+:data:`SPIDER_POLICY` bundles all of it, so a Spider split needs no dataset builder::
+
+    from lsplits.configs import CONFIGS
+    from lsplits.splits.spider import SPIDER_POLICY
+
+    examples = [{"id": "train-0", "question": "How many singers?", "query": "SELECT count(*) FROM singer"}, ...]
+    inputs = SPIDER_POLICY.inputs(examples, ids=[e["id"] for e in examples], lengths=[...])
+    partition = SPIDER_POLICY.split(CONFIGS["template"], inputs, eval_size=100, seed=0)
 
 This module re-exports the Spider API so callers need one import::
 
@@ -15,29 +23,40 @@ This module re-exports the Spider API so callers need one import::
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from lsplits.errors import ConfigError
+from lsplits.data import ID_FIELD
+from lsplits.errors import ConfigError, DataError
 from lsplits.splits.atom_constraint import enforce_atom_constraint, missing_eval_atoms
 from lsplits.splits.divergence import atom_divergence, compound_divergence
 from lsplits.splits.engine import Partition, resolve_eval_size
 from lsplits.splits.hardness import HARDNESS_LEVELS, UNKNOWN_HARDNESS, spider_hardness
 from lsplits.splits.sql import normalize_sql, sql_atoms, sql_template
 from lsplits.splits.sql_tree import parse_sql, sql_compounds
+from lsplits.splits.strategy import SplitInputs, SplitPolicy, SplitStrategy
 from lsplits.splits.tmcd import tmcd_partition
 
 __all__ = [
     "HARDNESS_LEVELS",
+    "SPIDER_POLICY",
     "UNKNOWN_HARDNESS",
+    "TMCDSplit",
+    "TemplateSplit",
     "atom_divergence",
+    "checked_query",
     "compound_divergence",
     "enforce_atom_constraint",
     "missing_eval_atoms",
     "normalize_question",
     "normalize_sql",
     "parse_sql",
+    "query_hardness",
+    "spider_extras",
     "spider_hardness",
     "sql_atoms",
     "sql_compounds",
@@ -47,6 +66,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+_IDS_IN_LOG = 50  # the log names this many unparsable ids; lsplits.json and the card list them all
 
 
 def normalize_question(text: str) -> str:
@@ -104,3 +125,119 @@ def template_partition(sqls: Sequence[str], eval_size: int | float, seed: int = 
     return Partition(train=np.asarray(train_indices, dtype=np.int64),
                      eval=np.asarray(eval_indices, dtype=np.int64))
 
+
+
+# --------------------------------------------------------------------------------------------------
+# Per-example SQL inputs
+# --------------------------------------------------------------------------------------------------
+
+def checked_query(example: Mapping[str, Any]) -> str:
+    """The example's SQL text; DataError naming the example when it is not text or empty."""
+    sql = example["query"]
+    if not isinstance(sql, str):
+        found = "null" if sql is None else f"{type(sql).__name__} {sql!r}"
+        raise DataError(f"expected the SQL query as text, got {found}",
+                        example=str(example[ID_FIELD]), field="query")
+    if not normalize_sql(sql):
+        raise DataError(f"the SQL query is empty ({sql!r})", example=str(example[ID_FIELD]), field="query")
+    return sql
+
+
+def query_hardness(example: Mapping[str, Any]) -> str:
+    """Spider's hardness level of the example's gold SQL, or ``unknown`` when it cannot be parsed."""
+    sql = checked_query(example)  # not SQL text at all is a bad input, not a gap of the parser
+    try:
+        return spider_hardness(sql)
+    except DataError:
+        return UNKNOWN_HARDNESS
+
+
+def spider_extras(examples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Atoms, compounds and SQL strings per example (what the atom constraint, template and TMCD read).
+
+    A query the SQL tree parser cannot read does not stop the build: its sqlparse atoms still
+    count for the atom constraint, its compounds are empty (it adds nothing to the compound
+    divergence), and its id is logged, listed under ``unparsable`` and named in the card.
+    """
+    sqls, atoms, compounds, unparsable = [], [], [], []
+    for ex in examples:
+        sql = checked_query(ex)
+        sqls.append(sql)
+        atoms.append(sql_atoms(sql))
+        try:
+            compounds.append(sql_compounds(sql))
+        except DataError:
+            compounds.append(Counter())
+            unparsable.append(str(ex[ID_FIELD]))
+    if unparsable:
+        shown = ", ".join(unparsable[:_IDS_IN_LOG])
+        if len(unparsable) > _IDS_IN_LOG:
+            shown += f" and {len(unparsable) - _IDS_IN_LOG} more (all in the card and lsplits.json)"
+        logger.warning("SQL parser: %d of %d queries could not be parsed and are kept with no compounds and "
+                       "hardness %r (their atoms still count for the atom constraint): %s",
+                       len(unparsable), len(examples), UNKNOWN_HARDNESS, shown)
+    else:
+        logger.info("SQL parser: all %d queries parsed (0 unparsable)", len(examples))
+    return {"sqls": sqls, "atoms": atoms, "compounds": compounds, "unparsable": unparsable}
+
+
+# --------------------------------------------------------------------------------------------------
+# Strategies and the policy
+# --------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TemplateSplit(SplitStrategy):
+    """Whole SQL-template groups drawn at random into eval (:func:`template_partition`)."""
+
+    requires = ("sqls",)
+
+    @property
+    def description(self) -> str:
+        return "whole SQL-template groups (Finegan-Dollak et al., 2018) drawn at random"
+
+    def split(self, inputs: SplitInputs, eval_size: int | float, seed: int = 0) -> Partition:
+        return template_partition(inputs.extra("sqls", self), eval_size, seed)
+
+
+@dataclass(frozen=True)
+class TMCDSplit(SplitStrategy):
+    """Maximum compound divergence with every eval atom in train (:func:`~lsplits.splits.tmcd.tmcd_partition`)."""
+
+    requires = ("atoms", "compounds")
+    max_swaps: int | None = None
+    max_atom_divergence: float | None = None
+    candidates_per_swap: int = 16
+
+    @property
+    def description(self) -> str:
+        return "maximum compound divergence with every eval atom in train (Shaw et al., 2021)"
+
+    def split(self, inputs: SplitInputs, eval_size: int | float, seed: int = 0) -> Partition:
+        return tmcd_partition(inputs.extra("atoms", self), inputs.extra("compounds", self), eval_size, seed,
+                              max_swaps=self.max_swaps, max_atom_divergence=self.max_atom_divergence,
+                              candidates_per_swap=self.candidates_per_swap)
+
+
+def atom_constraint(partition: Partition, inputs: SplitInputs) -> Partition:
+    """Every SQL atom of eval must occur in train (METHOD A2); applied to every Spider config."""
+    return enforce_atom_constraint(partition, inputs.extras["atoms"])
+
+
+def divergences(inputs: SplitInputs, partitions: Mapping[str, Partition]) -> dict[str, dict[str, float]]:
+    """Atom (alpha 0.5) and compound (alpha 0.1) divergence between train and eval, per config."""
+    extras = inputs.extras
+    return {name: {"atom divergence": atom_divergence(p.train, p.eval, extras["atoms"]),
+                   "compound divergence": compound_divergence(p.train, p.eval, extras["compounds"])}
+            for name, p in partitions.items()}
+
+
+def unparsable_note(inputs: SplitInputs) -> dict[str, Any]:
+    """The ids of the queries the SQL parser could not read, for the card and ``lsplits.json``."""
+    return {"unparsable SQL queries": list(inputs.extras["unparsable"])}
+
+
+SPIDER_POLICY = SplitPolicy(name="spider", provides=frozenset({"sqls", "atoms", "compounds", "unparsable"}),
+                            extras=spider_extras, constraint=atom_constraint, statistics=divergences,
+                            notes=unparsable_note)
+"""Spider's split policy: SQL inputs per example, the atom constraint on every partition, divergences
+per config and the unparsable queries as a note."""

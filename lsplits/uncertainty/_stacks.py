@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InvalidInput
+
 
 def as_stack(matrix: np.ndarray | list) -> tuple[np.ndarray, bool]:
     """The input as a float stack ``(n, k, k)`` and whether it was a single matrix; raises ValueError."""
@@ -12,12 +14,12 @@ def as_stack(matrix: np.ndarray | list) -> tuple[np.ndarray, bool]:
     if single:
         values = values[None]
     if values.ndim != 3 or values.shape[1] != values.shape[2]:
-        raise ValueError(f"a similarity matrix must be square (or a stack of square matrices), got shape "
+        raise InvalidInput(f"a similarity matrix must be square (or a stack of square matrices), got shape "
                          f"{np.shape(matrix)}")
     if values.shape[1] == 0:
-        raise ValueError("a similarity matrix needs at least one candidate")
+        raise InvalidInput("a similarity matrix needs at least one candidate")
     if not np.isfinite(values).all():
-        raise ValueError("a similarity matrix must not contain NaN or infinite values")
+        raise InvalidInput("a similarity matrix must not contain NaN or infinite values")
     return values, single
 
 

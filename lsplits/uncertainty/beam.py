@@ -11,6 +11,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..errors import InvalidInput
 from ..similarity import Similarity
 from .estimators import (
     DEFAULT_ECC_THRESHOLD,
@@ -57,7 +58,7 @@ def beam_uncertainties(examples: Sequence[Sequence[str]], similarity: Similarity
         raise UncertaintyConfigError(f"LexSim needs a lexical similarity, got {lexical_similarity!r}; choose one of "
                                      f"{', '.join(LEXICAL_SIMILARITIES)}")
     if any(len(candidates) == 0 for candidates in examples):
-        raise ValueError("every example needs at least one candidate")
+        raise InvalidInput("every example needs at least one candidate")
     graph_matrices = build_matrices(examples, similarity, workers=workers, cache=cache, progress=progress)
     lexical_matrices = None
     if any(name in LEXICAL_ESTIMATORS for name in names):

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import InvalidOption
 from ._stacks import as_stack, one_or_many, symmetric_stack
 from .options import check_ecc_threshold
 
@@ -62,7 +62,7 @@ def _rounded(values: np.ndarray) -> np.ndarray:
     return np.round(values, _DECIMALS) + 0.0
 
 
-class UncertaintyConfigError(ConfigError, ValueError):
+class UncertaintyConfigError(InvalidOption):
     """An unknown estimator, metric or normaliser name, or an option it does not take.
 
     A ConfigError (the CLI prints it as one line) and a ValueError (what the library's callers catch).
@@ -164,7 +164,7 @@ def kle(matrix: np.ndarray | list, t: float = DEFAULT_KLE_T, normalize: bool = T
     that tends to 0 as t grows (the heat kernel is never exactly rank one).
     """
     if not t > 0:
-        raise ValueError(f"kle: the heat-kernel time t must be positive, got {t}")
+        raise InvalidOption(f"kle: the heat-kernel time t must be positive, got {t}")
     values, single = as_stack(matrix)
     k = values.shape[-1]
     weights = values + values.swapaxes(-1, -2)

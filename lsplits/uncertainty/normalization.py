@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import InvalidInput, InvalidOption
 from .estimators import UncertaintyConfigError
 
 logger = logging.getLogger(__name__)
@@ -50,19 +51,19 @@ class DegenerateCalibrationWarning(RuntimeWarning):
 def _vector(values, name: str) -> np.ndarray:
     array = np.asarray(values, dtype=float).ravel()
     if array.size == 0:
-        raise ValueError(f"{name}: need at least one value")
+        raise InvalidInput(f"{name}: need at least one value")
     if not np.isfinite(array).all():
-        raise ValueError(f"{name} must be finite (drop NaN examples first)")
+        raise InvalidInput(f"{name} must be finite (drop NaN examples first)")
     return array
 
 
 def _pair(uncertainties, qualities, who: str) -> tuple[np.ndarray, np.ndarray]:
     u = _vector(uncertainties, "calibration uncertainties")
     if qualities is None:
-        raise ValueError(f"{who} is fitted on qualities too: pass the calibration qualities")
+        raise InvalidInput(f"{who} is fitted on qualities too: pass the calibration qualities")
     q = _vector(qualities, "calibration qualities")
     if q.shape != u.shape:
-        raise ValueError(f"{u.size} calibration uncertainties but {q.size} qualities")
+        raise InvalidInput(f"{u.size} calibration uncertainties but {q.size} qualities")
     return u, q
 
 
@@ -131,7 +132,7 @@ class BinnedPCCNormalizer:
 
     def fit(self, uncertainties, qualities=None) -> BinnedPCCNormalizer:
         if self.num_bins < 1:
-            raise ValueError(f"binned_pcc: num_bins must be at least 1, got {self.num_bins}")
+            raise InvalidOption(f"binned_pcc: num_bins must be at least 1, got {self.num_bins}")
         u, q = _pair(uncertainties, qualities, "binned_pcc")
         order = np.argsort(u, kind="stable")
         self.edges = equal_frequency_edges(u[order], self.num_bins)

@@ -10,11 +10,7 @@ from __future__ import annotations
 
 import numbers
 
-from ..errors import ConfigError
-
-
-class InvalidOption(ConfigError, ValueError):
-    """An option outside its range: a ConfigError for the CLI, and a ValueError for Python callers."""
+from ..errors import InvalidOption
 
 
 def _number(value: object, option: str) -> float:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import InvalidInput
 from .options import check_confidence, check_max_rejection, check_n_bootstrap, check_seed
 
 _CHUNK_ELEMENTS = 1 << 21  # resampled entries per bootstrap chunk (about 100 bytes of temporaries each)
@@ -69,11 +70,11 @@ def _as_inputs(uncertainties, qualities) -> tuple[np.ndarray, np.ndarray]:
     u = np.asarray(uncertainties, dtype=float).ravel()
     q = np.asarray(qualities, dtype=float).ravel()
     if u.shape != q.shape:
-        raise ValueError(f"{u.size} uncertainties but {q.size} qualities")
+        raise InvalidInput(f"{u.size} uncertainties but {q.size} qualities")
     if u.size == 0:
-        raise ValueError("PRR needs at least one example")
+        raise InvalidInput("PRR needs at least one example")
     if not (np.isfinite(u).all() and np.isfinite(q).all()):
-        raise ValueError("uncertainties and qualities must be finite (drop NaN examples first)")
+        raise InvalidInput("uncertainties and qualities must be finite (drop NaN examples first)")
     return u, q
 
 

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InvalidOption
 from ._stacks import as_stack, one_or_many
 
 DEFAULT_SETS_THRESHOLD = 0.85
@@ -47,7 +48,7 @@ DEFAULT_SETS_THRESHOLD = 0.85
 
 def _check_threshold(threshold: float) -> None:
     if not 0.0 < threshold <= 1.0:
-        raise ValueError(f"the semantic-set threshold must be in (0, 1], got {threshold}")
+        raise InvalidOption(f"the semantic-set threshold must be in (0, 1], got {threshold}")
 
 
 def set_labels(matrix: np.ndarray | list, threshold: float = DEFAULT_SETS_THRESHOLD) -> np.ndarray:

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..errors import InvalidInput, InvalidOption
 from .estimators import UncertaintyConfigError
 from .normalization import get_normalizer
 from .prr import prr, rejection_curve
@@ -65,11 +66,11 @@ def _inputs(uncertainties, qualities) -> tuple[np.ndarray, np.ndarray]:
     u = np.asarray(uncertainties, dtype=float).ravel()
     q = np.asarray(qualities, dtype=float).ravel()
     if u.shape != q.shape:
-        raise ValueError(f"{u.size} uncertainties but {q.size} qualities")
+        raise InvalidInput(f"{u.size} uncertainties but {q.size} qualities")
     if u.size == 0:
-        raise ValueError("an uncertainty metric needs at least one example")
+        raise InvalidInput("an uncertainty metric needs at least one example")
     if not (np.isfinite(u).all() and np.isfinite(q).all()):
-        raise ValueError("uncertainties and qualities must be finite (drop NaN examples first)")
+        raise InvalidInput("uncertainties and qualities must be finite (drop NaN examples first)")
     return u, q
 
 
@@ -257,10 +258,10 @@ def calibration_error(confidences, qualities, *, n_bins: int = ECE_BINS) -> floa
     """ECE of confidences in [0, 1] against qualities in [0, 1] over equal-width bins ([0, h], then (lo, hi])."""
     c, q = _inputs(confidences, qualities)
     if n_bins < 1:
-        raise ValueError(f"ece: n_bins must be at least 1, got {n_bins}")
+        raise InvalidOption(f"ece: n_bins must be at least 1, got {n_bins}")
     for name, values in (("confidences", c), ("qualities", q)):
         if values.min() < 0 or values.max() > 1:
-            raise ValueError(f"ece needs {name} in [0, 1], got values from {values.min():g} to {values.max():g}")
+            raise InvalidInput(f"ece needs {name} in [0, 1], got values from {values.min():g} to {values.max():g}")
     edges = np.linspace(0.0, 1.0, n_bins + 1)
     bins = np.clip(np.searchsorted(edges, c, side="left") - 1, 0, n_bins - 1)
     counts = np.bincount(bins, minlength=n_bins)
@@ -287,7 +288,7 @@ def confidences(uncertainties, qualities=None, *, normalizer: str = "minmax", ca
     fold = _folds(u.size, folds)
     result = np.empty(u.size)
     if u.size < 2:
-        raise ValueError(f"cross-fitting the {normalizer} normaliser needs at least 2 examples")
+        raise InvalidInput(f"cross-fitting the {normalizer} normaliser needs at least 2 examples")
     for f in np.unique(fold):
         held = fold == f
         result[held] = get_normalizer(normalizer, **options).fit(u[~held], q[~held]).transform(u[held])

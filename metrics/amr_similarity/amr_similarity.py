@@ -7,6 +7,7 @@ The config name is the metric.
 import datasets
 import evaluate
 
+from lsplits.errors import InvalidOption
 from lsplits.similarity import available, get
 from lsplits.uncertainty.quality import placeholder_for, score_predictions
 
@@ -73,7 +74,7 @@ class AmrSimilarity(evaluate.Metric):
     def _metric_name(self):
         name = _DEFAULT_METRIC if self.config_name == "default" else self.config_name
         if name not in available():
-            raise ValueError(f"unknown metric {name!r}; use one of {', '.join(available())} as config name")
+            raise InvalidOption(f"unknown metric {name!r}; use one of {', '.join(available())} as config name")
         return name
 
     def _compute(self, predictions, references):

@@ -7,6 +7,7 @@ The config name is the similarity function (``smatchpp``, ``smatch``, ``rougel``
 import datasets
 import evaluate
 
+from lsplits.errors import InvalidOption
 from lsplits.similarity import available
 from lsplits.uncertainty.beam import LEXICAL_SIMILARITY, beam_uncertainties
 from lsplits.uncertainty.estimators import (
@@ -80,7 +81,7 @@ class BeamUncertainty(evaluate.Metric):
     def _similarity_name(self):
         name = LEXICAL_SIMILARITY if self.config_name == "default" else self.config_name
         if name not in available():
-            raise ValueError(f"unknown similarity {name!r}; use one of {', '.join(available())} as config name")
+            raise InvalidOption(f"unknown similarity {name!r}; use one of {', '.join(available())} as config name")
         return name
 
     def _compute(self, candidates, estimators=PAPER_ESTIMATORS, ecc_threshold=DEFAULT_ECC_THRESHOLD,

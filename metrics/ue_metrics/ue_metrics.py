@@ -6,6 +6,7 @@ A thin evaluate wrapper over :mod:`lsplits.uncertainty.ue_metrics`; see README.m
 import datasets
 import evaluate
 
+from lsplits.errors import InvalidOption
 from lsplits.uncertainty.ue_metrics import ECE_BINS, METRICS, NEEDS_BAD_BELOW, compute_metrics
 
 _DESCRIPTION = """\
@@ -85,7 +86,7 @@ class UEMetrics(evaluate.Metric):
         if metrics is None:
             metrics = [m for m in METRICS if bad_below is not None or m not in NEEDS_BAD_BELOW]
         if (calibration_uncertainties is None) != (calibration_qualities is None):
-            raise ValueError("give both calibration_uncertainties and calibration_qualities, or neither")
+            raise InvalidOption("give both calibration_uncertainties and calibration_qualities, or neither")
         calibration = None
         if calibration_uncertainties is not None:
             calibration = (calibration_uncertainties, calibration_qualities)

@@ -23,8 +23,9 @@ from ui_common import SpaceSettings
 from lsplits import analysis, plots
 from lsplits.build import score_records
 from lsplits.data import load_examples, prepare_examples
-from lsplits.dataset_report import METADATA_FILE, config_statistics, eval_mask_frame, read_folder
+from lsplits.dataset_report import config_statistics, eval_mask_frame
 from lsplits.errors import ConfigError
+from lsplits.export import METADATA_FILE, read_folder
 from lsplits.space import ensure_scratch_lm, scratch_lm_texts
 from lsplits.splits.engine import likelihood_partition, resolve_eval_size
 from lsplits.tasks import generic_task

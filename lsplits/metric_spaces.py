@@ -2,7 +2,8 @@
 
 Afterwards users call ``evaluate.load("ORG/prr")`` (evaluate looks for ``prr.py`` in the Space
 ``ORG/prr``), and the Space shows the module's own Gradio app and metric card. Each module goes up in
-one commit (see :func:`lsplits.hub.push_folder`).
+one commit through the upload path every push shares (:mod:`lsplits.hub`: access checked before
+any work, then :func:`~lsplits.hub.push_folder`).
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ..errors import ConfigError
-from ..hub import push_folder
+from .errors import ConfigError
+from .hub import check_hub_access, push_folder
 
 logger = logging.getLogger(__name__)
 
@@ -25,7 +26,7 @@ REQUIRED_FILES = ("{name}.py", "README.md", "requirements.txt", "app.py")
 def default_metrics_dir() -> Path:
     """``./metrics`` when it exists, else the ``metrics`` folder of the source checkout."""
     here = Path.cwd() / "metrics"
-    return here if here.is_dir() else Path(__file__).resolve().parents[2] / "metrics"
+    return here if here.is_dir() else Path(__file__).resolve().parents[1] / "metrics"
 
 
 def check_module(folder: Path, name: str) -> None:
@@ -47,6 +48,21 @@ def _with_requirement(folder: Path, requirement: str, staging: Path) -> Path:
     return copy
 
 
+def check_org(org: str) -> str:
+    """``org`` when it is a Hub user or organisation name alone; ConfigError otherwise."""
+    if not org or "/" in org:
+        raise ConfigError(f"give the Hub user or organisation alone (like 'my-org'), not {org!r}")
+    return org
+
+
+def check_modules(root: Path, modules: tuple[str, ...]) -> None:
+    """Raise ConfigError when ``modules`` is empty or one of them is incomplete under ``root``."""
+    if not modules:
+        raise ConfigError("no metric module to push; name at least one")
+    for name in modules:
+        check_module(root / name, name)
+
+
 def push_metrics(org: str, *, metrics_dir: str | Path | None = None, modules: tuple[str, ...] = METRIC_MODULES,
                  private: bool = False, token: str | None = None,
                  lsplits_requirement: str | None = None) -> dict[str, str]:
@@ -54,11 +70,9 @@ def push_metrics(org: str, *, metrics_dir: str | Path | None = None, modules: tu
 
     Every module is checked before anything is uploaded, so a missing file stops the whole push.
     """
-    if not org or "/" in org:
-        raise ConfigError(f"give the Hub user or organisation alone (like 'my-org'), not {org!r}")
+    check_org(org)
     root = Path(metrics_dir) if metrics_dir is not None else default_metrics_dir()
-    for name in modules:
-        check_module(root / name, name)
+    check_modules(root, modules)
     urls: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="lsplits-metrics-") as staging:
         for name in modules:
@@ -85,11 +99,14 @@ def add_push_metrics_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_push_metrics(args: argparse.Namespace) -> int:
-    """Push the modules and print where they went; returns the exit code."""
+    """Check the modules and the Hub access (before any upload), push the modules and print where they went."""
     modules = tuple(part.strip() for part in args.only.split(",") if part.strip())
     unknown = [m for m in modules if m not in METRIC_MODULES]
     if unknown:
         raise ConfigError(f"unknown metric module(s) {', '.join(unknown)}; choose from {', '.join(METRIC_MODULES)}")
+    root = Path(args.metrics_dir) if args.metrics_dir is not None else default_metrics_dir()
+    check_modules(root, modules)
+    check_hub_access(f"{check_org(args.org)}/{modules[0]}", token=args.token)
     urls = push_metrics(args.org, metrics_dir=args.metrics_dir, modules=modules, private=args.private,
                         token=args.token, lsplits_requirement=args.lsplits_requirement)
     for name, url in urls.items():

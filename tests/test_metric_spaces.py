@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lsplits.errors import ConfigError
-from lsplits.uncertainty.publish import add_push_metrics_arguments, push_metrics, run_push_metrics
+from lsplits.metric_spaces import add_push_metrics_arguments, push_metrics, run_push_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -54,12 +54,15 @@ def test_incomplete_module_stops_before_any_upload(hub_api, tmp_path):
         push_metrics("org/prr", metrics_dir=tmp_path)
 
 
-def test_cli_entry_point(hub_api, capsys, monkeypatch):
+def test_cli_entry_point(hub_api, capsys, monkeypatch, online):
     monkeypatch.chdir(ROOT)
+    hub_api.valid_tokens = {"hf_good"}
     parser = argparse.ArgumentParser()
     add_push_metrics_arguments(parser)
-    assert run_push_metrics(parser.parse_args(["team", "--only", "amr_similarity", "--private"])) == 0
-    assert hub_api.calls[0][1] == "team/amr_similarity" and hub_api.calls[0][2]["private"] is True
+    assert run_push_metrics(parser.parse_args(["team", "--only", "amr_similarity", "--private",
+                                               "--token", "hf_good"])) == 0
+    assert hub_api.calls[0] == ("whoami", "hf_good")  # the access check comes before any upload
+    assert hub_api.calls[1][1] == "team/amr_similarity" and hub_api.calls[1][2]["private"] is True
     assert 'evaluate.load("team/amr_similarity")' in capsys.readouterr().out
     with pytest.raises(ConfigError, match="unknown metric module"):
         run_push_metrics(parser.parse_args(["team", "--only", "bleu"]))

@@ -1,0 +1,206 @@
+"""Split strategies: one protocol for every way lsplits cuts a dataset into train and eval.
+
+Modelled on scikit-learn's splitters: a strategy keeps its parameters on the object
+(``LikelihoodSplit(setting="ft", length_control=True)``), prints them in its repr, returns them
+from :meth:`SplitStrategy.params`, and :meth:`SplitStrategy.split` turns the per-example inputs
+(:class:`SplitInputs`), an eval size and a seed into index arrays (a
+:class:`~lsplits.splits.engine.Partition`), never copies of the data.
+
+A :class:`SplitPolicy` is what one dataset adds to every strategy: extra per-example inputs
+(Spider: SQL atoms and compounds), a constraint applied to every partition (Spider: every eval
+atom occurs in train), per-config statistics and notes for the card. Where it sits: the build
+(:mod:`lsplits.build`) scores the examples, then asks the policy to split them with each
+published config's strategy (:mod:`lsplits.configs` maps config names to strategies).
+
+>>> import numpy as np
+>>> inputs = SplitInputs(ids=["a", "b", "c", "d"], lengths=np.array([3, 1, 2, 5]), labels=None,
+...                      scores={"ft": np.array([-9.0, -1.0, -4.0, -2.0])})
+>>> LikelihoodSplit().split(inputs, 2).eval.tolist()
+[0, 2]
+>>> LikelihoodSplit(reverse=True)
+LikelihoodSplit(setting='ft', length_control=False, reverse=True)
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from lsplits.errors import ConfigError
+from lsplits.splits.engine import Partition, length_partition, likelihood_partition, random_partition
+
+__all__ = [
+    "PLAIN_POLICY",
+    "LengthSplit",
+    "LikelihoodSplit",
+    "RandomSplit",
+    "ScoreKind",
+    "SplitInputs",
+    "SplitPolicy",
+    "SplitStrategy",
+]
+
+ScoreKind = Literal["ft", "pt"]
+SETTINGS: tuple[ScoreKind, ...] = ("ft", "pt")
+
+
+@dataclass
+class SplitInputs:
+    """Per-example arrays that split strategies read (all aligned with the example list)."""
+
+    ids: list[str]
+    lengths: np.ndarray
+    labels: np.ndarray | None
+    scores: dict[str, np.ndarray] = field(default_factory=dict)  # "ft"/"pt" -> ll_score
+    extras: dict[str, Any] = field(default_factory=dict)  # task-specific (Spider: atoms, sqls, ...)
+
+    def score(self, kind: ScoreKind) -> np.ndarray:
+        """The ``kind`` scores; ConfigError when they were not computed."""
+        if kind not in self.scores:
+            raise ConfigError(f"no {kind!r} scores were computed for this build")
+        return self.scores[kind]
+
+    def extra(self, key: str, strategy: object) -> Any:
+        """``extras[key]``; ConfigError naming ``strategy`` when the dataset's policy did not provide it."""
+        if key not in self.extras:
+            raise ConfigError(f"{strategy!r} needs the per-example input {key!r}, which this dataset's split "
+                              f"policy does not provide (has: {', '.join(self.extras) or 'none'})")
+        return self.extras[key]
+
+
+class SplitStrategy(abc.ABC):
+    """One way to cut a dataset into train and eval; subclasses are frozen dataclasses of their parameters.
+
+    Class attributes: ``setting`` is the LM setting whose scores the strategy reads (None: none),
+    ``requires`` the :attr:`SplitInputs.extras` keys it reads (a dataset offers the strategy only
+    when its policy provides them).
+    """
+
+    setting: ClassVar[ScoreKind | None] = None
+    requires: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    @abc.abstractmethod
+    def description(self) -> str:
+        """One line for the card: which examples form eval."""
+
+    @abc.abstractmethod
+    def split(self, inputs: SplitInputs, eval_size: int | float, seed: int = 0) -> Partition:
+        """The train/eval partition of the examples of ``inputs`` (deterministic under ``seed``)."""
+
+    def params(self) -> dict[str, Any]:
+        """The strategy's parameters by name (what its repr shows)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+
+    def record(self) -> dict[str, Any]:
+        """``{"strategy": class name, "params": params()}``, as ``lsplits.json`` stores it."""
+        return {"strategy": type(self).__name__, "params": self.params()}
+
+
+@dataclass(frozen=True)
+class LikelihoodSplit(SplitStrategy):
+    """The least likely examples (lowest ``ll_score`` under the ``setting``'s LM) form eval.
+
+    ``length_control`` cuts within each query-length bucket; ``reverse`` sends the most likely
+    instead (the paper's control). Eval is label-balanced when the inputs have labels.
+    """
+
+    setting: ScoreKind = "ft"  # type: ignore[misc]
+    length_control: bool = False
+    reverse: bool = False
+
+    def __post_init__(self) -> None:
+        if self.setting not in SETTINGS:
+            raise ConfigError(f"LikelihoodSplit setting must be one of {', '.join(SETTINGS)}, got {self.setting!r}")
+
+    @property
+    def description(self) -> str:
+        lm = "a frozen pretrained LM (prompting)" if self.setting == "pt" else "an LM fine-tuned in k folds"
+        tail = "most likely" if self.reverse else "least likely"
+        text = f"the {tail} examples under {lm} form eval"
+        return text + (", within each query-length bucket" if self.length_control else "")
+
+    def split(self, inputs: SplitInputs, eval_size: int | float, seed: int = 0) -> Partition:
+        return likelihood_partition(inputs.score(self.setting), eval_size,
+                                    lengths=inputs.lengths if self.length_control else None,
+                                    labels=inputs.labels, reverse=self.reverse, seed=seed)
+
+
+@dataclass(frozen=True)
+class RandomSplit(SplitStrategy):
+    """A seeded random split with the same sizes (and label balance) as the likelihood splits."""
+
+    @property
+    def description(self) -> str:
+        return "a seeded random split with the same sizes (and label balance)"
+
+    def split(self, inputs: SplitInputs, eval_size: int | float, seed: int = 0) -> Partition:
+        return random_partition(len(inputs.ids), eval_size, labels=inputs.labels, seed=seed)
+
+
+@dataclass(frozen=True)
+class LengthSplit(SplitStrategy):
+    """The examples with the longest queries form eval (Spider's ``length`` baseline)."""
+
+    @property
+    def description(self) -> str:
+        return "the examples with the longest queries form eval"
+
+    def split(self, inputs: SplitInputs, eval_size: int | float, seed: int = 0) -> Partition:
+        return length_partition(inputs.lengths, eval_size, labels=inputs.labels)
+
+
+@dataclass(frozen=True)
+class SplitPolicy:
+    """What one dataset adds to every split strategy.
+
+    Attributes:
+        name: short name, recorded in ``lsplits.json`` (``plain``, ``spider``).
+        provides: the :attr:`SplitInputs.extras` keys that ``extras`` computes.
+        extras: examples -> extra per-example inputs (Spider: SQL strings, atoms, compounds).
+        constraint: applied to every partition (Spider: the atom constraint).
+        statistics: (inputs, config -> partition) -> config -> named numbers for the card.
+        notes: inputs -> facts about one build for the card's method section and ``lsplits.json``.
+    """
+
+    name: str = "plain"
+    provides: frozenset[str] = frozenset()
+    extras: Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]] | None = None
+    constraint: Callable[[Partition, SplitInputs], Partition] | None = None
+    statistics: Callable[[SplitInputs, Mapping[str, Partition]], dict[str, dict[str, float]]] | None = None
+    notes: Callable[[SplitInputs], dict[str, Any]] | None = None
+
+    def supports(self, strategy: SplitStrategy) -> bool:
+        """True when this policy provides every extra input ``strategy`` reads."""
+        return set(strategy.requires) <= self.provides
+
+    def inputs(self, examples: Sequence[Mapping[str, Any]], *, ids: Sequence[str], lengths: Collection[int],
+               labels: Sequence[object] | None = None,
+               scores: Mapping[str, np.ndarray] | None = None) -> SplitInputs:
+        """The :class:`SplitInputs` of ``examples`` with this policy's extras computed from them."""
+        return SplitInputs(ids=list(ids), lengths=np.asarray(lengths),
+                           labels=None if labels is None else np.asarray(labels),
+                           scores=dict(scores or {}), extras=self.extras(examples) if self.extras else {})
+
+    def split(self, strategy: SplitStrategy, inputs: SplitInputs, eval_size: int | float,
+              seed: int = 0) -> Partition:
+        """``strategy``'s partition of ``inputs``, passed through this policy's constraint."""
+        partition = strategy.split(inputs, eval_size, seed)
+        return self.constraint(partition, inputs) if self.constraint is not None else partition
+
+    def statistics_of(self, inputs: SplitInputs, partitions: Mapping[str, Partition]) -> dict[str, dict[str, float]]:
+        """The policy's per-config numbers ({} without any)."""
+        return self.statistics(inputs, partitions) if self.statistics is not None else {}
+
+    def notes_of(self, inputs: SplitInputs) -> dict[str, Any]:
+        """The policy's facts about this build ({} without any)."""
+        return self.notes(inputs) if self.notes is not None else {}
+
+
+PLAIN_POLICY = SplitPolicy()
+"""The policy of datasets that add nothing to the generic strategies."""

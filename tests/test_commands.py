@@ -1,0 +1,96 @@
+"""The CLI subcommands of lsplits.commands called directly with parsed arguments: which dataset and
+spec a command gets, which paths it treats as inputs, which training config, and the refusals that
+come before any work."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from space_helpers import build_fixture_dataset
+
+from lsplits import commands
+from lsplits.cli import build_parser
+from lsplits.errors import ConfigError
+
+
+def parse(*argv: str):
+    return build_parser().parse_args(list(argv))
+
+
+def write_jsonl(path, rows):
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def test_a_builder_name_gives_its_spec_and_a_file_the_generic_task(tmp_path):
+    from builders import boolq
+
+    rows = [{"question": f"is it {i}", "answer": i % 2 == 0, "passage": f"passage {i}"} for i in range(6)]
+    official = write_jsonl(tmp_path / "boolq_dev.jsonl", rows)
+    spec, loaded = commands.resolve_dataset(parse("build", "boolq", "--data-files", str(official), "--out", "o"))
+    assert spec is boolq.SPEC and [ex["id"] for ex in loaded.examples] == [f"validation-{i}" for i in range(6)]
+    own = write_jsonl(tmp_path / "mine.jsonl", [{"text": f"line {i}", "topic": "ab"[i % 2]} for i in range(5)])
+    spec, loaded = commands.resolve_dataset(parse("build", "--data-files", str(own), "--query-field", "text",
+                                                  "--label-field", "topic", "--out", "o"))
+    assert (spec.task.name, spec.task.query_field, spec.task.label_field) == ("generic", "text", "topic")
+    assert spec.card.pretty_name == "mine (Likelihood Splits)" and len(loaded.examples) == 5
+    with pytest.raises(ConfigError, match="generic datasets need --query-field"):
+        commands.resolve_dataset(parse("build", "--data-files", str(own), "--out", "o"))
+
+
+def test_inputs_and_caches_are_refused_as_outputs_before_any_work(tmp_path):
+    data = write_jsonl(tmp_path / "d.jsonl", [{"text": "a"}])
+    args = parse("build", str(tmp_path), "--data-files", f"train={data}", "--query-field", "text",
+                 "--out", str(data), "--cache-dir", str(tmp_path / "cache"))
+    assert commands.input_paths(args) == [data, tmp_path]
+    with pytest.raises(ConfigError, match=f"--out {data}: is the input"):
+        commands.check_out(args, "folder")
+    args.out = tmp_path / "cache" / ".."
+    with pytest.raises(ConfigError, match="holds the input"):
+        commands.check_out(args, "folder")
+    args = parse("build", "snli", "--out", str(tmp_path / "c"), "--cache-dir", str(tmp_path / "c" / "scores"))
+    assert commands.input_paths(args) == []  # a builder name is not a path
+    with pytest.raises(ConfigError, match="is or holds the cache folder"):
+        commands.check_out(args, "folder")
+
+
+def test_max_steps_gives_scratch_or_fine_tuning_defaults():
+    from lsplits.lm.finetune import TrainConfig
+
+    assert commands.train_config_from(parse("build", "--out", "o")) is None
+    scratch = commands.train_config_from(parse("build", "--out", "o", "--max-steps", "7"))
+    assert scratch == TrainConfig.scratch(max_steps=7)
+    assert commands.train_config_from(parse("build", "--out", "o", "--lm", "gpt2", "--max-steps", "7")) == \
+        TrainConfig(max_steps=7)
+
+
+def test_prompted_scores_need_a_pretrained_lm(tmp_path):
+    data = write_jsonl(tmp_path / "d.jsonl", [{"text": f"line {i}"} for i in range(4)])
+    with pytest.raises(ConfigError, match="--setting pt needs a pretrained LM"):
+        commands.score(parse("score", "--data-files", str(data), "--query-field", "text", "--setting", "pt",
+                             "--out", str(tmp_path / "s.parquet"), "--cache-dir", str(tmp_path / "cache")))
+    assert not (tmp_path / "cache").exists() and not (tmp_path / "s.parquet").exists()
+
+
+def test_push_refuses_a_folder_that_is_not_a_build(tmp_path):
+    with pytest.raises(ConfigError, match="no README.md; is this a folder written by `lsplits build`"):
+        commands.push(parse("push", str(tmp_path), "org/x"))
+
+
+def test_only_rank_zero_writes(monkeypatch):
+    monkeypatch.delenv("RANK", raising=False)
+    assert commands._is_main_process()
+    monkeypatch.setenv("RANK", "1")
+    assert not commands._is_main_process()
+
+
+def test_analyze_prints_each_configs_statistics(tmp_path, capsys):
+    folder = build_fixture_dataset(tmp_path / "built")
+    assert commands.analyze(parse("analyze", str(folder), "--configs", "random")) == 0
+    out = capsys.readouterr().out
+    assert "== random ==" in out and "== ll_split ==" not in out
+    rows = {line.split()[0]: line.split()[1:3] for line in out.splitlines()[2:6]}
+    # the fixture's random config: eval is every fifth example (ll_score -10 - i), validation the first four
+    assert rows == {"train": ["32", "-30.00"], "validation": ["4", "-17.50"], "test": ["4", "-37.50"],
+                    "eval": ["8", "-27.50"]}
