@@ -324,3 +324,13 @@ def test_every_estimator_and_metric_in_the_report(files, tmp_path):
     assert "| NumSemSets-Smatch++ |" in report and "quality < 0.8" in report
     with open(tmp_path / "report" / "ue_metrics.csv", encoding="utf-8") as stream:
         assert len(list(csv.DictReader(stream))) == len(study.metrics)
+
+
+def test_study_arrays_are_read_only(files, tmp_path):
+    study = run_study([files / "beams.jsonl"], files / "gold.jsonl",
+                      small_config(beam_sizes=(3,), n_bootstrap=0, cache_dir=tmp_path / "cache"))
+    arrays = [*study.qualities.values(), *study.invalid_candidates.values(), *study.spearman.values(),
+              *(u for per_k in study.uncertainties.values() for u in per_k.values())]
+    assert arrays and not any(a.flags.writeable for a in arrays)
+    with pytest.raises(ValueError, match="read-only"):
+        study.qualities["smatchpp"][0] = 0.0

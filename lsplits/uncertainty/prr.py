@@ -203,7 +203,7 @@ def prr_and_curve(uncertainties, qualities, *, max_rejection: float = 1.0, n_boo
     if math.isnan(value):
         warnings.warn("PRR is undefined: the oracle is no better than random rejection (all qualities "
                       f"equal, or too few examples: n={u.size}, max_rejection={max_rejection}); "
-                      "returning NaN", UndefinedPRRWarning, stacklevel=_stacklevel + 1)
+                      "returning NaN", UndefinedPRRWarning, stacklevel=_stacklevel)
     low = high = float("nan")
     if n_bootstrap > 0 and u.size > 1:
         samples = _bootstrap_prrs(u, q, steps, n_bootstrap, seed)
