@@ -41,6 +41,7 @@ class Similarity:
         version: bump when scores change, so content-keyed caches are invalidated.
         invalid_stand_in: output scored in place of a prediction that does not parse, when the
             metric has a conventional one (AMR: the empty graph); None scores such predictions 0.
+        display_name: the paper-style name in reports and the Space (``Smatch++``); empty = ``name``.
     """
 
     name: str
@@ -51,6 +52,7 @@ class Similarity:
     corpus_score: Callable[[Sequence[Any], Sequence[Any]], float] | None = None
     version: str = "1"
     invalid_stand_in: str | None = None
+    display_name: str = ""
     options: dict[str, Any] = field(default_factory=dict)
 
 
@@ -85,6 +87,14 @@ def register(similarity: Similarity, *, overwrite: bool = False) -> Similarity:
 def available() -> list[str]:
     """Names of every registered or built-in similarity function."""
     return sorted(set(_BUILTINS) | set(_REGISTERED))
+
+
+def display(name: str) -> str:
+    """The display name of the similarity registered as ``name`` (``name`` itself if it has none or is unknown)."""
+    try:
+        return get(name).display_name or name
+    except ConfigError:
+        return name
 
 
 def get(name: str) -> Similarity:

@@ -10,12 +10,10 @@ import math
 from collections import Counter
 
 import pytest
-from amr_helpers import sample_graphs
 
 from lsplits import similarity
 from lsplits.amr.graph import parse_amr
 from lsplits.amr.sembleu import SEMBLEU, brevity_penalty, corpus_sembleu, graph_ngrams
-from lsplits.similarity import InvalidOutput
 
 WANT_BOY = "(w / want-01 :ARG0 (b / boy))"
 WANT_BOY_GO = "(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02))"
@@ -44,16 +42,6 @@ def test_a_path_does_not_use_an_edge_twice():
     graph = graph_ngrams(parse_amr("(a / amr :mod a)"))
     assert graph.ngrams[1] == Counter({("amr", ":mod", "amr"): 1})
     assert graph.ngrams[2] == Counter()
-
-
-def test_identical_graphs_score_one():
-    text = "(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02 :ARG0 b :polarity -))"
-    assert sembleu(text, text) == 1.0
-    assert sembleu(text, "(x / want-01 :ARG1 (y / go-02 :polarity - :ARG0 (z / boy)) :ARG0 z)") == 1.0
-
-
-def test_disjoint_graphs_score_zero():
-    assert sembleu("(a / apple)", "(b / boy :ARG0 (c / cat))") == 0.0
 
 
 def test_missing_edge_brevity_penalty_and_asymmetry():
@@ -91,10 +79,6 @@ def test_reentrancy_and_clipped_counts():
     assert sembleu(b, a) == pytest.approx(math.exp(0.34 * math.log(3 / 4)))  # 2nd boy clipped
 
 
-def test_inverse_role_equals_forward_role():
-    assert sembleu("(b / boy :ARG0-of (w / want-01))", WANT_BOY) == 1.0
-
-
 def test_constants():
     paris = '(c / city :name (n / name :op1 "Paris"))'
     assert sembleu(paris, "(c / city :name (n / name :op1 paris))") == 1.0
@@ -117,16 +101,3 @@ def test_corpus_score_sums_counts_before_combining():
     assert SEMBLEU.corpus_score(predictions, references) == pytest.approx(math.exp(1 - 8 / 6))
     with pytest.raises(ValueError):
         corpus_sembleu(predictions, references[:1])
-
-
-def test_in_range_and_one_on_real_graphs():
-    graphs = [SEMBLEU.prepare(text) for text in sample_graphs()]
-    for a in graphs:
-        assert SEMBLEU.score(a, a) == 1.0
-        for b in graphs:
-            assert 0.0 <= SEMBLEU.score(a, b) <= 1.0
-
-
-def test_invalid_input_raises():
-    with pytest.raises(InvalidOutput):
-        SEMBLEU.prepare("(w / want-01 :ARG0 (b / boy)) extra")

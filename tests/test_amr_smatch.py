@@ -24,7 +24,6 @@ from lsplits.amr.align import (
 )
 from lsplits.amr.graph import parse_amr
 from lsplits.amr.smatch import SMATCH, corpus_smatch, smatch_counts
-from lsplits.similarity import InvalidOutput
 
 WANT_BOY = "(w / want-01 :ARG0 (b / boy))"
 WANT_GO = "(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02 :ARG0 b))"
@@ -37,11 +36,6 @@ def smatch(a: str, b: str) -> float:
 def test_registered_under_its_name():
     assert similarity.get("smatch") is SMATCH
     assert SMATCH.symmetric is False and SMATCH.corpus_score is not None
-
-
-def test_identical_graphs_score_one_whatever_the_variable_names():
-    assert smatch(WANT_GO, WANT_GO) == 1.0
-    assert smatch(WANT_GO, "(x / want-01 :ARG1 (y / go-02 :ARG0 (z / boy)) :ARG0 z)") == 1.0
 
 
 def test_disjoint_concepts_still_share_the_top_triple():
@@ -67,11 +61,6 @@ def test_reentrancy_counts_the_shared_node_once():
     assert smatch(WANT_GO, other) == pytest.approx(2 * 6 / (7 + 8))
 
 
-def test_inverse_role_equals_forward_role_but_changes_the_root():
-    # Both have want-01 :ARG0 boy; the roots differ, so only TOP is lost: 3 of 4.
-    assert smatch("(b / boy :ARG0-of (w / want-01))", WANT_BOY) == pytest.approx(0.75)
-
-
 def test_constants_compare_without_quotes_and_case():
     paris = '(c / city :name (n / name :op1 "Paris"))'
     assert smatch(paris, "(c / city :name (n / name :op1 paris))") == 1.0
@@ -89,12 +78,6 @@ def test_scores_do_not_depend_on_argument_order_when_the_optimum_is_found():
              ("(b / boy :ARG0-of (w / want-01))", WANT_BOY)]
     for a, b in pairs:
         assert smatch(a, b) == smatch(b, a)
-
-
-@pytest.mark.parametrize("text", ["", "(a / b", "(a / b) (c / d)", "not an amr"])
-def test_invalid_input_raises(text):
-    with pytest.raises(InvalidOutput):
-        SMATCH.prepare(text)
 
 
 def test_corpus_score_is_micro_averaged():

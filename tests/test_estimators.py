@@ -251,3 +251,19 @@ def test_lexsim_takes_the_candidate_strings():
     assert estimate("lexsim", ["only one"]) == 0.0
     with pytest.raises(ConfigError, match="lexical similarity"):
         estimate("lexsim", ["a", "b"], similarity="smatchpp")
+
+
+def test_eigv_and_ecc_from_one_eigendecomposition_match_the_separate_estimators():
+    from lsplits.uncertainty.estimators import ecc, eigv, eigv_and_ecc, spectral_many
+
+    rng = np.random.default_rng(7)
+    matrices = []
+    for k in (1, 2, 3, 5, 5, 8):
+        values = rng.random((k, k))
+        values = (values + values.T) / 2
+        np.fill_diagonal(values, 1.0)
+        matrices.append(values)
+    joint = spectral_many(matrices, 0.8)
+    np.testing.assert_allclose(joint["eigv"], [eigv(m) for m in matrices], rtol=0, atol=1e-11)
+    np.testing.assert_allclose(joint["ecc"], [ecc(m, 0.8) for m in matrices], rtol=0, atol=1e-11)
+    assert eigv_and_ecc(np.eye(4)) == (4.0, pytest.approx(np.sqrt(3)))  # all invalid: the maxima

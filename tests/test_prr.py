@@ -188,3 +188,16 @@ def test_options_in_range_are_accepted():
     assert prr_with_ci([0.1, 0.2, 0.3], [0.3, 0.2, 0.1], n_bootstrap=0, seed=0).prr == pytest.approx(1.0)
     with pytest.raises(InvalidOption, match="max_rejection"):
         rejection_curve([0.1, 0.2], [0.3, 0.4], max_rejection=-0.1)
+
+
+def test_prr_and_curve_share_one_tie_averaged_curve():
+    from lsplits.uncertainty.prr import prr_and_curve
+
+    u = [0.2, 0.2, 0.5, 0.9, 0.1, 0.5]
+    q = [0.8, 0.4, 0.6, 0.0, 1.0, 0.3]
+    result, curve = prr_and_curve(u, q, max_rejection=0.8, n_bootstrap=50, seed=3)
+    assert result == prr_with_ci(u, q, max_rejection=0.8, n_bootstrap=50, seed=3)
+    expected = rejection_curve(u, q, max_rejection=0.8)
+    for field in ("rates", "uncertainty", "oracle", "random"):
+        np.testing.assert_array_equal(getattr(curve, field), getattr(expected, field))
+    assert result.auc_uncertainty == pytest.approx(curve.uncertainty.mean())

@@ -17,8 +17,8 @@ from lsplits.amr.smatchpp_metric import f1, prepare
 from lsplits.errors import DataError
 from lsplits.similarity import Similarity
 from lsplits.uncertainty.options import InvalidOption
-from lsplits.uncertainty.render import main_table_markdown, write_report
-from lsplits.uncertainty.report import StudyConfig, add_ue_arguments, choose_beam_sizes, run_study, run_ue
+from lsplits.uncertainty.report import add_ue_arguments, main_table_markdown, run_ue, write_report
+from lsplits.uncertainty.study import StudyConfig, choose_beam_sizes, run_study
 
 CALLS: Counter = Counter()
 
@@ -73,10 +73,10 @@ def test_study_on_real_graphs(files):
     study = run_study([files / "beams.jsonl"], files / "gold.jsonl", small_config())
     n = len(sample_gold()) * 3
     assert len(study.inputs.ids) == n and study.inputs.only_in_beams == ["no-gold"]
-    assert study.beam_sizes == [3, 5]  # 8 needs more candidates than the beams hold
+    assert study.beam_sizes == (3, 5)  # 8 needs more candidates than the beams hold
     assert study.short_examples == {3: 1, 5: 1}
     assert study.uncertainties[5]["LexSim"].shape == (n,)
-    assert study.methods == ["LexSim", "EigV-Smatch++", "DegMat-Smatch++", "Ecc-Smatch++"]
+    assert study.methods == ("LexSim", "EigV-Smatch++", "DegMat-Smatch++", "Ecc-Smatch++")
     assert int(study.invalid_candidates["smatchpp"].sum()) == 1
     assert study.invalid_candidates["smatchpp"][-1] == 1
     rows = {(r.k, r.method): r.result for r in study.prr}
@@ -162,9 +162,9 @@ def test_unknown_similarity_fails_before_reading(tmp_path):
 
 
 def test_choose_beam_sizes():
-    assert choose_beam_sizes((3, 5, 8, 10), 10) == [3, 5, 8, 10]
-    assert choose_beam_sizes((3, 5, 8, 10), 6) == [3, 5]
-    assert choose_beam_sizes((3, 5, 8, 10), 2) == [2]
+    assert choose_beam_sizes((3, 5, 8, 10), 10) == (3, 5, 8, 10)
+    assert choose_beam_sizes((3, 5, 8, 10), 6) == (3, 5)
+    assert choose_beam_sizes((3, 5, 8, 10), 2) == (2,)
 
 
 def _write_beams(folder, beams, gold):
@@ -306,7 +306,7 @@ def test_every_estimator_and_metric_in_the_report(files, tmp_path):
     study = run_study([files / "beams.jsonl"], files / "gold.jsonl", config)
     lexical = ["LexSim", "LexSim-ROUGE-1+stem", "LexSim-BLEU"]
     graph = ["EigV", "Ecc", "DegMat", "NumSemSets", "LabelProb", "SemEnt", "LUQ", "KLE"]
-    assert study.methods == lexical + [f"{name}-Smatch++" for name in graph]
+    assert list(study.methods) == lexical + [f"{name}-Smatch++" for name in graph]
     extra = [m for m in METRICS if m != "prr"]
     assert len(study.metrics) == 2 * len(study.methods) * len(extra)
     q = study.qualities["smatchpp"]
@@ -324,3 +324,13 @@ def test_every_estimator_and_metric_in_the_report(files, tmp_path):
     assert "| NumSemSets-Smatch++ |" in report and "quality < 0.8" in report
     with open(tmp_path / "report" / "ue_metrics.csv", encoding="utf-8") as stream:
         assert len(list(csv.DictReader(stream))) == len(study.metrics)
+
+
+def test_study_arrays_are_read_only(files, tmp_path):
+    study = run_study([files / "beams.jsonl"], files / "gold.jsonl",
+                      small_config(beam_sizes=(3,), n_bootstrap=0, cache_dir=tmp_path / "cache"))
+    arrays = [*study.qualities.values(), *study.invalid_candidates.values(), *study.spearman.values(),
+              *(u for per_k in study.uncertainties.values() for u in per_k.values())]
+    assert arrays and not any(a.flags.writeable for a in arrays)
+    with pytest.raises(ValueError, match="read-only"):
+        study.qualities["smatchpp"][0] = 0.0

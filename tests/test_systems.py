@@ -20,7 +20,8 @@ from lsplits import similarity as registry
 from lsplits.amr.smatchpp_metric import f1, prepare
 from lsplits.errors import ConfigError, DataError
 from lsplits.similarity import Similarity
-from lsplits.uncertainty.report import StudyConfig, add_ue_arguments, run_study, run_ue
+from lsplits.uncertainty.report import add_ue_arguments, run_ue
+from lsplits.uncertainty.study import StudyConfig, run_study
 from lsplits.uncertainty.systems import SystemSpec, parse_systems, run_systems
 
 LEVELS = range(4)

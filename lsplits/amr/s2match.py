@@ -128,13 +128,14 @@ class S2MatchScorer:
 
 def make_s2match(backend: EmbeddingBackend | None = None, *, cutoff: float = DEFAULT_CUTOFF,
                  sense_weight: float = DEFAULT_SENSE_WEIGHT, restarts: int = DEFAULT_RESTARTS,
-                 seed: int = DEFAULT_SEED, name: str = "s2match") -> Similarity:
+                 seed: int = DEFAULT_SEED, name: str = "s2match", display_name: str = "S2match") -> Similarity:
     """Build an S2Match :class:`Similarity` with the given embedding backend and settings."""
     scorer = S2MatchScorer(backend, cutoff, sense_weight, restarts, seed)
     backend_name = backend.name if backend is not None else "none"
     return Similarity(
         invalid_stand_in=EMPTY_AMR,
         name=name,
+        display_name=display_name,
         prepare=scorer.prepare,
         score=scorer.score,
         symmetric=False,

@@ -115,6 +115,7 @@ def corpus_sema(predictions: Sequence[SemaGraph], references: Sequence[SemaGraph
 SEMA = Similarity(
     invalid_stand_in=EMPTY_AMR,
     name="sema",
+    display_name="SEMA",
     prepare=prepare_sema,
     score=sema_f1,
     symmetric=True,

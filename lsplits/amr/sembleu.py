@@ -120,6 +120,7 @@ def sembleu(hypothesis: SemBleuGraph, reference: SemBleuGraph) -> float:
 SEMBLEU = Similarity(
     invalid_stand_in=EMPTY_AMR,
     name="sembleu",
+    display_name="SemBLEU",
     prepare=prepare_sembleu,
     score=sembleu,
     symmetric=False,

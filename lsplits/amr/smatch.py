@@ -57,7 +57,7 @@ def corpus_smatch(predictions: Sequence[AmrGraph], references: Sequence[AmrGraph
     return micro_f1([smatch_counts(p, r) for p, r in zip(predictions, references)])
 
 
-def make_smatch(dialect: str = DEFAULT_DIALECT, *, name: str = "smatch") -> Similarity:
+def make_smatch(dialect: str = DEFAULT_DIALECT, *, name: str = "smatch", display_name: str = "Smatch") -> Similarity:
     """A Smatch :class:`Similarity` reading graphs in ``dialect`` (``"official"`` or ``"corrected"``)."""
     if dialect not in SMATCH_DIALECTS:
         raise InvalidOption(f"unknown Smatch dialect {dialect!r}; use one of {', '.join(SMATCH_DIALECTS)}")
@@ -65,6 +65,7 @@ def make_smatch(dialect: str = DEFAULT_DIALECT, *, name: str = "smatch") -> Simi
     return Similarity(
         invalid_stand_in=EMPTY_AMR,
         name=name,
+        display_name=display_name,
         prepare=partial(parse_smatch, dialect=dialect),
         score=smatch_f1,
         symmetric=False,
@@ -77,4 +78,4 @@ def make_smatch(dialect: str = DEFAULT_DIALECT, *, name: str = "smatch") -> Simi
 
 
 SMATCH = make_smatch()
-SMATCH_CORRECTED = make_smatch("corrected", name="smatch-corrected")
+SMATCH_CORRECTED = make_smatch("corrected", name="smatch-corrected", display_name="smatch-corrected")

@@ -305,6 +305,7 @@ def corpus_f1(predictions: Sequence[StandardGraph], references: Sequence[Standar
 SMATCHPP = Similarity(
     invalid_stand_in=EMPTY_AMR,
     name="smatchpp",
+    display_name="Smatch++",
     prepare=prepare,
     score=f1,
     symmetric=True,

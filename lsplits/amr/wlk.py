@@ -79,6 +79,7 @@ def wlk_similarity(first: WlFeatures, second: WlFeatures) -> float:
 WLK = Similarity(
     invalid_stand_in=EMPTY_AMR,
     name="wlk",
+    display_name="WLK",
     prepare=prepare_wlk,
     score=wlk_similarity,
     symmetric=True,

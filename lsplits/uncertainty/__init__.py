@@ -7,8 +7,8 @@ estimators are in :mod:`.semantic_sets`; :func:`estimate` applies any of them by
 matrix or a stack; :mod:`.beam` does both steps for a list of examples), :mod:`.quality` scores
 top-1 predictions against references, and :mod:`.prr` and :mod:`.ue_metrics` measure how well the
 uncertainties rank the qualities (:mod:`.normalization` maps uncertainties to confidences first,
-for ECE). :mod:`.report` runs the paper's whole grid on parser outputs read by :mod:`.inputs` and
-:mod:`.render` writes it up; :mod:`.publish` uploads the evaluate modules in ``metrics/`` as Hub Spaces.
+for ECE). :mod:`.study` runs the paper's whole grid on parser outputs read by :mod:`.inputs`,
+:mod:`.report` writes it up (figures by :mod:`.plots`); :mod:`.publish` uploads the evaluate modules in ``metrics/`` as Hub Spaces.
 """
 
 from .estimators import estimate, estimate_many

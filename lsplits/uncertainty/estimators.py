@@ -29,7 +29,7 @@ Edge cases (all tested):
   ``0^-1/2 := 0``, so it adds a zero eigenvalue (its own component), as an invalid candidate does.
 - k = 0 raises ValueError: there is nothing to estimate.
 
-In a report these cases are said, not hidden (:mod:`lsplits.uncertainty.report`): an estimator that
+In a report these cases are said, not hidden (:mod:`lsplits.uncertainty.study`): an estimator that
 gives every example the same value (k = 1, or identical candidates everywhere) cannot rank them and
 gets no "best" mark, and examples without a valid candidate are counted, since the graph estimators
 rate them maximally uncertain while LexSim, on strings, may rate them certain.
@@ -103,11 +103,22 @@ def lexsim(matrix: np.ndarray | list) -> float | np.ndarray:
     return one_or_many(_rounded(1.0 - _off_diagonal_mean(values)), single)
 
 
+def _eigv_from(eigenvalues: np.ndarray) -> np.ndarray:
+    """EigV of each matrix from its Laplacian eigenvalues (last axis)."""
+    return _rounded(np.clip(1.0 - eigenvalues, 0.0, None).sum(axis=-1))
+
+
+def _ecc_from(eigenvalues: np.ndarray, eigenvectors: np.ndarray, threshold: float) -> np.ndarray:
+    """Ecc of each matrix from its Laplacian eigendecomposition, keeping eigenvalues below ``threshold``."""
+    centred = eigenvectors - eigenvectors.mean(axis=-2, keepdims=True)
+    spread = (centred**2).sum(axis=-2)  # per eigenvector: squared norm of its centred entries
+    return _rounded(np.sqrt((spread * (eigenvalues < threshold)).sum(axis=-1)))
+
+
 def eigv(matrix: np.ndarray | list) -> float | np.ndarray:
     """Sum over Laplacian eigenvalues of max(0, 1 - lambda)."""
     adjacency, single = symmetric_stack(matrix)
-    eigenvalues = np.linalg.eigvalsh(_normalized_laplacians(adjacency))
-    return one_or_many(_rounded(np.clip(1.0 - eigenvalues, 0.0, None).sum(axis=-1)), single)
+    return one_or_many(_eigv_from(np.linalg.eigvalsh(_normalized_laplacians(adjacency))), single)
 
 
 def ecc(matrix: np.ndarray | list, threshold: float = DEFAULT_ECC_THRESHOLD) -> float | np.ndarray:
@@ -120,9 +131,17 @@ def ecc(matrix: np.ndarray | list, threshold: float = DEFAULT_ECC_THRESHOLD) -> 
     threshold = check_ecc_threshold(threshold, "threshold")
     adjacency, single = symmetric_stack(matrix)
     eigenvalues, eigenvectors = np.linalg.eigh(_normalized_laplacians(adjacency))
-    centred = eigenvectors - eigenvectors.mean(axis=-2, keepdims=True)
-    spread = (centred**2).sum(axis=-2)  # per eigenvector: squared norm of its centred entries
-    return one_or_many(_rounded(np.sqrt((spread * (eigenvalues < threshold)).sum(axis=-1))), single)
+    return one_or_many(_ecc_from(eigenvalues, eigenvectors, threshold), single)
+
+
+def eigv_and_ecc(matrix: np.ndarray | list, threshold: float = DEFAULT_ECC_THRESHOLD
+                 ) -> tuple[float | np.ndarray, float | np.ndarray]:
+    """EigV and Ecc of one matrix (or a stack) from ONE Laplacian eigendecomposition, for callers that need both."""
+    threshold = check_ecc_threshold(threshold, "threshold")
+    adjacency, single = symmetric_stack(matrix)
+    eigenvalues, eigenvectors = np.linalg.eigh(_normalized_laplacians(adjacency))
+    return (one_or_many(_eigv_from(eigenvalues), single),
+            one_or_many(_ecc_from(eigenvalues, eigenvectors, threshold), single))
 
 
 def degmat(matrix: np.ndarray | list) -> float | np.ndarray:
@@ -261,15 +280,32 @@ def estimate(name: str, matrix, **options) -> float | np.ndarray:
     return function(matrix, **options)
 
 
-def estimate_many(name: str, matrices: Sequence[np.ndarray], **options) -> np.ndarray:
-    """One uncertainty per matrix of a list whose sizes may differ (each size computed as one stack)."""
-    values = np.empty(len(matrices))
+def _stacks_by_size(matrices: Sequence[np.ndarray]):
+    """(positions, stack) for each matrix size in ``matrices``, so estimators run vectorised per size."""
     by_size: dict[int, list[int]] = {}
     for index, matrix in enumerate(matrices):
         by_size.setdefault(np.shape(matrix)[0], []).append(index)
     for positions in by_size.values():
-        stack = np.stack([np.asarray(matrices[i], dtype=float) for i in positions])
+        yield positions, np.stack([np.asarray(matrices[i], dtype=float) for i in positions])
+
+
+def estimate_many(name: str, matrices: Sequence[np.ndarray], **options) -> np.ndarray:
+    """One uncertainty per matrix of a list whose sizes may differ (each size computed as one stack)."""
+    values = np.empty(len(matrices))
+    for positions, stack in _stacks_by_size(matrices):
         values[positions] = estimate(name, stack, **dict(options))
+    return values
+
+
+SPECTRAL_ESTIMATORS = ("eigv", "ecc")  # both from the Laplacian's eigendecomposition: see spectral_many
+
+
+def spectral_many(matrices: Sequence[np.ndarray], ecc_threshold: float = DEFAULT_ECC_THRESHOLD
+                  ) -> dict[str, np.ndarray]:
+    """``{"eigv": ..., "ecc": ...}`` per matrix of a list, one eigendecomposition per matrix (sizes may differ)."""
+    values = {name: np.empty(len(matrices)) for name in SPECTRAL_ESTIMATORS}
+    for positions, stack in _stacks_by_size(matrices):
+        values["eigv"][positions], values["ecc"][positions] = eigv_and_ecc(stack, ecc_threshold)
     return values
 
 

@@ -141,6 +141,7 @@ def _rouge_n(n: int, stem: bool) -> Similarity:
     suffix = "_stem" if stem else ""
     return Similarity(
         name=f"rouge{n}{suffix}",
+        display_name=f"ROUGE-{n}{'+stem' if stem else ''}",
         prepare=functools.partial(_rouge_n_prepare, n, stem),
         score=rouge_n_fmeasure,
         symmetric=True,
@@ -151,6 +152,7 @@ def _rouge_n(n: int, stem: bool) -> Similarity:
 
 ROUGE_L = Similarity(
     name="rougel",
+    display_name="ROUGE-L",
     prepare=rouge_tokens,
     score=rouge_l_fmeasure,
     symmetric=True,
@@ -158,6 +160,7 @@ ROUGE_L = Similarity(
 )
 ROUGE_L_STEM = Similarity(
     name="rougel_stem",
+    display_name="ROUGE-L+stem",
     prepare=rouge_stemmed_tokens,
     score=rouge_l_fmeasure,
     symmetric=True,
@@ -167,6 +170,7 @@ ROUGE_1, ROUGE_2 = _rouge_n(1, False), _rouge_n(2, False)
 ROUGE_1_STEM, ROUGE_2_STEM = _rouge_n(1, True), _rouge_n(2, True)
 BLEU = Similarity(
     name="bleu",
+    display_name="BLEU",
     prepare=_prepare_bleu,
     score=_bleu,
     symmetric=False,

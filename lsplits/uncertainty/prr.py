@@ -106,17 +106,20 @@ def _curve_values(sorted_q: np.ndarray, steps: int) -> np.ndarray:
     return totals / kept
 
 
-def rejection_curve(uncertainties, qualities, *, max_rejection: float = 1.0) -> RejectionCurve:
-    """The prediction-rejection curves of the estimator, the oracle and random rejection."""
-    u, q = _as_inputs(uncertainties, qualities)
-    steps = _rejection_steps(u.size, max_rejection)
-    rates = np.arange(steps) / u.size
+def _curve(u: np.ndarray, q: np.ndarray, steps: int) -> RejectionCurve:
+    """The curves of checked 1-d inputs over the first ``steps`` rejection rates (ties averaged once)."""
     return RejectionCurve(
-        rates=rates,
+        rates=np.arange(steps) / u.size,
         uncertainty=_curve_values(_tie_averaged(u, q), steps),
         oracle=_curve_values(np.sort(q)[::-1], steps),
         random=np.full(steps, q.mean()),
     )
+
+
+def rejection_curve(uncertainties, qualities, *, max_rejection: float = 1.0) -> RejectionCurve:
+    """The prediction-rejection curves of the estimator, the oracle and random rejection."""
+    u, q = _as_inputs(uncertainties, qualities)
+    return _curve(u, q, _rejection_steps(u.size, max_rejection))
 
 
 def _curve_means(curves: np.ndarray) -> np.ndarray:
@@ -183,12 +186,20 @@ def prr_with_ci(uncertainties, qualities, *, max_rejection: float = 1.0, n_boots
     ``n_bootstrap=0`` skips the interval (NaN bounds). Options out of range raise
     :class:`~lsplits.uncertainty.options.InvalidOption` (a ValueError) before any work.
     """
+    return prr_and_curve(uncertainties, qualities, max_rejection=max_rejection, n_bootstrap=n_bootstrap,
+                         confidence=confidence, seed=seed, _stacklevel=_stacklevel + 1)[0]
+
+
+def prr_and_curve(uncertainties, qualities, *, max_rejection: float = 1.0, n_bootstrap: int = 1000,
+                  confidence: float = 0.95, seed: int = 0, _stacklevel: int = 2) -> tuple[PRRResult, RejectionCurve]:
+    """:func:`prr_with_ci` and the :func:`rejection_curve` it is the area of, ties averaged once for both."""
     n_bootstrap = check_n_bootstrap(n_bootstrap)
     confidence = check_confidence(confidence)
     seed = check_seed(seed)
     u, q = _as_inputs(uncertainties, qualities)
     steps = _rejection_steps(u.size, max_rejection)
-    auc_u, auc_o, auc_r = (float(x) for x in _aucs(u, q, steps))
+    curve = _curve(u, q, steps)
+    auc_u, auc_o, auc_r = float(_curve_means(curve.uncertainty)), float(_curve_means(curve.oracle)), float(q.mean())
     value = float(_ratio(auc_u, auc_o, auc_r))
     if math.isnan(value):
         warnings.warn("PRR is undefined: the oracle is no better than random rejection (all qualities "
@@ -201,4 +212,4 @@ def prr_with_ci(uncertainties, qualities, *, max_rejection: float = 1.0, n_boots
         if samples.size:
             alpha = (1.0 - confidence) / 2
             low, high = (float(x) for x in np.quantile(samples, [alpha, 1.0 - alpha]))
-    return PRRResult(value, auc_u, auc_o, auc_r, low, high, int(u.size))
+    return PRRResult(value, auc_u, auc_o, auc_r, low, high, int(u.size)), curve

@@ -1,344 +1,288 @@
-"""``lsplits ue``: the AMR uncertainty study (METHOD B6) on one parser's beam outputs.
+"""Writing a :class:`~lsplits.uncertainty.study.Study` as a report folder (markdown, CSV, PNG): ``lsplits ue``'s output.
 
-For every beam size k (3, 5, 8, 10 by truncation, up to what the beams hold), every estimator x
-similarity function (LexSim on ROUGE-L; EigV, Ecc, DegMat on each graph similarity) and every
-quality metric of the top-1 candidate against gold, it computes PRR with a bootstrap confidence
-interval, the Spearman correlations between estimators and the prediction-rejection curves.
-Estimators (``--estimators``: the paper's four by default, any of
-:data:`~lsplits.uncertainty.estimators.ESTIMATORS`) and further evaluation metrics (``--metrics``:
-ROC-AUC, PR-AUC, AURC, E-AURC, RPP, Spearman, Kendall, ECE of :mod:`.ue_metrics`) are selectable;
-:mod:`lsplits.uncertainty.render` writes them as a markdown report with the paper's table shapes,
-CSV files and PNG plots.
+``report.md`` has the paper's table shapes: top-1 quality per metric (Table 1), PRR of every
+estimator x similarity against every quality metric at the largest beam size (Table 4), PRR across
+beam sizes per quality metric (Figure 5's numbers), the Spearman correlation matrix between
+estimators (Figure 6) and the rejection curves (PNG, one per quality metric and beam size, drawn by
+:mod:`.plots`). The numbers are also written as CSV files for further analysis. Nothing is computed
+here: every number comes from the study.
 
-Similarity matrices are computed once at the largest k (the smaller beams are their top-left
-blocks) and cached on disk by content, so re-running with other estimators, quality metrics or beam
-sizes recomputes no similarity.
-
-Cheap checks come first: options out of range and missing input files are refused in one line
-before any file is read. Degenerate inputs are said, not hidden: an estimator whose uncertainty is
-the same for every example (k = 1, or identical candidates everywhere) is flagged
-(``PRRRow.constant_uncertainty``: it cannot rank examples, its PRR is 0 by construction, and the
-report marks no best among such rows), and examples with no valid candidate are counted
-(``Study.all_invalid``), since the graph estimators rate them maximally uncertain while LexSim,
-on strings, may rate them certain.
+Degenerate inputs are said where the numbers are: a PRR whose estimator gives every example the same
+uncertainty is marked with a dagger and never bold (if every estimator is constant, a note says the
+estimators cannot distinguish examples and no best is marked), and examples without any valid
+candidate get a note on how each estimator rates them.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import logging
+import csv
+import math
 import os
-import warnings
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
 
-from .. import similarity as similarity_registry
-from ..errors import ConfigError, DataError
+from ..io import output_folder
+from ..similarity import display
+from ._format import number as _number
+from ._format import table as _table
 from .beam import LEXICAL_SIMILARITY
-from .estimators import (
-    DEFAULT_ECC_THRESHOLD,
-    DEFAULT_KLE_T,
-    DEFAULT_SETS_THRESHOLD,
-    DISPLAY_NAMES,
-    ESTIMATORS,
-    LEXICAL_ESTIMATORS,
-    EstimatorSettings,
-    UncertaintyConfigError,
-    check_estimators,
-    estimate_many,
-)
-from .inputs import Inputs, load_inputs
+from .estimators import DEFAULT_ECC_THRESHOLD, DEFAULT_KLE_T, DEFAULT_SETS_THRESHOLD, ESTIMATORS
 from .lexical import LEXICAL_SIMILARITIES
-from .matrix import SimilarityMatrix, build_matrices
-from .normalization import get_normalizer
-from .options import check_confidence, check_ecc_threshold, check_max_rejection, check_n_bootstrap, check_seed
-from .prr import PRRResult, RejectionCurve, prr_with_ci, rejection_curve
-from .quality import placeholder_for, score_predictions
-from .ue_metrics import METRICS, PAPER_METRICS, check_metrics, compute_metrics
+from .plots import rejection_figure
+from .study import (
+    CLI_OPTIONS,
+    PAPER_BEAM_SIZES,
+    PAPER_QUALITIES,
+    PAPER_REPORT_ESTIMATORS,
+    PAPER_SIMILARITIES,
+    PRRRow,
+    Study,
+    StudyConfig,
+    default_cache_dir,
+    method_name,
+    run_study,
+)
+from .ue_metrics import METRICS, PAPER_METRICS
 
-logger = logging.getLogger(__name__)
-
-PAPER_SIMILARITIES = ("smatch", "smatchpp", "s2match", "sema", "wlk")
-PAPER_QUALITIES = ("smatchpp", "s2match", "sembleu")
-PAPER_BEAM_SIZES = (3, 5, 8, 10)
-GRAPH_ESTIMATORS = ("eigv", "degmat", "ecc")
-PAPER_REPORT_ESTIMATORS = ("lexsim", *GRAPH_ESTIMATORS)
-SIMILARITY_DISPLAY = {"smatch": "Smatch", "smatchpp": "Smatch++", "s2match": "S2match", "sema": "SEMA",
-                      "wlk": "WLK", "sembleu": "SemBLEU", "rougel": "ROUGE-L", "rouge1": "ROUGE-1",
-                      "rouge2": "ROUGE-2", "bleu": "BLEU", "rougel_stem": "ROUGE-L+stem",
-                      "rouge1_stem": "ROUGE-1+stem", "rouge2_stem": "ROUGE-2+stem"}
-
-
-def display(name: str) -> str:
-    """Paper-style display name of a similarity or quality metric."""
-    return SIMILARITY_DISPLAY.get(name, name)
+_LISTED = 20  # ids listed in the markdown; the CSV files hold all of them
+CONSTANT_MARK = "†"
 
 
-def default_cache_dir() -> Path:
-    """``$LSPLITS_CACHE/matrices``, else ``$XDG_CACHE_HOME/lsplits/matrices`` (``~/.cache`` by default)."""
-    root = os.environ.get("LSPLITS_CACHE") or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "lsplits"
-    return Path(root) / "matrices"
+def _prr_lookup(study: Study) -> dict[tuple[int, str, str], PRRRow]:
+    return {(row.k, row.method, row.quality): row for row in study.prr}
 
 
-@dataclass
-class StudyConfig:
-    """What to compute; the defaults reproduce the paper's grid."""
-
-    similarities: tuple[str, ...] = PAPER_SIMILARITIES
-    qualities: tuple[str, ...] = PAPER_QUALITIES
-    beam_sizes: tuple[int, ...] = PAPER_BEAM_SIZES
-    ecc_threshold: float = DEFAULT_ECC_THRESHOLD
-    max_rejection: float = 1.0
-    n_bootstrap: int = 1000
-    confidence: float = 0.95
-    seed: int = 0
-    workers: int = 0
-    cache_dir: Path | None = None
-    progress: bool = True
-    estimators: tuple[str, ...] = PAPER_REPORT_ESTIMATORS
-    lexical_similarities: tuple[str, ...] = (LEXICAL_SIMILARITY,)
-    metrics: tuple[str, ...] = PAPER_METRICS
-    bad_below: float | None = None
-    normalizer: str = "minmax"
-    sets_threshold: float = DEFAULT_SETS_THRESHOLD
-    kle_t: float = DEFAULT_KLE_T
-
-    def estimator_settings(self) -> EstimatorSettings:
-        """The estimators' options under this configuration."""
-        return EstimatorSettings(ecc_threshold=self.ecc_threshold, sets_threshold=self.sets_threshold,
-                                 kle_t=self.kle_t)
-
-    def check(self, names: Mapping[str, str] | None = None) -> None:
-        """Refuse out-of-range numeric options (InvalidOption); ``names`` spells them as the caller does."""
-        names = names or {}
-        check_ecc_threshold(self.ecc_threshold, names.get("ecc_threshold", "ecc_threshold"))
-        check_max_rejection(self.max_rejection, names.get("max_rejection", "max_rejection"))
-        check_n_bootstrap(self.n_bootstrap, names.get("n_bootstrap", "n_bootstrap"))
-        check_confidence(self.confidence, names.get("confidence", "confidence"))
-        check_seed(self.seed, names.get("seed", "seed"))
+def _ids(ids: Sequence[str]) -> str:
+    return ", ".join(f"`{i}`" for i in ids[:_LISTED]) + (" ..." if len(ids) > _LISTED else "")
 
 
-CLI_OPTIONS = {"ecc_threshold": "--ecc-threshold", "max_rejection": "--max-rejection", "n_bootstrap": "--bootstrap",
-               "confidence": "--confidence", "seed": "--seed"}
+def degenerate_notes(study: Study, k: int) -> list[str]:
+    """Notes on estimators that cannot rank the examples at beam size k and on examples without a valid candidate."""
+    rows = [row for row in study.prr if row.k == k]
+    constant = [m for m in study.methods if any(r.constant_uncertainty for r in rows if r.method == m)]
+    notes = []
+    if rows and all(row.constant_uncertainty for row in rows):
+        notes.append(f"**Note:** at k = {k} every estimator gives every example the same uncertainty (one candidate "
+                     "per example, or identical candidates in every example): the estimators cannot distinguish "
+                     "examples, so each PRR is 0 by construction (n/a where all qualities are equal) and no best is "
+                     "marked.")
+    elif constant:
+        notes.append(f"{CONSTANT_MARK} constant uncertainty at k = {k}: {', '.join(constant)} give(s) every example "
+                     "the same value, so cannot distinguish examples (PRR 0 by construction; never marked best).")
+    lexical = study.uncertainties[k].get(method_name("lexsim", None))
+    for name, examples in study.all_invalid.get(k, {}).items():
+        if not examples:
+            continue
+        graph = ", ".join(method_name(e, name) for e in ("eigv", "ecc", "degmat"))
+        certain = int((lexical[list(examples)] == 0).sum()) if lexical is not None else 0
+        notes.append(f"**Note:** {len(examples)} example(s) have no valid candidate for {display(name)} at k = {k} "
+                     f"({_ids([study.inputs.ids[i] for i in examples])}): {graph} give them the largest "
+                     "uncertainty possible for their number of candidates (every candidate its own cluster), "
+                     "while LexSim compares the strings"
+                     + (f" and rates {certain} of them as certain (identical strings)." if certain else "."))
+    return notes
 
 
-@dataclass
-class PRRRow:
-    """PRR of one estimator (``method``) at beam size ``k`` for one quality metric."""
-
-    k: int
-    method: str
-    quality: str
-    result: PRRResult
-    constant_uncertainty: bool = False  # the same uncertainty for every example: it cannot rank them
+def _best(values: list[float]) -> float:
+    finite = [v for v in values if not math.isnan(v)]
+    return max(finite) if finite else math.nan
 
 
-@dataclass
-class MetricRow:
-    """One uncertainty-evaluation metric (``metric``, :mod:`.ue_metrics`) of one estimator at beam size ``k``."""
-
-    k: int
-    method: str
-    quality: str
-    metric: str
-    value: float
-
-
-@dataclass
-class Study:
-    """Everything the report shows; see :func:`run_study`."""
-
-    config: StudyConfig
-    inputs: Inputs
-    beam_sizes: list[int]
-    methods: list[str]
-    uncertainties: dict[int, dict[str, np.ndarray]]
-    qualities: dict[str, np.ndarray]
-    corpus_quality: dict[str, float]
-    invalid_top1: dict[str, int]
-    invalid_candidates: dict[str, np.ndarray]
-    nan_dropped: dict[str, int]
-    short_examples: dict[int, int]
-    all_invalid: dict[int, dict[str, list[int]]] = field(default_factory=dict)  # k -> similarity -> examples
-    prr: list[PRRRow] = field(default_factory=list)
-    curves: dict[tuple[int, str], dict[str, RejectionCurve]] = field(default_factory=dict)
-    spearman: dict[int, np.ndarray] = field(default_factory=dict)
-    metrics: list[MetricRow] = field(default_factory=list)
+def main_table_markdown(study: Study) -> str:
+    """PRR [CI] at the largest beam size: rows estimator x similarity, columns quality metrics."""
+    k = study.beam_sizes[-1]
+    lookup = _prr_lookup(study)
+    qualities = list(study.qualities)
+    best = {q: _best([lookup[k, m, q].result.prr for m in study.methods if not lookup[k, m, q].constant_uncertainty])
+            for q in qualities}
+    rows = []
+    for method in study.methods:
+        cells = [method]
+        for q in qualities:
+            row = lookup[k, method, q]
+            result = row.result
+            text = f"{_number(result.prr)} [{_number(result.ci_low)}, {_number(result.ci_high)}]"
+            if row.constant_uncertainty:
+                cells.append(text + CONSTANT_MARK)
+            else:
+                cells.append(f"**{text}**" if result.prr == best[q] else text)
+        rows.append(cells)
+    level = round(study.config.confidence * 100)
+    header = ["UE method", *(f"PRR ({display(q)})" for q in qualities)]
+    marked = "best per column in bold" if any(not math.isnan(v) for v in best.values()) else "no best marked"
+    title = f"PRR at beam size k = {k} ({len(study.inputs.ids)} examples; [{level}% bootstrap CI]; {marked})"
+    notes = degenerate_notes(study, k)
+    return "\n".join([title, "", *_table(header, rows), *(["", *notes] if notes else [])])
 
 
-def method_name(estimator: str, similarity: str | None) -> str:
-    """Row label as in the paper: ``LexSim`` or ``EigV-Smatch++``."""
-    label = DISPLAY_NAMES[estimator]
-    return label if similarity is None else f"{label}-{display(similarity)}"
+def _beam_tables(study: Study) -> list[str]:
+    lookup = _prr_lookup(study)
+    lines: list[str] = []
+    for q in study.qualities:
+        lines += ["", f"### Quality: {display(q)}", ""]
+        rows = [[m, *(_number(lookup[k, m, q].result.prr) + (CONSTANT_MARK if lookup[k, m, q].constant_uncertainty
+                                                             else "") for k in study.beam_sizes)]
+                for m in study.methods]
+        lines += _table(["UE method", *(f"k={k}" for k in study.beam_sizes)], rows)
+    if any(row.constant_uncertainty for row in study.prr):
+        lines += ["", f"{CONSTANT_MARK} constant uncertainty: the estimator gives every example the same value at "
+                      "that k, so it cannot distinguish examples (PRR 0 by construction)."]
+    return lines
 
 
-def choose_beam_sizes(requested: tuple[int, ...], available: int) -> list[int]:
-    """The requested sizes that the beams can supply; just ``available`` if none can."""
-    sizes = sorted({k for k in requested if 1 <= k <= available})
-    return sizes or [available]
+def _metrics_section(study: Study) -> list[str]:
+    """The selected evaluation metrics at the largest beam size: one table per quality metric (empty if only PRR)."""
+    from .ue_metrics import DISPLAY_NAMES, HIGHER_IS_BETTER
+
+    if not study.metrics:
+        return []
+    k = study.beam_sizes[-1]
+    names = list(dict.fromkeys(row.metric for row in study.metrics))
+    values = {(row.method, row.quality, row.metric): row.value for row in study.metrics if row.k == k}
+    lookup = _prr_lookup(study)
+    lines = ["", f"## Uncertainty-evaluation metrics (k = {k})", "",
+             "Arrows give the better direction. Bad predictions (ROC-AUC, PR-AUC positive class): quality < "
+             f"{study.config.bad_below}; ECE after the {study.config.normalizer} normaliser; all values per beam "
+             "size in `ue_metrics.csv`."]
+    header = ["UE method", "PRR ↑", *(f"{DISPLAY_NAMES[n]} {'↑' if HIGHER_IS_BETTER[n] else '↓'}" for n in names)]
+    for q in study.qualities:
+        rows = [[m, _number(lookup[k, m, q].result.prr), *(_number(values[m, q, n]) for n in names)] for m in study.methods]
+        lines += ["", f"### Quality: {display(q)}", "", *_table(header, rows)]
+    return lines
 
 
-def _method_pairs(config: StudyConfig) -> list[tuple[str, str, str | None]]:
-    """(estimator, similarity whose matrices it uses, similarity named in the row label) per report row."""
-    pairs: list[tuple[str, str, str | None]] = []
-    for estimator in config.estimators:
-        if estimator in LEXICAL_ESTIMATORS:
-            pairs += [(estimator, lexical, None if lexical == LEXICAL_SIMILARITY else lexical)
-                      for lexical in config.lexical_similarities]
-        else:
-            pairs += [(estimator, name, name) for name in config.similarities]
-    return pairs
+def _spearman_table(study: Study, k: int) -> list[str]:
+    matrix = study.spearman[k]
+    short = [str(i + 1) for i in range(len(study.methods))]
+    rows = [[f"{i + 1}. {m}", *(_number(v, 2) for v in matrix[i])] for i, m in enumerate(study.methods)]
+    return _table(["UE method", *short], rows)
 
 
-def _estimate(matrices: dict[str, list[SimilarityMatrix]], k: int, config: StudyConfig) -> dict[str, np.ndarray]:
-    """Every method's uncertainty per example at beam size k (each estimator vectorised over the examples)."""
-    settings = config.estimator_settings()
-    return {method_name(estimator, label): estimate_many(estimator, [m.truncate(k).values for m in matrices[name]],
-                                                         **settings.options(estimator))
-            for estimator, name, label in _method_pairs(config)}
+def _quality_table(study: Study) -> list[str]:
+    n = len(study.inputs.ids)
+    rows = [[display(q), _number(study.corpus_quality[q], 4), _number(float(np.nanmean(v)), 4),
+             str(study.invalid_top1[q]), str(study.nan_dropped[q])] for q, v in study.qualities.items()]
+    return _table(["Quality metric", "corpus score", f"mean over {n}", "invalid top-1", "NaN dropped"], rows)
 
 
-def _checked_config(config: StudyConfig) -> StudyConfig:
-    """The configuration with its names lower-cased, after checking every name and option.
-
-    Raises ConfigError naming the setting (and its ``lsplits ue`` option) before any input is read.
-    """
-    def checked(setting: str, check):
-        try:
-            return check()
-        except UncertaintyConfigError as exc:
-            raise ConfigError(f"{setting} (--{setting.replace('_', '-')}): {exc}") from None
-
-    estimators = checked("estimators", lambda: check_estimators(config.estimators))
-    metrics = checked("metrics", lambda: check_metrics(config.metrics, config.bad_below))
-    config = dataclasses.replace(config, estimators=estimators, metrics=metrics)
-    for setting in ("sets_threshold", "kle_t"):  # one at a time, to name the one at fault (ecc: StudyConfig.check)
-        checked(setting, lambda s=setting: EstimatorSettings(**{s: getattr(config, s)}).check())
-    checked("normalizer", lambda: get_normalizer(config.normalizer))
-    for name in config.lexical_similarities:
-        if name not in LEXICAL_SIMILARITIES:
-            raise ConfigError(f"lexsim_similarities (--lexsim-similarities): LexSim needs lexical similarities; "
-                              f"{name!r} is not one of {', '.join(LEXICAL_SIMILARITIES)}")
-    return config
-
-
-def _extra_metrics(study: Study, k: int, quality_name: str, u: np.ndarray, q: np.ndarray, method: str) -> None:
-    """The selected metrics other than PRR (computed above with its interval) for one row."""
-    extra = [m for m in study.config.metrics if m != "prr"]
-    if not extra:
-        return
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        values = compute_metrics(u, q, extra, bad_below=study.config.bad_below,
-                                 normalizer=study.config.normalizer)
-    for warning in caught:
-        logger.debug("%s, k=%d, %s: %s", method, k, quality_name, warning.message)
-    study.metrics += [MetricRow(k, method, quality_name, name, value) for name, value in values.items()]
+def _inputs_section(study: Study) -> list[str]:
+    inputs = study.inputs
+    ks = [len(c) for c in inputs.candidates]
+    lines = [f"- examples: {len(inputs.ids)}; candidates per example: {min(ks)} to {max(ks)}",
+             f"- beam sizes: {', '.join(map(str, study.beam_sizes))} (by truncation)"]
+    if inputs.paired_by == "position":
+        lines.append("- beams and gold paired **by position**: no input has `# ::id` lines "
+                     "(ids below are 0-based positions)")
+    for k, short in study.short_examples.items():
+        if short:
+            lines.append(f"- k={k}: {short} example(s) have fewer candidates and use all they have")
+    for label, ids in (("only in the beams (no gold)", inputs.only_in_beams),
+                       ("only in the gold (no beams)", inputs.only_in_gold),
+                       ("without any candidate", inputs.without_candidates)):
+        if ids:
+            lines.append(f"- left out, {label}: {len(ids)}: {_ids(ids)} (all in `left_out.csv`)")
+    total = sum(ks)
+    for name, counts in study.invalid_candidates.items():
+        bad = int(counts.sum())
+        worst = [inputs.ids[i] for i in np.argsort(-counts, kind="stable")[:5] if counts[i]]
+        lines.append(f"- invalid candidates for {display(name)}: {bad} of {total} ({100 * bad / total:.2f}%)"
+                     + (f"; most in {', '.join(f'`{i}`' for i in worst)}" if worst else "")
+                     + " (per example in `invalid_candidates.csv`)")
+    for k, per_similarity in study.all_invalid.items():
+        for name, examples in per_similarity.items():
+            if examples:
+                lines.append(f"- k={k}: {len(examples)} example(s) without any valid candidate for {display(name)}: "
+                             f"{_ids([inputs.ids[i] for i in examples])}")
+    return lines
 
 
-def _spearman(values: dict[str, np.ndarray]) -> np.ndarray:
-    """Spearman correlation matrix between methods (NaN where a method is constant)."""
-    from scipy.stats import rankdata
-
-    ranks = np.array([rankdata(v) for v in values.values()])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.corrcoef(ranks) if len(ranks) > 1 else np.ones((1, 1))
-
-
-def _all_invalid(matrices: dict[str, list[SimilarityMatrix]], k: int) -> dict[str, list[int]]:
-    """Per similarity, the examples whose first k candidates are all invalid."""
-    return {name: [i for i, m in enumerate(found) if m.truncate(k).invalid.all()]
-            for name, found in matrices.items() if name != LEXICAL_SIMILARITY}
+def _plot_curves(study: Study, folder: Path) -> list[str]:
+    names = []
+    for (k, q), curves in study.curves.items():
+        figure = rejection_figure(curves, display(q), f"Prediction-rejection curves, k = {k}, quality {display(q)}")
+        name = f"curves/rejection_{q}_k{k}.png"
+        figure.savefig(folder / name, dpi=110)
+        names.append(name)
+    return names
 
 
-def check_input_files(beam_paths: Sequence[str | os.PathLike[str]], gold_path: str | os.PathLike[str]) -> None:
-    """A DataError naming the first beams or gold path that is not an existing file (before anything is read)."""
-    for what, path in [*(("beams", p) for p in beam_paths), ("gold", gold_path)]:
-        path = Path(path)
-        if not path.exists():
-            raise DataError(f"{what} file not found", source=str(path))
-        if not path.is_file():
-            raise DataError(f"the {what} must be a file, this is a folder", source=str(path))
+def _write_csv(path: Path, header: Sequence[str], rows) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(header)
+        writer.writerows(rows)
 
 
-def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.PathLike[str],
-              config: StudyConfig | None = None) -> Study:
-    """Read the inputs and compute the whole grid of the report (options, names and files are checked first)."""
-    config = config or StudyConfig()
-    config.check()
-    config = _checked_config(config)
-    for name in (*config.similarities, *config.qualities):
-        similarity_registry.get(name)  # fail early, before any long computation, on an unknown name
-    check_input_files(beam_paths, gold_path)
-    inputs = load_inputs(beam_paths, gold_path)
-    top1 = [candidates[0] for candidates in inputs.candidates]
-    qualities: dict[str, np.ndarray] = {}
-    corpus: dict[str, float] = {}
-    invalid_top1: dict[str, int] = {}
-    for name in config.qualities:  # gold problems surface here, before the similarity matrices
-        metric = similarity_registry.get(name)
-        scored = score_predictions(metric, top1, inputs.gold, placeholder=placeholder_for(metric),
-                                   ids=inputs.ids, source=str(gold_path))
-        qualities[name] = np.array(scored.scores, dtype=float)
-        corpus[name] = scored.corpus
-        invalid_top1[name] = len(scored.invalid_predictions)
-    for name, values in qualities.items():  # ECE compares confidences in [0, 1] with qualities: check before the matrices
-        finite = values[~np.isnan(values)]
-        if "ece" in config.metrics and finite.size and (finite.min() < 0 or finite.max() > 1):
-            raise ConfigError(f"metrics (--metrics): ece needs qualities in [0, 1], but {name!r} scores from "
-                              f"{finite.min():g} to {finite.max():g}")
-    needed = dict.fromkeys(name for _, name, _ in _method_pairs(config))
-    needed.update(dict.fromkeys(config.similarities))  # invalid candidates are counted for each similarity
-    matrices = {name: build_matrices(inputs.candidates, name, cache=config.cache_dir, progress=config.progress,
-                                     workers=1 if name in LEXICAL_SIMILARITIES else config.workers)  # cheap: no pool
-                for name in needed}
-    available = max(len(c) for c in inputs.candidates)
-    beam_sizes = choose_beam_sizes(config.beam_sizes, available)
-    study = Study(
-        config=config, inputs=inputs, beam_sizes=beam_sizes, methods=[],
-        uncertainties={k: _estimate(matrices, k, config) for k in beam_sizes},
-        qualities=qualities, corpus_quality=corpus, invalid_top1=invalid_top1,
-        invalid_candidates={name: np.array([m.invalid_count for m in matrices[name]])
-                            for name in config.similarities},
-        nan_dropped={name: int(np.isnan(q).sum()) for name, q in qualities.items()},
-        short_examples={k: sum(len(c) < k for c in inputs.candidates) for k in beam_sizes},
-        all_invalid={k: _all_invalid(matrices, k) for k in beam_sizes},
-    )
-    study.methods = list(study.uncertainties[beam_sizes[0]])
-    for name, dropped in study.nan_dropped.items():
-        if dropped == len(inputs.ids):
-            raise DataError(f"every example's {name} quality is NaN (no top-1 prediction could be scored "
-                            "against its gold), so PRR is undefined", field=name)
-        if dropped:
-            logger.warning("%s: %d example(s) with NaN quality dropped from PRR", name, dropped)
-    grid = tqdm(total=len(beam_sizes) * len(qualities) * len(study.methods), desc="PRR", unit="estimate",
-                disable=not config.progress)
-    with grid:
-        for k in beam_sizes:
-            study.spearman[k] = _spearman(study.uncertainties[k])
-            for quality_name, q in qualities.items():
-                keep = ~np.isnan(q)
-                curves: dict[str, RejectionCurve] = {}
-                for method, u in study.uncertainties[k].items():
-                    result = prr_with_ci(u[keep], q[keep], max_rejection=config.max_rejection,
-                                         n_bootstrap=config.n_bootstrap, confidence=config.confidence,
-                                         seed=config.seed)
-                    constant = bool(u[keep].size) and bool(np.all(u[keep] == u[keep][0]))
-                    study.prr.append(PRRRow(k, method, quality_name, result, constant))
-                    curves[method] = rejection_curve(u[keep], q[keep], max_rejection=config.max_rejection)
-                    _extra_metrics(study, k, quality_name, u[keep], q[keep], method)
-                    grid.update()
-                study.curves[k, quality_name] = curves
-    undefined = sum(np.isnan(row.value) for row in study.metrics)
-    if undefined:
-        logger.warning("%d uncertainty-metric value(s) are undefined (NaN in the report): constant uncertainties "
-                       "or qualities, or no bad / good prediction at bad_below=%s", undefined, config.bad_below)
-    return study
+def _write_tables(study: Study, folder: Path) -> None:
+    inputs = study.inputs
+    _write_csv(folder / "prr.csv", ["k", "method", "quality", "prr", "ci_low", "ci_high", "auc_uncertainty",
+                                    "auc_oracle", "auc_random", "n", "constant_uncertainty"],
+               ([r.k, r.method, r.quality, r.result.prr, r.result.ci_low, r.result.ci_high,
+                 r.result.auc_uncertainty, r.result.auc_oracle, r.result.auc_random, r.result.n,
+                 r.constant_uncertainty]
+                for r in study.prr))
+    _write_csv(folder / "uncertainties.csv", ["id", "k", *study.methods],
+               ([example, k, *(study.uncertainties[k][m][i] for m in study.methods)]
+                for k in study.beam_sizes for i, example in enumerate(inputs.ids)))
+    _write_csv(folder / "qualities.csv", ["id", "candidates", *study.qualities],
+               ([example, len(inputs.candidates[i]), *(v[i] for v in study.qualities.values())]
+                for i, example in enumerate(inputs.ids)))
+    _write_csv(folder / "invalid_candidates.csv", ["id", *study.invalid_candidates],
+               ([example, *(int(c[i]) for c in study.invalid_candidates.values())]
+                for i, example in enumerate(inputs.ids)))
+    if study.metrics:
+        _write_csv(folder / "ue_metrics.csv", ["k", "method", "quality", "metric", "value"],
+                   ([r.k, r.method, r.quality, r.metric, r.value] for r in study.metrics))
+    for k, matrix in study.spearman.items():
+        _write_csv(folder / f"spearman_k{k}.csv", ["method", *study.methods],
+                   ([m, *matrix[i]] for i, m in enumerate(study.methods)))
+    left_out = [(i, "only in beams") for i in inputs.only_in_beams] + \
+               [(i, "only in gold") for i in inputs.only_in_gold] + \
+               [(i, "no candidates") for i in inputs.without_candidates]
+    _write_csv(folder / "left_out.csv", ["id", "reason"], left_out)
+
+
+def render_markdown(study: Study, plots: Sequence[str]) -> str:
+    """The whole ``report.md``."""
+    k = study.beam_sizes[-1]
+    config = study.config
+    lines = ["# Uncertainty estimation report", "",
+             "Black-box uncertainty from beam candidates, evaluated with the Prediction Rejection Ratio "
+             "(PRR: 1 = oracle, 0 = random, < 0 harmful).", "", "## Inputs", "", *_inputs_section(study),
+             "", "## Top-1 quality against gold", "", *_quality_table(study),
+             "", "## Main result", "", main_table_markdown(study),
+             *_metrics_section(study),
+             "", "## PRR across beam sizes", *_beam_tables(study),
+             "", f"## Spearman correlation between estimators (k = {k})", "", *_spearman_table(study, k),
+             "", "## Prediction-rejection curves", ""]
+    lines += [f"![{name}]({name})" for name in plots]
+    lines += ["", "## Settings", "",
+              f"- similarities: {', '.join(map(display, config.similarities))}",
+              f"- Ecc eigenvalue threshold: {config.ecc_threshold}; max rejection rate: {config.max_rejection}",
+              f"- estimators: {', '.join(config.estimators)}; semantic-set threshold {config.sets_threshold}; "
+              f"KLE t = {config.kle_t}; LexSim on {', '.join(map(display, config.lexical_similarities))}",
+              f"- bootstrap: {config.n_bootstrap} resamples, seed {config.seed}; ties in uncertainty are "
+              "averaged over (order-independent)",
+              "- invalid candidates have similarity 0 with every other candidate (so a beam without any valid "
+              "candidate gets the largest EigV, Ecc and DegMat for its size); an invalid top-1 is scored "
+              "as the empty AMR graph `(a / amr-empty)`",
+              "- estimator values are rounded to 12 decimals, so values equal up to eigen-solver noise are ties", ""]
+    return "\n".join(lines)
+
+
+def write_report(study: Study, out: str | os.PathLike[str]) -> Path:
+    """Write report.md, the CSV tables and the curve PNGs into ``out`` (new, empty, or a report lsplits
+    wrote, which is replaced atomically)."""
+    out = Path(out)
+    with output_folder(out) as folder:
+        (folder / "curves").mkdir(parents=True)
+        plots = _plot_curves(study, folder)
+        _write_tables(study, folder)
+        (folder / "report.md").write_text(render_markdown(study, plots), encoding="utf-8")
+    return out / "report.md"
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -412,9 +356,8 @@ def _config_from_args(args: argparse.Namespace) -> StudyConfig:
         cache_dir=None if args.no_cache else Path(args.cache) if args.cache else default_cache_dir(),
         progress=not args.no_progress, estimators=tuple(args.estimators),
         lexical_similarities=tuple(args.lexsim_similarities), metrics=tuple(args.metrics), bad_below=args.bad_below,
-        normalizer=args.normalizer, sets_threshold=args.sets_threshold, kle_t=args.kle_t,
+        normalizer=args.normalizer, sets_threshold=args.sets_threshold, kle_t=args.kle_t, option_names=CLI_OPTIONS,
     )
-    config.check(CLI_OPTIONS)
     return config
 
 
@@ -427,7 +370,6 @@ def _system_files(values: Sequence[str] | None) -> list[str]:
 def run_ue(args: argparse.Namespace) -> int:
     """Run the study and write the report; returns the exit code."""
     from ..io import check_output
-    from .render import main_table_markdown, write_report
 
     check_output(args.out, expect="folder", inputs=[*args.beams, *_system_files(args.system), args.gold],
                  caches=[] if args.no_cache else [args.cache or default_cache_dir()])  # before any work

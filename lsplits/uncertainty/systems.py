@@ -1,6 +1,6 @@
 """Several systems (parsers) in one uncertainty study: the paper's cross-parser tables (section 4, appendix C).
 
-Each system is studied exactly as ``lsplits ue`` studies one (:func:`~lsplits.uncertainty.report.run_study`,
+Each system is studied exactly as ``lsplits ue`` studies one (:func:`~lsplits.uncertainty.study.run_study`,
 similarity matrices shared through the on-disk cache, so systems with the same candidates cost nothing
 twice); this module then compares them:
 
@@ -44,7 +44,7 @@ from ..errors import ConfigError, DataError
 from .inputs import Inputs, load_inputs
 from .prr import PRRResult, _aucs, _ratio, _rejection_steps, prr
 from .quality import placeholder_for, score_predictions
-from .report import Study, StudyConfig, _spearman, choose_beam_sizes, run_study
+from .study import Study, StudyConfig, _spearman, choose_beam_sizes, run_study
 
 logger = logging.getLogger(__name__)
 

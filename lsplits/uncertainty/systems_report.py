@@ -1,6 +1,6 @@
 """Writing a :class:`~lsplits.uncertainty.systems.SystemsStudy`: per-system reports plus the cross-system one.
 
-``DIR/NAME/`` holds each system's usual ``lsplits ue`` report (:func:`~lsplits.uncertainty.render.write_report`);
+``DIR/NAME/`` holds each system's usual ``lsplits ue`` report (:func:`~lsplits.uncertainty.report.write_report`);
 ``DIR/report.md`` the cross-system tables in the paper's shapes (Table 1, Figures 1, 2, 4, 5, 6/8/11, 7/9/10,
 Table 4, the pairwise differences), ``DIR/figures/`` their PNGs, ``DIR/tables/`` their CSVs and
 ``DIR/systems.csv`` one row per (system, quality, k, method) with the per-system reports' numbers.
@@ -21,8 +21,12 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..io import output_folder
-from .render import _number, _table, write_report
-from .report import StudyConfig, display
+from ..similarity import display
+from ._format import number as _number
+from ._format import table as _table
+from .plots import correlation_heatmap, new_figure
+from .report import write_report
+from .study import StudyConfig
 from .systems import (
     FAMILIES,
     PERFORMANCE_METRIC,
@@ -252,16 +256,9 @@ def _write_tables(study: SystemsStudy, folder: Path) -> None:
 # --- figures -------------------------------------------------------------------------------------------
 
 
-def _figure(width: float, height: float):
-    """A matplotlib Figure outside pyplot's global state (safe in a threaded web app, nothing to close)."""
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=(width, height))
-
-
 def figure1(study: SystemsStudy):
     """Grouped bars: mean PRR per system, one bar per quality metric, values printed on the bars."""
-    figure = _figure(max(6.0, 1.4 * len(study.names) + 2), 4.2)
+    figure = new_figure(max(6.0, 1.4 * len(study.names) + 2), 4.2)
     axes = figure.subplots()
     width = 0.8 / max(1, len(study.qualities))
     x = np.arange(len(study.names))
@@ -280,7 +277,7 @@ def figure1(study: SystemsStudy):
 
 def figure2(study: SystemsStudy):
     """Mean PRR against beam size, one line per system."""
-    figure = _figure(6.4, 4.2)
+    figure = new_figure(6.4, 4.2)
     axes = figure.subplots()
     for name in study.names:
         axes.plot(study.beam_sizes, [study.mean_by_beam[name, k] for k in study.beam_sizes], marker="o", label=name)
@@ -297,7 +294,7 @@ def figure2(study: SystemsStudy):
 def _panels(count: int, width: float = 3.6, height: float = 3.0):
     columns = min(3, count)
     rows = math.ceil(count / columns)
-    figure = _figure(width * columns, height * rows)
+    figure = new_figure(width * columns, height * rows)
     axes = figure.subplots(rows, columns, sharey=True, squeeze=False)
     for extra in axes.ravel()[count:]:
         extra.set_visible(False)
@@ -323,31 +320,17 @@ def families_figure(study: SystemsStudy, quality: str):
     return figure
 
 
-def _heatmap(axes, matrix: np.ndarray, rows: Sequence[str] | None, columns: Sequence[str], limit: float):
-    """An annotated heatmap on a diverging scale from -limit to limit (row labels only when given)."""
-    image = axes.imshow(matrix, vmin=-limit, vmax=limit, cmap="RdBu", aspect="auto")
-    for (r, c), value in np.ndenumerate(matrix):
-        dark = not math.isnan(value) and abs(value) > 0.6 * limit
-        axes.text(c, r, _number(value, 2), ha="center", va="center", fontsize=6, color="white" if dark else "black")
-    axes.set_xticks(range(len(columns)), columns, rotation=45, ha="right", fontsize=7)
-    if rows is None:
-        axes.set_yticks([])
-    else:
-        axes.set_yticks(range(len(rows)), rows, fontsize=7)
-    return image
-
-
 def stability_figure(study: SystemsStudy):
     """Figure 5: heatmaps of mean PRR over systems, estimator x beam size, one panel per quality metric."""
     count = len(study.qualities)
-    figure = _figure(1.6 + 2.6 * count, 0.32 * len(study.methods) + 1.8)
+    figure = new_figure(1.6 + 2.6 * count, 0.32 * len(study.methods) + 1.8)
     axes = figure.subplots(1, count, squeeze=False)
     matrices = {q: np.array([[study.stability[q, m, k] for k in study.beam_sizes] for m in study.methods])
                 for q in study.qualities}
     finite = np.concatenate([np.abs(m[np.isfinite(m)]) for m in matrices.values()])
     limit = max(0.05, float(finite.max())) if finite.size else 1.0
     for index, (panel, quality) in enumerate(zip(axes[0], study.qualities, strict=True)):
-        image = _heatmap(panel, matrices[quality], study.methods if index == 0 else None,
+        image = correlation_heatmap(panel, matrices[quality], study.methods if index == 0 else None,
                          [f"k={k}" for k in study.beam_sizes], limit)
         panel.set_title(display(quality), fontsize=9)
     figure.colorbar(image, ax=list(axes[0]), label="Mean PRR")
@@ -358,9 +341,9 @@ def stability_figure(study: SystemsStudy):
 def agreement_figure(study: SystemsStudy, quality: str):
     """Figures 6/8/11: Spearman correlation between the estimators' PRR over system x beam-size configurations."""
     size = 0.42 * len(study.methods) + 2.5
-    figure = _figure(size + 1, size)
+    figure = new_figure(size + 1, size)
     axes = figure.subplots()
-    image = _heatmap(axes, study.agreement[quality], study.methods, study.methods, 1.0)
+    image = correlation_heatmap(axes, study.agreement[quality], study.methods, study.methods, 1.0)
     axes.set_title(f"Pairwise Spearman correlation, {display(quality)}, across {len(study.names)} systems x "
                    f"{len(study.beam_sizes)} beams", fontsize=9)
     figure.colorbar(image, ax=axes, label="Spearman rho")
@@ -371,7 +354,7 @@ def agreement_figure(study: SystemsStudy, quality: str):
 def performance_figure(study: SystemsStudy):
     """Figure 4: top-1 Smatch against mean PRR over estimators, a point per system and beam size."""
     count = len(study.qualities)
-    figure = _figure(4.0 * count, 3.6)
+    figure = new_figure(4.0 * count, 3.6)
     axes = figure.subplots(1, count, squeeze=False)
     by_quality = {c.quality: c for c in study.correlations}
     markers = "os^Dv<>p*h"

@@ -40,7 +40,7 @@ import numpy as np
 from ..errors import InvalidInput, InvalidOption
 from .estimators import UncertaintyConfigError
 from .normalization import get_normalizer
-from .prr import prr, rejection_curve
+from .prr import RejectionCurve, prr, rejection_curve
 
 try:  # SciPy's compiled merge count of discordant pairs (behind scipy.stats.kendalltau); numpy if absent
     from scipy.stats._stats import _kendall_dis
@@ -124,13 +124,16 @@ def pr_auc(uncertainties, qualities, *, bad_below: float) -> float:
     return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
 
 
-def _areas(u: np.ndarray, q: np.ndarray) -> tuple[float, float]:
-    """Areas under the rejection curves (mean kept quality over coverages n..1) of u and of the oracle."""
-    curve = rejection_curve(u, q)
+def _areas(u: np.ndarray, q: np.ndarray, curve: RejectionCurve | None = None) -> tuple[float, float]:
+    """Areas under the rejection curves (mean kept quality over coverages n..1) of u and of the oracle.
+
+    ``curve``: the whole rejection curve of (u, q), when the caller has it already (PRR's).
+    """
+    curve = curve if curve is not None else rejection_curve(u, q)
     return float(curve.uncertainty.mean()), float(curve.oracle.mean())
 
 
-def aurc(uncertainties, qualities) -> float:
+def aurc(uncertainties, qualities, *, curve: RejectionCurve | None = None) -> float:
     """Area under the risk-coverage curve, risk = 1 - quality (lower = better).
 
     Example:
@@ -138,13 +141,13 @@ def aurc(uncertainties, qualities) -> float:
         0.25
     """
     u, q = _inputs(uncertainties, qualities)
-    return 1.0 - _areas(u, q)[0]
+    return 1.0 - _areas(u, q, curve)[0]
 
 
-def e_aurc(uncertainties, qualities) -> float:
+def e_aurc(uncertainties, qualities, *, curve: RejectionCurve | None = None) -> float:
     """Excess AURC: AURC of u minus AURC of the oracle order (0 = oracle)."""
     u, q = _inputs(uncertainties, qualities)
-    area, oracle = _areas(u, q)
+    area, oracle = _areas(u, q, curve)
     return oracle - area
 
 
@@ -326,8 +329,10 @@ def check_metrics(metrics: Sequence[str], bad_below: float | None = None) -> tup
 
 def compute_metrics(uncertainties, qualities, metrics: Sequence[str] = METRICS, *, bad_below: float | None = None,
                     normalizer: str = "minmax", calibration=None, max_rejection: float = 1.0,
-                    n_bins: int = ECE_BINS) -> dict[str, float]:
+                    n_bins: int = ECE_BINS, curve: RejectionCurve | None = None) -> dict[str, float]:
     """Every requested metric of one (uncertainties, qualities) pair: ``{"prr": ..., "roc_auc": ...}``.
+
+    ``curve``: the whole (``max_rejection`` 1) rejection curve of the pair when the caller has it, for AURC.
 
     Example:
         >>> compute_metrics([0.1, 0.5, 0.9], [0.9, 0.5, 0.1], ["prr", "spearman", "rpp"])
@@ -340,8 +345,8 @@ def compute_metrics(uncertainties, qualities, metrics: Sequence[str] = METRICS, 
         "prr": lambda: prr(u, q, max_rejection=max_rejection),
         "roc_auc": lambda: roc_auc(u, q, bad_below=bad_below),
         "pr_auc": lambda: pr_auc(u, q, bad_below=bad_below),
-        "aurc": lambda: aurc(u, q),
-        "e_aurc": lambda: e_aurc(u, q),
+        "aurc": lambda: aurc(u, q, curve=curve),
+        "e_aurc": lambda: e_aurc(u, q, curve=curve),
         "rpp": lambda: rpp(u, q),
         "spearman": lambda: spearman(u, q),
         "kendall": lambda: kendall(u, q),

@@ -1,11 +1,11 @@
 """Handlers of the "Uncertainty & PRR" tab: beam candidates and gold in, PRR table and plots out.
 
-The study itself is :func:`lsplits.uncertainty.report.run_study` (what ``lsplits ue`` runs) on one
+The study itself is :func:`lsplits.uncertainty.study.run_study` (what ``lsplits ue`` runs) on one
 similarity function and one quality metric at the largest beam size; several systems are compared by
 :func:`lsplits.uncertainty.systems.run_systems` (what ``lsplits ue --system ...`` runs), and beams can be
 generated from a model with ``lsplits beams``'s function where it is installed (:func:`beam_generator`).
 This module only turns the user's pasted text or uploads into files for them and their results into
-tables and figures.
+tables and figures (drawn by :mod:`lsplits.uncertainty.plots`, as in the reports).
 """
 
 from __future__ import annotations
@@ -23,17 +23,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from ui_common import SpaceSettings
 
 from lsplits import similarity as similarity_registry
 from lsplits.errors import ConfigError, LsplitsError
+from lsplits.similarity import display
 from lsplits.uncertainty.estimators import DISPLAY_NAMES, ESTIMATORS, PAPER_ESTIMATORS
 from lsplits.uncertainty.inputs import load_inputs
 from lsplits.uncertainty.matrix import build_matrices
-from lsplits.uncertainty.report import StudyConfig, display, method_name, run_study
+from lsplits.uncertainty.plots import rejection_figure, similarity_matrix_figure
+from lsplits.uncertainty.study import StudyConfig, method_name, run_study
 from lsplits.uncertainty.systems import TABLE1_METRICS, parse_systems, run_systems
 from lsplits.uncertainty.systems_report import figure1, figure1_markdown, figure2
 from lsplits.uncertainty.ue_metrics import DISPLAY_NAMES as METRIC_NAMES
@@ -143,7 +144,7 @@ def run_uncertainty(beams_text: str, gold_text: str, beam_uploads: Sequence[str]
     for method in methods:
         per_example[f"u: {method}"] = study.uncertainties[k][method]
     per_example = per_example.round(3)
-    figure = rejection_figure(study.curves[k, quality], methods, quality_label, k)
+    figure = rejection_figure(study.curves[k, quality], quality_label, f"Prediction-rejection curves (k = {k})", methods)
     summary = _summary(study, similarity, quality, k)
     if prr_table["PRR"].isna().any():
         summary += ("\n\nPRR is undefined (NaN) where rejecting cannot help: every top-1 has the same quality, "
@@ -167,23 +168,6 @@ def _summary(study, similarity: str, quality: str, k: int) -> str:
     return "\n\n".join(lines)
 
 
-def rejection_figure(curves: dict[str, Any], methods: Sequence[str], quality_label: str, k: int) -> Figure:
-    """Prediction-rejection curves of the chosen methods, with the oracle and random rejection."""
-    figure = Figure(figsize=(6.4, 4.4))
-    axes = figure.add_subplot()
-    for method in methods:
-        curve = curves[method]
-        axes.plot(curve.rates, curve.uncertainty, linewidth=1.5, label=method)
-    reference = curves[methods[0]]
-    axes.plot(reference.rates, reference.oracle, "k-", linewidth=2, label="Oracle")
-    axes.plot(reference.rates, reference.random, "k--", linewidth=2, label="Random")
-    axes.set_xlabel("rejection rate (most uncertain rejected first)")
-    axes.set_ylabel(f"mean {quality_label} of kept predictions")
-    axes.set_title(f"Prediction-rejection curves (k = {k})")
-    axes.legend(fontsize=8, loc="lower right")
-    return figure
-
-
 def heatmap_figure(state: UncertaintyResult | None, example_id: str, settings: SpaceSettings) -> Figure:
     """The similarity matrix of one example's candidates (invalid candidates marked)."""
     if state is None:
@@ -194,18 +178,7 @@ def heatmap_figure(state: UncertaintyResult | None, example_id: str, settings: S
     matrix = build_matrices([candidates], state.similarity, cache=settings.work_dir / "matrices",
                             progress=False)[0]
     labels = [f"#{i + 1}" + (" (invalid)" if bad else "") for i, bad in enumerate(matrix.invalid)]
-    figure = Figure(figsize=(5.2, 4.4))
-    axes = figure.add_subplot()
-    image = axes.imshow(matrix.values, vmin=0.0, vmax=1.0, cmap="viridis")
-    for (row, column), value in np.ndenumerate(matrix.values):
-        axes.text(column, row, f"{value:.2f}", ha="center", va="center", fontsize=8,
-                  color="white" if value < 0.6 else "black")
-    axes.set_xticks(range(len(labels)), labels, rotation=45, ha="right")
-    axes.set_yticks(range(len(labels)), labels)
-    axes.set_title(f"{example_id}\n{display(state.similarity)} between its candidates", fontsize=10)
-    figure.colorbar(image, ax=axes, fraction=0.046)
-    figure.tight_layout()
-    return figure
+    return similarity_matrix_figure(matrix.values, labels, f"{example_id}\n{display(state.similarity)} between its candidates")
 
 
 # --- several systems ------------------------------------------------------------------------------

@@ -1,0 +1,357 @@
+"""The AMR uncertainty study (METHOD B6) on one parser's beam outputs: what ``lsplits ue`` computes.
+
+For every beam size k (3, 5, 8, 10 by truncation, up to what the beams hold), every estimator x
+similarity function (LexSim on ROUGE-L; EigV, Ecc, DegMat on each graph similarity) and every
+quality metric of the top-1 candidate against gold, :func:`run_study` computes PRR with a bootstrap
+confidence interval, the Spearman correlations between estimators and the prediction-rejection curves.
+Estimators (the paper's four by default, any of :data:`~lsplits.uncertainty.estimators.ESTIMATORS`)
+and further evaluation metrics (ROC-AUC, PR-AUC, AURC, E-AURC, RPP, Spearman, Kendall, ECE of
+:mod:`.ue_metrics`) are selectable. The result is an immutable :class:`Study`, which
+:mod:`lsplits.uncertainty.report` writes as markdown, CSV and PNG.
+
+Similarity matrices are computed once at the largest k (the smaller beams are their top-left
+blocks) and cached on disk by content, so re-running with other estimators, quality metrics or beam
+sizes recomputes no similarity.
+
+Cheap checks come first: a :class:`StudyConfig` checks its options and names when it is built, and
+missing input files are refused in one line before any file is read. Degenerate inputs are said, not
+hidden: an estimator whose uncertainty is the same for every example (k = 1, or identical candidates
+everywhere) is flagged (``PRRRow.constant_uncertainty``: it cannot rank examples, its PRR is 0 by
+construction, and the report marks no best among such rows), and examples with no valid candidate are
+counted (``Study.all_invalid``), since the graph estimators rate them maximally uncertain while
+LexSim, on strings, may rate them certain.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from .. import similarity as similarity_registry
+from ..errors import ConfigError, DataError
+from .beam import LEXICAL_SIMILARITY
+from .estimators import (
+    DEFAULT_ECC_THRESHOLD,
+    DEFAULT_KLE_T,
+    DEFAULT_SETS_THRESHOLD,
+    DISPLAY_NAMES,
+    LEXICAL_ESTIMATORS,
+    SPECTRAL_ESTIMATORS,
+    EstimatorSettings,
+    UncertaintyConfigError,
+    check_estimators,
+    estimate_many,
+    spectral_many,
+)
+from .inputs import Inputs, load_inputs
+from .lexical import LEXICAL_SIMILARITIES
+from .matrix import SimilarityMatrix, build_matrices
+from .normalization import get_normalizer
+from .options import check_confidence, check_ecc_threshold, check_max_rejection, check_n_bootstrap, check_seed
+from .prr import PRRResult, RejectionCurve, prr_and_curve
+from .quality import placeholder_for, score_predictions
+from .ue_metrics import PAPER_METRICS, check_metrics, compute_metrics
+
+logger = logging.getLogger(__name__)
+
+PAPER_SIMILARITIES = ("smatch", "smatchpp", "s2match", "sema", "wlk")
+PAPER_QUALITIES = ("smatchpp", "s2match", "sembleu")
+PAPER_BEAM_SIZES = (3, 5, 8, 10)
+GRAPH_ESTIMATORS = ("eigv", "degmat", "ecc")
+PAPER_REPORT_ESTIMATORS = ("lexsim", *GRAPH_ESTIMATORS)
+CLI_OPTIONS = {"ecc_threshold": "--ecc-threshold", "max_rejection": "--max-rejection", "n_bootstrap": "--bootstrap",
+               "confidence": "--confidence", "seed": "--seed"}
+
+
+def default_cache_dir() -> Path:
+    """``$LSPLITS_CACHE/matrices``, else ``$XDG_CACHE_HOME/lsplits/matrices`` (``~/.cache`` by default)."""
+    root = os.environ.get("LSPLITS_CACHE") or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "lsplits"
+    return Path(root) / "matrices"
+
+
+def _refused(setting: str, check):
+    """``check()``, its UncertaintyConfigError re-raised as a ConfigError naming the setting and its option."""
+    try:
+        return check()
+    except UncertaintyConfigError as exc:
+        raise ConfigError(f"{setting} (--{setting.replace('_', '-')}): {exc}") from None
+
+
+@dataclass(frozen=True)
+class StudyConfig:
+    """What to compute; the defaults reproduce the paper's grid. Checked when built (ConfigError, one line).
+
+    ``option_names`` spells the numeric options as the caller does in messages (``--bootstrap`` for
+    the CLI, :data:`CLI_OPTIONS`); estimator and metric names are lower-cased.
+    """
+
+    similarities: tuple[str, ...] = PAPER_SIMILARITIES
+    qualities: tuple[str, ...] = PAPER_QUALITIES
+    beam_sizes: tuple[int, ...] = PAPER_BEAM_SIZES
+    ecc_threshold: float = DEFAULT_ECC_THRESHOLD
+    max_rejection: float = 1.0
+    n_bootstrap: int = 1000
+    confidence: float = 0.95
+    seed: int = 0
+    workers: int = 0
+    cache_dir: Path | None = None
+    progress: bool = True
+    estimators: tuple[str, ...] = PAPER_REPORT_ESTIMATORS
+    lexical_similarities: tuple[str, ...] = (LEXICAL_SIMILARITY,)
+    metrics: tuple[str, ...] = PAPER_METRICS
+    bad_below: float | None = None
+    normalizer: str = "minmax"
+    sets_threshold: float = DEFAULT_SETS_THRESHOLD
+    kle_t: float = DEFAULT_KLE_T
+    option_names: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.check(self.option_names)
+        object.__setattr__(self, "estimators", _refused("estimators", lambda: check_estimators(self.estimators)))
+        object.__setattr__(self, "metrics", _refused("metrics", lambda: check_metrics(self.metrics, self.bad_below)))
+        for setting in ("sets_threshold", "kle_t"):  # one at a time, to name the one at fault (ecc: check)
+            _refused(setting, lambda s=setting: EstimatorSettings(**{s: getattr(self, s)}).check())
+        _refused("normalizer", lambda: get_normalizer(self.normalizer))
+        for name in self.lexical_similarities:
+            if name not in LEXICAL_SIMILARITIES:
+                raise ConfigError(f"lexsim_similarities (--lexsim-similarities): LexSim needs lexical similarities; "
+                                  f"{name!r} is not one of {', '.join(LEXICAL_SIMILARITIES)}")
+
+    def check(self, names: Mapping[str, str] | None = None) -> None:
+        """Refuse out-of-range numeric options (InvalidOption); ``names`` spells them as the caller does."""
+        names = names or {}
+        check_ecc_threshold(self.ecc_threshold, names.get("ecc_threshold", "ecc_threshold"))
+        check_max_rejection(self.max_rejection, names.get("max_rejection", "max_rejection"))
+        check_n_bootstrap(self.n_bootstrap, names.get("n_bootstrap", "n_bootstrap"))
+        check_confidence(self.confidence, names.get("confidence", "confidence"))
+        check_seed(self.seed, names.get("seed", "seed"))
+
+    def estimator_settings(self) -> EstimatorSettings:
+        """The estimators' options under this configuration."""
+        return EstimatorSettings(ecc_threshold=self.ecc_threshold, sets_threshold=self.sets_threshold,
+                                 kle_t=self.kle_t)
+
+
+@dataclass(frozen=True)
+class PRRRow:
+    """PRR of one estimator (``method``) at beam size ``k`` for one quality metric."""
+
+    k: int
+    method: str
+    quality: str
+    result: PRRResult
+    constant_uncertainty: bool = False  # the same uncertainty for every example: it cannot rank them
+
+
+@dataclass(frozen=True)
+class MetricRow:
+    """One uncertainty-evaluation metric (``metric``, :mod:`.ue_metrics`) of one estimator at beam size ``k``."""
+
+    k: int
+    method: str
+    quality: str
+    metric: str
+    value: float
+
+
+@dataclass(frozen=True)
+class Study:
+    """Everything the report shows, computed by :func:`run_study` and not changed afterwards (arrays read-only)."""
+
+    config: StudyConfig
+    inputs: Inputs
+    beam_sizes: tuple[int, ...]
+    methods: tuple[str, ...]
+    uncertainties: dict[int, dict[str, np.ndarray]]
+    qualities: dict[str, np.ndarray]
+    corpus_quality: dict[str, float]
+    invalid_top1: dict[str, int]
+    invalid_candidates: dict[str, np.ndarray]
+    nan_dropped: dict[str, int]
+    short_examples: dict[int, int]
+    all_invalid: dict[int, dict[str, tuple[int, ...]]] = field(default_factory=dict)  # k -> similarity -> examples
+    prr: tuple[PRRRow, ...] = ()
+    curves: dict[tuple[int, str], dict[str, RejectionCurve]] = field(default_factory=dict)
+    spearman: dict[int, np.ndarray] = field(default_factory=dict)
+    metrics: tuple[MetricRow, ...] = ()
+
+
+def _read_only(values: np.ndarray) -> np.ndarray:
+    values = np.asarray(values)
+    values.flags.writeable = False
+    return values
+
+
+def method_name(estimator: str, similarity: str | None) -> str:
+    """Row label as in the paper: ``LexSim`` or ``EigV-Smatch++``."""
+    label = DISPLAY_NAMES[estimator]
+    return label if similarity is None else f"{label}-{similarity_registry.display(similarity)}"
+
+
+def choose_beam_sizes(requested: tuple[int, ...], available: int) -> tuple[int, ...]:
+    """The requested sizes that the beams can supply; just ``available`` if none can."""
+    sizes = sorted({k for k in requested if 1 <= k <= available})
+    return tuple(sizes or [available])
+
+
+def _method_pairs(config: StudyConfig) -> list[tuple[str, str, str | None]]:
+    """(estimator, similarity whose matrices it uses, similarity named in the row label) per report row."""
+    pairs: list[tuple[str, str, str | None]] = []
+    for estimator in config.estimators:
+        if estimator in LEXICAL_ESTIMATORS:
+            pairs += [(estimator, lexical, None if lexical == LEXICAL_SIMILARITY else lexical)
+                      for lexical in config.lexical_similarities]
+        else:
+            pairs += [(estimator, name, name) for name in config.similarities]
+    return pairs
+
+
+def _estimate(matrices: dict[str, list[SimilarityMatrix]], k: int, config: StudyConfig) -> dict[str, np.ndarray]:
+    """Every method's uncertainty per example at beam size k (each estimator vectorised over the examples).
+
+    EigV and Ecc of one similarity share one Laplacian eigendecomposition per matrix stack.
+    """
+    settings = config.estimator_settings()
+    pairs = _method_pairs(config)
+    requested = {(estimator, name) for estimator, name, _ in pairs}
+    spectral = {name: spectral_many([m.truncate(k).values for m in matrices[name]], settings.ecc_threshold)
+                for name in config.similarities if all((e, name) in requested for e in SPECTRAL_ESTIMATORS)}
+    values = {}
+    for estimator, name, label in pairs:
+        if name in spectral and estimator in SPECTRAL_ESTIMATORS:
+            values[method_name(estimator, label)] = _read_only(spectral[name][estimator])
+        else:
+            values[method_name(estimator, label)] = _read_only(estimate_many(
+                estimator, [m.truncate(k).values for m in matrices[name]], **settings.options(estimator)))
+    return values
+
+
+def _extra_metrics(config: StudyConfig, k: int, quality_name: str, u: np.ndarray, q: np.ndarray, method: str,
+                   curve: RejectionCurve) -> list[MetricRow]:
+    """The selected metrics other than PRR (computed with its interval) for one row, on its rejection curve."""
+    extra = [m for m in config.metrics if m != "prr"]
+    if not extra:
+        return []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        values = compute_metrics(u, q, extra, bad_below=config.bad_below, normalizer=config.normalizer,
+                                 curve=curve if config.max_rejection == 1.0 else None)
+    for warning in caught:
+        logger.debug("%s, k=%d, %s: %s", method, k, quality_name, warning.message)
+    return [MetricRow(k, method, quality_name, name, value) for name, value in values.items()]
+
+
+def _spearman(values: dict[str, np.ndarray]) -> np.ndarray:
+    """Spearman correlation matrix between methods (NaN where a method is constant)."""
+    from scipy.stats import rankdata
+
+    ranks = np.array([rankdata(v) for v in values.values()])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.corrcoef(ranks) if len(ranks) > 1 else np.ones((1, 1))
+
+
+def _all_invalid(matrices: dict[str, list[SimilarityMatrix]], k: int) -> dict[str, tuple[int, ...]]:
+    """Per similarity, the examples whose first k candidates are all invalid."""
+    return {name: tuple(i for i, m in enumerate(found) if m.truncate(k).invalid.all())
+            for name, found in matrices.items() if name != LEXICAL_SIMILARITY}
+
+
+def check_input_files(beam_paths: Sequence[str | os.PathLike[str]], gold_path: str | os.PathLike[str]) -> None:
+    """A DataError naming the first beams or gold path that is not an existing file (before anything is read)."""
+    for what, path in [*(("beams", p) for p in beam_paths), ("gold", gold_path)]:
+        path = Path(path)
+        if not path.exists():
+            raise DataError(f"{what} file not found", source=str(path))
+        if not path.is_file():
+            raise DataError(f"the {what} must be a file, this is a folder", source=str(path))
+
+
+def _score_top1(config: StudyConfig, inputs: Inputs, gold_path: str | os.PathLike[str]
+                ) -> tuple[dict[str, np.ndarray], dict[str, float], dict[str, int]]:
+    """Per quality metric: each top-1's score against gold, the corpus score and the number of invalid top-1s."""
+    top1 = [candidates[0] for candidates in inputs.candidates]
+    qualities: dict[str, np.ndarray] = {}
+    corpus: dict[str, float] = {}
+    invalid_top1: dict[str, int] = {}
+    for name in config.qualities:  # gold problems surface here, before the similarity matrices
+        metric = similarity_registry.get(name)
+        scored = score_predictions(metric, top1, inputs.gold, placeholder=placeholder_for(metric),
+                                   ids=inputs.ids, source=str(gold_path))
+        qualities[name] = _read_only(np.array(scored.scores, dtype=float))
+        corpus[name] = scored.corpus
+        invalid_top1[name] = len(scored.invalid_predictions)
+    for name, values in qualities.items():  # ECE compares confidences in [0, 1] with qualities: check before the matrices
+        finite = values[~np.isnan(values)]
+        if "ece" in config.metrics and finite.size and (finite.min() < 0 or finite.max() > 1):
+            raise ConfigError(f"metrics (--metrics): ece needs qualities in [0, 1], but {name!r} scores from "
+                              f"{finite.min():g} to {finite.max():g}")
+    return qualities, corpus, invalid_top1
+
+
+def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.PathLike[str],
+              config: StudyConfig | None = None) -> Study:
+    """Read the inputs and compute the whole grid of the report (names and files are checked first)."""
+    config = config or StudyConfig()
+    for name in (*config.similarities, *config.qualities):
+        similarity_registry.get(name)  # fail early, before any long computation, on an unknown name
+    check_input_files(beam_paths, gold_path)
+    inputs = load_inputs(beam_paths, gold_path)
+    qualities, corpus, invalid_top1 = _score_top1(config, inputs, gold_path)
+    needed = dict.fromkeys(name for _, name, _ in _method_pairs(config))
+    needed.update(dict.fromkeys(config.similarities))  # invalid candidates are counted for each similarity
+    matrices = {name: build_matrices(inputs.candidates, name, cache=config.cache_dir, progress=config.progress,
+                                     workers=1 if name in LEXICAL_SIMILARITIES else config.workers)  # cheap: no pool
+                for name in needed}
+    beam_sizes = choose_beam_sizes(config.beam_sizes, max(len(c) for c in inputs.candidates))
+    uncertainties = {k: _estimate(matrices, k, config) for k in beam_sizes}
+    methods = tuple(uncertainties[beam_sizes[0]])
+    nan_dropped = {name: int(np.isnan(q).sum()) for name, q in qualities.items()}
+    for name, dropped in nan_dropped.items():
+        if dropped == len(inputs.ids):
+            raise DataError(f"every example's {name} quality is NaN (no top-1 prediction could be scored "
+                            "against its gold), so PRR is undefined", field=name)
+        if dropped:
+            logger.warning("%s: %d example(s) with NaN quality dropped from PRR", name, dropped)
+    prr_rows: list[PRRRow] = []
+    metric_rows: list[MetricRow] = []
+    all_curves: dict[tuple[int, str], dict[str, RejectionCurve]] = {}
+    grid = tqdm(total=len(beam_sizes) * len(qualities) * len(methods), desc="PRR", unit="estimate",
+                disable=not config.progress)
+    with grid:
+        for k in beam_sizes:
+            for quality_name, q in qualities.items():
+                keep = ~np.isnan(q)
+                curves: dict[str, RejectionCurve] = {}
+                for method, u in uncertainties[k].items():
+                    result, curve = prr_and_curve(u[keep], q[keep], max_rejection=config.max_rejection,
+                                                  n_bootstrap=config.n_bootstrap, confidence=config.confidence,
+                                                  seed=config.seed)
+                    constant = bool(u[keep].size) and bool(np.all(u[keep] == u[keep][0]))
+                    prr_rows.append(PRRRow(k, method, quality_name, result, constant))
+                    curves[method] = curve
+                    metric_rows += _extra_metrics(config, k, quality_name, u[keep], q[keep], method, curve)
+                    grid.update()
+                all_curves[k, quality_name] = curves
+    undefined = sum(np.isnan(row.value) for row in metric_rows)
+    if undefined:
+        logger.warning("%d uncertainty-metric value(s) are undefined (NaN in the report): constant uncertainties "
+                       "or qualities, or no bad / good prediction at bad_below=%s", undefined, config.bad_below)
+    return Study(
+        config=config, inputs=inputs, beam_sizes=beam_sizes, methods=methods, uncertainties=uncertainties,
+        qualities=qualities, corpus_quality=corpus, invalid_top1=invalid_top1,
+        invalid_candidates={name: _read_only(np.array([m.invalid_count for m in matrices[name]]))
+                            for name in config.similarities},
+        nan_dropped=nan_dropped,
+        short_examples={k: sum(len(c) < k for c in inputs.candidates) for k in beam_sizes},
+        all_invalid={k: _all_invalid(matrices, k) for k in beam_sizes},
+        prr=tuple(prr_rows), curves=all_curves,
+        spearman={k: _read_only(_spearman(uncertainties[k])) for k in beam_sizes},
+        metrics=tuple(metric_rows),
+    )

@@ -1,0 +1,50 @@
+"""Tests for lsplits.uncertainty.study that need no inputs: the configuration is checked when built."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from lsplits.errors import ConfigError
+from lsplits.uncertainty.options import InvalidOption
+from lsplits.uncertainty.study import CLI_OPTIONS, PRRRow, StudyConfig, method_name
+
+
+@pytest.mark.parametrize("settings, message", [
+    (dict(n_bootstrap=-1), "n_bootstrap must be >= 0"),
+    (dict(ecc_threshold=3.0), "ecc_threshold must be in (0, 2]"),
+    (dict(estimators=("eigv", "nope")), "estimators (--estimators): unknown estimator 'nope'"),
+    (dict(metrics=("roc_auc",)), "metrics (--metrics): roc_auc needs bad_below"),
+    (dict(kle_t=0.0), "kle_t (--kle-t):"),
+    (dict(normalizer="nope"), "normalizer (--normalizer):"),
+    (dict(lexical_similarities=("smatch",)), "LexSim needs lexical similarities; 'smatch' is not one of"),
+])
+def test_config_is_refused_when_built(settings, message):
+    with pytest.raises(ConfigError) as error:
+        StudyConfig(**settings)
+    assert message in str(error.value)
+
+
+def test_options_are_named_as_the_caller_spells_them():
+    with pytest.raises(InvalidOption) as error:
+        StudyConfig(n_bootstrap=-5, option_names=CLI_OPTIONS)
+    assert str(error.value) == "--bootstrap must be >= 0 (bootstrap resamples; 0 = no interval), got -5"
+    with pytest.raises(ConfigError, match="n_bootstrap must be >= 0"):
+        dataclasses.replace(StudyConfig(), n_bootstrap=-5)  # a changed copy is checked again
+
+
+def test_config_and_rows_are_immutable_and_names_lower_cased():
+    config = StudyConfig(estimators=("EigV", "LexSim"), metrics=("PRR",))
+    assert config.estimators == ("eigv", "lexsim") and config.metrics == ("prr",)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.seed = 1
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        PRRRow(3, "EigV", "smatchpp", None).k = 5
+
+
+def test_method_names_use_the_registry_display_names():
+    assert method_name("eigv", "smatchpp") == "EigV-Smatch++"
+    assert method_name("lexsim", None) == "LexSim"
+    assert method_name("lexsim", "rouge1_stem") == "LexSim-ROUGE-1+stem"
+    assert method_name("degmat", "unregistered") == "DegMat-unregistered"
