@@ -198,6 +198,9 @@ class _Trainer:
                      for split, frame in (("train", train_frame), ("validation", frames["validation"]),
                                           ("test", frames["test"]))}
         n_train = len(self.data["train"].ids)
+        # generated SQL may run a little longer than the longest training target, never much longer
+        longest = max((len(t) for t in self.data["train"].targets), default=1) if kind.kind == SEQ2SEQ else 1
+        self.generate_tokens = min(settings.max_target_length, int(1.25 * longest) + 8)
         self.steps_per_epoch = math.ceil(n_train / settings.batch_size)
         self.total_steps = settings.max_steps or max(1, math.ceil(settings.epochs * self.steps_per_epoch))
         self.eval_every = max(1, self.steps_per_epoch // max(1, settings.evals_per_epoch))
@@ -340,7 +343,7 @@ class _Trainer:
                      for k, v in collate(self.kind, self.tokenizer, data, index, with_targets=False).items()}
             with self.accelerator.autocast():
                 if self.kind.kind == SEQ2SEQ:
-                    out = model.generate(**batch, max_new_tokens=self.settings.max_target_length,
+                    out = model.generate(**batch, max_new_tokens=self.generate_tokens,
                                          num_beams=self.settings.num_beams)
                     texts = [canonical_sql(t) for t in self.tokenizer.batch_decode(out, skip_special_tokens=True)]
                 else:
