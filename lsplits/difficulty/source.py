@@ -21,7 +21,6 @@ import pandas as pd
 
 from ..dataset_report import METADATA_FILE
 from ..errors import ConfigError, DataError
-from ..lm.scoring import _first_line
 
 logger = logging.getLogger(__name__)
 
@@ -56,8 +55,11 @@ class BuiltDataset:
         if config not in self._frames:
             import datasets
 
+            # A local folder is re-read every time: datasets caches it by folder name and file paths, so
+            # a folder rebuilt in place (or another of the same name) would otherwise load stale data.
+            mode = datasets.DownloadMode.FORCE_REDOWNLOAD if self.folder is not None else None
             with _quiet_datasets():
-                loaded = datasets.load_dataset(self.location, config)
+                loaded = datasets.load_dataset(self.location, config, download_mode=mode)
             missing = [split for split in SPLITS if split not in loaded]
             if missing:
                 raise DataError(f"config {config!r} has no {'/'.join(missing)} split (it has: "
@@ -92,6 +94,8 @@ def open_built(location: str) -> BuiltDataset:
     try:
         meta_path = Path(hf_hub_download(text, METADATA_FILE, repo_type="dataset"))
     except Exception as exc:  # offline, unknown repo, no lsplits.json, no access: one readable line
+        from ..lm.scoring import _first_line
+
         raise ConfigError(f"cannot download {METADATA_FILE} of the Hub dataset {text!r}: {_first_line(exc)}") from exc
     meta = _read_meta(meta_path, text)
     return BuiltDataset(location=text, folder=None, meta=meta, configs=_ordered(_config_names(text, text), meta))
@@ -114,6 +118,8 @@ def _config_names(location: str, source: str) -> list[str]:
         with _quiet_datasets():
             return list(datasets.get_dataset_config_names(location))
     except Exception as exc:  # a card without configs, unreadable YAML, an unreachable repo
+        from ..lm.scoring import _first_line
+
         raise DataError(f"cannot list the dataset's configs: {_first_line(exc)}", source=source) from exc
 
 

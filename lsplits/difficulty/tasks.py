@@ -100,7 +100,7 @@ class LabelSpace:
     """The classes of a label field, in a fixed order (numbers numerically, then text), as class ids."""
 
     def __init__(self, values: Iterable[Any]) -> None:
-        self.names = sorted({label_name(v) for v in values}, key=_label_order)
+        self.names = sorted({label_name(v) for v in values} - {None}, key=_label_order)
         self._index = {name: i for i, name in enumerate(self.names)}
 
     def __len__(self) -> int:
@@ -160,7 +160,10 @@ def check_model(name: str, kind: TaskKind) -> None:
 
     from ..lm.scoring import _check_location, _first_line
 
-    _check_location(name)
+    try:
+        _check_location(name)
+    except ConfigError as exc:
+        raise ConfigError(f"--model {name}: {exc}") from exc
     try:
         with quiet_transformers():
             config = AutoConfig.from_pretrained(name)
