@@ -53,9 +53,10 @@ def snli(tmp_path_factory) -> dict:
             "card_before": card_before, "meta_before": meta_before}
 
 
-def result_files(report: Path) -> dict[str, os.stat_result]:
-    """The stat of every config's result.json under REPORT/runs (config name -> stat)."""
-    return {p.parent.name.rsplit("-", 1)[0]: p.stat() for p in sorted((report / "runs").glob("*/*/result.json"))}
+def result_files(report: Path) -> dict[str, tuple[int, int]]:
+    """(inode, mtime) of every config's result.json under REPORT/runs (config name -> stamp)."""
+    return {p.parent.name.rsplit("-", 1)[0]: (p.stat().st_ino, p.stat().st_mtime_ns)
+            for p in sorted((report / "runs").glob("*/*/result.json"))}
 
 
 def test_report_has_one_object_per_config_with_the_issue_fields(snli):
@@ -112,9 +113,7 @@ def test_rerun_reuses_finished_configs_and_replaces_the_section(snli):
     assert len(before) == 2
     assert main(["difficulty", str(snli["folder"]), "--model", str(snli["model"]), "--out", str(snli["report"]),
                  *TINY]) == 0
-    after = result_files(snli["report"])
-    assert {k: (s.st_ino, s.st_mtime_ns) for k, s in after.items()} == \
-        {k: (s.st_ino, s.st_mtime_ns) for k, s in before.items()}
+    assert result_files(snli["report"]) == before
     assert (snli["folder"] / "README.md").read_text(encoding="utf-8").count("## Difficulty") == 1
 
 
@@ -133,6 +132,30 @@ def test_buckets_and_projection_are_consistent_with_the_table(snli):
             assert projected == pytest.approx(sum(b["share"] * reference[name]["accuracy"]
                                                   for name, b in per_config["ll_split"].items()))
 
+
+def test_hub_dataset_gets_a_report_and_no_card_change(snli, tmp_path, monkeypatch, caplog):
+    """A Hub repo id is read through datasets (redirected here to a local copy); only REPORT is written."""
+    import huggingface_hub
+
+    repo, local = "org/snli-likelihood", str(snli["pristine"])
+    real_load, real_names = datasets.load_dataset, datasets.get_dataset_config_names
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download",
+                        lambda repo_id, filename, repo_type: str(snli["pristine"] / filename))
+    monkeypatch.setattr(datasets, "get_dataset_config_names",
+                        lambda path, **kw: real_names(local if path == repo else path, **kw))
+    monkeypatch.setattr(datasets, "load_dataset", lambda path, *a, **kw: real_load(local if path == repo else path, *a, **kw))
+    before = {p.name: p.read_bytes() for p in snli["pristine"].iterdir() if p.is_file()}
+    finished = result_files(snli["report"])
+    report = tmp_path / "report"
+    with caplog.at_level("INFO"):
+        assert main(["difficulty", repo, "--model", str(snli["model"]), "--out", str(report),
+                     "--cache-dir", str(snli["report"] / "runs"), *TINY]) == 0
+    assert "is a Hub repo" in caplog.text
+    assert {p.name: p.read_bytes() for p in snli["pristine"].iterdir() if p.is_file()} == before
+    assert result_files(snli["report"]) == finished  # the same settings and data: nothing retrained
+    rows = json.loads((report / "difficulty.json").read_text())
+    assert [r["config"] for r in rows] == ["random", "ll_split"]
+    assert "# Difficulty of `org/snli-likelihood`" in (report / "difficulty.md").read_text()
 
 def _subprocess_env() -> dict:
     return {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
@@ -165,7 +188,7 @@ def test_killed_after_the_first_config_resumes_without_retraining_it(snli, tmp_p
     assert main(argv) == 0
     after = result_files(report)
     assert set(after) == {"random", "ll_split"}
-    assert (after["random"].st_ino, after["random"].st_mtime_ns) == (first["random"].st_ino, first["random"].st_mtime_ns)
+    assert after["random"] == first["random"]
     rows = json.loads((report / "difficulty.json").read_text())
     assert [r["config"] for r in rows] == ["random", "ll_split"]
     assert card.read_section((snli["pristine"] / "README.md").read_text(encoding="utf-8")) is None  # --no-card

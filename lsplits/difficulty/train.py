@@ -203,7 +203,7 @@ class _Trainer:
         self.generate_tokens = min(settings.max_target_length, int(1.25 * longest) + 8)
         self.steps_per_epoch = math.ceil(n_train / settings.batch_size)
         self.total_steps = settings.max_steps or max(1, math.ceil(settings.epochs * self.steps_per_epoch))
-        self.eval_every = max(1, self.steps_per_epoch // max(1, settings.evals_per_epoch))
+        self.eval_every = max(1, math.ceil(self.steps_per_epoch / max(1, settings.evals_per_epoch)))
         warmup = round(settings.warmup_ratio * self.total_steps)
         total = self.total_steps
 
@@ -291,11 +291,13 @@ class _Trainer:
     def _evaluate(self) -> float:
         """Validation metric now; keeps the best weights and writes a checkpoint (main process)."""
         state = self.state
-        metric = float(np.mean(self._correct("validation", progress=False)))
+        predictions = self._predict("validation", progress=False)
+        metric = float(np.mean([p == g for p, g in zip(predictions, self.data["validation"].gold)]))
         state["history"].append({"step": state["step"], "validation": metric})
         improved = metric > state["best_metric"]
-        if improved:
+        if improved:  # the best weights' validation predictions are kept, not computed again at the end
             state["best_metric"], state["best_step"] = metric, state["step"]
+            state["best_predictions"] = predictions
         state["seconds"] += time.perf_counter() - self._started
         self._started = time.perf_counter()
         if self.accelerator.is_main_process:
@@ -320,10 +322,6 @@ class _Trainer:
             (staged / "state.json").write_text(json.dumps(self.state, indent=1), encoding="utf-8")
 
     # --- prediction -------------------------------------------------------------------------------
-
-    def _correct(self, split: str, progress: bool = True) -> np.ndarray:
-        predictions = self._predict(split, progress)
-        return np.array([p == g for p, g in zip(predictions, self.data[split].gold)], dtype=float)
 
     @torch.no_grad()
     def _predict(self, split: str, progress: bool = True) -> list[str]:
@@ -360,18 +358,18 @@ class _Trainer:
     # --- end of a config --------------------------------------------------------------------------
 
     def _finish(self) -> ConfigRun:
-        """Predict validation and test with the best weights; write predictions, then result.json."""
+        """Predict test with the best weights; write predictions (with validation's), then result.json."""
         checkpoint = self.work_dir / CHECKPOINT
         unwrapped = self.accelerator.unwrap_model(self.model)
         unwrapped.load_state_dict(torch.load(checkpoint / "best.pt", map_location="cpu"))
         rows = []
-        for split in ("validation", "test"):
+        state = self.state
+        for split, predicted in (("validation", state["best_predictions"]), ("test", self._predict("test"))):
             data = self.data[split]
-            for example_id, gold, prediction in zip(data.ids, data.gold, self._predict(split)):
+            for example_id, gold, prediction in zip(data.ids, data.gold, predicted):
                 rows.append({"id": example_id, "split": split, "gold": gold, "prediction": prediction,
                              "correct": prediction == gold})
         predictions = pd.DataFrame(rows)
-        state = self.state
         state["seconds"] += time.perf_counter() - self._started
         summary = {"model": self.name, "config": self.config, "best_step": state["best_step"],
                    "best_validation": state["best_metric"], "steps": self.total_steps,
