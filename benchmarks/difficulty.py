@@ -69,12 +69,12 @@ def padding_ratio(folder: Path, dataset: str, max_length: int, batch_size: int =
     return int(lengths.sum()), padded(grouped), padded(shuffled)
 
 
-def run(dataset: str, out: Path, build_steps: int, max_train_examples: int | None) -> dict:
+def run(dataset: str, out: Path, data_dir: Path, build_steps: int, max_train_examples: int | None) -> dict:
     settings = SETTINGS[dataset]
     built, report = out / f"{dataset}-likelihood", out / f"{dataset}-difficulty"
     started = time.perf_counter()
     if not (built / "lsplits.json").is_file():
-        code = lsplits(["build", dataset, "--data-files", str(DATA / settings["file"]), "--lm", "scratch",
+        code = lsplits(["build", dataset, "--data-files", str(data_dir / settings["file"]), "--lm", "scratch",
                         "--max-steps", str(build_steps), "--configs", *CONFIGS, "--eval-size", settings["eval_size"],
                         "--out", str(built), "--cache-dir", str(out / "cache"), "--no-progress"])
         assert code == 0, f"lsplits build {dataset} failed"
@@ -117,13 +117,14 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("out/bench-difficulty"))
     parser.add_argument("--build-steps", type=int, default=200, help="scratch-LM steps per fold (default 200)")
     parser.add_argument("--max-train-examples", type=int, default=None, help="cap on train examples per config")
+    parser.add_argument("--data-dir", type=Path, default=DATA, help=f"the real samples (default {DATA})")
     args = parser.parse_args()
     for dataset in args.datasets:
-        if not (DATA / SETTINGS[dataset]["file"]).is_file():
-            raise SystemExit(f"{DATA / SETTINGS[dataset]['file']}: not found (the real samples of ../shared/data)")
+        if not (args.data_dir / SETTINGS[dataset]["file"]).is_file():
+            raise SystemExit(f"{args.data_dir / SETTINGS[dataset]['file']}: not found (the real samples of ../shared/data)")
     results = []
     for dataset in args.datasets:
-        results.append(run(dataset, args.out, args.build_steps, args.max_train_examples))
+        results.append(run(dataset, args.out, args.data_dir, args.build_steps, args.max_train_examples))
         print_result(results[-1])
     total = sum(r["build_s"] + r["difficulty_s"] for r in results)
     print(f"\nall datasets: {total / 60:.1f} min ({math.ceil(total)} s)")
