@@ -78,8 +78,11 @@ def build_dataset(root: Path, builder: str, rows: list[dict], configs: tuple[str
     return out
 
 
-def tiny_classifier(folder: Path, texts: list[str]) -> Path:
-    """A 1-layer BERT (hidden 32) with a WordPiece tokenizer trained on ``texts``, saved to ``folder``."""
+def tiny_classifier(folder: Path, texts: list[str], dropout: float = 0.1) -> Path:
+    """A 1-layer BERT (hidden 32) with a WordPiece tokenizer trained on ``texts``, saved to ``folder``.
+
+    With ``dropout=0`` several processes train the same model as one (no per-process dropout masks).
+    """
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
     from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
 
@@ -96,7 +99,8 @@ def tiny_classifier(folder: Path, texts: list[str]) -> Path:
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=wordpiece, unk_token="[UNK]", pad_token="[PAD]",
                                         cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]", model_max_length=128)
     config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=128, pad_token_id=tokenizer.pad_token_id)
+                        intermediate_size=64, max_position_embeddings=128, pad_token_id=tokenizer.pad_token_id,
+                        hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout)
     BertModel(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder

@@ -178,6 +178,7 @@ def _run_until(argv: list[str], mode: str, done, timeout: float = 240) -> None:
         process.wait()
 
 
+@pytest.mark.slow  # a fresh process (imports torch, transformers, datasets)
 def test_killed_after_the_first_config_resumes_without_retraining_it(snli, tmp_path):
     report = tmp_path / "report"
     argv = ["difficulty", str(snli["pristine"]), "--model", str(snli["model"]), "--out", str(report),
@@ -194,6 +195,7 @@ def test_killed_after_the_first_config_resumes_without_retraining_it(snli, tmp_p
     assert card.read_section((snli["pristine"] / "README.md").read_text(encoding="utf-8")) is None  # --no-card
 
 
+@pytest.mark.slow  # a fresh process (imports torch, transformers, datasets)
 def test_killed_mid_config_resumes_from_its_checkpoint(snli, tmp_path):
     report = tmp_path / "report"
     argv = ["difficulty", str(snli["pristine"]), "--model", str(snli["model"]), "--out", str(report), "--no-card",
@@ -210,6 +212,28 @@ def test_killed_mid_config_resumes_from_its_checkpoint(snli, tmp_path):
     assert [h["step"] for h in summary["history"]][:len(saved["history"])] == [h["step"] for h in saved["history"]]
     assert summary["history"][-1]["step"] == 6
 
+
+@pytest.mark.slow  # a fresh process (imports torch, transformers, datasets)
+def test_two_processes_train_the_same_model_as_one(snli, tmp_path):
+    """``accelerate launch`` with two gloo processes (CPU): same validation history and predictions."""
+    model = tiny_classifier(tmp_path / "bert0", [r["sentence1"] + " " + r["sentence2"] for r in snli_rows()],
+                            dropout=0.0)
+    common = [str(snli["pristine"]), "--model", str(model), "--configs", "random", "--no-card", *TINY]
+    assert main(["difficulty", *common, "--out", str(tmp_path / "one")]) == 0
+    env = {**_subprocess_env(), "OMP_NUM_THREADS": "1"}
+    launched = subprocess.run(
+        [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
+         "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
+         "--main_process_port", str(29600 + os.getpid() % 1000), "-m", "lsplits", "difficulty", *common,
+         "--out", str(tmp_path / "two")], env=env, capture_output=True, text=True, timeout=300)
+    assert launched.returncode == 0, launched.stderr[-3000:]
+    [one], [two] = ((tmp_path / name / "runs").glob("*/random-*") for name in ("one", "two"))
+    summary_one, summary_two = (json.loads((run / "result.json").read_text()) for run in (one, two))
+    assert (summary_one["processes"], summary_two["processes"]) == (1, 2)
+    assert summary_two["history"] == summary_one["history"]
+    columns = ["id", "split", "prediction"]
+    pd.testing.assert_frame_equal(pd.read_parquet(two / "predictions.parquet")[columns],
+                                  pd.read_parquet(one / "predictions.parquet")[columns])
 
 def test_spider_trains_a_seq2seq_model_with_exact_match_hardness_and_projection(tmp_path):
     folder = build_dataset(tmp_path, "spider", spider_rows())
