@@ -65,13 +65,13 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 
 
 def build_dataset(root: Path, builder: str, rows: list[dict], configs: tuple[str, ...] = ("random", "ll_split"),
-                  eval_size: int = 16) -> Path:
-    """Run the real ``lsplits build BUILDER`` on ``rows`` (scratch LM, 2 steps); returns the built folder."""
+                  eval_size: int = 16, lm: str = "scratch") -> Path:
+    """Run the real ``lsplits build BUILDER`` on ``rows`` (``lm``, 2 steps); returns the built folder."""
     from lsplits.cli import main
 
     data = write_jsonl(root / f"{builder}.jsonl", rows)
     out = root / f"{builder}-built"
-    code = main(["build", builder, "--data-files", str(data), "--lm", "scratch", "--max-steps", "2",
+    code = main(["build", builder, "--data-files", str(data), "--lm", lm, "--max-steps", "2",
                  "--configs", *configs, "--eval-size", str(eval_size), "--out", str(out),
                  "--cache-dir", str(root / "cache"), "--no-progress"])
     assert code == 0

@@ -235,6 +235,30 @@ def test_two_processes_train_the_same_model_as_one(snli, tmp_path):
     pd.testing.assert_frame_equal(pd.read_parquet(two / "predictions.parquet")[columns],
                                   pd.read_parquet(one / "predictions.parquet")[columns])
 
+def test_two_models_give_one_column_each_and_the_split_lm_check(tmp_path):
+    """Table 2's shape: the LM that made the split is one of the models, so the gap to it is reported."""
+    from lsplits.lm.scratch import ScratchConfig, build_scratch_lm
+
+    texts = [r["sentence1"] + " " + r["sentence2"] for r in snli_rows()]
+    build_scratch_lm(texts, tmp_path / "lm", ScratchConfig(vocab_size=300, n_layer=1, n_head=2, n_embd=32))
+    split_lm = str(tmp_path / "lm" / "model")
+    folder = build_dataset(tmp_path, "snli", snli_rows(), configs=("random", "ll_split_pt"), lm=split_lm)
+    bert = str(tiny_classifier(tmp_path / "bert", texts))
+    report = tmp_path / "report"
+    assert main(["difficulty", str(folder), "--model", bert, "--model", split_lm, "--out", str(report), *TINY]) == 0
+    rows = {(r["model"], r["config"]): r for r in json.loads((report / "difficulty.json").read_text())}
+    assert set(rows) == {(m, c) for m in (bert, split_lm) for c in ("random", "ll_split_pt")}
+    header = (report / "difficulty.md").read_text().split("\n| config |", 1)[1].split("\n", 1)[0]
+    assert header.count("(95% CI)") == 4  # two columns per model
+    check = json.loads((report / "buckets.json").read_text())["split_lm"]
+    assert check["split_lm"] == split_lm and list(check["models"]) == [bert]
+    gaps = {c: rows[(bert, c)]["accuracy"] - rows[(split_lm, c)]["accuracy"] for c in ("random", "ll_split_pt")}
+    values = check["models"][bert]
+    assert values["random"]["gap"] == pytest.approx(gaps["random"]) and values["random"]["change"] is None
+    assert values["ll_split_pt"]["gap"] == pytest.approx(gaps["ll_split_pt"])
+    assert values["ll_split_pt"]["change"] == pytest.approx(gaps["ll_split_pt"] - gaps["random"])
+    assert "Split LM" in card.read_section((folder / "README.md").read_text(encoding="utf-8"))
+
 def test_spider_trains_a_seq2seq_model_with_exact_match_hardness_and_projection(tmp_path):
     folder = build_dataset(tmp_path, "spider", spider_rows())
     rows = spider_rows()
