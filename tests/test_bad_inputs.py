@@ -139,7 +139,7 @@ CASES_DIFFICULTY: list[Case] = [
          ("--model", "no-model", "no model folder")),
     Case("difficulty: example without a label",
          lambda d: difficulty_argv(difficulty_folder(d / "data", missing_label=True)),
-         ("config 'random'", "example 'ex23'", "field 'topic'", "missing or unknown label")),
+         ("config 'random'", "example 'ex23'", "field 'topic'", "missing label")),
     Case("difficulty: --epochs 0", lambda d: difficulty_argv(difficulty_folder(d / "data"), "--epochs", "0"),
          ("--epochs 0", "positive")),
     Case("difficulty: --out holds files lsplits did not write",

@@ -112,8 +112,8 @@ class LabelSpace:
         for example_id, value in zip(frame["id"], frame[field]):
             name = label_name(value)
             if name is None or name not in self._index:
-                raise DataError(f"missing or unknown label {value!r}", source=source, example=str(example_id),
-                                field=field)
+                problem = "missing label" if name is None else f"unknown label {value!r} (known: {', '.join(self.names)})"
+                raise DataError(problem, source=source, example=str(example_id), field=field)
             out.append(self._index[name])
         return out
 
