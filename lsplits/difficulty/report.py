@@ -161,7 +161,8 @@ def projection_lines(summary: DifficultySummary, model: str) -> list[str]:
 def settings_line(summary: DifficultySummary) -> str:
     s = summary.settings
     train = s.get("train", {})
-    steps = f"{train.get('max_steps')} steps" if train.get("max_steps") else f"{train.get('epochs')} epochs"
+    epochs = float(train.get("epochs") or 0)
+    steps = f"{train['max_steps']} steps" if train.get("max_steps") else f"{epochs:g} epoch{'' if epochs == 1 else 's'}"
     cap = f", at most {train['max_train_examples']:,} train examples" if train.get("max_train_examples") else ""
     return (f"Fine-tuned {steps} per config (batch {train.get('batch_size')}, lr {s.get('lr', '?')}, "
             f"max length {train.get('max_length')} tokens{cap}, seed {train.get('seed')}), checkpoint chosen on "
