@@ -147,7 +147,9 @@ def projection_lines(summary: DifficultySummary, model: str) -> list[str]:
             random_accuracy = summary.row(model, ev.RANDOM)["accuracy"]
             text = f"- `{config}`, {bucketing}: projected {_pct(projected)} vs measured {_pct(measured)}"
             drop = random_accuracy - measured
-            if drop > 0 and projected > measured:
+            if drop > 0 and projected >= random_accuracy:
+                text += f": the {bucketing} mix predicts no drop from `random`, so it does not explain this one."
+            elif drop > 0 and projected > measured:
                 text += (f": the {bucketing} mix explains {100 * (random_accuracy - projected) / drop:.0f}% "
                          "of the drop from `random`; the rest has other causes.")
             elif drop > 0:
