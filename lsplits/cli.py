@@ -164,6 +164,8 @@ _PLUGIN_COMMANDS = (
     ("push-metrics", "lsplits.metric_spaces:add_push_metrics_arguments:run_push_metrics",
      "create one Hub Space per evaluate metric module"),
     ("push-space", "lsplits.space:add_arguments:run", "deploy the Gradio demo Space to the Hub"),
+    ("difficulty", "lsplits.difficulty.command:add_arguments:run",
+     "fine-tune a task model on every config and report how much harder each is than random"),
 )
 
 

@@ -453,7 +453,60 @@ def _truncated_parquet(folder: Path) -> list[str]:
 
 _GOOD_LINES = "".join(json.dumps(row) + "\n" for row in text_rows()).encode()
 
+def difficulty_folder(folder: Path, *, task: str = "generic", label_field: str | None = "topic",
+                      missing_label: bool = False) -> Path:
+    """A tiny dataset in Hub layout (configs random, ll_split) with an ``lsplits.json``, written by hand."""
+    import pandas as pd
+
+    rows = [{"id": f"ex{i}", **row, "length": len(row["text"].split())} for i, row in enumerate(text_rows(24))]
+    if missing_label:
+        rows[-1]["topic"] = None
+    entries = []
+    for config in ("random", "ll_split"):
+        ordered = rows if config == "random" else rows[::-1]
+        parts = {"train": ordered[:16], "validation": ordered[16:20], "test": ordered[20:]}
+        for split, part in parts.items():
+            (folder / config).mkdir(parents=True, exist_ok=True)
+            pd.DataFrame(part).to_parquet(folder / config / f"{split}.parquet")
+        entries.append(f"- config_name: {config}\n  data_files:\n"
+                       + "".join(f"  - split: {split}\n    path: {config}/{split}.parquet\n" for split in parts))
+    (folder / "README.md").write_text("---\nconfigs:\n" + "".join(entries) + "---\n# tiny\n", encoding="utf-8")
+    meta = {"task": task, "query_field": "text", "label_field": label_field, "configs": ["random", "ll_split"],
+            "lm": "scratch"}
+    (folder / "lsplits.json").write_text(json.dumps(meta), encoding="utf-8")
+    return folder
+
+
+def difficulty_argv(folder: Path, *extra: str) -> list[str]:
+    return ["difficulty", str(folder), "--out", str(folder.parent / "out"), "--no-progress", *extra]
+
+
+CASES_DIFFICULTY: list[Case] = [
+    Case("difficulty: folder without lsplits.json",
+         lambda d: ((d / "data").mkdir(), difficulty_argv(d / "data"))[1], ("data", "no lsplits.json")),
+    Case("difficulty: unknown config", lambda d: difficulty_argv(difficulty_folder(d / "data"), "--configs", "nope"),
+         ("--configs", "'nope'", "random, ll_split")),
+    Case("difficulty: dataset without labels",
+         lambda d: difficulty_argv(difficulty_folder(d / "data", label_field=None)), ("no label field", "lsplits.json")),
+    Case("difficulty: Spider with the default encoder",
+         lambda d: difficulty_argv(difficulty_folder(d / "data", task="spider")),
+         ("Spider", "sequence-to-sequence", "--model")),
+    Case("difficulty: model folder missing",
+         lambda d: difficulty_argv(difficulty_folder(d / "data"), "--model", str(d / "no-model")),
+         ("--model", "no-model", "no such folder")),
+    Case("difficulty: example without a label",
+         lambda d: difficulty_argv(difficulty_folder(d / "data", missing_label=True)),
+         ("config 'random'", "example 'ex23'", "field 'topic'", "missing label")),
+    Case("difficulty: --epochs 0", lambda d: difficulty_argv(difficulty_folder(d / "data"), "--epochs", "0"),
+         ("--epochs 0", "positive")),
+    Case("difficulty: --out holds files lsplits did not write",
+         lambda d: ((d / "out").mkdir(), (d / "out" / "notes.txt").write_text("mine"),
+                    difficulty_argv(difficulty_folder(d / "data")))[2], ("--out", "did not write")),
+]
+
+
 CASES_DATA: list[Case] = [
+    *CASES_DIFFICULTY,
     Case("non_utf8_jsonl", lambda f: build_argv(_data_lines(f, old=b'"text": "', new=b'"text": "\xff'), f / "out"),
          ("data.jsonl", "line 3", "byte 0xff at byte offset", "not UTF-8")),
     Case("non_utf8_csv", _bytes_file("data.csv", b"text,topic\nred cat,a\nbl\xe9 dog,b\n"),

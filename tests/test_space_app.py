@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -65,6 +66,20 @@ def test_open_dataset_shows_configs_statistics_plots_and_extremes(client, served
         ("ex-39", "test", -49.0), ("ex-38", "test", -48.0), ("ex-37", "test", -47.0)]
     assert [(r["id"], r["split"]) for r in rows(most)] == [("ex-0", "train"), ("ex-1", "train"), ("ex-2", "train")]
 
+
+def test_open_dataset_shows_the_difficulty_section_of_its_card(client, served, tmp_path):
+    from lsplits.difficulty.card import replace_section
+
+    folder = tmp_path / "with-difficulty"
+    shutil.copytree(served[1].demo_data, folder)
+    readme = folder / "README.md"
+    section = "## Difficulty\n\n| config | accuracy |\n|---|---:|\n| `ll_split` | 61.0 |\n\n![bars](plots/difficulty.png)"
+    readme.write_text(replace_section(readme.read_text(encoding="utf-8"), section), encoding="utf-8")
+    _, overview = client.predict(str(folder), api_name="/open_dataset")
+    assert "40 examples" in overview and "## Difficulty" in overview and "| `ll_split` | 61.0 |" in overview
+    assert "![bars]" not in overview  # a repo-relative figure cannot be shown from the Space
+    _, plain = client.predict(str(served[1].demo_data), api_name="/open_dataset")
+    assert "Difficulty" not in plain
 
 def test_other_config_and_browsing(client, served):
     client.predict(str(served[1].demo_data), api_name="/open_dataset")

@@ -47,6 +47,7 @@ class OpenedDataset:
     frames: dict[str, dict[str, pd.DataFrame]]
     meta: dict[str, Any]
     stats: dict[str, dict[str, Any]]
+    difficulty: str = ""  # the card's Difficulty section (markdown), when `lsplits difficulty` wrote one
 
     @property
     def configs(self) -> list[str]:
@@ -99,7 +100,17 @@ def open_dataset(source: str, settings: SpaceSettings) -> OpenedDataset:
     folder = dataset_folder(source, settings).resolve()
     stamp = (folder / METADATA_FILE).stat().st_mtime_ns if (folder / METADATA_FILE).exists() else 0
     frames, meta, stats = _read_dataset(str(folder), stamp)
-    return OpenedDataset(source=source.strip(), frames=frames, meta=meta, stats=stats)
+    return OpenedDataset(source=source.strip(), frames=frames, meta=meta, stats=stats,
+                         difficulty=difficulty_section(folder))
+
+
+def difficulty_section(folder: Path) -> str:
+    """The Difficulty section of the folder's card without its figure (a repo-relative image), or ""."""
+    from lsplits.difficulty.card import read_section
+
+    readme = folder / "README.md"
+    section = read_section(readme.read_text(encoding="utf-8")) if readme.is_file() else None
+    return "\n".join(line for line in (section or "").splitlines() if not line.startswith("!["))
 
 
 @functools.lru_cache(maxsize=4)
@@ -114,16 +125,17 @@ def _read_dataset(folder: str, stamp: int) -> tuple[dict, dict, dict]:
 
 
 def overview_markdown(opened: OpenedDataset) -> str:
-    """Two lines on the dataset: size, configs, and how it was scored."""
+    """Two lines on the dataset (size, configs, how it was scored), then its card's Difficulty section if any."""
     first = next(iter(opened.frames.values()))
     n = sum(len(frame) for frame in first.values())
     meta = opened.meta
     lm = meta.get("lm", "?")
     lm_text = "a small LM trained from scratch on the data" if lm == SCRATCH else f"`{lm}`"
     folds = f" in {meta['folds']} folds" if meta.get("folds") else ""
-    return (f"**{opened.source}**: {n:,} examples, {len(opened.frames)} configs "
+    text = (f"**{opened.source}**: {n:,} examples, {len(opened.frames)} configs "
             f"({', '.join(f'`{c}`' for c in opened.frames)}). Query field `{meta['query_field']}`, "
             f"scored by {lm_text}{folds}; eval = validation + test.")
+    return f"{text}\n\n{opened.difficulty.strip()}" if opened.difficulty.strip() else text
 
 
 def _config(opened: OpenedDataset | None, config: str) -> dict[str, pd.DataFrame]:

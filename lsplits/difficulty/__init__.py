@@ -1,0 +1,10 @@
+"""Show that a split is harder: fine-tune a task model on every config of a built dataset and report
+accuracy with intervals, the relative error increase against ``random``, buckets and projections
+(the Likelihood Splits paper's Tables 2-5 and 14), into a report folder and the dataset card.
+
+Modules, in the order of the flow: :mod:`.source` (open a built folder or Hub repo), :mod:`.tasks`
+(model class, inputs, targets, metric per task), :mod:`.train` (resumable fine-tuning per config on
+accelerate), :mod:`.evaluate` (the statistics), :mod:`.summary` (all numbers of one run),
+:mod:`.report` (markdown, PNG, JSON), :mod:`.card` (the card's Difficulty section) and
+:mod:`.command` (``lsplits difficulty``).
+"""

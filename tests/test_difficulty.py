@@ -1,0 +1,354 @@
+"""``lsplits difficulty`` end to end on tiny built folders with tiny models, its resume, and its statistics.
+
+The datasets come from the real ``lsplits build`` (scratch LM, 2 steps) and are read back through
+``datasets.load_dataset``; the models are random tiny BERT / T5 configs built here. The tests assert
+the pipeline (fields, alignment with the data, card, resume), not accuracy; the statistics are checked
+against hand computations and the paper's Table 5.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import datasets
+import numpy as np
+import pandas as pd
+import pytest
+from difficulty_fixtures import (
+    build_dataset,
+    snli_rows,
+    spider_rows,
+    tiny_classifier,
+    tiny_seq2seq,
+)
+
+from lsplits.cli import main
+from lsplits.difficulty import card, evaluate
+from lsplits.difficulty.tasks import canonical_sql
+
+HERE = Path(__file__).resolve().parent
+REQUIRED = {"model", "config", "metric", "accuracy", "ci_low", "ci_high", "n", "relative_error_increase"}
+TINY = ["--max-steps", "4", "--batch-size", "8", "--evals-per-epoch", "2", "--bootstrap", "200", "--no-progress"]
+
+
+@pytest.fixture(scope="module")
+def snli(tmp_path_factory) -> dict:
+    """A built SNLI-format folder (random, ll_split), a tiny BERT, and one finished difficulty run."""
+    root = tmp_path_factory.mktemp("difficulty")
+    folder = build_dataset(root, "snli", snli_rows())
+    model = tiny_classifier(root / "bert", [r["sentence1"] + " " + r["sentence2"] for r in snli_rows()])
+    pristine = root / "pristine"
+    shutil.copytree(folder, pristine)
+    card_before = (folder / "README.md").read_text(encoding="utf-8")
+    meta_before = json.loads((folder / "lsplits.json").read_text(encoding="utf-8"))
+    report = root / "report"
+    assert main(["difficulty", str(folder), "--model", str(model), "--out", str(report), *TINY]) == 0
+    return {"root": root, "folder": folder, "model": model, "report": report, "pristine": pristine,
+            "card_before": card_before, "meta_before": meta_before}
+
+
+def result_files(report: Path) -> dict[str, tuple[int, int]]:
+    """(inode, mtime) of every config's result.json under REPORT/runs (config name -> stamp)."""
+    return {p.parent.name.rsplit("-", 1)[0]: (p.stat().st_ino, p.stat().st_mtime_ns)
+            for p in sorted((report / "runs").glob("*/*/result.json"))}
+
+
+def test_report_has_one_object_per_config_with_the_issue_fields(snli):
+    rows = json.loads((snli["report"] / "difficulty.json").read_text())
+    assert [r["config"] for r in rows] == ["random", "ll_split"]
+    for row in rows:
+        assert REQUIRED <= set(row)
+        assert row["model"] == str(snli["model"]) and row["metric"] == "accuracy"
+        assert row["ci_low"] <= row["accuracy"] <= row["ci_high"]
+    random, ll = rows
+    assert random["relative_error_increase"] is None
+    expected = ((1 - ll["accuracy"]) - (1 - random["accuracy"])) / (1 - random["accuracy"])
+    assert ll["relative_error_increase"] == pytest.approx(expected)
+    for name in ("difficulty.md", "difficulty.png", "buckets.json", "settings.json"):
+        assert (snli["report"] / name).stat().st_size > 0
+    assert (snli["report"] / "difficulty.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_predictions_are_aligned_with_the_test_split_read_by_datasets(snli):
+    """n and accuracy match the test split that load_dataset returns (ids and gold labels)."""
+    rows = {r["config"]: r for r in json.loads((snli["report"] / "difficulty.json").read_text())}
+    for config in ("random", "ll_split"):
+        test = datasets.load_dataset(str(snli["pristine"]), config)["test"].to_pandas()
+        [run] = (snli["report"] / "runs").glob(f"*/{config}-*")
+        predictions = pd.read_parquet(run / "predictions.parquet")
+        mine = predictions[predictions["split"] == "test"]
+        assert rows[config]["n"] == len(test) == len(mine)
+        gold = dict(zip(test["id"], test["label"].astype(str)))
+        assert sorted(mine["id"]) == sorted(gold)
+        correct = [pred == gold[i] for i, pred in zip(mine["id"], mine["prediction"])]
+        assert rows[config]["accuracy"] == pytest.approx(np.mean(correct))
+        assert set(mine["prediction"]) <= {"0", "1", "2"}
+        assert not (run / "checkpoint").exists()  # checkpoints are removed once a config is finished
+
+
+def test_card_gets_the_difficulty_section_and_keeps_the_rest(snli):
+    folder = snli["folder"]
+    after = (folder / "README.md").read_text(encoding="utf-8")
+    section = card.read_section(after)
+    assert section is not None and section.startswith("## Difficulty")
+    assert "`ll_split`" in section and "(plots/difficulty.png)" in section
+    assert (folder / "plots" / "difficulty.png").is_file()
+    before = snli["card_before"]
+    assert after.replace(after[after.index(card.SECTION_START):after.index(card.SECTION_END)
+                               + len(card.SECTION_END) + 2], "") == before  # everything else byte for byte
+    meta = json.loads((folder / "lsplits.json").read_text(encoding="utf-8"))
+    assert {k: v for k, v in meta.items() if k != "difficulty"} == snli["meta_before"]
+    assert [r["config"] for r in meta["difficulty"]["results"]] == ["random", "ll_split"]
+    assert datasets.load_dataset(str(folder), "ll_split")["test"].num_rows > 0
+
+
+def test_rerun_reuses_finished_configs_and_replaces_the_section(snli):
+    before = result_files(snli["report"])
+    assert len(before) == 2
+    assert main(["difficulty", str(snli["folder"]), "--model", str(snli["model"]), "--out", str(snli["report"]),
+                 *TINY]) == 0
+    assert result_files(snli["report"]) == before
+    assert (snli["folder"] / "README.md").read_text(encoding="utf-8").count("## Difficulty") == 1
+
+
+def test_buckets_and_projection_are_consistent_with_the_table(snli):
+    data = json.loads((snli["report"] / "buckets.json").read_text())
+    rows = {r["config"]: r for r in json.loads((snli["report"] / "difficulty.json").read_text())}
+    model = str(snli["model"])
+    for bucketing in ("query length", "rare words"):
+        per_config = data["buckets"][model][bucketing]
+        for config, buckets in per_config.items():
+            assert sum(b["n"] for b in buckets.values()) == rows[config]["n"]
+            assert sum(b["share"] * b["accuracy"] for b in buckets.values()) == pytest.approx(rows[config]["accuracy"])
+        projected = data["projections"][model][bucketing]["ll_split"]["projected"]
+        reference = per_config["random"]
+        if all(name in reference for name in per_config["ll_split"]):
+            assert projected == pytest.approx(sum(b["share"] * reference[name]["accuracy"]
+                                                  for name, b in per_config["ll_split"].items()))
+
+
+def test_hub_dataset_gets_a_report_and_no_card_change(snli, tmp_path, monkeypatch, caplog):
+    """A Hub repo id is read through datasets (redirected here to a local copy); only REPORT is written."""
+    import huggingface_hub
+
+    repo, local = "org/snli-likelihood", str(snli["pristine"])
+    real_load, real_names = datasets.load_dataset, datasets.get_dataset_config_names
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download",
+                        lambda repo_id, filename, repo_type: str(snli["pristine"] / filename))
+    monkeypatch.setattr(datasets, "get_dataset_config_names",
+                        lambda path, **kw: real_names(local if path == repo else path, **kw))
+    monkeypatch.setattr(datasets, "load_dataset", lambda path, *a, **kw: real_load(local if path == repo else path, *a, **kw))
+    before = {p.name: p.read_bytes() for p in snli["pristine"].iterdir() if p.is_file()}
+    finished = result_files(snli["report"])
+    report = tmp_path / "report"
+    with caplog.at_level("INFO"):
+        assert main(["difficulty", repo, "--model", str(snli["model"]), "--out", str(report),
+                     "--cache-dir", str(snli["report"] / "runs"), *TINY]) == 0
+    assert "is a Hub repo" in caplog.text
+    assert {p.name: p.read_bytes() for p in snli["pristine"].iterdir() if p.is_file()} == before
+    assert result_files(snli["report"]) == finished  # the same settings and data: nothing retrained
+    rows = json.loads((report / "difficulty.json").read_text())
+    assert [r["config"] for r in rows] == ["random", "ll_split"]
+    assert "# Difficulty of `org/snli-likelihood`" in (report / "difficulty.md").read_text()
+
+def _subprocess_env() -> dict:
+    return {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+            "PYTHONPATH": os.pathsep.join([str(HERE.parent), str(HERE)])}
+
+
+def _run_until(argv: list[str], mode: str, done, timeout: float = 240) -> None:
+    """Run ``lsplits ARGV`` in a fresh process that hangs at ``mode``; kill it once ``done()`` holds."""
+    process = subprocess.Popen([sys.executable, str(HERE / "difficulty_fixtures.py"), mode, *argv],
+                               env=_subprocess_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + timeout
+        while not done():
+            assert process.poll() is None, process.communicate()[1][-3000:]
+            assert time.monotonic() < deadline, "the run did not reach the kill point"
+            time.sleep(0.2)
+        time.sleep(0.5)  # it now sleeps inside the hook
+    finally:
+        process.kill()
+        process.wait()
+
+
+@pytest.mark.slow  # a fresh process (imports torch, transformers, datasets)
+def test_killed_after_the_first_config_resumes_without_retraining_it(snli, tmp_path):
+    report = tmp_path / "report"
+    argv = ["difficulty", str(snli["pristine"]), "--model", str(snli["model"]), "--out", str(report),
+            "--no-card", *TINY]
+    _run_until(argv, "after-config", lambda: len(result_files(report)) == 1)
+    first = result_files(report)
+    assert list(first) == ["random"] and not (report / "difficulty.json").exists()
+    assert main(argv) == 0
+    after = result_files(report)
+    assert set(after) == {"random", "ll_split"}
+    assert after["random"] == first["random"]
+    rows = json.loads((report / "difficulty.json").read_text())
+    assert [r["config"] for r in rows] == ["random", "ll_split"]
+    assert card.read_section((snli["pristine"] / "README.md").read_text(encoding="utf-8")) is None  # --no-card
+
+
+@pytest.mark.slow  # a fresh process (imports torch, transformers, datasets)
+def test_killed_mid_config_resumes_from_its_checkpoint(snli, tmp_path):
+    report = tmp_path / "report"
+    argv = ["difficulty", str(snli["pristine"]), "--model", str(snli["model"]), "--out", str(report), "--no-card",
+            "--configs", "random", "--max-steps", "6", "--batch-size", "8", "--evals-per-epoch", "3",
+            "--bootstrap", "0", "--no-progress"]
+    _run_until(argv, "after-checkpoint", lambda: any((report / "runs").glob("*/*/checkpoint/state.json")))
+    [state] = (report / "runs").glob("*/*/checkpoint/state.json")
+    saved = json.loads(state.read_text())
+    assert 0 < saved["step"] < 6
+    assert main(argv) == 0
+    [result] = (report / "runs").glob("*/*/result.json")
+    summary = json.loads(result.read_text())
+    assert summary["resumed_from"] == saved["step"]
+    assert [h["step"] for h in summary["history"]][:len(saved["history"])] == [h["step"] for h in saved["history"]]
+    assert summary["history"][-1]["step"] == 6
+
+
+@pytest.mark.slow  # a fresh process (imports torch, transformers, datasets)
+def test_two_processes_train_the_same_model_as_one(snli, tmp_path):
+    """``accelerate launch`` with two gloo processes (CPU): same validation history and predictions."""
+    model = tiny_classifier(tmp_path / "bert0", [r["sentence1"] + " " + r["sentence2"] for r in snli_rows()],
+                            dropout=0.0)
+    common = [str(snli["pristine"]), "--model", str(model), "--configs", "random", "--no-card", *TINY]
+    assert main(["difficulty", *common, "--out", str(tmp_path / "one")]) == 0
+    env = {**_subprocess_env(), "OMP_NUM_THREADS": "1"}
+    launched = subprocess.run(
+        [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
+         "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
+         "--main_process_port", str(29600 + os.getpid() % 1000), "-m", "lsplits", "difficulty", *common,
+         "--out", str(tmp_path / "two")], env=env, capture_output=True, text=True, timeout=300)
+    assert launched.returncode == 0, launched.stderr[-3000:]
+    [one], [two] = ((tmp_path / name / "runs").glob("*/random-*") for name in ("one", "two"))
+    summary_one, summary_two = (json.loads((run / "result.json").read_text()) for run in (one, two))
+    assert (summary_one["processes"], summary_two["processes"]) == (1, 2)
+    assert summary_two["history"] == summary_one["history"]
+    columns = ["id", "split", "prediction"]
+    pd.testing.assert_frame_equal(pd.read_parquet(two / "predictions.parquet")[columns],
+                                  pd.read_parquet(one / "predictions.parquet")[columns])
+
+def test_two_models_give_one_column_each_and_the_split_lm_check(tmp_path):
+    """Table 2's shape: the LM that made the split is one of the models, so the gap to it is reported."""
+    from lsplits.lm.scratch import ScratchConfig, build_scratch_lm
+
+    texts = [r["sentence1"] + " " + r["sentence2"] for r in snli_rows()]
+    build_scratch_lm(texts, tmp_path / "lm", ScratchConfig(vocab_size=300, n_layer=1, n_head=2, n_embd=32))
+    split_lm = str(tmp_path / "lm" / "model")
+    folder = build_dataset(tmp_path, "snli", snli_rows(), configs=("random", "ll_split_pt"), lm=split_lm)
+    bert = str(tiny_classifier(tmp_path / "bert", texts))
+    report = tmp_path / "report"
+    assert main(["difficulty", str(folder), "--model", bert, "--model", split_lm, "--out", str(report), *TINY]) == 0
+    rows = {(r["model"], r["config"]): r for r in json.loads((report / "difficulty.json").read_text())}
+    assert set(rows) == {(m, c) for m in (bert, split_lm) for c in ("random", "ll_split_pt")}
+    header = (report / "difficulty.md").read_text().split("\n| config |", 1)[1].split("\n", 1)[0]
+    assert header.count("(95% CI)") == 4  # two columns per model
+    check = json.loads((report / "buckets.json").read_text())["split_lm"]
+    assert check["split_lm"] == split_lm and list(check["models"]) == [bert]
+    gaps = {c: rows[(bert, c)]["accuracy"] - rows[(split_lm, c)]["accuracy"] for c in ("random", "ll_split_pt")}
+    values = check["models"][bert]
+    assert values["random"]["gap"] == pytest.approx(gaps["random"]) and values["random"]["change"] is None
+    assert values["ll_split_pt"]["gap"] == pytest.approx(gaps["ll_split_pt"])
+    assert values["ll_split_pt"]["change"] == pytest.approx(gaps["ll_split_pt"] - gaps["random"])
+    assert "Split LM" in card.read_section((folder / "README.md").read_text(encoding="utf-8"))
+
+def test_spider_trains_a_seq2seq_model_with_exact_match_hardness_and_projection(tmp_path):
+    folder = build_dataset(tmp_path, "spider", spider_rows())
+    rows = spider_rows()
+    model = tiny_seq2seq(tmp_path / "t5", [r["question"] + " | music" for r in rows]
+                         + [canonical_sql(r["query"]) for r in rows])
+    report = tmp_path / "report"
+    assert main(["difficulty", str(folder), "--model", str(model), "--out", str(report), "--max-length", "32",
+                 *TINY]) == 0
+    result = {r["config"]: r for r in json.loads((report / "difficulty.json").read_text())}
+    assert {r["metric"] for r in result.values()} == {"exact_match"}
+    test = datasets.load_dataset(str(folder), "ll_split")["test"].to_pandas()
+    assert result["ll_split"]["n"] == len(test)
+    data = json.loads((report / "buckets.json").read_text())
+    buckets = data["buckets"][str(model)]
+    assert set(buckets) == {"query length", "rare words", "SQL hardness", "novel compounds"}
+    hardness = buckets["SQL hardness"]["ll_split"]
+    assert sum(b["n"] for b in hardness.values()) == len(test)
+    assert {name: b["n"] for name, b in hardness.items()} == test["hardness"].value_counts().to_dict()
+    assert "projected" in data["projections"][str(model)]["SQL hardness"]["ll_split"]
+    assert card.read_section((folder / "README.md").read_text(encoding="utf-8")).startswith("## Difficulty")
+
+
+# --- statistics, by hand ------------------------------------------------------------------------------
+
+
+def test_relative_error_increase_by_hand():
+    random = [1] * 8 + [0] * 2  # error 0.2
+    harder = [1] * 6 + [0] * 4  # error 0.4
+    easier = [1] * 9 + [0] * 1  # error 0.1
+    assert evaluate.relative_error_increase(harder, random, n_bootstrap=0).value == pytest.approx(1.0)
+    assert evaluate.relative_error_increase(easier, random, n_bootstrap=0).value == pytest.approx(-0.5)
+    interval = evaluate.relative_error_increase(harder * 50, random * 50, n_bootstrap=2000, seed=1)
+    assert interval.low < 1.0 < interval.high and interval.low > 0
+    assert evaluate.direction(interval) == evaluate.HARDER
+    assert evaluate.direction(evaluate.relative_error_increase(easier * 50, random * 50)) == evaluate.EASIER
+    assert evaluate.direction(evaluate.relative_error_increase(harder, random)) == evaluate.UNCLEAR
+    assert evaluate.relative_error_increase(harder, [1] * 10).value is None
+
+
+def test_bootstrap_accuracy_interval():
+    assert evaluate.bootstrap_accuracy([1] * 20).to_dict() == {"value": 1.0, "low": 1.0, "high": 1.0, "n": 20}
+    interval = evaluate.bootstrap_accuracy([1, 0] * 200, n_bootstrap=2000)
+    # binomial standard error sqrt(.25/400) = .025: the 95% interval is about +-0.049 around 0.5
+    assert interval.value == 0.5
+    assert interval.low == pytest.approx(0.451, abs=0.012) and interval.high == pytest.approx(0.549, abs=0.012)
+
+
+def test_projection_reproduces_table_5_of_the_paper():
+    random = {"easy": 0.923, "medium": 0.823, "hard": 0.784, "extra": 0.629}
+    ll_split_pt = {"easy": 0.077, "medium": 0.435, "hard": 0.233, "extra": 0.254}
+    assert evaluate.projected_accuracy(random, ll_split_pt) == pytest.approx(0.7715, abs=1e-4)  # paper: 77.15%
+    assert evaluate.projected_accuracy({"easy": 0.9}, {"easy": 0.5, "hard": 0.5}) is None
+
+
+def test_buckets_and_projection_from_correctness_by_hand():
+    correct = [1, 1, 0, 1, 0, 0]
+    labels = ["easy", "easy", "hard", "easy", "hard", "hard"]
+    stats = evaluate.bucket_accuracy(correct, labels, order=["easy", "medium", "hard"])
+    assert list(stats) == ["easy", "hard"]
+    assert stats["easy"].accuracy == 1.0 and stats["hard"].accuracy == 0.0 and stats["hard"].share == 0.5
+    other = evaluate.bucket_accuracy([1, 0, 0, 0], ["easy", "hard", "hard", "hard"])
+    assert evaluate.projected_accuracy(stats, other) == pytest.approx(0.25 * 1.0 + 0.75 * 0.0)
+
+
+def test_gap_to_the_split_lm_by_hand():
+    gap, change = evaluate.gap_change([1, 1, 0, 0], [1, 0, 0, 0], [1] * 8 + [0] * 2, [1] * 7 + [0] * 3,
+                                      n_bootstrap=0)
+    assert gap == pytest.approx(0.25) and change.value == pytest.approx(0.25 - 0.1)
+
+
+def test_length_buckets():
+    edges = evaluate.length_edges([3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14])
+    labels = evaluate.length_labels([3, 14, 6, 7], edges)
+    assert edges == [3, 6, 9, 12]
+    assert labels == ["3-5", "12+", "6-8", "6-8"]
+    assert evaluate.length_order(edges) == ["3-5", "6-8", "9-11", "12+"]
+
+
+def test_canonical_sql_ignores_case_spacing_and_semicolons():
+    assert canonical_sql("SELECT count(*) FROM singer ;") == canonical_sql("select count ( * ) from  Singer")
+    assert canonical_sql("SELECT name FROM singer") != canonical_sql("SELECT age FROM singer")
+    assert canonical_sql("") == ""
+
+
+def test_card_section_is_inserted_once_and_replaced_in_place():
+    text = "---\nconfigs: []\n---\n\n# Data\n\n## How to load\n\ncode\n"
+    once = card.replace_section(text, "## Difficulty\n\nfirst")
+    assert once.startswith("---\nconfigs: []\n---\n\n# Data\n\n" + card.SECTION_START)
+    assert once.endswith("## How to load\n\ncode\n")
+    twice = card.replace_section(once, "## Difficulty\n\nsecond")
+    assert card.read_section(twice) == "## Difficulty\n\nsecond" and twice.count(card.SECTION_START) == 1
+    assert twice.replace("second", "first") == once
+    assert card.read_section(text) is None
