@@ -6,9 +6,13 @@ scores of :func:`tiny_records` and, after writing its first score shard, sleeps 
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -74,6 +78,25 @@ def copy_with_accent_stripping_tokenizer(model: Path, dest: Path) -> Path:
         [normalizers.NFD(), normalizers.StripAccents(), normalizers.Strip()])
     tokenizer.save_pretrained(dest)
     return dest
+
+
+def kill_when_written(command: list[str], written: Callable[[], bool], *, timeout: float = 180,
+                      env: dict[str, str] | None = None) -> None:
+    """Start ``command`` in its own session, wait until ``written()`` holds, then kill its whole process group.
+
+    Fails the test if the child exits first or ``written()`` never holds within ``timeout`` seconds.
+    """
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+                             env=env)
+    try:
+        deadline = time.monotonic() + timeout
+        while not written():
+            assert child.poll() is None, child.stderr.read().decode()[-2000:]
+            assert time.monotonic() < deadline, "the child never wrote a shard"
+            time.sleep(0.05)
+    finally:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
 
 
 def pipeline_run_kwargs() -> dict:

@@ -12,17 +12,14 @@ from __future__ import annotations
 import csv
 import json
 import os
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import penman
 import pytest
 import torch
 from beams_fixtures import PAIRS, UNSEEN, build_tiny_parser
-from lm_fixtures import TINY_SCRATCH, tiny_sentences
+from lm_fixtures import TINY_SCRATCH, kill_when_written, tiny_sentences
 
 from lsplits.cli import main as cli_main
 from lsplits.errors import ConfigError, DataError
@@ -198,17 +195,8 @@ def test_killed_run_resumes_without_regenerating_finished_shards(parser_folder, 
     cache = tmp_path / "cache"
     argv = _beams_argv(parser_folder, sentences, tmp_path / "resumed.jsonl", cache, "--shard-size", "4")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    child = subprocess.Popen([sys.executable, str(HELPER), "hang", *argv], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, start_new_session=True, env=env)
-    try:
-        deadline = time.monotonic() + 180
-        while not list(cache.glob("*/beams-00000.jsonl")):
-            assert child.poll() is None, child.stderr.read().decode()[-2000:]
-            assert time.monotonic() < deadline, "the child never wrote a shard"
-            time.sleep(0.05)
-    finally:
-        os.killpg(child.pid, signal.SIGKILL)
-        child.wait()
+    kill_when_written([sys.executable, str(HELPER), "hang", *argv],
+                      lambda: bool(list(cache.glob("*/beams-00000.jsonl"))), timeout=180, env=env)
     (run_dir,) = cache.iterdir()
     first = run_dir / "beams-00000.jsonl"
     assert sorted(p.name for p in run_dir.glob("beams-*.jsonl")) == [first.name]

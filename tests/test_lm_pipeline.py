@@ -4,17 +4,14 @@ record order from the right fold's model, bad input is refused, and a killed run
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from lm_fixtures import naive_score, pipeline_run_kwargs, tiny_records
+from lm_fixtures import kill_when_written, naive_score, pipeline_run_kwargs, tiny_records
 
 from lsplits.errors import ConfigError, DataError
 from lsplits.lm import compute_scores, load_causal_lm
@@ -127,17 +124,8 @@ def _finish_in_subprocess(cache_dir: Path, out: Path) -> pd.DataFrame:
 def test_killed_run_resumes_without_recomputing_finished_shards(tmp_path):
     helper = Path(__file__).with_name("lm_fixtures.py")
     cache = tmp_path / "cache"
-    child = subprocess.Popen([sys.executable, str(helper), str(cache), "hang"], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 120
-        while not list(cache.glob("*/fold-0/scores-00000.parquet")):
-            assert child.poll() is None, child.stderr.read().decode()[-2000:]
-            assert time.monotonic() < deadline, "the child never wrote a shard"
-            time.sleep(0.05)
-    finally:
-        os.killpg(child.pid, signal.SIGKILL)
-        child.wait()
+    kill_when_written([sys.executable, str(helper), str(cache), "hang"],
+                      lambda: bool(list(cache.glob("*/fold-0/scores-00000.parquet"))), timeout=120)
     (run_dir,) = cache.iterdir()
     first_shard = run_dir / "fold-0" / "scores-00000.parquet"
     checkpoint_summary = run_dir / "fold-0" / "train" / "training.json"

@@ -66,13 +66,15 @@ class PRRResult:
     n: int
 
 
-def _as_inputs(uncertainties, qualities) -> tuple[np.ndarray, np.ndarray]:
+def as_inputs(uncertainties, qualities, what: str = "PRR") -> tuple[np.ndarray, np.ndarray]:
+    """Paired uncertainty and quality vectors as flat float arrays; InvalidInput (naming ``what``) when they
+    differ in length, are empty or hold NaN/inf."""
     u = np.asarray(uncertainties, dtype=float).ravel()
     q = np.asarray(qualities, dtype=float).ravel()
     if u.shape != q.shape:
         raise InvalidInput(f"{u.size} uncertainties but {q.size} qualities")
     if u.size == 0:
-        raise InvalidInput("PRR needs at least one example")
+        raise InvalidInput(f"{what} needs at least one example")
     if not (np.isfinite(u).all() and np.isfinite(q).all()):
         raise InvalidInput("uncertainties and qualities must be finite (drop NaN examples first)")
     return u, q
@@ -118,7 +120,7 @@ def _curve(u: np.ndarray, q: np.ndarray, steps: int) -> RejectionCurve:
 
 def rejection_curve(uncertainties, qualities, *, max_rejection: float = 1.0) -> RejectionCurve:
     """The prediction-rejection curves of the estimator, the oracle and random rejection."""
-    u, q = _as_inputs(uncertainties, qualities)
+    u, q = as_inputs(uncertainties, qualities)
     return _curve(u, q, _rejection_steps(u.size, max_rejection))
 
 
@@ -196,7 +198,7 @@ def prr_and_curve(uncertainties, qualities, *, max_rejection: float = 1.0, n_boo
     n_bootstrap = check_n_bootstrap(n_bootstrap)
     confidence = check_confidence(confidence)
     seed = check_seed(seed)
-    u, q = _as_inputs(uncertainties, qualities)
+    u, q = as_inputs(uncertainties, qualities)
     steps = _rejection_steps(u.size, max_rejection)
     curve = _curve(u, q, steps)
     auc_u, auc_o, auc_r = float(_curve_means(curve.uncertainty)), float(_curve_means(curve.oracle)), float(q.mean())

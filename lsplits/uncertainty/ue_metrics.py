@@ -40,7 +40,7 @@ import numpy as np
 from ..errors import InvalidInput, InvalidOption
 from .estimators import UncertaintyConfigError
 from .normalization import get_normalizer
-from .prr import RejectionCurve, prr, rejection_curve
+from .prr import RejectionCurve, as_inputs, prr, rejection_curve
 
 try:  # SciPy's compiled merge count of discordant pairs (behind scipy.stats.kendalltau); numpy if absent
     from scipy.stats._stats import _kendall_dis
@@ -63,15 +63,7 @@ class UndefinedMetricWarning(RuntimeWarning):
 
 
 def _inputs(uncertainties, qualities) -> tuple[np.ndarray, np.ndarray]:
-    u = np.asarray(uncertainties, dtype=float).ravel()
-    q = np.asarray(qualities, dtype=float).ravel()
-    if u.shape != q.shape:
-        raise InvalidInput(f"{u.size} uncertainties but {q.size} qualities")
-    if u.size == 0:
-        raise InvalidInput("an uncertainty metric needs at least one example")
-    if not (np.isfinite(u).all() and np.isfinite(q).all()):
-        raise InvalidInput("uncertainties and qualities must be finite (drop NaN examples first)")
-    return u, q
+    return as_inputs(uncertainties, qualities, what="an uncertainty metric")
 
 
 def _undefined(metric: str, reason: str) -> float:
