@@ -22,6 +22,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ..errors import InvalidInput
+
 logger = logging.getLogger(__name__)
 
 RANDOM = "random"
@@ -127,7 +129,7 @@ def bucket_accuracy(correct: Sequence[float], buckets: Sequence[str],
     values = np.asarray(correct, dtype=float)
     labels = np.asarray(buckets, dtype=object)
     if values.shape != labels.shape:
-        raise ValueError(f"{values.size} correctness values for {labels.size} bucket labels")
+        raise InvalidInput(f"{values.size} correctness values for {labels.size} bucket labels")
     names = list(order) if order is not None else sorted(set(labels.tolist()))
     out = {}
     for name in names:
@@ -172,7 +174,7 @@ def gap_change(model_config: Sequence[float], split_lm_config: Sequence[float], 
     a, b = np.asarray(model_config, dtype=float), np.asarray(split_lm_config, dtype=float)
     ar, br = np.asarray(model_random, dtype=float), np.asarray(split_lm_random, dtype=float)
     if a.shape != b.shape or ar.shape != br.shape:
-        raise ValueError("the two models must be scored on the same examples of each config")
+        raise InvalidInput("the two models must be scored on the same examples of each config")
     gap, gap_random = float(a.mean() - b.mean()), float(ar.mean() - br.mean())
     low = high = None
     if n_bootstrap > 0:
