@@ -16,7 +16,7 @@ Settings chosen so one dataset fits in 30 minutes on a quiet 2-core CPU (see REA
 - SNLI dev (9,842 pairs after the standard filter): eval 2,000 (train 7,842, validation 1,000,
   test 1,000), inputs (premise, hypothesis) cut at 64 tokens, 1 epoch.
 - BoolQ dev (3,270): the paper's eval proportion (40%: train 1,962, validation 654, test 654),
-  inputs (question, passage) cut at 128 tokens (the passage is cut), 2 epochs.
+  inputs (question, passage) cut at 128 tokens (the passage is cut), 1 epoch.
 
 The data comes from ``../shared/data`` (the development machine's real samples), never from the tests.
 """
@@ -38,7 +38,7 @@ DATA = next((p / "shared" / "data" for p in REPO.parents if (p / "shared" / "dat
 CONFIGS = ("random", "ll_split", "ll_split_len", "ll_split_reverse")
 SETTINGS = {
     "snli": {"file": "snli/snli_1.0_dev.jsonl", "eval_size": "2000", "max_length": 64, "epochs": 1},
-    "boolq": {"file": "boolq/boolq_dev.jsonl", "eval_size": "0.4", "max_length": 128, "epochs": 2},
+    "boolq": {"file": "boolq/boolq_dev.jsonl", "eval_size": "0.4", "max_length": 128, "epochs": 1},
 }
 
 
