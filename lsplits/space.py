@@ -24,6 +24,7 @@ build its parser.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import shutil
 import tempfile
@@ -85,15 +86,17 @@ def ensure_scratch_lm(texts: Sequence[str], target: str | Path, *, max_steps: in
         return target
     if len(texts) < 2:
         raise ConfigError(f"the scratch LM needs at least 2 sentences to train on, got {len(texts)}")
-    from .lm.finetune import BEST_FOLDER, TrainConfig, finetune
-    from .lm.scratch import ScratchConfig, build_scratch_lm
+    from .lm.finetune import BEST_FOLDER, finetune
+    from .lm.plan import SCRATCH, RunPlan
+    from .lm.scratch import build_scratch_lm
 
     logger.info("training the scratch LM on %d sentences (%d steps) into %s", len(texts), max_steps, target)
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="scratch-lm-", dir=target.parent) as work:
-        model, tokenizer = build_scratch_lm(list(texts), Path(work) / "init", ScratchConfig(),
+        plan = RunPlan.make(SCRATCH, seed=seed, max_steps=max_steps)  # the scratch LM's sizes and training
+        model, tokenizer = build_scratch_lm(list(texts), Path(work) / "init", plan.scratch_config,
                                             n_positions=SCRATCH_WINDOW, seed=seed)
-        config = TrainConfig.scratch(max_steps=max_steps, eval_every=max(1, min(64, max_steps // 4)), seed=seed)
+        config = dataclasses.replace(plan.train_config, eval_every=max(1, min(64, max_steps // 4)))
         trained = Path(work) / "train"
         finetune(model, tokenizer, [""] * len(texts), list(texts), config, trained, progress=progress)
         with atomic_path(target) as staged:

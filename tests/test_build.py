@@ -26,6 +26,7 @@ from lsplits.configs import CONFIGS
 from lsplits.data import prepare_examples
 from lsplits.errors import ConfigError
 from lsplits.export import card_data_files
+from lsplits.lm.finetune import TrainConfig
 from lsplits.tasks import generic_task
 
 N = 24
@@ -63,12 +64,15 @@ def test_plan_skips_prompted_configs_without_a_pretrained_lm():
     plan = plan_build(spec(), lm="scratch", configs=["ll_split_pt", "random", "ll_split"])
     assert list(plan.configs) == ["random", "ll_split"] and plan.settings == ["ft"]
     assert plan.skipped == {"ll_split_pt": "needs a pretrained LM for prompting; --lm scratch has none"}
-    assert plan.train_config is None
+    assert plan.runs["ft"].train_config == TrainConfig.scratch()  # the scratch LM's own defaults
     with pytest.raises(ConfigError, match="no config left to build: ll_split_pt needs a pretrained LM"):
         plan_build(spec(), lm="scratch", configs=["ll_split_pt"])
     pretrained = plan_build(spec(max_steps=123), lm="gpt2", configs=["ll_split_pt_len", "length", "ll_split"], seed=4)
     assert pretrained.settings == ["pt", "ft"] and not pretrained.skipped
-    assert (pretrained.train_config.max_steps, pretrained.train_config.seed) == (123, 4)
+    ft = pretrained.runs["ft"].train_config
+    assert (ft.max_steps, ft.seed) == (123, 4) and pretrained.runs["pt"].train_config is None
+    assert plan_build(spec(max_steps=123), lm="gpt2", configs=["ll_split"], max_steps=9).runs["ft"].train_config \
+        == TrainConfig(max_steps=9)  # --max-steps over the paper's steps
     with pytest.raises(ConfigError, match="unknown config\\(s\\) tmcd"):
         plan_build(spec(), lm="scratch", configs=["tmcd"])  # only Spider's policy provides its inputs
 

@@ -55,16 +55,6 @@ def test_inputs_and_caches_are_refused_as_outputs_before_any_work(tmp_path):
         commands.check_out(args, "folder")
 
 
-def test_max_steps_gives_scratch_or_fine_tuning_defaults():
-    from lsplits.lm.finetune import TrainConfig
-
-    assert commands.train_config_from(parse("build", "--out", "o")) is None
-    scratch = commands.train_config_from(parse("build", "--out", "o", "--max-steps", "7"))
-    assert scratch == TrainConfig.scratch(max_steps=7)
-    assert commands.train_config_from(parse("build", "--out", "o", "--lm", "gpt2", "--max-steps", "7")) == \
-        TrainConfig(max_steps=7)
-
-
 def test_prompted_scores_need_a_pretrained_lm(tmp_path):
     data = write_jsonl(tmp_path / "d.jsonl", [{"text": f"line {i}"} for i in range(4)])
     with pytest.raises(ConfigError, match="--setting pt needs a pretrained LM"):
