@@ -15,12 +15,12 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
-import time
 import types
 import warnings
 from pathlib import Path
 
 import numpy as np
+from timing import timed
 
 
 def _bare_packages() -> None:
@@ -34,19 +34,6 @@ def _bare_packages() -> None:
     model.Model = type("Model", (), {})
     model.WhiteboxModel = type("WhiteboxModel", (model.Model,), {})
     sys.modules["lm_polygraph.utils.model"] = model
-
-
-def timed(function, *args):
-    """(result, seconds): one call, or the best of five when a call takes under half a second."""
-    start = time.perf_counter()
-    result = function(*args)
-    best = time.perf_counter() - start
-    if best < 0.5:
-        for _ in range(4):
-            start = time.perf_counter()
-            result = function(*args)
-            best = min(best, time.perf_counter() - start)
-    return result, best
 
 
 def main(folder: Path) -> None:

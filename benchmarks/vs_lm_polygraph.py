@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from timing import timed
 
 from lsplits.uncertainty import ue_metrics
 from lsplits.uncertainty.estimators import EstimatorSettings, estimate
@@ -110,19 +111,6 @@ def make_inputs(folder: Path, seed: int) -> dict:
     (folder / "texts.json").write_text(json.dumps(texts), encoding="utf-8")
     data["texts"] = texts
     return data
-
-
-def timed(function, *args):
-    """(result, seconds): one call, or the best of five when a call takes under half a second."""
-    start = time.perf_counter()
-    result = function(*args)
-    best = time.perf_counter() - start
-    if best < 0.5:
-        for _ in range(4):
-            start = time.perf_counter()
-            result = function(*args)
-            best = min(best, time.perf_counter() - start)
-    return result, best
 
 
 def _lexsim(name: str, examples: list[list[str]]) -> np.ndarray:
