@@ -241,6 +241,22 @@ def split_configs(policy: SplitPolicy, configs: Mapping[str, SplitStrategy], tab
                        eval_size=eval_size)
 
 
+def split_scored(task: Task, examples: Sequence[Mapping[str, Any]], scores: Mapping[str, tuple[np.ndarray, np.ndarray]],
+                 *, configs: Sequence[str], eval_size: int | float, seed: int = 0,
+                 policy: SplitPolicy = PLAIN_POLICY) -> BuildResult:
+    """Split examples that are already scored with the named configs, exactly as ``lsplits build`` does after
+    scoring (:func:`split_inputs`, then :func:`split_configs`); for callers that score themselves (the Space).
+
+    ``scores`` maps each LM setting to its (``ll_score``, ``ll_tokens``) arrays in example order;
+    ``eval_size`` is a count or a fraction of the examples (at least one example stays in train).
+    """
+    spec = DatasetSpec(task=task, card=CardInfo(pretty_name=task.name), policy=policy)
+    chosen = resolve_configs(list(configs), spec.available_configs)
+    size = resolve_eval_size(eval_size, len(examples))
+    return split_configs(policy, chosen, pd.DataFrame(list(examples)), split_inputs(spec, examples), scores,
+                         eval_size=size, seed=seed)
+
+
 def method_text(spec: DatasetSpec, result: BuildResult, *, lm: str, folds: int, seed: int) -> str:
     """A few lines on how this dataset was built (LM, folds, eval size, seed)."""
     lm_text = "a small GPT-2-style LM trained from scratch on the data (offline demo setting)" \

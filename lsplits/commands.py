@@ -6,8 +6,6 @@ Each takes the parsed ``argparse.Namespace`` and returns an exit code; errors ar
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -16,20 +14,21 @@ from .build import DatasetSpec, build_splits, export_dataset, plan_build, score_
 from .card import CardInfo
 from .data import LoadedData, load_examples
 from .errors import ConfigError
+from .registry import is_builder, load_builder
 from .tasks import generic_task
 
 if TYPE_CHECKING:
+    import argparse
+
     from .lm.plan import RunPlan
 
 logger = logging.getLogger(__name__)
 
-BUILDER_NAMES = ("snli", "boolq", "spider")
-
 
 def resolve_dataset(args: argparse.Namespace) -> tuple[DatasetSpec, LoadedData]:
     """The dataset spec and loaded examples for DATA / --data-files and the generic-task flags."""
-    if args.data in BUILDER_NAMES:
-        builder = importlib.import_module(f"builders.{args.data}")
+    if is_builder(args.data):
+        builder = load_builder(args.data)
         return builder.SPEC, builder.load(data_files=args.data_files)
     if not args.query_field:
         raise ConfigError("generic datasets need --query-field (the text the LM scores)")
@@ -44,7 +43,7 @@ def input_paths(args: argparse.Namespace) -> list[Path]:
     from .data import parse_data_files
 
     paths = [path for _, path in parse_data_files(args.data_files)] if getattr(args, "data_files", None) else []
-    if getattr(args, "data", None) and args.data not in BUILDER_NAMES and Path(args.data).exists():
+    if getattr(args, "data", None) and not is_builder(args.data) and Path(args.data).exists():
         paths.append(Path(args.data))
     return paths
 
@@ -142,7 +141,9 @@ def demo(args: argparse.Namespace) -> int:
     """``lsplits demo``: the offline end-to-end run."""
     from .demo import run_demo
 
-    run_demo(out=args.out, n=args.n, seed=args.seed, cache_dir=args.cache_dir, progress=not args.no_progress)
+    summary = run_demo(out=args.out, n=args.n, seed=args.seed, cache_dir=args.cache_dir,
+                       progress=not args.no_progress)
+    print(summary.render())
     return 0
 
 

@@ -23,16 +23,19 @@ build its parser.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import logging
 import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import ConfigError
 from .io import atomic_path
+
+if TYPE_CHECKING:
+    from argparse import Namespace
 
 logger = logging.getLogger(__name__)
 
@@ -165,27 +168,7 @@ def push_space(repo_id: str, *, space_dir: str | Path | None = None, demo_data: 
                            commit_message="Deploy the lsplits demo Space")
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``lsplits push-space`` (the CLI adds the subcommand and calls :func:`run`)."""
-    parser.description = ("Deploy the Gradio demo to a Hugging Face Space: the Space's files, a copy of the lsplits "
-                          "package, the demo dataset and a scratch LM, uploaded in one commit.")
-    parser.add_argument("repo_id", help="the Space, e.g. your-name/lsplits-demo (created if needed)")
-    parser.add_argument("--demo-data", type=Path, default=None,
-                        help="a folder built by `lsplits demo` to ship (default: out/demo-likelihood when it "
-                             "exists, else the demo is built now, a few minutes)")
-    parser.add_argument("--no-assets", action="store_true",
-                        help="ship neither demo dataset nor scratch LM; the Space builds them when it starts")
-    parser.add_argument("--space-dir", type=Path, default=None, help="the Space's source folder "
-                        "(default: spaces/lsplits-demo of this checkout)")
-    parser.add_argument("--scratch-steps", type=int, default=DEFAULT_SCRATCH_STEPS,
-                        help=f"training steps of the shipped scratch LM (default {DEFAULT_SCRATCH_STEPS})")
-    parser.add_argument("--private", action="store_true", help="create the Space as private")
-    parser.add_argument("--stage-only", type=Path, metavar="DIR", default=None,
-                        help="write the folder that would be uploaded to DIR and stop (nothing is sent)")
-    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
-
-
-def run(args: argparse.Namespace) -> int:
+def run(args: Namespace) -> int:
     """``lsplits push-space``: stage and upload (or only stage, with ``--stage-only``)."""
     demo_data = args.demo_data
     if demo_data is None and not args.no_assets and Path("out/demo-likelihood").is_dir():

@@ -7,9 +7,7 @@ The config name is the metric.
 import datasets
 import evaluate
 
-from lsplits.errors import InvalidOption
-from lsplits.similarity import available, get
-from lsplits.uncertainty.quality import placeholder_for, score_predictions
+from lsplits.uncertainty.quality import similarity_outputs
 
 _DEFAULT_METRIC = "smatchpp"
 
@@ -71,17 +69,5 @@ class AmrSimilarity(evaluate.Metric):
             reference_urls=["https://github.com/flipz357/smatchpp"],
         )
 
-    def _metric_name(self):
-        name = _DEFAULT_METRIC if self.config_name == "default" else self.config_name
-        if name not in available():
-            raise InvalidOption(f"unknown metric {name!r}; use one of {', '.join(available())} as config name")
-        return name
-
     def _compute(self, predictions, references):
-        name = self._metric_name()
-        result = score_predictions(name, predictions, references, placeholder=placeholder_for(get(name)))
-        return {
-            name: result.corpus,
-            f"{name}_scores": result.scores,
-            f"{name}_invalid_predictions": len(result.invalid_predictions),
-        }
+        return similarity_outputs(self.config_name, predictions, references, default=_DEFAULT_METRIC)

@@ -7,15 +7,12 @@ The config name is the similarity function (``smatchpp``, ``smatch``, ``rougel``
 import datasets
 import evaluate
 
-from lsplits.errors import InvalidOption
-from lsplits.similarity import available
-from lsplits.uncertainty.beam import LEXICAL_SIMILARITY, beam_uncertainties
+from lsplits.uncertainty.beam import LEXICAL_SIMILARITY, beam_uncertainty_outputs
 from lsplits.uncertainty.estimators import (
     DEFAULT_ECC_THRESHOLD,
     DEFAULT_KLE_T,
     DEFAULT_SETS_THRESHOLD,
     PAPER_ESTIMATORS,
-    EstimatorSettings,
 )
 
 _DESCRIPTION = """\
@@ -78,17 +75,9 @@ class BeamUncertainty(evaluate.Metric):
             reference_urls=["https://openreview.net/forum?id=DWkJCSxKU5"],
         )
 
-    def _similarity_name(self):
-        name = LEXICAL_SIMILARITY if self.config_name == "default" else self.config_name
-        if name not in available():
-            raise InvalidOption(f"unknown similarity {name!r}; use one of {', '.join(available())} as config name")
-        return name
-
     def _compute(self, candidates, estimators=PAPER_ESTIMATORS, ecc_threshold=DEFAULT_ECC_THRESHOLD,
                  threshold=DEFAULT_SETS_THRESHOLD, t=DEFAULT_KLE_T, normalize=True, scale=True,
                  lexical_similarity=LEXICAL_SIMILARITY, workers=1):
-        settings = EstimatorSettings(ecc_threshold=ecc_threshold, sets_threshold=threshold, kle_t=t,
-                                     kle_normalize=normalize, kle_scale=scale)
-        result = beam_uncertainties(candidates, self._similarity_name(), estimators, settings=settings,
-                                    lexical_similarity=lexical_similarity, workers=workers)
-        return {**result.values, "invalid_candidates": result.invalid_candidates}
+        return beam_uncertainty_outputs(candidates, self.config_name, estimators=estimators,
+                                        ecc_threshold=ecc_threshold, threshold=threshold, t=t, normalize=normalize,
+                                        scale=scale, lexical_similarity=lexical_similarity, workers=workers)

@@ -6,7 +6,7 @@ A thin evaluate wrapper over :mod:`lsplits.uncertainty.prr`; see README.md for t
 import datasets
 import evaluate
 
-from lsplits.uncertainty.prr import prr_with_ci
+from lsplits.uncertainty.prr import prr_outputs
 
 _DESCRIPTION = """\
 Prediction Rejection Ratio (Malinin et al., 2017). Examples are rejected from the most uncertain
@@ -63,13 +63,5 @@ class PRR(evaluate.Metric):
         )
 
     def _compute(self, uncertainties, qualities, max_rejection=1.0, n_bootstrap=1000, confidence=0.95, seed=0):
-        result = prr_with_ci(uncertainties, qualities, max_rejection=max_rejection, n_bootstrap=n_bootstrap,
-                             confidence=confidence, seed=seed)
-        return {
-            "prr": result.prr,
-            "prr_ci_low": result.ci_low,
-            "prr_ci_high": result.ci_high,
-            "auc_uncertainty": result.auc_uncertainty,
-            "auc_oracle": result.auc_oracle,
-            "auc_random": result.auc_random,
-        }
+        return prr_outputs(uncertainties, qualities, max_rejection=max_rejection, n_bootstrap=n_bootstrap,
+                           confidence=confidence, seed=seed)

@@ -6,8 +6,7 @@ A thin evaluate wrapper over :mod:`lsplits.uncertainty.ue_metrics`; see README.m
 import datasets
 import evaluate
 
-from lsplits.errors import InvalidOption
-from lsplits.uncertainty.ue_metrics import ECE_BINS, METRICS, NEEDS_BAD_BELOW, compute_metrics
+from lsplits.uncertainty.ue_metrics import ECE_BINS, compute_metrics
 
 _DESCRIPTION = """\
 How well per-example uncertainty scores track the quality of the predictions, by every measure
@@ -83,12 +82,6 @@ class UEMetrics(evaluate.Metric):
 
     def _compute(self, uncertainties, qualities, metrics=None, bad_below=None, normalizer="minmax",
                  calibration_uncertainties=None, calibration_qualities=None, max_rejection=1.0, n_bins=ECE_BINS):
-        if metrics is None:
-            metrics = [m for m in METRICS if bad_below is not None or m not in NEEDS_BAD_BELOW]
-        if (calibration_uncertainties is None) != (calibration_qualities is None):
-            raise InvalidOption("give both calibration_uncertainties and calibration_qualities, or neither")
-        calibration = None
-        if calibration_uncertainties is not None:
-            calibration = (calibration_uncertainties, calibration_qualities)
         return compute_metrics(uncertainties, qualities, metrics, bad_below=bad_below, normalizer=normalizer,
-                               calibration=calibration, max_rejection=max_rejection, n_bins=n_bins)
+                               calibration_uncertainties=calibration_uncertainties,
+                               calibration_qualities=calibration_qualities, max_rejection=max_rejection, n_bins=n_bins)
