@@ -77,6 +77,7 @@ def test_a_good_command_does_reach_the_matrices(tmp_path, no_matrices):
     (["--lexsim-similarities", "smatch"], False, ["--lexsim-similarities", "'smatch'"]),
     (["--kle-t", "-1"], True, ["kle_t"]),
     (["--beam-sizes", "0"], False, ["--beam-sizes", "beam sizes must be positive"]),
+    (["--metrics", "roc_auc", "--bad-below", "2"], False, ["--bad-below must be in (0, 1]", "got 2.0"]),
 ])
 def test_a_bad_option_is_one_line_before_any_matrix_or_file(tmp_path, capsys, no_matrices, extra, systems, fragments):
     argv = ue_argv(tmp_path, *extra, systems=systems)
