@@ -111,8 +111,10 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def default_cache_dir() -> Path:
-    """Where the CLI caches scores by default: ``$LSPLITS_CACHE`` or ``~/.cache/lsplits/scores``."""
-    return Path(os.environ.get("LSPLITS_CACHE", "~/.cache/lsplits")).expanduser() / "scores"
+    """Where the CLI caches scores by default (:func:`lsplits.io.cache_folder`)."""
+    from .io import cache_folder
+
+    return cache_folder("scores")
 
 
 def _add_lm_arguments(parser: argparse.ArgumentParser) -> None:

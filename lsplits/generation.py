@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,8 +48,10 @@ _TEXT_SUFFIXES = {".txt", ".text", ".tsv", ".jsonl", ".json"}
 
 
 def default_cache_dir() -> Path:
-    """Where shards are cached by default: ``$LSPLITS_CACHE/beams`` or ``~/.cache/lsplits/beams``."""
-    return Path(os.environ.get("LSPLITS_CACHE", "~/.cache/lsplits")).expanduser() / "beams"
+    """Where beam shards are cached by default (:func:`lsplits.io.cache_folder`)."""
+    from .io import cache_folder
+
+    return cache_folder("beams")
 
 
 def check_template(template: str | None) -> None:

@@ -36,6 +36,7 @@ from tqdm.auto import tqdm
 
 from .. import similarity as similarity_registry
 from ..errors import ConfigError, DataError
+from ..io import cache_folder
 from .beam import LEXICAL_SIMILARITY
 from .estimators import (
     DEFAULT_ECC_THRESHOLD,
@@ -78,9 +79,8 @@ CLI_OPTIONS = {"ecc_threshold": "--ecc-threshold", "max_rejection": "--max-rejec
 
 
 def default_cache_dir() -> Path:
-    """``$LSPLITS_CACHE/matrices``, else ``$XDG_CACHE_HOME/lsplits/matrices`` (``~/.cache`` by default)."""
-    root = os.environ.get("LSPLITS_CACHE") or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "lsplits"
-    return Path(root) / "matrices"
+    """Where similarity matrices are cached by default (:func:`lsplits.io.cache_folder`)."""
+    return cache_folder("matrices")
 
 
 def _refused(setting: str, check):
