@@ -20,7 +20,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from timing import timed
+from timing import Recorder
 
 
 def _bare_packages() -> None:
@@ -66,13 +66,8 @@ def main(folder: Path) -> None:
     data = dict(np.load(folder / "inputs.npz"))
     texts = json.loads((folder / "texts.json").read_text(encoding="utf-8"))
     threshold = float(data["threshold"])
-    out: dict[str, np.ndarray] = {}
-    seconds: dict[str, float] = {}
-
-    def record(name, function, *args):
-        value, took = timed(function, *args)
-        out[name] = np.asarray(value, dtype=float)
-        seconds[name] = took
+    recorder = Recorder()
+    record, out, seconds = recorder.record, recorder.values, recorder.seconds
 
     def matrix_stats(m: np.ndarray, contra: np.ndarray | None = None) -> dict:
         return {"semantic_matrix_entail": m, "semantic_matrix_contra": contra if contra is not None else 1 - m,
