@@ -15,12 +15,12 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
-import time
 import types
 import warnings
 from pathlib import Path
 
 import numpy as np
+from timing import Recorder
 
 
 def _bare_packages() -> None:
@@ -34,19 +34,6 @@ def _bare_packages() -> None:
     model.Model = type("Model", (), {})
     model.WhiteboxModel = type("WhiteboxModel", (model.Model,), {})
     sys.modules["lm_polygraph.utils.model"] = model
-
-
-def timed(function, *args):
-    """(result, seconds): one call, or the best of five when a call takes under half a second."""
-    start = time.perf_counter()
-    result = function(*args)
-    best = time.perf_counter() - start
-    if best < 0.5:
-        for _ in range(4):
-            start = time.perf_counter()
-            result = function(*args)
-            best = min(best, time.perf_counter() - start)
-    return result, best
 
 
 def main(folder: Path) -> None:
@@ -79,13 +66,8 @@ def main(folder: Path) -> None:
     data = dict(np.load(folder / "inputs.npz"))
     texts = json.loads((folder / "texts.json").read_text(encoding="utf-8"))
     threshold = float(data["threshold"])
-    out: dict[str, np.ndarray] = {}
-    seconds: dict[str, float] = {}
-
-    def record(name, function, *args):
-        value, took = timed(function, *args)
-        out[name] = np.asarray(value, dtype=float)
-        seconds[name] = took
+    recorder = Recorder()
+    record, out, seconds = recorder.record, recorder.values, recorder.seconds
 
     def matrix_stats(m: np.ndarray, contra: np.ndarray | None = None) -> dict:
         return {"semantic_matrix_entail": m, "semantic_matrix_contra": contra if contra is not None else 1 - m,

@@ -25,7 +25,8 @@ import time
 from pathlib import Path
 
 from lsplits.amr.edits import degrade
-from lsplits.uncertainty.report import add_ue_arguments, run_ue
+from lsplits.cli import parse_args
+from lsplits.uncertainty.command import run as run_ue
 
 DEFAULT_GOLD = Path(__file__).resolve().parents[2] / "shared" / "data" / "amr" / "lpp_amr_v1.6_test.jsonl"
 
@@ -60,12 +61,10 @@ def main() -> None:
     beams, gold = simulate(args.gold, args.k, args.seed)
     for name, rows in (("beams.jsonl", beams), ("gold.jsonl", gold)):
         (args.out / name).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    ue = argparse.ArgumentParser()
-    add_ue_arguments(ue)
     start = time.perf_counter()
-    run_ue(ue.parse_args([str(args.out / "beams.jsonl"), "--gold", str(args.out / "gold.jsonl"),
-                          "--out", str(args.out / "report"), "--cache", str(args.out / "cache"),
-                          "--workers", str(args.workers), "--no-progress", *ue_options]))
+    run_ue(parse_args(["ue", str(args.out / "beams.jsonl"), "--gold", str(args.out / "gold.jsonl"),
+                       "--out", str(args.out / "report"), "--cache", str(args.out / "cache"),
+                       "--workers", str(args.workers), "--no-progress", *ue_options]))
     grid = "paper grid" if not ue_options else "grid with " + " ".join(ue_options)
     print(f"\n{len(beams)} sentences x {args.k} candidates, {grid}: {time.perf_counter() - start:.1f} s")
 

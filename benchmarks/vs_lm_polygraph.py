@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from timing import Recorder
 
 from lsplits.uncertainty import ue_metrics
 from lsplits.uncertainty.estimators import EstimatorSettings, estimate
@@ -112,19 +113,6 @@ def make_inputs(folder: Path, seed: int) -> dict:
     return data
 
 
-def timed(function, *args):
-    """(result, seconds): one call, or the best of five when a call takes under half a second."""
-    start = time.perf_counter()
-    result = function(*args)
-    best = time.perf_counter() - start
-    if best < 0.5:
-        for _ in range(4):
-            start = time.perf_counter()
-            result = function(*args)
-            best = min(best, time.perf_counter() - start)
-    return result, best
-
-
 def _lexsim(name: str, examples: list[list[str]]) -> np.ndarray:
     matrices = build_matrices(examples, LEXICAL_SIMILARITIES[name], progress=False)
     return np.array([estimate("lexsim", m.values) for m in matrices])
@@ -142,13 +130,8 @@ def _directed_bleu(examples: list[list[str]]) -> np.ndarray:
 
 def ours(data: dict) -> tuple[dict[str, np.ndarray], dict[str, float]]:
     """lsplits' values and times, under the names the LM-Polygraph side uses."""
-    out: dict[str, np.ndarray] = {}
-    seconds: dict[str, float] = {}
-
-    def record(name, function, *args):
-        value, took = timed(function, *args)
-        out[name] = np.asarray(value, dtype=float)
-        seconds[name] = took
+    recorder = Recorder()
+    record, out = recorder.record, recorder.values
 
     settings = EstimatorSettings(sets_threshold=THRESHOLD)
     for stack in ("random", "clustered", "edge5", "edge1"):
@@ -180,7 +163,7 @@ def ours(data: dict) -> tuple[dict[str, np.ndarray], dict[str, float]]:
     record("quantile", lambda: fit_normalizer("quantile", cal_u).transform(test_u))
     record("binned_pcc", lambda: fit_normalizer("binned_pcc", cal_u, cal_q, num_bins=10).transform(test_u))
     record("isotonic_pcc", lambda: fit_normalizer("isotonic_pcc", cal_u, cal_q).transform(test_u))
-    return out, seconds
+    return out, recorder.seconds
 
 
 def _difference(a: np.ndarray, b: np.ndarray) -> float:

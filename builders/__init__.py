@@ -2,5 +2,17 @@
 
 Each module defines ``SPEC`` (a :class:`lsplits.build.DatasetSpec`) and ``load(data_files=None)``
 returning the pooled, filtered examples; ``lsplits build NAME`` and ``python -m builders.NAME``
-run them.
+run them. Importing this package registers every module in it (except the shared helpers of
+``common``) with :func:`lsplits.registry.register_builder`, without importing them.
 """
+
+import pkgutil
+
+from lsplits.registry import register_builder
+
+HELPERS = ("common",)
+"""Modules of this package that are not builders."""
+
+for _module in pkgutil.iter_modules(__path__):
+    if _module.name not in HELPERS and not _module.ispkg:
+        register_builder(_module.name, f"{__name__}.{_module.name}")

@@ -147,46 +147,51 @@ def score_records(examples: Sequence[Mapping[str, Any]], task: Task, setting: Se
 
 @dataclass
 class BuildPlan:
-    """What a build will compute: its configs (name -> strategy), the ones skipped (with reasons), the
-    scoring settings ("ft"/"pt") they need, and the training config (the dataset's paper steps for
-    pretrained LMs)."""
+    """What a build will compute: its configs (name -> strategy), the ones skipped (with reasons), and
+    one settled LM run (:class:`~lsplits.lm.plan.RunPlan`) per scoring setting the configs need."""
 
     configs: dict[str, SplitStrategy]
     skipped: dict[str, str]
-    settings: list[str]
-    train_config: Any
+    runs: dict[str, Any]
+
+    @property
+    def settings(self) -> list[str]:
+        """The scoring settings ("ft", "pt") in the order the configs first need them."""
+        return list(self.runs)
 
 
-def plan_build(spec: DatasetSpec, *, lm: str, configs: Sequence[str] | None = None, train_config: Any = None,
-               seed: int = 0) -> BuildPlan:
-    """Decide configs, skipped configs, scoring settings and training config; ConfigError if nothing is left."""
+def plan_build(spec: DatasetSpec, *, lm: str, configs: Sequence[str] | None = None, folds: int = 3, seed: int = 0,
+               train_config: Any = None, max_steps: int | None = None) -> BuildPlan:
+    """Decide configs, skipped configs and the LM run of each setting; ConfigError if nothing is left.
+
+    A config whose setting the LM cannot score (prompting with the scratch LM) is skipped, not failed;
+    pretrained LMs train for the dataset's paper steps unless ``train_config`` / ``max_steps`` say otherwise.
+    """
+    from .lm.plan import PRETRAINED_ONLY, RunPlan, runs_with
+
     chosen = resolve_configs(list(configs or spec.configs), spec.available_configs)
-    skipped: dict[str, str] = {}
-    if lm == "scratch":
-        for name, strategy in chosen.items():
-            if strategy.setting == "pt":
-                skipped[name] = "needs a pretrained LM for prompting; --lm scratch has none"
-        chosen = {name: strategy for name, strategy in chosen.items() if name not in skipped}
+    skipped = {name: PRETRAINED_ONLY for name, strategy in chosen.items()
+               if not runs_with(lm, strategy.setting or "ft")}
+    chosen = {name: strategy for name, strategy in chosen.items() if name not in skipped}
     if not chosen:
         raise ConfigError("no config left to build: " + "; ".join(f"{k} {v}" for k, v in skipped.items()))
-    if train_config is None and spec.max_steps and lm != "scratch":
-        from .lm.finetune import TrainConfig
-
-        train_config = TrainConfig(max_steps=spec.max_steps, seed=seed)
-    settings = list(dict.fromkeys(s.setting or "ft" for s in chosen.values()))
-    return BuildPlan(configs=chosen, skipped=skipped, settings=settings, train_config=train_config)
+    runs = {setting: RunPlan.make(lm, setting, folds=folds, seed=seed, train_config=train_config,
+                                  max_steps=max_steps, paper_steps=spec.max_steps)
+            for setting in dict.fromkeys(s.setting or "ft" for s in chosen.values())}
+    return BuildPlan(configs=chosen, skipped=skipped, runs=runs)
 
 
 def build_splits(spec: DatasetSpec, loaded: LoadedData, *, lm: str, configs: Sequence[str] | None = None,
                  eval_size: int | float | None = None, seed: int = 0, folds: int = 3,
-                 cache_dir: str | Path | None = None, train_config: Any = None,
+                 cache_dir: str | Path | None = None, train_config: Any = None, max_steps: int | None = None,
                  progress: bool = True, compile: bool = False) -> BuildResult:
     """Score the examples as the requested configs need and compute every config's split."""
     from .lm.pipeline import check_lm, compute_scores
 
     examples = loaded.examples
     task = spec.task
-    plan = plan_build(spec, lm=lm, configs=configs, train_config=train_config, seed=seed)
+    plan = plan_build(spec, lm=lm, configs=configs, folds=folds, seed=seed, train_config=train_config,
+                      max_steps=max_steps)
     n = len(examples)
     size = checked_eval_size(eval_size, n, default=spec.default_eval_size(n))
     inputs = split_inputs(spec, examples)
@@ -195,11 +200,10 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, *, lm: str, configs: Seq
         check_lm(lm, score_records(examples, task, kind))
     base = unify_types(pd.DataFrame(examples), loaded.source)  # one type per field, decided before splitting
     scores: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    for kind in plan.settings:
+    for kind, run in plan.runs.items():
         logger.info("scoring %d examples (%s setting) with %s", n, kind, lm)
-        frame = compute_scores(score_records(examples, task, kind), lm=lm, setting=kind, folds=folds,
-                               seed=seed, cache_dir=cache_dir, train_config=plan.train_config, progress=progress,
-                               compile=compile)
+        frame = compute_scores(score_records(examples, task, kind), plan=run, cache_dir=cache_dir,
+                               progress=progress, compile=compile)
         scores[kind] = (frame["ll_score"].to_numpy(dtype=np.float64), frame["ll_tokens"].to_numpy(dtype=np.int64))
     result = split_configs(spec.policy, plan.configs, base, inputs, scores, eval_size=size, seed=seed,
                            skipped=plan.skipped)
@@ -235,6 +239,22 @@ def split_configs(policy: SplitPolicy, configs: Mapping[str, SplitStrategy], tab
                                   indices={"train": np.sort(partition.train), "validation": validation, "test": test})
     return BuildResult(table=table, scores=dict(scores), configs=built, inputs=inputs, skipped=dict(skipped or {}),
                        eval_size=eval_size)
+
+
+def split_scored(task: Task, examples: Sequence[Mapping[str, Any]], scores: Mapping[str, tuple[np.ndarray, np.ndarray]],
+                 *, configs: Sequence[str], eval_size: int | float, seed: int = 0,
+                 policy: SplitPolicy = PLAIN_POLICY) -> BuildResult:
+    """Split examples that are already scored with the named configs, exactly as ``lsplits build`` does after
+    scoring (:func:`split_inputs`, then :func:`split_configs`); for callers that score themselves (the Space).
+
+    ``scores`` maps each LM setting to its (``ll_score``, ``ll_tokens``) arrays in example order;
+    ``eval_size`` is a count or a fraction of the examples (at least one example stays in train).
+    """
+    spec = DatasetSpec(task=task, card=CardInfo(pretty_name=task.name), policy=policy)
+    chosen = resolve_configs(list(configs), spec.available_configs)
+    size = resolve_eval_size(eval_size, len(examples))
+    return split_configs(policy, chosen, pd.DataFrame(list(examples)), split_inputs(spec, examples), scores,
+                         eval_size=size, seed=seed)
 
 
 def method_text(spec: DatasetSpec, result: BuildResult, *, lm: str, folds: int, seed: int) -> str:

@@ -6,10 +6,7 @@ Each takes the parsed ``argparse.Namespace`` and returns an exit code; errors ar
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import logging
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -17,20 +14,21 @@ from .build import DatasetSpec, build_splits, export_dataset, plan_build, score_
 from .card import CardInfo
 from .data import LoadedData, load_examples
 from .errors import ConfigError
+from .registry import is_builder, load_builder
 from .tasks import generic_task
 
 if TYPE_CHECKING:
-    from .lm.finetune import TrainConfig
+    import argparse
+
+    from .lm.plan import RunPlan
 
 logger = logging.getLogger(__name__)
-
-BUILDER_NAMES = ("snli", "boolq", "spider")
 
 
 def resolve_dataset(args: argparse.Namespace) -> tuple[DatasetSpec, LoadedData]:
     """The dataset spec and loaded examples for DATA / --data-files and the generic-task flags."""
-    if args.data in BUILDER_NAMES:
-        builder = importlib.import_module(f"builders.{args.data}")
+    if is_builder(args.data):
+        builder = load_builder(args.data)
         return builder.SPEC, builder.load(data_files=args.data_files)
     if not args.query_field:
         raise ConfigError("generic datasets need --query-field (the text the LM scores)")
@@ -45,7 +43,7 @@ def input_paths(args: argparse.Namespace) -> list[Path]:
     from .data import parse_data_files
 
     paths = [path for _, path in parse_data_files(args.data_files)] if getattr(args, "data_files", None) else []
-    if getattr(args, "data", None) and args.data not in BUILDER_NAMES and Path(args.data).exists():
+    if getattr(args, "data", None) and not is_builder(args.data) and Path(args.data).exists():
         paths.append(Path(args.data))
     return paths
 
@@ -58,58 +56,40 @@ def check_out(args: argparse.Namespace, expect: Literal["folder", "file"]) -> No
     check_output(args.out, expect=expect, inputs=input_paths(args), caches=caches)
 
 
-def train_config_from(args: argparse.Namespace):
-    """A TrainConfig with --max-steps applied (scratch or fine-tuning defaults), or None for the defaults."""
-    if getattr(args, "max_steps", None) is None:
-        return None
-    from .lm.finetune import TrainConfig
-
-    if args.lm == "scratch":
-        return TrainConfig.scratch(max_steps=args.max_steps)
-    return TrainConfig(max_steps=args.max_steps)
-
-
 def score(args: argparse.Namespace) -> int:
     """``lsplits score``: write per-example scores to a parquet file."""
     from .io import atomic_write_parquet
+    from .lm.distributed import is_main
     from .lm.pipeline import compute_scores
+    from .lm.plan import RunPlan
 
+    plan = RunPlan.make(args.lm, args.setting, folds=args.folds, seed=args.seed, max_steps=args.max_steps)
     if not args.dry_run:
         check_out(args, "file")
     spec, loaded = resolve_dataset(args)
-    if args.setting == "pt" and args.lm == "scratch":
-        raise ConfigError("--setting pt needs a pretrained LM (--lm gpt2 or a local folder), not scratch")
     records = score_records(loaded.examples, spec.task, args.setting)
     if args.dry_run:
-        return dry_run(args, {args.setting: records}, train_config_from(args))
-    frame = compute_scores(records, lm=args.lm, setting=args.setting, folds=args.folds, seed=args.seed,
-                           cache_dir=args.cache_dir, train_config=train_config_from(args),
-                           progress=not args.no_progress, compile=args.compile)
-    if _is_main_process():
+        return dry_run({args.setting: (records, plan)})
+    frame = compute_scores(records, plan=plan, cache_dir=args.cache_dir, progress=not args.no_progress,
+                           compile=args.compile)
+    if is_main():
         atomic_write_parquet(args.out, frame, mark="score")
         logger.info("wrote %d scores to %s", len(frame), args.out)
     return 0
 
 
-def dry_run(args: argparse.Namespace, records_by_setting: dict[str, list[dict]],
-            train_config: TrainConfig | None) -> int:
-    """``--dry-run``: print the estimated tokens, time and disk of scoring each setting, score nothing."""
+def dry_run(runs: dict[str, tuple[list[dict], RunPlan]]) -> int:
+    """``--dry-run``: print the estimated tokens, time and disk of each setting's run, score nothing."""
+    from .lm.distributed import is_main
     from .lm.estimate import estimate_run, format_bytes, format_duration
 
-    estimates = [estimate_run(records, lm=args.lm, setting=setting, folds=args.folds, seed=args.seed,
-                              train_config=train_config if setting == "ft" else None)
-                 for setting, records in records_by_setting.items()]
-    if _is_main_process():
+    estimates = [estimate_run(records, plan=plan) for records, plan in runs.values()]
+    if is_main():
         print("\n".join(estimate.report() for estimate in estimates))
         if len(estimates) > 1:
             print(f"all settings: about {format_duration(sum(e.total_s for e in estimates))} and "
                   f"{format_bytes(sum(e.disk_bytes for e in estimates))}")
     return 0
-
-
-def _is_main_process() -> bool:
-    """False on the non-zero ranks of an ``accelerate launch`` / ``torchrun`` run (they only score)."""
-    return os.environ.get("RANK", "0") == "0"
 
 
 def build(args: argparse.Namespace) -> int:
@@ -122,15 +102,16 @@ def build(args: argparse.Namespace) -> int:
             check_hub_access(args.push_to_hub, option="--push-to-hub")
     spec, loaded = resolve_dataset(args)
     if args.dry_run:
-        plan = plan_build(spec, lm=args.lm, configs=args.configs, train_config=train_config_from(args),
-                          seed=args.seed)
-        return dry_run(args, {kind: score_records(loaded.examples, spec.task, kind) for kind in plan.settings},
-                       plan.train_config)
+        plan = plan_build(spec, lm=args.lm, configs=args.configs, folds=args.folds, seed=args.seed,
+                          max_steps=args.max_steps)
+        return dry_run({kind: (score_records(loaded.examples, spec.task, kind), run)
+                        for kind, run in plan.runs.items()})
     result = build_splits(spec, loaded, lm=args.lm, configs=args.configs, eval_size=args.eval_size,
-                          seed=args.seed, folds=args.folds, cache_dir=args.cache_dir,
-                          train_config=train_config_from(args), progress=not args.no_progress,
-                          compile=args.compile)
-    if not _is_main_process():
+                          seed=args.seed, folds=args.folds, cache_dir=args.cache_dir, max_steps=args.max_steps,
+                          progress=not args.no_progress, compile=args.compile)
+    from .lm.distributed import is_main
+
+    if not is_main():
         return 0
     out = export_dataset(spec, result, args.out, lm=args.lm, folds=args.folds, seed=args.seed,
                          repo_hint=args.push_to_hub)
@@ -160,7 +141,9 @@ def demo(args: argparse.Namespace) -> int:
     """``lsplits demo``: the offline end-to-end run."""
     from .demo import run_demo
 
-    run_demo(out=args.out, n=args.n, seed=args.seed, cache_dir=args.cache_dir, progress=not args.no_progress)
+    summary = run_demo(out=args.out, n=args.n, seed=args.seed, cache_dir=args.cache_dir,
+                       progress=not args.no_progress)
+    print(summary.render())
     return 0
 
 

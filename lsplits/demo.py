@@ -38,12 +38,25 @@ DEMO_SPEC = DatasetSpec(
 
 @dataclass
 class DemoSummary:
-    """What the demo prints: per config and split, size, mean score, mean length and rare shares."""
+    """The demo's result: per config and split, size, mean score, mean length and rare shares; the eval/train
+    ratio of planted rare words per config (its keys are the built configs); where it was written."""
 
     table: pd.DataFrame
     rare_ratio: dict[str, float]
     out: Path
     seconds: float
+
+    def render(self) -> str:
+        """The text ``lsplits demo`` prints: the table, the rare-word ratios, where the folder is and how to load it."""
+        with pd.option_context("display.width", 160, "display.max_columns", 20,
+                               "display.float_format", "{:.3f}".format):
+            lines = [self.table.to_string(index=False), ""]
+        lines += [f"{name}: planted rare words are {value:.2f}x as frequent in eval as in train"
+                  for name, value in self.rare_ratio.items()]
+        lines += ["", f"wrote {self.out} ({', '.join(self.rare_ratio)}); plot: {self.out / plot_path('ll_split_score_vs_length')}",
+                  f'load it with: datasets.load_dataset("{self.out}", "ll_split_len")',
+                  f"demo finished in {self.seconds:.0f} s"]
+        return "\n".join(lines)
 
 
 def summary_table(frames: Mapping[str, Mapping[str, pd.DataFrame]]) -> pd.DataFrame:
@@ -65,7 +78,8 @@ def summary_table(frames: Mapping[str, Mapping[str, pd.DataFrame]]) -> pd.DataFr
 def run_demo(out: str | Path = "out/demo-likelihood", *, n: int = 3000, seed: int = 0,
              cache_dir: str | Path | None = None, progress: bool = True, train_config=None,
              eval_size: int | float = 0.2) -> DemoSummary:
-    """Generate the data, build the five demo configs, export them and print the summary."""
+    """Generate the data, build the five demo configs, export them and return the summary (printed by
+    ``lsplits demo``: :meth:`DemoSummary.render`)."""
     start = time.perf_counter()
     out = check_output(out, expect="folder")  # never replace a folder lsplits did not write, before any work
     cache_dir = Path(cache_dir) if cache_dir is not None else out.parent / ".lsplits-cache"
@@ -81,12 +95,6 @@ def run_demo(out: str | Path = "out/demo-likelihood", *, n: int = 3000, seed: in
         train_share = rows.loc["train", "rare-word share"]
         ratio[name] = float(rows.loc["eval", "rare-word share"] / train_share) if train_share else float("nan")
     seconds = time.perf_counter() - start
-    with pd.option_context("display.width", 160, "display.max_columns", 20, "display.float_format", "{:.3f}".format):
-        print(table.to_string(index=False))
-    print()
-    for name, value in ratio.items():
-        print(f"{name}: planted rare words are {value:.2f}x as frequent in eval as in train")
-    print(f"\nwrote {out} ({', '.join(result.configs)}); plot: {out / plot_path('ll_split_score_vs_length')}")
-    print(f'load it with: datasets.load_dataset("{out}", "ll_split_len")')
-    print(f"demo finished in {seconds:.0f} s")
-    return DemoSummary(table=table, rare_ratio=ratio, out=out, seconds=seconds)
+    summary = DemoSummary(table=table, rare_ratio=ratio, out=out, seconds=seconds)
+    logger.info("demo finished in %.0f s", seconds)
+    return summary

@@ -18,17 +18,18 @@ reader and reports the invalid ones; they are kept, since the study counts them.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import logging
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError, DataError
+
+if TYPE_CHECKING:
+    from argparse import Namespace
 
 logger = logging.getLogger(__name__)
 
@@ -47,8 +48,10 @@ _TEXT_SUFFIXES = {".txt", ".text", ".tsv", ".jsonl", ".json"}
 
 
 def default_cache_dir() -> Path:
-    """Where shards are cached by default: ``$LSPLITS_CACHE/beams`` or ``~/.cache/lsplits/beams``."""
-    return Path(os.environ.get("LSPLITS_CACHE", "~/.cache/lsplits")).expanduser() / "beams"
+    """Where beam shards are cached by default (:func:`lsplits.io.cache_folder`)."""
+    from .io import cache_folder
+
+    return cache_folder("beams")
 
 
 def check_template(template: str | None) -> None:
@@ -518,33 +521,7 @@ def _check_lengths(model: str, kind: str, inputs: BeamInputs, settings: BeamSett
         raise DataError(str(exc), source=inputs.source) from exc
 
 
-def add_beams_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``lsplits beams``."""
-    parser.add_argument("model", metavar="MODEL", help="seq2seq model or causal LM: a Hub id or a local folder")
-    parser.add_argument("inputs", metavar="INPUTS",
-                        help="a text file (one input a line), a JSONL file, or a Hub dataset id / dataset folder")
-    parser.add_argument("--out", type=Path, required=True, help="beams JSONL ({id, candidates}) for lsplits ue")
-    parser.add_argument("--k", type=int, default=10, help="beam width = candidates per input (default 10)")
-    parser.add_argument("--prompt-template", default=None,
-                        help='prompt with {text}, e.g. "Sentence: {text} AMR:" (causal LMs: only the continuation is kept)')
-    parser.add_argument("--input-field", default=None,
-                        help=f"JSONL/dataset field with the input (default: the first of {', '.join(INPUT_FIELDS)})")
-    parser.add_argument("--id-field", default=None, help="JSONL/dataset field with the id (default: id, else position)")
-    parser.add_argument("--split", default="test", help="dataset split (default test)")
-    parser.add_argument("--format", default="text",
-                        help="text (default) or penman: check every candidate and count the invalid ones (kept)")
-    parser.add_argument("--max-new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS,
-                        help=f"longest candidate in tokens (default {DEFAULT_MAX_NEW_TOKENS})")
-    parser.add_argument("--token-budget", type=int, default=None,
-                        help="beam-search tokens per batch, rows x k x (input + new tokens) (default: by device)")
-    parser.add_argument("--shard-size", type=int, default=DEFAULT_SHARD_SIZE,
-                        help=f"inputs per cached shard (default {DEFAULT_SHARD_SIZE})")
-    parser.add_argument("--cache-dir", type=Path, default=default_cache_dir(),
-                        help="shards of finished inputs, so a killed run resumes (default: $LSPLITS_CACHE/beams)")
-    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
-
-
-def run_beams(args: argparse.Namespace) -> int:
+def run_beams(args: Namespace) -> int:
     """``lsplits beams``: check everything cheap first, then generate (resuming from the cache) and write."""
     from .lm.distributed import is_main
 

@@ -220,3 +220,12 @@ def output_folder(target: str | os.PathLike[str], *, marker: str = FOLDER_MARKER
         staged.mkdir(parents=True)
         yield staged
         mark_folder(staged, marker)
+
+
+def cache_folder(kind: str) -> Path:
+    """Where lsplits caches ``kind`` (``scores``, ``beams``, ``matrices``) by default.
+
+    ``$LSPLITS_CACHE/KIND``, else ``$XDG_CACHE_HOME/lsplits/KIND`` (``~/.cache/lsplits/KIND``).
+    """
+    root = os.environ.get("LSPLITS_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "lsplits"
+    return Path(root).expanduser() / kind

@@ -8,14 +8,17 @@ any work, then :func:`~lsplits.hub.push_folder`).
 
 from __future__ import annotations
 
-import argparse
 import logging
 import shutil
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import ConfigError
 from .hub import check_hub_access, push_folder
+
+if TYPE_CHECKING:
+    from argparse import Namespace
 
 logger = logging.getLogger(__name__)
 
@@ -86,19 +89,7 @@ def push_metrics(org: str, *, metrics_dir: str | Path | None = None, modules: tu
     return urls
 
 
-def add_push_metrics_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``lsplits push-metrics`` (the lead's CLI adds the subcommand)."""
-    parser.add_argument("org", help="Hub user or organisation that will own the Spaces ORG/prr, ...")
-    parser.add_argument("--metrics-dir", default=None, help="folder holding the modules (default ./metrics)")
-    parser.add_argument("--only", default=",".join(METRIC_MODULES),
-                        help=f"comma-separated modules to push (default {','.join(METRIC_MODULES)})")
-    parser.add_argument("--private", action="store_true", help="create private Spaces")
-    parser.add_argument("--token", default=None, help="Hub token (default: the stored login or HF_TOKEN)")
-    parser.add_argument("--lsplits-requirement", default=None,
-                        help="what the Spaces install for lsplits, e.g. 'lsplits @ git+https://github.com/ORG/lsplits'")
-
-
-def run_push_metrics(args: argparse.Namespace) -> int:
+def run_push_metrics(args: Namespace) -> int:
     """Check the modules and the Hub access (before any upload), push the modules and print where they went."""
     modules = tuple(part.strip() for part in args.only.split(",") if part.strip())
     unknown = [m for m in modules if m not in METRIC_MODULES]

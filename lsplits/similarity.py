@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ConfigError, InvalidInput
+from .errors import ConfigError, InvalidInput, InvalidOption
 
 
 class InvalidOutput(InvalidInput):
@@ -87,6 +87,15 @@ def register(similarity: Similarity, *, overwrite: bool = False) -> Similarity:
 def available() -> list[str]:
     """Names of every registered or built-in similarity function."""
     return sorted(set(_BUILTINS) | set(_REGISTERED))
+
+
+def from_config_name(config_name: str, default: str, what: str = "similarity") -> str:
+    """The registered name an evaluate module's config name chooses (``default`` for evaluate's ``"default"``);
+    InvalidOption listing the choices when nothing is registered under it."""
+    name = default if config_name == "default" else config_name
+    if name not in available():
+        raise InvalidOption(f"unknown {what} {name!r}; use one of {', '.join(available())} as config name")
+    return name
 
 
 def display(name: str) -> str:

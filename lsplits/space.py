@@ -23,15 +23,19 @@ build its parser.
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import logging
 import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import ConfigError
 from .io import atomic_path
+
+if TYPE_CHECKING:
+    from argparse import Namespace
 
 logger = logging.getLogger(__name__)
 
@@ -85,15 +89,17 @@ def ensure_scratch_lm(texts: Sequence[str], target: str | Path, *, max_steps: in
         return target
     if len(texts) < 2:
         raise ConfigError(f"the scratch LM needs at least 2 sentences to train on, got {len(texts)}")
-    from .lm.finetune import BEST_FOLDER, TrainConfig, finetune
-    from .lm.scratch import ScratchConfig, build_scratch_lm
+    from .lm.finetune import BEST_FOLDER, finetune
+    from .lm.plan import SCRATCH, RunPlan
+    from .lm.scratch import build_scratch_lm
 
     logger.info("training the scratch LM on %d sentences (%d steps) into %s", len(texts), max_steps, target)
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="scratch-lm-", dir=target.parent) as work:
-        model, tokenizer = build_scratch_lm(list(texts), Path(work) / "init", ScratchConfig(),
+        plan = RunPlan.make(SCRATCH, seed=seed, max_steps=max_steps)  # the scratch LM's sizes and training
+        model, tokenizer = build_scratch_lm(list(texts), Path(work) / "init", plan.scratch_config,
                                             n_positions=SCRATCH_WINDOW, seed=seed)
-        config = TrainConfig.scratch(max_steps=max_steps, eval_every=max(1, min(64, max_steps // 4)), seed=seed)
+        config = dataclasses.replace(plan.train_config, eval_every=max(1, min(64, max_steps // 4)))
         trained = Path(work) / "train"
         finetune(model, tokenizer, [""] * len(texts), list(texts), config, trained, progress=progress)
         with atomic_path(target) as staged:
@@ -162,27 +168,7 @@ def push_space(repo_id: str, *, space_dir: str | Path | None = None, demo_data: 
                            commit_message="Deploy the lsplits demo Space")
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``lsplits push-space`` (the CLI adds the subcommand and calls :func:`run`)."""
-    parser.description = ("Deploy the Gradio demo to a Hugging Face Space: the Space's files, a copy of the lsplits "
-                          "package, the demo dataset and a scratch LM, uploaded in one commit.")
-    parser.add_argument("repo_id", help="the Space, e.g. your-name/lsplits-demo (created if needed)")
-    parser.add_argument("--demo-data", type=Path, default=None,
-                        help="a folder built by `lsplits demo` to ship (default: out/demo-likelihood when it "
-                             "exists, else the demo is built now, a few minutes)")
-    parser.add_argument("--no-assets", action="store_true",
-                        help="ship neither demo dataset nor scratch LM; the Space builds them when it starts")
-    parser.add_argument("--space-dir", type=Path, default=None, help="the Space's source folder "
-                        "(default: spaces/lsplits-demo of this checkout)")
-    parser.add_argument("--scratch-steps", type=int, default=DEFAULT_SCRATCH_STEPS,
-                        help=f"training steps of the shipped scratch LM (default {DEFAULT_SCRATCH_STEPS})")
-    parser.add_argument("--private", action="store_true", help="create the Space as private")
-    parser.add_argument("--stage-only", type=Path, metavar="DIR", default=None,
-                        help="write the folder that would be uploaded to DIR and stop (nothing is sent)")
-    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
-
-
-def run(args: argparse.Namespace) -> int:
+def run(args: Namespace) -> int:
     """``lsplits push-space``: stage and upload (or only stage, with ``--stage-only``)."""
     demo_data = args.demo_data
     if demo_data is None and not args.no_assets and Path("out/demo-likelihood").is_dir():

@@ -102,21 +102,6 @@ def generic_task(query_field: str, prompt_template: str = "", label_field: str |
     )
 
 
-_REGISTRY: dict[str, Callable[[], Task]] = {}
-
-
-def register_task(name: str, factory: Callable[[], Task]) -> None:
-    """Make a named task available to ``get_task`` and the CLI (the builders call this)."""
-    _REGISTRY[name] = factory
-
-
-def get_task(name: str) -> Task:
-    """Return a registered task by name (``snli``, ``boolq``, ``spider``)."""
-    if name not in _REGISTRY:
-        raise ConfigError(f"unknown task {name!r}; known: {', '.join(sorted(_REGISTRY)) or 'none'}")
-    return _REGISTRY[name]()
-
-
 # --- The paper's tasks (METHOD A1). The builders in builders/ add loading, filters and cards. ---
 
 NLI_LABELS: tuple[str, ...] = ("entailment", "neutral", "contradiction")

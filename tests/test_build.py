@@ -20,12 +20,14 @@ from lsplits.build import (
     plan_build,
     split_configs,
     split_inputs,
+    split_scored,
 )
 from lsplits.card import CardInfo
 from lsplits.configs import CONFIGS
 from lsplits.data import prepare_examples
 from lsplits.errors import ConfigError
 from lsplits.export import card_data_files
+from lsplits.lm.finetune import TrainConfig
 from lsplits.tasks import generic_task
 
 N = 24
@@ -63,12 +65,15 @@ def test_plan_skips_prompted_configs_without_a_pretrained_lm():
     plan = plan_build(spec(), lm="scratch", configs=["ll_split_pt", "random", "ll_split"])
     assert list(plan.configs) == ["random", "ll_split"] and plan.settings == ["ft"]
     assert plan.skipped == {"ll_split_pt": "needs a pretrained LM for prompting; --lm scratch has none"}
-    assert plan.train_config is None
+    assert plan.runs["ft"].train_config == TrainConfig.scratch()  # the scratch LM's own defaults
     with pytest.raises(ConfigError, match="no config left to build: ll_split_pt needs a pretrained LM"):
         plan_build(spec(), lm="scratch", configs=["ll_split_pt"])
     pretrained = plan_build(spec(max_steps=123), lm="gpt2", configs=["ll_split_pt_len", "length", "ll_split"], seed=4)
     assert pretrained.settings == ["pt", "ft"] and not pretrained.skipped
-    assert (pretrained.train_config.max_steps, pretrained.train_config.seed) == (123, 4)
+    ft = pretrained.runs["ft"].train_config
+    assert (ft.max_steps, ft.seed) == (123, 4) and pretrained.runs["pt"].train_config is None
+    assert plan_build(spec(max_steps=123), lm="gpt2", configs=["ll_split"], max_steps=9).runs["ft"].train_config \
+        == TrainConfig(max_steps=9)  # --max-steps over the paper's steps
     with pytest.raises(ConfigError, match="unknown config\\(s\\) tmcd"):
         plan_build(spec(), lm="scratch", configs=["tmcd"])  # only Spider's policy provides its inputs
 
@@ -142,3 +147,28 @@ def test_metadata_and_method_text_carry_the_policy_notes():
     text = method_text(noted, result, lm="gpt2", folds=2, seed=5)
     assert "- odd ids: 2 (toy-1, toy-3)" in text and "- n: 2" in text and "Toy note." in text
     assert "`gpt2`" in text and "cut into 2 folds" in text and "Eval size: 8 examples" in text
+
+
+def test_split_scored_is_the_build_path_for_examples_scored_elsewhere():
+    """The Space's "score your own": ll_split sends the lowest scores to eval (label-balanced when the task
+    has labels), ll_split_len does so within each length, and a fraction resolves as the build's does."""
+    rows = [{"text": " ".join(["word"] * (1 + i % 3)), "topic": "ab"[i % 2]} for i in range(12)]
+    task = generic_task("text", label_field="topic")
+    examples = prepare_examples([("toy", rows, "toy rows")], task).examples
+    ll = np.array([5.0, 1, 4, 0, 9, 8, 7, 6, 3, 2, 11, 10]) * -1  # least likely: ids 10, 11, 4, 5
+    result = split_scored(task, examples, {"ft": (ll, np.full(12, 2))}, configs=["ll_split", "ll_split_len"],
+                          eval_size=0.34)
+    assert result.eval_size == 4 and list(result.inputs.lengths) == [1 + i % 3 for i in range(12)]
+    plain = result.configs["ll_split"]
+    assert plain.strategy is CONFIGS["ll_split"] and sorted(plain.partition.eval) == [4, 5, 10, 11]
+    assert sorted(np.concatenate([plain.indices["validation"], plain.indices["test"]])) == [4, 5, 10, 11]
+    by_length = set(result.configs["ll_split_len"].partition.eval)
+    assert len(by_length) == 4  # within each (topic, length) bucket, {i, i + 6}: at most the less likely one
+    for i in range(6):
+        assert max((i, i + 6), key=lambda j: ll[j]) not in by_length
+    unlabeled = generic_task("text")
+    alone = split_scored(unlabeled, prepare_examples([("toy", rows, "toy rows")], unlabeled).examples,
+                         {"ft": (ll, np.full(12, 2))}, configs=["ll_split"], eval_size=1)
+    assert list(alone.configs["ll_split"].partition.eval) == [10]
+    with pytest.raises(ConfigError, match="unknown config"):
+        split_scored(task, examples, {"ft": (ll, np.full(12, 2))}, configs=["template"], eval_size=2)

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import datasets
 import numpy as np
 import pytest
 
-from lsplits.cli import build_parser, main
-from lsplits.demo import run_demo
+from lsplits.cli import COMMANDS, main
+from lsplits.demo import DEMO_CONFIGS, run_demo
 from lsplits.lm.finetune import TrainConfig
 
+ROOT = Path(__file__).resolve().parents[1]
 WORDS = ["red", "blue", "cat", "dog", "runs", "sleeps", "big", "small", "house", "tree"]
 
 
@@ -99,15 +102,29 @@ def test_clear_errors_without_traceback(user_file, tmp_path):
         assert message in result.stderr and "Traceback" not in result.stderr
 
 
-def test_help_lists_every_command():
-    text = build_parser().format_help()
-    for command in ("score", "build", "push", "demo", "analyze"):
-        assert command in text
+def test_help_lists_exactly_the_registered_commands_and_each_has_help(capsys):
+    result = subprocess.run([sys.executable, "-m", "lsplits", "--help"], capture_output=True, text=True,
+                            env={"HF_HUB_OFFLINE": "1", "PATH": "", "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0
+    section = result.stdout.split("positional arguments:")[1].split("options:")[0]
+    listed = re.findall(r"^    (\S+)", section, flags=re.MULTILINE)  # one command per line, then its help
+    assert listed == [command.name for command in COMMANDS]
+    for command in COMMANDS:
+        with pytest.raises(SystemExit) as done:
+            main([command.name, "--help"])
+        assert done.value.code == 0, command.name
+        assert capsys.readouterr().out.startswith(f"usage: lsplits {command.name}")
 
 
-def test_small_demo_meets_the_acceptance_properties(tmp_path):
+def test_small_demo_meets_the_acceptance_properties(tmp_path, capsys):
     summary = run_demo(tmp_path / "demo-likelihood", n=240, cache_dir=tmp_path / "cache", progress=False,
                        train_config=TrainConfig.scratch(max_steps=20))
+    assert capsys.readouterr().out == ""  # the library returns the summary; `lsplits demo` prints it
+    text = summary.render()
+    assert set(summary.rare_ratio) == set(DEMO_CONFIGS) and str(summary.out) in text
+    for name, ratio in summary.rare_ratio.items():
+        assert f"{name}: planted rare words are {ratio:.2f}x as frequent in eval as in train" in text
+    assert "rare-word share" in text.splitlines()[0] and len(text.splitlines()) > len(summary.table)
     ds = datasets.load_dataset(str(summary.out), "ll_split_len")
     ids = list(ds["train"]["id"]) + list(ds["validation"]["id"]) + list(ds["test"]["id"])
     assert sorted(ids) == [f"demo-{i:05d}" for i in range(240)]

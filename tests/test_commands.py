@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 from space_helpers import build_fixture_dataset
 
@@ -55,16 +56,6 @@ def test_inputs_and_caches_are_refused_as_outputs_before_any_work(tmp_path):
         commands.check_out(args, "folder")
 
 
-def test_max_steps_gives_scratch_or_fine_tuning_defaults():
-    from lsplits.lm.finetune import TrainConfig
-
-    assert commands.train_config_from(parse("build", "--out", "o")) is None
-    scratch = commands.train_config_from(parse("build", "--out", "o", "--max-steps", "7"))
-    assert scratch == TrainConfig.scratch(max_steps=7)
-    assert commands.train_config_from(parse("build", "--out", "o", "--lm", "gpt2", "--max-steps", "7")) == \
-        TrainConfig(max_steps=7)
-
-
 def test_prompted_scores_need_a_pretrained_lm(tmp_path):
     data = write_jsonl(tmp_path / "d.jsonl", [{"text": f"line {i}"} for i in range(4)])
     with pytest.raises(ConfigError, match="--setting pt needs a pretrained LM"):
@@ -78,11 +69,19 @@ def test_push_refuses_a_folder_that_is_not_a_build(tmp_path):
         commands.push(parse("push", str(tmp_path), "org/x"))
 
 
-def test_only_rank_zero_writes(monkeypatch):
-    monkeypatch.delenv("RANK", raising=False)
-    assert commands._is_main_process()
-    monkeypatch.setenv("RANK", "1")
-    assert not commands._is_main_process()
+def test_only_rank_zero_writes(tmp_path, monkeypatch):
+    """The other ranks of a launched run score their share but leave the output to rank 0."""
+    from lsplits.lm import distributed
+
+    data = write_jsonl(tmp_path / "d.jsonl", [{"text": f"line number {i} of the test"} for i in range(6)])
+    argv = ["score", "--data-files", str(data), "--query-field", "text", "--folds", "2", "--max-steps", "1",
+            "--cache-dir", str(tmp_path / "cache"), "--no-progress"]
+    monkeypatch.setattr(distributed, "is_main", lambda: False)
+    assert commands.score(parse(*argv, "--out", str(tmp_path / "other.parquet"))) == 0
+    assert not (tmp_path / "other.parquet").exists()
+    monkeypatch.undo()
+    assert commands.score(parse(*argv, "--out", str(tmp_path / "main.parquet"))) == 0
+    assert len(pd.read_parquet(tmp_path / "main.parquet")) == 6
 
 
 def test_analyze_prints_each_configs_statistics(tmp_path, capsys):

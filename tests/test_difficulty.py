@@ -352,3 +352,27 @@ def test_card_section_is_inserted_once_and_replaced_in_place():
     assert card.read_section(twice) == "## Difficulty\n\nsecond" and twice.count(card.SECTION_START) == 1
     assert twice.replace("second", "first") == once
     assert card.read_section(text) is None
+
+
+def test_a_model_that_answers_everything_the_same_is_flagged():
+    """BoolQ with too little training gave 'True' for every example: the report must say it learnt nothing."""
+    from lsplits.difficulty.report import direction_lines
+    from lsplits.difficulty.summary import DifficultySummary, constant_prediction
+
+    same = pd.DataFrame({"id": ["a", "b", "c"], "split": ["test"] * 3, "gold": [True, False, True],
+                         "prediction": [True, True, True]})
+    assert constant_prediction(same) is True
+    assert constant_prediction(same.assign(prediction=[True, False, True])) is None
+    assert constant_prediction(same.iloc[:1]) is None  # one example says nothing
+
+    def row(config, constant, rei):
+        return {"model": "m", "config": config, "metric": "accuracy", "accuracy": 0.5, "ci_low": 0.4, "ci_high": 0.6,
+                "n": 3, "relative_error_increase": rei, "relative_error_increase_ci_low": None if rei is None else -0.1,
+                "relative_error_increase_ci_high": None if rei is None else 0.1,
+                "direction": None if rei is None else "not distinguishable", "constant_prediction": constant}
+    summary = DifficultySummary(dataset="d", task="t", metric="accuracy", models=["m"], configs=["random", "ll_split"],
+                                rows=[row("random", True, None), row("ll_split", None, 0.0)], buckets={},
+                                bucket_orders={}, projections={}, split_lm=None)
+    warnings = [line for line in direction_lines(summary) if "Warning" in line]
+    assert len(warnings) == 1 and "(True)" in warnings[0] and "`random`" in warnings[0]
+    assert "`ll_split`" not in warnings[0]

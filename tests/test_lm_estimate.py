@@ -67,20 +67,24 @@ def test_fine_tuned_estimate_counts_steps_validation_passes_and_checkpoints(tiny
     assert estimate.training_s == pytest.approx(30 * estimate.train_step_s)
 
 
-def test_scratch_estimate_is_approximate_and_sizes_what_the_run_writes(tmp_path):
+def test_scratch_estimate_is_the_run_s_model_and_sizes_what_the_run_writes(tmp_path):
     records = tiny_records(30)
     settings = dict(lm="scratch", folds=2, train_config=TrainConfig.scratch(**TINY_TRAIN),
                     scratch_config=ScratchConfig(**TINY_SCRATCH), shard_size=4)
     estimate = estimate_run(records, **settings)
-    assert estimate.approximate_counts and estimate.train_steps == 2 * TINY_TRAIN["max_steps"]
+    assert estimate.train_steps == 2 * TINY_TRAIN["max_steps"]
 
     compute_scores(records, cache_dir=tmp_path, progress=False, **settings)
     (run_dir,) = tmp_path.iterdir()
     written = sum(_folder_bytes(run_dir / f"fold-{fold}" / part) for fold in (0, 1) for part in ("init", "train/best"))
     assert estimate.checkpoint_bytes == pytest.approx(written, rel=0.1)
     _, tokenizer = load_causal_lm(run_dir / "fold-0" / "train" / "best", device="cpu")
-    prompt, scored, _ = _hand_counts(tokenizer, records)  # the sample is all 30 records: same tokenizer
+    prompt, scored, _ = _hand_counts(tokenizer, records)  # the run's own tokenizer gives the estimate's counts
     assert (estimate.prompt_tokens, estimate.scored_tokens) == (prompt, scored)
+    run_model, _ = load_causal_lm(run_dir / "fold-0" / "init", device="cpu")  # fold 0's model, as it trains
+    assert {k: v for k, v in estimate.model_config.items() if k != "_name_or_path"} == \
+        {k: v for k, v in run_model.config.to_diff_dict().items() if k != "_name_or_path"}
+    assert estimate.train_config == json.loads((run_dir / "run.json").read_text())["train_config"]
 
 
 def test_query_longer_than_the_window_fails_the_dry_run(tiny_folder):

@@ -121,6 +121,8 @@ def test_card_has_the_hub_header_and_runnable_examples(name):
                     "## Limitations and Bias", "## Citation"):
         assert section in card
     assert "lsplits" in (folder / "requirements.txt").read_text(encoding="utf-8").split()
+    entries = re.findall(r"^@\w+\{.*?^\}$", evaluate.load(f"metrics/{name}").info.citation, flags=re.S | re.M)
+    assert entries and all(entry in card for entry in entries)  # the card cites what the module cites
     for block in re.findall(r"```python\n(.*?)```", card, flags=re.S):
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import pytest
 
+from lsplits.cli import parse_args
 from lsplits.errors import ConfigError
-from lsplits.metric_spaces import add_push_metrics_arguments, push_metrics, run_push_metrics
+from lsplits.metric_spaces import push_metrics, run_push_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,15 +57,13 @@ def test_incomplete_module_stops_before_any_upload(hub_api, tmp_path):
 def test_cli_entry_point(hub_api, capsys, monkeypatch, online):
     monkeypatch.chdir(ROOT)
     hub_api.valid_tokens = {"hf_good"}
-    parser = argparse.ArgumentParser()
-    add_push_metrics_arguments(parser)
-    assert run_push_metrics(parser.parse_args(["team", "--only", "amr_similarity", "--private",
-                                               "--token", "hf_good"])) == 0
+    assert run_push_metrics(parse_args(["push-metrics", "team", "--only", "amr_similarity", "--private",
+                                        "--token", "hf_good"])) == 0
     assert hub_api.calls[0] == ("whoami", "hf_good")  # the access check comes before any upload
     assert hub_api.calls[1][1] == "team/amr_similarity" and hub_api.calls[1][2]["private"] is True
     assert 'evaluate.load("team/amr_similarity")' in capsys.readouterr().out
     with pytest.raises(ConfigError, match="unknown metric module"):
-        run_push_metrics(parser.parse_args(["team", "--only", "bleu"]))
+        run_push_metrics(parse_args(["push-metrics", "team", "--only", "bleu"]))
 
 
 def test_what_reaches_the_hub_loads_as_an_evaluate_module(hub_api, tmp_path):

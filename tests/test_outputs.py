@@ -114,3 +114,21 @@ def test_ue_report_and_score_file_are_replaced_on_a_rerun(tmp_path):
     assert main(argv("score", inputs, scores, tmp_path / "cache")) == 0
     assert main(argv("score", inputs, scores, tmp_path / "cache")) == 0  # its own file: replaced
     assert len(pd.read_parquet(scores)) == 40
+
+
+def test_every_cache_kind_lives_under_one_root(tmp_path, monkeypatch):
+    """Scores, beams and matrices are cached under the same root, chosen by one function."""
+    from lsplits.cli import default_cache_dir as scores
+    from lsplits.generation import default_cache_dir as beams
+    from lsplits.io import cache_folder
+    from lsplits.uncertainty.study import default_cache_dir as matrices
+
+    monkeypatch.delenv("LSPLITS_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert [scores(), beams(), matrices()] == [tmp_path / "xdg" / "lsplits" / kind
+                                              for kind in ("scores", "beams", "matrices")]
+    monkeypatch.setenv("LSPLITS_CACHE", str(tmp_path / "mine"))
+    assert {f().parent for f in (scores, beams, matrices)} == {tmp_path / "mine"}
+    monkeypatch.delenv("LSPLITS_CACHE")
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert cache_folder("scores") == Path.home() / ".cache" / "lsplits" / "scores"

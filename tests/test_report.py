@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import math
@@ -14,10 +13,12 @@ from amr_edits import build_beams, sample_gold
 
 from lsplits import similarity as registry
 from lsplits.amr.smatchpp_metric import f1, prepare
+from lsplits.cli import parse_args
 from lsplits.errors import DataError
 from lsplits.similarity import Similarity
+from lsplits.uncertainty.command import run as run_ue
 from lsplits.uncertainty.options import InvalidOption
-from lsplits.uncertainty.report import add_ue_arguments, main_table_markdown, run_ue, write_report
+from lsplits.uncertainty.report import main_table_markdown, write_report
 from lsplits.uncertainty.study import StudyConfig, choose_beam_sizes, run_study
 
 CALLS: Counter = Counter()
@@ -109,18 +110,16 @@ def test_report_files(files, tmp_path):
 
 
 def test_cli_entry_point_and_cache(files, tmp_path, capsys):
-    parser = argparse.ArgumentParser()
-    add_ue_arguments(parser)
-    argv = [str(files / "beams.jsonl"), "--gold", str(files / "gold.jsonl"), "--out", str(tmp_path / "out"),
+    argv = ["ue", str(files / "beams.jsonl"), "--gold", str(files / "gold.jsonl"), "--out", str(tmp_path / "out"),
             "--similarities", "test-counting-smatchpp", "--qualities", "smatchpp", "--beam-sizes", "3,5",
             "--bootstrap", "50", "--workers", "1", "--cache", str(tmp_path / "cache"), "--no-progress"]
-    assert run_ue(parser.parse_args(argv)) == 0
+    assert run_ue(parse_args(argv)) == 0
     assert "| UE method | PRR (Smatch++) |" in capsys.readouterr().out
     assert CALLS["score"] > 0
     CALLS.clear()
     argv[argv.index("3,5")] = "3"  # another beam size and quality metric: no similarity is recomputed
     argv[argv.index("smatchpp")] = "rougel"
-    assert run_ue(parser.parse_args(argv)) == 0
+    assert run_ue(parse_args(argv)) == 0
     assert CALLS["score"] == 0
     assert (tmp_path / "out" / "report.md").exists()
 
@@ -261,11 +260,9 @@ def test_positional_pairing_is_said_in_the_report(tmp_path):
 
 
 def _ue_args(files, tmp_path, *extra):
-    parser = argparse.ArgumentParser()
-    add_ue_arguments(parser)
-    return parser.parse_args([str(files / "beams.jsonl"), "--gold", str(files / "gold.jsonl"),
-                              "--out", str(tmp_path / "out"), "--similarities", "smatchpp", "--qualities", "smatchpp",
-                              "--cache", str(tmp_path / "cache"), "--no-progress", *extra])
+    return parse_args(["ue", str(files / "beams.jsonl"), "--gold", str(files / "gold.jsonl"),
+                       "--out", str(tmp_path / "out"), "--similarities", "smatchpp", "--qualities", "smatchpp",
+                       "--cache", str(tmp_path / "cache"), "--no-progress", *extra])
 
 
 @pytest.mark.parametrize("extra, message", [

@@ -6,7 +6,6 @@ requests; the test checks exactly which files and bytes arrive.
 
 from __future__ import annotations
 
-import argparse
 import base64
 import json
 import re
@@ -23,6 +22,7 @@ from space_helpers import SPACE_DIR, build_fixture_dataset, fixture_rows
 
 import lsplits
 from lsplits import space
+from lsplits.cli import parse_args
 from lsplits.errors import ConfigError
 from lsplits.export import card_data_files
 
@@ -159,9 +159,7 @@ def test_push_space_uploads_the_staged_folder_in_one_commit(tmp_path, fake_hub):
 
 
 def test_cli_stage_only_sends_nothing(tmp_path, fake_hub, capsys):
-    parser = argparse.ArgumentParser()
-    space.add_arguments(parser)
-    args = parser.parse_args(["org/demo", "--no-assets", "--stage-only", str(tmp_path / "preview")])
+    args = parse_args(["push-space", "org/demo", "--no-assets", "--stage-only", str(tmp_path / "preview")])
     assert space.run(args) == 0
     assert (tmp_path / "preview" / "app.py").is_file() and (tmp_path / "preview" / "lsplits" / "space.py").is_file()
     assert f"staged the Space in {tmp_path / 'preview'}" in capsys.readouterr().out

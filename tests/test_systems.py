@@ -3,7 +3,6 @@ checked against values recomputed here from the per-system reports' CSV files (a
 
 from __future__ import annotations
 
-import argparse
 import csv
 import itertools
 import json
@@ -18,9 +17,10 @@ from scipy.stats import spearmanr
 
 from lsplits import similarity as registry
 from lsplits.amr.smatchpp_metric import f1, prepare
+from lsplits.cli import parse_args
 from lsplits.errors import ConfigError, DataError
 from lsplits.similarity import Similarity
-from lsplits.uncertainty.report import add_ue_arguments, run_ue
+from lsplits.uncertainty.command import run as run_ue
 from lsplits.uncertainty.study import StudyConfig, run_study
 from lsplits.uncertainty.systems import SystemSpec, parse_systems, run_systems
 
@@ -94,13 +94,11 @@ def inputs(tmp_path_factory):
     return folder, beams, paths
 
 
-def ue_args(paths: dict[str, list[Path]], gold: Path, out: Path, cache: Path, *extra: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    add_ue_arguments(parser)
+def ue_args(paths: dict[str, list[Path]], gold: Path, out: Path, cache: Path, *extra: str):
     argv = [item for name, files in paths.items() for item in ("--system", f"{name}={','.join(map(str, files))}")]
-    return parser.parse_args([*argv, "--gold", str(gold), "--out", str(out), "--similarities", ",".join(SIMILARITIES),
-                              "--qualities", ",".join(QUALITIES), "--beam-sizes", ",".join(map(str, BEAM_SIZES)),
-                              "--bootstrap", "40", "--workers", "1", "--cache", str(cache), "--no-progress", *extra])
+    return parse_args(["ue", *argv, "--gold", str(gold), "--out", str(out), "--similarities", ",".join(SIMILARITIES),
+                       "--qualities", ",".join(QUALITIES), "--beam-sizes", ",".join(map(str, BEAM_SIZES)),
+                       "--bootstrap", "40", "--workers", "1", "--cache", str(cache), "--no-progress", *extra])
 
 
 @pytest.fixture(scope="module")

@@ -180,3 +180,13 @@ def test_pair_counting_with_and_without_scipys_merge_count(compiled, monkeypatch
             if np.ptp(u) and np.ptp(q):
                 assert kendall(u, q) == pytest.approx(kendalltau(u, -q).statistic, abs=1e-12)
             assert rpp(u, q) == pytest.approx(naive_rpp(u, q), abs=1e-15)
+
+
+def test_without_metrics_every_metric_the_arguments_allow_and_calibration_pairs():
+    u, q = [0.1, 0.5, 0.9, 0.3], [0.9, 0.5, 0.1, 0.6]
+    assert set(compute_metrics(u, q)) == set(METRICS) - {"roc_auc", "pr_auc"}  # no bad_below
+    assert set(compute_metrics(u, q, bad_below=0.4)) == set(METRICS)
+    calibrated = compute_metrics(u, q, ["ece"], calibration_uncertainties=[0.0, 1.0], calibration_qualities=[1.0, 0.0])
+    assert calibrated["ece"] == pytest.approx(calibration_error([1 - x for x in u], q))  # min-max over [0, 1]
+    with pytest.raises(ConfigError, match="give both calibration_uncertainties and calibration_qualities"):
+        compute_metrics(u, q, ["ece"], calibration_uncertainties=[0.0, 1.0])

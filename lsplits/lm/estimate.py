@@ -1,8 +1,9 @@
 """``--dry-run``: what a scoring run will cost before it runs: tokens, time on this hardware, disk.
 
-Every example's tokens are counted with the run's tokenizer (for the scratch LM, one trained on a
-sample of the texts, so the counts are close, not exact). Then a short warm-up is measured on this
-machine with the run's model (the scratch LM: freshly initialised, same sizes): a few scoring
+The estimate takes the run's :class:`~lsplits.lm.plan.RunPlan` (the same defaults as the run) and its
+model: a pretrained LM as loaded, the scratch LM made exactly as the run makes fold 0's (the tokenizer
+trained on all texts, the same window, sizes and seed). Every example's tokens are counted with that
+tokenizer. Then a short warm-up is measured on this machine with the model: a few scoring
 batches of the real token budget taken across the length range, and for the fine-tuned setting a
 few training micro-batches. The projection assumes the whole run goes at the measured rates and,
 under a launcher, that the processes share the work evenly; model loading and saving are not
@@ -30,7 +31,8 @@ from ..errors import DataError
 from .distributed import process_device, world_size
 from .encode import EncodedPair, encode_pairs, model_window, text_lengths
 from .finetune import TrainConfig, length_grouped_batches, split_validation
-from .pipeline import DEFAULT_SHARD_SIZE, SCRATCH, record_columns, run_configs
+from .pipeline import DEFAULT_SHARD_SIZE, plan_of, record_columns
+from .plan import SCRATCH, RunPlan
 from .scoring import (
     QueryLogProbs,
     autocast_for,
@@ -41,13 +43,9 @@ from .scoring import (
     score_encoded,
     token_budget_batches,
 )
-from .scratch import ScratchConfig, init_scratch_model, train_tokenizer, window_for
+from .scratch import ScratchConfig, scratch_model, scratch_tokenizer
 
 logger = logging.getLogger(__name__)
-
-TOKENIZER_SAMPLE = 20_000
-"""Records whose texts train the scratch tokenizer used for counting."""
-
 
 @dataclass(frozen=True)
 class RunEstimate:
@@ -58,7 +56,8 @@ class RunEstimate:
         prompt_tokens: BOS plus prompt tokens (context, after truncation to the window).
         scored_tokens: query tokens plus EOS, the tokens whose log-probs are summed.
         padded_tokens: tokens the scoring batches process, padding included.
-        approximate_counts: the counts come from a tokenizer trained on a sample (scratch LM).
+        model_config: the estimated model's configuration (``config.json``): the model the run trains.
+        train_config: the training config of every fold (None for ``"pt"``), as a dict.
         scoring_tokens_per_s: measured scoring rate of one process, in padded tokens.
         train_step_s: measured seconds per optimizer step of one process (0 for ``"pt"``).
         train_steps: optimizer steps over all folds.
@@ -76,7 +75,8 @@ class RunEstimate:
     prompt_tokens: int
     scored_tokens: int
     padded_tokens: int
-    approximate_counts: bool
+    model_config: dict
+    train_config: dict | None
     scoring_tokens_per_s: float
     train_step_s: float
     train_steps: int
@@ -111,9 +111,10 @@ class RunEstimate:
                  f"{self.processes} process{'es' if self.processes > 1 else ''} on {self.device}",
                  f"  tokens:  {self.prompt_tokens:,} context + {self.scored_tokens:,} scored; scoring batches "
                  f"process {self.padded_tokens:,} (padding included)"]
-        if self.approximate_counts:
-            lines.append(f"           (approximate: counted with a tokenizer trained on up to {TOKENIZER_SAMPLE:,} "
-                         "records; the run trains its own on all of them)")
+        if self.lm == SCRATCH:
+            config = self.model_config
+            lines.append(f"  model:   scratch GPT-2, {config['n_layer']} layers x {config['n_embd']} wide, vocabulary "
+                         f"{config['vocab_size']:,}, window {config['n_positions']} tokens (as the run builds it)")
         warmup = f"  warm-up: scoring {self.scoring_tokens_per_s:,.0f} tokens/s per process"
         if self.train_steps:
             warmup += f"; training {self.train_step_s:.3g} s per optimizer step"
@@ -129,16 +130,17 @@ class RunEstimate:
         return "\n".join(lines)
 
 
-def estimate_run(records: Sequence[Mapping[str, Any]], *, lm: str | Path, setting: str = "ft", folds: int = 3,
-                 seed: int = 0, train_config: TrainConfig | None = None,
-                 scratch_config: ScratchConfig | None = None, shard_size: int = DEFAULT_SHARD_SIZE,
+def estimate_run(records: Sequence[Mapping[str, Any]], *, lm: str | Path | None = None, setting: str = "ft",
+                 folds: int = 3, seed: int = 0, train_config: TrainConfig | None = None,
+                 scratch_config: ScratchConfig | None = None, max_steps: int | None = None,
+                 plan: RunPlan | None = None, shard_size: int = DEFAULT_SHARD_SIZE,
                  token_budget: int | None = None, device: str | None = None,
                  warmup_batches: int = 3, warmup_steps: int = 10) -> RunEstimate:
     """Count tokens, time a warm-up and size the cache of ``compute_scores`` with the same arguments.
 
     Args:
-        records, lm, setting, folds, seed, train_config, scratch_config, shard_size, token_budget,
-            device: as for :func:`~lsplits.lm.pipeline.compute_scores`.
+        records, lm, setting, folds, seed, train_config, scratch_config, max_steps, plan, shard_size,
+            token_budget, device: as for :func:`~lsplits.lm.pipeline.compute_scores`.
         warmup_batches: scoring batches timed (after one untimed).
         warmup_steps: training micro-batches timed (after two untimed: the first steps run slower).
 
@@ -147,16 +149,19 @@ def estimate_run(records: Sequence[Mapping[str, Any]], *, lm: str | Path, settin
         ConfigError: the model cannot be loaded.
     """
     ids, prompts, queries = record_columns(records)
-    lm = str(lm)
-    train_config, scratch_config = run_configs(lm, setting, train_config, scratch_config)
-    folds = folds if setting == "ft" else 0
+    plan = plan_of(plan, lm=lm, setting=setting, folds=folds, seed=seed, train_config=train_config,
+                   scratch_config=scratch_config, max_steps=max_steps)
+    lm, setting, folds, train_config = plan.lm, plan.setting, plan.folds, plan.train_config
     device = resolve_device(device or process_device())
     token_budget = token_budget or default_token_budget(device)
     with tempfile.TemporaryDirectory(prefix="lsplits-estimate-") as tmp:
-        if lm == SCRATCH:
-            model, tokenizer = _scratch_for_estimate(prompts, queries, scratch_config, Path(tmp), seed)
+        if plan.scratch:  # exactly fold 0's initial model (the folds differ only in their seeds)
+            tokenizer = scratch_tokenizer(prompts, queries, Path(tmp) / "tokenizer", plan.scratch_config)
+            model, tokenizer = scratch_model(tokenizer, prompts, queries, Path(tmp) / "model", plan.scratch_config,
+                                             seed=plan.fold_seed(0))
         else:
             model, tokenizer = load_causal_lm(lm, device="cpu")
+        model_config = model.config.to_diff_dict()
         model.to(device)
         window = model_window(model, tokenizer)
         prompt_lengths, query_lengths = text_lengths(tokenizer, prompts), text_lengths(tokenizer, queries)
@@ -189,22 +194,10 @@ def estimate_run(records: Sequence[Mapping[str, Any]], *, lm: str | Path, settin
     return RunEstimate(setting=setting, lm=lm, n_examples=len(ids), folds=folds, processes=world_size(),
                        device=str(device), prompt_tokens=int(lengths.sum() - (query_lengths + 1).sum()),
                        scored_tokens=int((query_lengths + 1).sum()), padded_tokens=int(padded),
-                       approximate_counts=lm == SCRATCH, scoring_tokens_per_s=rate, train_step_s=step_s,
+                       model_config=model_config,
+                       train_config=None if train_config is None else train_config.to_dict(), scoring_tokens_per_s=rate, train_step_s=step_s,
                        train_steps=steps, validation_tokens=validation_tokens,
                        checkpoint_bytes=checkpoints * checkpoint, shard_bytes=_shard_bytes(ids, shard_size))
-
-
-def _scratch_for_estimate(prompts: list[str], queries: list[str], config: ScratchConfig, folder: Path, seed: int):
-    """A scratch model of the run's sizes and a tokenizer trained on a seeded sample of the records."""
-    rng = np.random.default_rng(seed)
-    sample = rng.choice(len(prompts), size=min(len(prompts), TOKENIZER_SAMPLE), replace=False)
-    texts = [text for i in sample for text in (prompts[i], queries[i]) if text]
-    tokenizer = train_tokenizer(texts, folder / "tokenizer", vocab_size=config.vocab_size,
-                                min_frequency=config.min_frequency)
-    sample_lengths = text_lengths(tokenizer, [prompts[i] for i in sample]) + \
-        text_lengths(tokenizer, [queries[i] for i in sample]) + 2
-    window = window_for(sample_lengths.tolist(), config.max_positions)
-    return init_scratch_model(tokenizer, folder / "model", config, n_positions=window, seed=seed)
 
 
 def _evenly_spaced(n: int, k: int) -> list[int]:

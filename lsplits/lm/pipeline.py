@@ -28,7 +28,6 @@ manifests, tokenizer, checkpoints).
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import logging
@@ -44,16 +43,16 @@ from tqdm.auto import tqdm
 from ..errors import ConfigError, DataError, SplitInvariantError
 from ..io import atomic_write_parquet, atomic_write_text
 from .distributed import barrier, is_main, launched, main_first, process_device, rank, world_size
-from .encode import check_queries, pair_lengths
+from .encode import check_queries
 from .finetune import BEST_FOLDER, SUMMARY_FILE, TrainConfig, check_setting, finetune
 from .model_files import check_model_files, first_line, load_tokenizer, weight_files, weights_problem
+from .plan import SCRATCH, RunPlan
 from .scoring import load_causal_lm, score_pairs
-from .scratch import ScratchConfig, init_scratch_model, train_tokenizer, window_for
+from .scratch import ScratchConfig, scratch_model, scratch_tokenizer
 from .shards import folder_fingerprint, missing_shards, split_into_shards, this_process_share
 
 logger = logging.getLogger(__name__)
 
-SCRATCH = "scratch"
 DEFAULT_SHARD_SIZE = 4096
 CACHE_VERSION = 1
 """Bump when a change would make previously cached scores wrong."""
@@ -61,10 +60,11 @@ CACHE_VERSION = 1
 _SHARD_COLUMNS = ["position", "id", "ll_score", "ll_tokens", "fold"]
 
 
-def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path, setting: str = "ft", folds: int = 3,
-                   seed: int = 0, cache_dir: str | Path | None = None,
+def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path | None = None, setting: str = "ft",
+                   folds: int = 3, seed: int = 0, cache_dir: str | Path | None = None,
                    train_config: TrainConfig | None = None, progress: bool = True,
-                   scratch_config: ScratchConfig | None = None, shard_size: int = DEFAULT_SHARD_SIZE,
+                   scratch_config: ScratchConfig | None = None, max_steps: int | None = None,
+                   plan: RunPlan | None = None, shard_size: int = DEFAULT_SHARD_SIZE,
                    token_budget: int | None = None, device: str | None = None,
                    compile: bool = False) -> pd.DataFrame:
     """Log-likelihood score of every record's query given its prompt.
@@ -80,6 +80,8 @@ def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path, sett
         train_config: default ``TrainConfig.scratch()`` for ``"scratch"``, else ``TrainConfig()``.
         progress: show tqdm bars.
         scratch_config: sizes of the scratch tokenizer and model (default ``ScratchConfig()``).
+        max_steps: training steps instead of the training config's.
+        plan: the settled run (:class:`~lsplits.lm.plan.RunPlan`) instead of ``lm`` ... ``max_steps``.
         shard_size: examples per cached parquet shard.
         token_budget: padded tokens per scoring batch (does not change the scores; default: the device's).
         device: where scoring runs (default: CUDA when available; this process's GPU under a launcher).
@@ -96,44 +98,35 @@ def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path, sett
         SplitInvariantError: a model would score an example it trained on.
     """
     ids, prompts, queries = record_columns(records)
-    lm = str(lm)
-    if setting not in ("ft", "pt"):
-        raise ConfigError(f"unknown setting {setting!r}; use 'ft' (k-fold fine-tuned) or 'pt' (prompted)")
-    if setting == "pt" and lm == SCRATCH:
-        raise ConfigError("setting 'pt' needs a pretrained LM (a Hub id or a model folder); the scratch "
-                          "LM has to be trained, use setting 'ft'")
-    if setting == "ft" and not 2 <= folds <= len(ids):
-        raise ConfigError(f"folds must be between 2 and the number of examples ({len(ids)}), got {folds}")
+    plan = plan_of(plan, lm=lm, setting=setting, folds=folds, seed=seed, train_config=train_config,
+                   scratch_config=scratch_config, max_steps=max_steps)
+    lm = plan.lm
+    if plan.setting == "ft" and plan.folds > len(ids):
+        raise ConfigError(f"folds must be between 2 and the number of examples ({len(ids)}), got {plan.folds}")
     if shard_size < 1:
         raise ConfigError(f"shard_size must be positive, got {shard_size}")
-    train_config, scratch_config = run_configs(lm, setting, train_config, scratch_config)
     if launched() and cache_dir is None:
         raise ConfigError("running on several processes needs a cache folder (--cache-dir) that all of them "
                           "can read and write: the processes exchange their score shards through it")
-    check_setting("compute_scores", "seed", seed, whole=True, minimum=0)
     check_setting("compute_scores", "token_budget", token_budget, whole=True, minimum=1, optional=True)
     check_lm(lm, records)
     world = world_size()
 
     with tempfile.TemporaryDirectory(prefix="lsplits-scores-") as tmp:
-        key = _cache_key(ids, prompts, queries, lm=lm, setting=setting, folds=folds, seed=seed,
-                         shard_size=shard_size, train_config=train_config, scratch_config=scratch_config)
+        key = _cache_key(ids, prompts, queries, plan, shard_size=shard_size)
         run_dir = Path(cache_dir if cache_dir is not None else tmp) / key
         run_dir.mkdir(parents=True, exist_ok=True)
-        job = _Job(run_dir, ids, prompts, queries, lm=lm, seed=seed, shard_size=shard_size,
+        job = _Job(run_dir, ids, prompts, queries, plan=plan, shard_size=shard_size,
                    token_budget=token_budget, device=device or process_device(),
                    progress=progress and is_main(), compile=compile)
         if is_main():
             logger.info("score cache: %s (%d process%s)", run_dir, world, "" if world == 1 else "es")
-            run_info = {"lm": lm, "setting": setting, "folds": folds, "seed": seed, "n_records": len(ids),
-                        "world_size": world,
-                        "train_config": None if train_config is None else train_config.to_dict(),
-                        "scratch_config": None if scratch_config is None else dataclasses.asdict(scratch_config)}
+            run_info = {**plan.to_dict(), "n_records": len(ids), "world_size": world}
             atomic_write_text(run_dir / "run.json", json.dumps(run_info, indent=1))
-        if setting == "pt":
+        if plan.setting == "pt":
             job.score_fold("pretrained", -1, np.arange(len(ids)), [], lambda: lm)
         else:
-            job.run_folds(assign_folds(len(ids), folds, seed), train_config, scratch_config)
+            job.run_folds(assign_folds(len(ids), plan.folds, plan.seed))
         frame = job.collect()
         barrier()  # nobody leaves (and may delete a temporary cache) while another process still reads it
     check_scores_differ(frame, queries, lm)
@@ -163,15 +156,13 @@ def check_scores_differ(frame: pd.DataFrame, queries: Sequence[str], lm: str) ->
                       "their queries differ: its tokenizer or weights are broken, and a split would be all ties")
 
 
-def run_configs(lm: str, setting: str, train_config: TrainConfig | None,
-                scratch_config: ScratchConfig | None) -> tuple[TrainConfig | None, ScratchConfig | None]:
-    """The training and scratch-model configs a run uses: those given, else the defaults for ``lm``
-    (None where the run has no training or no scratch model)."""
-    if setting == "ft" and train_config is None:
-        train_config = TrainConfig.scratch() if lm == SCRATCH else TrainConfig()
-    if lm == SCRATCH and scratch_config is None:
-        scratch_config = ScratchConfig()
-    return train_config, scratch_config
+def plan_of(plan: RunPlan | None, **arguments: Any) -> RunPlan:
+    """``plan`` when given, else the plan :meth:`RunPlan.make` settles from ``arguments`` (``lm`` required)."""
+    if plan is not None:
+        return plan
+    if arguments.get("lm") is None:
+        raise ConfigError("give the LM to score with (lm='scratch', a Hub id or a model folder) or a RunPlan")
+    return RunPlan.make(**arguments)
 
 
 def assign_folds(n: int, folds: int, seed: int) -> np.ndarray:
@@ -184,22 +175,20 @@ def assign_folds(n: int, folds: int, seed: int) -> np.ndarray:
 class _Job:
     """One cached scoring run: trains and scores fold by fold, skipping what the cache holds."""
 
-    def __init__(self, run_dir: Path, ids: list[str], prompts: list[str], queries: list[str], *, lm: str,
-                 seed: int, shard_size: int, token_budget: int | None, device, progress: bool,
-                 compile: bool) -> None:
+    def __init__(self, run_dir: Path, ids: list[str], prompts: list[str], queries: list[str], *, plan: RunPlan,
+                 shard_size: int, token_budget: int | None, device, progress: bool, compile: bool) -> None:
         self.run_dir, self.ids, self.prompts, self.queries = run_dir, ids, prompts, queries
-        self.lm, self.seed, self.shard_size = lm, seed, shard_size
+        self.plan, self.lm, self.shard_size = plan, plan.lm, shard_size
         self.token_budget, self.device, self.progress, self.compile = token_budget, device, progress, compile
 
-    def run_folds(self, fold_of: np.ndarray, train_config: TrainConfig,
-                  scratch_config: ScratchConfig | None) -> None:
+    def run_folds(self, fold_of: np.ndarray) -> None:
         folds = int(fold_of.max()) + 1
         for fold in tqdm(range(folds), desc="folds", unit="fold", disable=not self.progress):
             train_index = np.flatnonzero(fold_of != fold)
             scored_index = np.flatnonzero(fold_of == fold)
 
             def trained_model(fold=fold, train_index=train_index) -> Path:
-                return self._train(fold, train_index, train_config, scratch_config)
+                return self._train(fold, train_index)
 
             self.score_fold(f"fold-{fold}", fold, scored_index, train_index, trained_model)
 
@@ -267,19 +256,18 @@ class _Job:
         where = f" (process {rank()} of {world_size()})" if world_size() > 1 else ""
         logger.info("%s: wrote score shard %d of %d%s", fold_dir.name, number + 1, n_shards, where)
 
-    def _train(self, fold: int, train_index: np.ndarray, config: TrainConfig,
-               scratch_config: ScratchConfig | None) -> Path:
+    def _train(self, fold: int, train_index: np.ndarray) -> Path:
         """The folder of the fold's trained checkpoint, trained now (by all processes together) if absent."""
         fold_dir = self.run_dir / f"fold-{fold}"
         train_dir = fold_dir / "train"
         if not self._checkpoint_ok(train_dir):
-            if self.lm == SCRATCH:
-                model, tokenizer = self._scratch_model(fold_dir / "init", scratch_config, seed=self.seed * 1000 + fold)
+            if self.plan.scratch:
+                model, tokenizer = self._scratch_model(fold_dir / "init", seed=self.plan.fold_seed(fold))
             else:
                 with main_first():  # one download, which the other processes then find in the Hub cache
                     model, tokenizer = load_causal_lm(self.lm, device="cpu")
             finetune(model, tokenizer, [self.prompts[i] for i in train_index],
-                     [self.queries[i] for i in train_index], config, train_dir,
+                     [self.queries[i] for i in train_index], self.plan.train_config, train_dir,
                      ids=[self.ids[i] for i in train_index], progress=self.progress,
                      desc=f"fold-{fold}: training")
         return train_dir / BEST_FOLDER
@@ -298,26 +286,23 @@ class _Job:
             logger.warning("cached checkpoint is damaged (%s); training the fold again", problem)
         return problem is None
 
-    def _scratch_model(self, folder: Path, config: ScratchConfig, *, seed: int):
+    def _scratch_model(self, folder: Path, *, seed: int):
         """A freshly initialised scratch model for a fold: written once by rank 0, read by the others."""
         with main_first():
-            tokenizer = self._scratch_tokenizer(config)
+            tokenizer = self._scratch_tokenizer()
         with main_first():
             if (folder / "config.json").is_file() and all(weights_problem(p) is None for p in weight_files(folder)):
                 # written by rank 0 (or by a killed run: same seed, same weights)
                 return load_causal_lm(folder, device="cpu")
-            window = window_for(pair_lengths(tokenizer, self.prompts, self.queries), config.max_positions)
-            return init_scratch_model(tokenizer, folder, config, n_positions=window, seed=seed)
+            return scratch_model(tokenizer, self.prompts, self.queries, folder, self.plan.scratch_config, seed=seed)
 
-    def _scratch_tokenizer(self, config: ScratchConfig):
+    def _scratch_tokenizer(self):
         """The scratch tokenizer trained on the records' texts (cached), checked to give every query a token."""
         folder = self.run_dir / "tokenizer"
         if folder.exists():
             tokenizer = load_tokenizer(folder)
         else:
-            texts = [text for text in self.prompts + self.queries if text]
-            tokenizer = train_tokenizer(texts, folder, vocab_size=config.vocab_size,
-                                        min_frequency=config.min_frequency)
+            tokenizer = scratch_tokenizer(self.prompts, self.queries, folder, self.plan.scratch_config)
         check_queries(tokenizer, self.queries, self.ids)
         return tokenizer
 
@@ -357,15 +342,12 @@ def record_columns(records: Sequence[Mapping[str, Any]]) -> tuple[list[str], lis
     return ids, prompts, queries
 
 
-def _cache_key(ids: list[str], prompts: list[str], queries: list[str], **settings: Any) -> str:
+def _cache_key(ids: list[str], prompts: list[str], queries: list[str], plan: RunPlan, *, shard_size: int) -> str:
     """Content hash of everything that determines the scores (see the module docstring)."""
     digest = hashlib.sha256()
     for row in zip(ids, prompts, queries, strict=True):
         digest.update(json.dumps(row).encode())
-    if settings["setting"] == "pt":
-        settings["folds"] = settings["train_config"] = None
-    settings = {k: dataclasses.asdict(v) if dataclasses.is_dataclass(v) else v for k, v in settings.items()}
-    settings["version"] = CACHE_VERSION
+    settings = {**plan.to_dict(), "shard_size": shard_size, "version": CACHE_VERSION}
     settings["lm_files"] = _folder_fingerprint(settings["lm"])
     digest.update(json.dumps(settings, sort_keys=True).encode())
     return digest.hexdigest()[:20]

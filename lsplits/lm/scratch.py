@@ -10,7 +10,7 @@ as for a Hub model.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +18,7 @@ import torch
 
 from ..errors import ConfigError
 from ..io import atomic_path
+from .encode import pair_lengths
 from .finetune import check_setting
 from .model_files import load_tokenizer
 from .scoring import load_causal_lm, quiet_transformers_bars
@@ -122,14 +123,37 @@ def init_scratch_model(tokenizer, folder: str | Path, config: ScratchConfig = Sc
     return load_causal_lm(folder, device="cpu")
 
 
+def scratch_tokenizer(prompts: Sequence[str], queries: Sequence[str], folder: str | Path,
+                      config: ScratchConfig = ScratchConfig(), *, model_max_length: int | None = None):
+    """The scratch tokenizer of a run: BPE of ``config``'s size trained on every non-empty prompt and query."""
+    texts = [text for text in [*prompts, *queries] if text]
+    return train_tokenizer(texts, folder, vocab_size=config.vocab_size, min_frequency=config.min_frequency,
+                           model_max_length=model_max_length)
+
+
+def scratch_model(tokenizer, prompts: Sequence[str], queries: Sequence[str], folder: str | Path,
+                  config: ScratchConfig = ScratchConfig(), *, seed: int, window: int | None = None):
+    """A fresh scratch model for ``tokenizer``, its window fitted to the longest (prompt, query) pair.
+
+    The one way the scratch model of a run is made: the k-fold run, its ``--dry-run`` estimate and the
+    Space all call it, so the estimate measures the model the run trains. ``window`` fixes the window
+    instead (the Space scores pasted lines of unknown length).
+
+    Returns:
+        ``(model, tokenizer)`` as :func:`init_scratch_model` returns them.
+    """
+    if window is None:
+        window = window_for(pair_lengths(tokenizer, prompts, queries), config.max_positions)
+    return init_scratch_model(tokenizer, folder, config, n_positions=window, seed=seed)
+
+
 def build_scratch_lm(texts: list[str], folder: str | Path, config: ScratchConfig = ScratchConfig(), *,
                      n_positions: int = 128, seed: int = 0):
-    """Tokenizer trained on ``texts`` plus a fresh model, both saved to ``folder`` and loaded back.
+    """Tokenizer trained on ``texts`` plus a fresh model of window ``n_positions``, both saved under ``folder``.
 
     Returns:
         ``(model, tokenizer)``.
     """
     folder = Path(folder)
-    tokenizer = train_tokenizer(texts, folder / "tokenizer", vocab_size=config.vocab_size,
-                                min_frequency=config.min_frequency, model_max_length=n_positions)
-    return init_scratch_model(tokenizer, folder / "model", config, n_positions=n_positions, seed=seed)
+    tokenizer = scratch_tokenizer([], texts, folder / "tokenizer", config, model_max_length=n_positions)
+    return scratch_model(tokenizer, [], texts, folder / "model", config, seed=seed, window=n_positions)

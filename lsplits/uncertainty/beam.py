@@ -12,9 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import InvalidInput
-from ..similarity import Similarity
+from ..similarity import Similarity, from_config_name
 from .estimators import (
     DEFAULT_ECC_THRESHOLD,
+    DEFAULT_KLE_T,
+    DEFAULT_SETS_THRESHOLD,
     LEXICAL_ESTIMATORS,
     PAPER_ESTIMATORS,
     EstimatorSettings,
@@ -33,6 +35,20 @@ class BeamUncertainties:
 
     values: dict[str, list[float]]
     invalid_candidates: list[int]
+
+
+def beam_uncertainty_outputs(candidates: Sequence[Sequence[str]], config_name: str, *,
+                             estimators: Sequence[str] = PAPER_ESTIMATORS,
+                             ecc_threshold: float = DEFAULT_ECC_THRESHOLD, threshold: float = DEFAULT_SETS_THRESHOLD,
+                             t: float = DEFAULT_KLE_T, normalize: bool = True, scale: bool = True,
+                             lexical_similarity: str = LEXICAL_SIMILARITY, workers: int = 1) -> dict[str, list]:
+    """The ``beam_uncertainty`` evaluate module's result: one list per estimator and ``invalid_candidates``, under
+    the similarity the config names (``threshold``: semantic sets; ``t``, ``normalize``, ``scale``: KLE)."""
+    settings = EstimatorSettings(ecc_threshold=ecc_threshold, sets_threshold=threshold, kle_t=t,
+                                 kle_normalize=normalize, kle_scale=scale)
+    result = beam_uncertainties(candidates, from_config_name(config_name, LEXICAL_SIMILARITY), estimators,
+                                settings=settings, lexical_similarity=lexical_similarity, workers=workers)
+    return {**result.values, "invalid_candidates": result.invalid_candidates}
 
 
 def beam_uncertainties(examples: Sequence[Sequence[str]], similarity: Similarity | str = LEXICAL_SIMILARITY,

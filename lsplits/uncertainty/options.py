@@ -1,7 +1,7 @@
 """Range checks of the numeric options shared by the estimators, PRR, ``lsplits ue`` and the metric modules.
 
 One place decides what a valid ``ecc_threshold``, ``max_rejection``, ``confidence``, ``n_bootstrap`` or
-``seed`` is, so the CLI, the Python API and the evaluate modules refuse the same values with the same
+``seed`` is (and ``bad_below`` for the AMR qualities of a study), so the CLI, the Python API and the evaluate modules refuse the same values with the same
 one-line message (naming the option as the caller spells it: ``--ecc-threshold`` on the command line,
 ``ecc_threshold`` in Python). A NaN is never in range.
 """
@@ -41,6 +41,17 @@ def check_confidence(value: object, option: str = "confidence") -> float:
     number = _number(value, option)
     if not 0.0 < number < 1.0:
         raise InvalidOption(f"{option} must be in (0, 1) (for example 0.95), got {value!r}")
+    return number
+
+
+def check_bad_below(value: object, option: str = "bad_below") -> float | None:
+    """The quality under which a prediction is bad, in (0, 1] (AMR qualities lie in [0, 1]; at 0 none is bad)."""
+    if value is None:
+        return None
+    number = _number(value, option)
+    if not 0.0 < number <= 1.0:
+        raise InvalidOption(f"{option} must be in (0, 1] (a quality: Smatch++, S2Match and SemBLEU lie in [0, 1], "
+                            f"and below 0 no prediction would be bad), got {value!r}")
     return number
 
 

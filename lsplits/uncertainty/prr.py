@@ -192,6 +192,16 @@ def prr_with_ci(uncertainties, qualities, *, max_rejection: float = 1.0, n_boots
                          confidence=confidence, seed=seed, _stacklevel=_stacklevel + 1)[0]
 
 
+def prr_outputs(uncertainties, qualities, *, max_rejection: float = 1.0, n_bootstrap: int = 1000,
+                confidence: float = 0.95, seed: int = 0) -> dict[str, float]:
+    """The ``prr`` evaluate module's result: PRR, its bootstrap interval and the three areas it is made of."""
+    result = prr_with_ci(uncertainties, qualities, max_rejection=max_rejection, n_bootstrap=n_bootstrap,
+                         confidence=confidence, seed=seed, _stacklevel=3)
+    return {"prr": result.prr, "prr_ci_low": result.ci_low, "prr_ci_high": result.ci_high,
+            "auc_uncertainty": result.auc_uncertainty, "auc_oracle": result.auc_oracle,
+            "auc_random": result.auc_random}
+
+
 def prr_and_curve(uncertainties, qualities, *, max_rejection: float = 1.0, n_bootstrap: int = 1000,
                   confidence: float = 0.95, seed: int = 0, _stacklevel: int = 2) -> tuple[PRRResult, RejectionCurve]:
     """:func:`prr_with_ci` and the :func:`rejection_curve` it is the area of, ties averaged once for both."""

@@ -39,6 +39,17 @@ class QualityScores:
     invalid_predictions: list[int]
 
 
+def similarity_outputs(config_name: str, predictions: Sequence[str], references: Sequence[str], *,
+                       default: str) -> dict[str, Any]:
+    """The ``amr_similarity`` evaluate module's result: corpus score, per-example scores and the number of invalid
+    predictions (scored as the metric's stand-in), under keys that start with the metric the config names."""
+    name = similarity_registry.from_config_name(config_name, default, what="metric")
+    result = score_predictions(name, predictions, references,
+                               placeholder=placeholder_for(similarity_registry.get(name)))
+    return {name: result.corpus, f"{name}_scores": result.scores,
+            f"{name}_invalid_predictions": len(result.invalid_predictions)}
+
+
 def prepare_references(similarity: Similarity, references: Sequence[str], *,
                        ids: Sequence[str] | None = None, source: str | None = None) -> list[Any]:
     """Prepare every reference; one DataError lists each reference that does not parse."""

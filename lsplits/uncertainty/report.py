@@ -15,7 +15,6 @@ candidate get a note on how each estimator rates them.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import math
 import os
@@ -28,24 +27,8 @@ from ..io import output_folder
 from ..similarity import display
 from ._format import number as _number
 from ._format import table as _table
-from .beam import LEXICAL_SIMILARITY
-from .estimators import DEFAULT_ECC_THRESHOLD, DEFAULT_KLE_T, DEFAULT_SETS_THRESHOLD, ESTIMATORS
-from .lexical import LEXICAL_SIMILARITIES
 from .plots import rejection_figure
-from .study import (
-    CLI_OPTIONS,
-    PAPER_BEAM_SIZES,
-    PAPER_QUALITIES,
-    PAPER_REPORT_ESTIMATORS,
-    PAPER_SIMILARITIES,
-    PRRRow,
-    Study,
-    StudyConfig,
-    default_cache_dir,
-    method_name,
-    run_study,
-)
-from .ue_metrics import METRICS, PAPER_METRICS
+from .study import PRRRow, Study, method_name
 
 _LISTED = 20  # ids listed in the markdown; the CSV files hold all of them
 CONSTANT_MARK = "†"
@@ -283,103 +266,3 @@ def write_report(study: Study, out: str | os.PathLike[str]) -> Path:
         _write_tables(study, folder)
         (folder / "report.md").write_text(render_markdown(study, plots), encoding="utf-8")
     return out / "report.md"
-
-
-def _names(text: str) -> tuple[str, ...]:
-    return tuple(part.strip().lower() for part in text.split(",") if part.strip())
-
-
-def _sizes(text: str) -> tuple[int, ...]:
-    try:
-        sizes = tuple(int(part) for part in text.split(",") if part.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"beam sizes must be integers separated by commas, got {text!r}") from None
-    if not sizes or min(sizes) < 1:
-        raise argparse.ArgumentTypeError("beam sizes must be positive")
-    return sizes
-
-
-def add_ue_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``lsplits ue`` (the lead's CLI adds the subcommand and calls :func:`run_ue`)."""
-    parser.add_argument("beams", nargs="*", metavar="BEAMS",
-                        help="one JSONL file ({id, candidates: [...]}) or one PENMAN file per beam rank")
-    parser.add_argument("--system", action="append", metavar="NAME=BEAMS",
-                        help="one system of a cross-system study (repeat it; BEAMS: a JSONL file or PENMAN files "
-                             "per rank separated by commas): reports in OUT/NAME/, the comparison in OUT/report.md")
-    parser.add_argument("--gold", required=True, help="gold graphs: a PENMAN file or JSONL ({id, amr})")
-    parser.add_argument("--out", required=True,
-                        help="report folder (new or empty; a report lsplits wrote is replaced as a whole)")
-    parser.add_argument("--similarities", type=_names, default=PAPER_SIMILARITIES,
-                        help=f"comma-separated similarity functions (default {','.join(PAPER_SIMILARITIES)})")
-    parser.add_argument("--qualities", type=_names, default=PAPER_QUALITIES,
-                        help=f"comma-separated quality metrics (default {','.join(PAPER_QUALITIES)})")
-    parser.add_argument("--beam-sizes", type=_sizes, default=PAPER_BEAM_SIZES,
-                        help="comma-separated beam sizes, by truncation (default 3,5,8,10)")
-    parser.add_argument("--ecc-threshold", type=float, default=DEFAULT_ECC_THRESHOLD,
-                        help=f"Ecc keeps Laplacian eigenvectors with eigenvalue below it, in (0, 2] "
-                             f"(default {DEFAULT_ECC_THRESHOLD})")
-    parser.add_argument("--estimators", type=_names, default=PAPER_REPORT_ESTIMATORS,
-                        help=f"comma-separated estimators, of {','.join(ESTIMATORS)} "
-                             f"(default the paper's {','.join(PAPER_REPORT_ESTIMATORS)})")
-    parser.add_argument("--lexsim-similarities", type=_names, default=(LEXICAL_SIMILARITY,),
-                        help=f"lexical similarities of LexSim, of {','.join(LEXICAL_SIMILARITIES)} (default rougel)")
-    parser.add_argument("--metrics", type=_names, default=PAPER_METRICS,
-                        help=f"comma-separated uncertainty metrics, of {','.join(METRICS)} (default prr; "
-                             "PRR with its interval is always in the report)")
-    parser.add_argument("--bad-below", type=float, default=None,
-                        help="quality under which a prediction is bad (the positive class of roc_auc, pr_auc)")
-    parser.add_argument("--normalizer", default="minmax",
-                        help="normaliser of the uncertainties before ECE: minmax, quantile, binned_pcc, isotonic_pcc")
-    parser.add_argument("--sets-threshold", type=float, default=DEFAULT_SETS_THRESHOLD,
-                        help="similarity at which two candidates are in one semantic set "
-                             f"(numsemsets, labelprob, semantic_entropy; default {DEFAULT_SETS_THRESHOLD})")
-    parser.add_argument("--kle-t", type=float, default=DEFAULT_KLE_T, help="heat-kernel time of KLE (default 0.3)")
-    parser.add_argument("--max-rejection", type=float, default=1.0,
-                        help="largest rejection rate in the PRR area, in (0, 1] (default 1: the whole curve)")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the CI (0: none)")
-    parser.add_argument("--confidence", type=float, default=0.95, help="level of the bootstrap CI (default 0.95)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--workers", type=int, default=0, help="processes (default 0: one per CPU core)")
-    parser.add_argument("--cache", default=None,
-                        help=f"similarity-matrix cache folder (default {default_cache_dir()})")
-    parser.add_argument("--no-cache", action="store_true", help="do not read or write the matrix cache")
-    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
-
-
-def _config_from_args(args: argparse.Namespace) -> StudyConfig:
-    """The study's settings from the command line, refused in one line (naming the option) when out of range."""
-    config = StudyConfig(
-        similarities=tuple(args.similarities), qualities=tuple(args.qualities),
-        beam_sizes=tuple(args.beam_sizes), ecc_threshold=args.ecc_threshold,
-        max_rejection=args.max_rejection, n_bootstrap=args.bootstrap, confidence=args.confidence, seed=args.seed,
-        workers=args.workers,
-        cache_dir=None if args.no_cache else Path(args.cache) if args.cache else default_cache_dir(),
-        progress=not args.no_progress, estimators=tuple(args.estimators),
-        lexical_similarities=tuple(args.lexsim_similarities), metrics=tuple(args.metrics), bad_below=args.bad_below,
-        normalizer=args.normalizer, sets_threshold=args.sets_threshold, kle_t=args.kle_t, option_names=CLI_OPTIONS,
-    )
-    return config
-
-
-def _system_files(values: Sequence[str] | None) -> list[str]:
-    """The beam files named by ``--system NAME=FILE[,FILE...]`` values (malformed ones are refused later)."""
-    return [path for value in values or () if "=" in value
-            for path in value.split("=", 1)[1].split(",") if path]
-
-
-def run_ue(args: argparse.Namespace) -> int:
-    """Run the study and write the report; returns the exit code."""
-    from ..io import check_output
-
-    check_output(args.out, expect="folder", inputs=[*args.beams, *_system_files(args.system), args.gold],
-                 caches=[] if args.no_cache else [args.cache or default_cache_dir()])  # before any work
-    config = _config_from_args(args)
-    if args.system or not args.beams:
-        from .systems_report import run_systems_ue
-
-        return run_systems_ue(args, config)
-    study = run_study(args.beams, args.gold, config)
-    report = write_report(study, args.out)
-    print(main_table_markdown(study))
-    print(f"\nreport written to {report}")
-    return 0

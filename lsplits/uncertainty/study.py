@@ -36,6 +36,7 @@ from tqdm.auto import tqdm
 
 from .. import similarity as similarity_registry
 from ..errors import ConfigError, DataError
+from ..io import cache_folder
 from .beam import LEXICAL_SIMILARITY
 from .estimators import (
     DEFAULT_ECC_THRESHOLD,
@@ -54,7 +55,14 @@ from .inputs import Inputs, load_inputs
 from .lexical import LEXICAL_SIMILARITIES
 from .matrix import SimilarityMatrix, build_matrices
 from .normalization import get_normalizer
-from .options import check_confidence, check_ecc_threshold, check_max_rejection, check_n_bootstrap, check_seed
+from .options import (
+    check_bad_below,
+    check_confidence,
+    check_ecc_threshold,
+    check_max_rejection,
+    check_n_bootstrap,
+    check_seed,
+)
 from .prr import PRRResult, RejectionCurve, prr_and_curve
 from .quality import placeholder_for, score_predictions
 from .ue_metrics import PAPER_METRICS, check_metrics, compute_metrics
@@ -67,13 +75,12 @@ PAPER_BEAM_SIZES = (3, 5, 8, 10)
 GRAPH_ESTIMATORS = ("eigv", "degmat", "ecc")
 PAPER_REPORT_ESTIMATORS = ("lexsim", *GRAPH_ESTIMATORS)
 CLI_OPTIONS = {"ecc_threshold": "--ecc-threshold", "max_rejection": "--max-rejection", "n_bootstrap": "--bootstrap",
-               "confidence": "--confidence", "seed": "--seed"}
+               "confidence": "--confidence", "seed": "--seed", "bad_below": "--bad-below"}
 
 
 def default_cache_dir() -> Path:
-    """``$LSPLITS_CACHE/matrices``, else ``$XDG_CACHE_HOME/lsplits/matrices`` (``~/.cache`` by default)."""
-    root = os.environ.get("LSPLITS_CACHE") or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "lsplits"
-    return Path(root) / "matrices"
+    """Where similarity matrices are cached by default (:func:`lsplits.io.cache_folder`)."""
+    return cache_folder("matrices")
 
 
 def _refused(setting: str, check):
@@ -132,6 +139,7 @@ class StudyConfig:
         check_n_bootstrap(self.n_bootstrap, names.get("n_bootstrap", "n_bootstrap"))
         check_confidence(self.confidence, names.get("confidence", "confidence"))
         check_seed(self.seed, names.get("seed", "seed"))
+        check_bad_below(self.bad_below, names.get("bad_below", "bad_below"))
 
     def estimator_settings(self) -> EstimatorSettings:
         """The estimators' options under this configuration."""

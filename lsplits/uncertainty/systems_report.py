@@ -8,32 +8,24 @@ Table 4, the pairwise differences), ``DIR/figures/`` their PNGs, ``DIR/tables/``
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import csv
-import dataclasses
 import math
-import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import ConfigError
 from ..io import output_folder
 from ..similarity import display
 from ._format import number as _number
 from ._format import table as _table
 from .plots import correlation_heatmap, new_figure
 from .report import write_report
-from .study import StudyConfig
 from .systems import (
     FAMILIES,
     PERFORMANCE_METRIC,
     TABLE1_METRICS,
     SystemsStudy,
-    parse_systems,
-    run_systems,
     systems_rows,
 )
 
@@ -386,7 +378,7 @@ def _plot_figures(study: SystemsStudy, folder: Path) -> None:
         figure.savefig(figures / f"{name}.png", dpi=110, bbox_inches="tight")
 
 
-# --- the whole folder and the CLI ------------------------------------------------------------------------
+# --- the whole folder ------------------------------------------------------------------------
 
 
 def write_systems_report(study: SystemsStudy, out: str | Path) -> Path:
@@ -399,30 +391,3 @@ def write_systems_report(study: SystemsStudy, out: str | Path) -> Path:
         _plot_figures(study, folder)
         (folder / "report.md").write_text(render_markdown(study), encoding="utf-8")
     return out / "report.md"
-
-
-@contextlib.contextmanager
-def _shared_cache(config: StudyConfig, systems: int) -> Iterator[StudyConfig]:
-    """With ``--no-cache`` and several systems, a temporary cache still shares matrices between systems."""
-    if config.cache_dir is not None or systems < 2:
-        yield config
-        return
-    with tempfile.TemporaryDirectory(prefix="lsplits-matrices-") as folder:
-        yield dataclasses.replace(config, cache_dir=Path(folder))
-
-
-def run_systems_ue(args: argparse.Namespace, config: StudyConfig) -> int:
-    """``lsplits ue --system NAME=BEAMS ...``: the study of every system and the cross-system report."""
-    if args.beams:
-        raise ConfigError("give the beams either as BEAMS (one system) or with --system NAME=BEAMS (several), "
-                          "not both")
-    if not args.system:
-        raise ConfigError("give the beams: BEAMS (one JSONL file or one PENMAN file per beam rank) or "
-                          "--system NAME=BEAMS for each system")
-    specs = parse_systems(args.system)
-    with _shared_cache(config, len(specs)) as shared:
-        study = run_systems(specs, args.gold, shared)
-    report = write_systems_report(study, args.out)
-    print(summary_markdown(study))
-    print(f"\nreport written to {report}")
-    return 0

@@ -319,18 +319,26 @@ def check_metrics(metrics: Sequence[str], bad_below: float | None = None) -> tup
     return names
 
 
-def compute_metrics(uncertainties, qualities, metrics: Sequence[str] = METRICS, *, bad_below: float | None = None,
-                    normalizer: str = "minmax", calibration=None, max_rejection: float = 1.0,
-                    n_bins: int = ECE_BINS, curve: RejectionCurve | None = None) -> dict[str, float]:
+def compute_metrics(uncertainties, qualities, metrics: Sequence[str] | None = None, *, bad_below: float | None = None,
+                    normalizer: str = "minmax", calibration_uncertainties=None, calibration_qualities=None,
+                    max_rejection: float = 1.0, n_bins: int = ECE_BINS,
+                    curve: RejectionCurve | None = None) -> dict[str, float]:
     """Every requested metric of one (uncertainties, qualities) pair: ``{"prr": ..., "roc_auc": ...}``.
 
+    ``metrics=None``: every metric the arguments allow (ROC-AUC and PR-AUC only with ``bad_below``).
+    ``calibration_uncertainties`` and ``calibration_qualities`` (both or neither) fit ECE's normaliser.
     ``curve``: the whole (``max_rejection`` 1) rejection curve of the pair when the caller has it, for AURC.
 
     Example:
         >>> compute_metrics([0.1, 0.5, 0.9], [0.9, 0.5, 0.1], ["prr", "spearman", "rpp"])
         {'prr': 1.0, 'spearman': 1.0, 'rpp': 0.0}
     """
+    if metrics is None:
+        metrics = [m for m in METRICS if bad_below is not None or m not in NEEDS_BAD_BELOW]
     names = check_metrics(metrics, bad_below)
+    if (calibration_uncertainties is None) != (calibration_qualities is None):
+        raise InvalidOption("give both calibration_uncertainties and calibration_qualities, or neither")
+    calibration = None if calibration_uncertainties is None else (calibration_uncertainties, calibration_qualities)
     get_normalizer(normalizer)  # an unknown normaliser fails before any metric is computed
     u, q = _inputs(uncertainties, qualities)
     functions = {

@@ -4,12 +4,10 @@ A thin evaluate wrapper over :mod:`lsplits.uncertainty.quality`; see README.md f
 The config name is the metric.
 """
 
-import datasets
 import evaluate
 
-from lsplits.errors import InvalidOption
-from lsplits.similarity import available, get
-from lsplits.uncertainty.quality import placeholder_for, score_predictions
+from lsplits.metric_modules import citation, metric_info
+from lsplits.uncertainty.quality import similarity_outputs
 
 _DEFAULT_METRIC = "smatchpp"
 
@@ -37,22 +35,7 @@ Examples:
     1.0
 """
 
-_CITATION = """\
-@inproceedings{opitz-2023-smatch,
-  title = {{SMATCH}++: Standardized and Extended Evaluation of Semantic Graphs},
-  author = {Opitz, Juri},
-  booktitle = {Findings of the Association for Computational Linguistics: EACL 2023},
-  pages = {1595--1607},
-  year = {2023}
-}
-@inproceedings{cai-knight-2013-smatch,
-  title = {Smatch: an Evaluation Metric for Semantic Feature Structures},
-  author = {Cai, Shu and Knight, Kevin},
-  booktitle = {Proceedings of the 51st Annual Meeting of the Association for Computational Linguistics (Volume 2: Short Papers)},
-  pages = {748--752},
-  year = {2013}
-}
-"""
+_CITATION = citation("opitz-2023-smatch", "cai-knight-2013-smatch")
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -60,28 +43,8 @@ class AmrSimilarity(evaluate.Metric):
     """Per-example and corpus AMR similarity; the config name is the metric."""
 
     def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({
-                "predictions": datasets.Value("string"),
-                "references": datasets.Value("string"),
-            }),
-            reference_urls=["https://github.com/flipz357/smatchpp"],
-        )
-
-    def _metric_name(self):
-        name = _DEFAULT_METRIC if self.config_name == "default" else self.config_name
-        if name not in available():
-            raise InvalidOption(f"unknown metric {name!r}; use one of {', '.join(available())} as config name")
-        return name
+        return metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION,
+                           {"predictions": "string", "references": "string"}, ["https://github.com/flipz357/smatchpp"])
 
     def _compute(self, predictions, references):
-        name = self._metric_name()
-        result = score_predictions(name, predictions, references, placeholder=placeholder_for(get(name)))
-        return {
-            name: result.corpus,
-            f"{name}_scores": result.scores,
-            f"{name}_invalid_predictions": len(result.invalid_predictions),
-        }
+        return similarity_outputs(self.config_name, predictions, references, default=_DEFAULT_METRIC)

@@ -5,6 +5,8 @@ from pathlib import Path
 
 import evaluate
 
+from lsplits.metric_modules import compute_button, form_result
+
 MODULE_FILE = str(Path(__file__).with_name("amr_similarity.py"))
 METRICS = ["smatchpp", "smatch", "s2match", "sema", "wlk", "sembleu"]
 
@@ -16,11 +18,9 @@ def split_graphs(text: str) -> list[str]:
 
 def compute(predictions: str, references: str, metric: str) -> dict:
     """Scores of the typed graphs, or the reason they cannot be scored."""
-    try:
-        return evaluate.load(MODULE_FILE, metric).compute(predictions=split_graphs(predictions),
-                                                          references=split_graphs(references))
-    except Exception as error:  # shown to the user instead of a stack trace
-        return {"error": f"{type(error).__name__}: {error}"}
+    return form_result(lambda: evaluate.load(MODULE_FILE, metric).compute(predictions=split_graphs(predictions),
+                                                                          references=split_graphs(references)),
+                       errors=(Exception,))  # whatever the graphs raise is shown to the user, not a stack trace
 
 
 def build_demo():
@@ -34,9 +34,7 @@ def build_demo():
         references = gr.Textbox(label="references", lines=8,
                                 value="(w / want-01\n   :ARG0 (b / boy)\n   :ARG1 (g / go-02))\n\n(c / cat)")
         metric = gr.Dropdown(choices=METRICS, value="smatchpp", label="metric")
-        button = gr.Button("Compute")
-        output = gr.JSON(label="scores")
-        button.click(compute, [predictions, references, metric], output)
+        compute_button(compute, [predictions, references, metric], "scores")
     return demo
 
 

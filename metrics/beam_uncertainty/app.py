@@ -5,6 +5,7 @@ from pathlib import Path
 
 import evaluate
 
+from lsplits.metric_modules import compute_button, form_result
 from lsplits.similarity import available
 
 MODULE_FILE = str(Path(__file__).with_name("beam_uncertainty.py"))
@@ -14,11 +15,8 @@ EXAMPLE = [["(w / want-01 :ARG0 (b / boy))", "(w / want-01 :ARG0 (b / boy))"],
 
 def compute(candidates_json: str, similarity: str) -> dict:
     """Uncertainties for a JSON list of candidate lists, or the reason it cannot run."""
-    try:
-        candidates = json.loads(candidates_json)
-        return evaluate.load(MODULE_FILE, similarity).compute(candidates=candidates)
-    except (ValueError, TypeError) as error:
-        return {"error": str(error)}
+    return form_result(lambda: evaluate.load(MODULE_FILE, similarity).compute(candidates=json.loads(candidates_json)),
+                       errors=(ValueError, TypeError))
 
 
 def build_demo():
@@ -30,9 +28,7 @@ def build_demo():
                     "higher = more uncertain.")
         candidates = gr.Textbox(label="candidates (JSON)", value=json.dumps(EXAMPLE, indent=1), lines=8)
         similarity = gr.Dropdown(choices=available(), value="smatchpp", label="similarity function")
-        button = gr.Button("Compute")
-        output = gr.JSON(label="uncertainty per example")
-        button.click(compute, [candidates, similarity], output)
+        compute_button(compute, [candidates, similarity], "uncertainty per example")
     return demo
 
 

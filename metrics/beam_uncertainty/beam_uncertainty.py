@@ -4,18 +4,15 @@ A thin evaluate wrapper over :mod:`lsplits.uncertainty.beam`; see README.md for 
 The config name is the similarity function (``smatchpp``, ``smatch``, ``rougel``, ...).
 """
 
-import datasets
 import evaluate
 
-from lsplits.errors import InvalidOption
-from lsplits.similarity import available
-from lsplits.uncertainty.beam import LEXICAL_SIMILARITY, beam_uncertainties
+from lsplits.metric_modules import citation, metric_info
+from lsplits.uncertainty.beam import LEXICAL_SIMILARITY, beam_uncertainty_outputs
 from lsplits.uncertainty.estimators import (
     DEFAULT_ECC_THRESHOLD,
     DEFAULT_KLE_T,
     DEFAULT_SETS_THRESHOLD,
     PAPER_ESTIMATORS,
-    EstimatorSettings,
 )
 
 _DESCRIPTION = """\
@@ -55,14 +52,7 @@ Examples:
     [0.0, 0.5]
 """
 
-_CITATION = """\
-@article{lin2024generating,
-  title = {Generating with Confidence: Uncertainty Quantification for Black-box Large Language Models},
-  author = {Lin, Zhen and Trivedi, Shubhendu and Sun, Jimeng},
-  journal = {Transactions on Machine Learning Research},
-  year = {2024}
-}
-"""
+_CITATION = citation("lin2024generating")
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -70,25 +60,12 @@ class BeamUncertainty(evaluate.Metric):
     """Per-example uncertainty of beam candidates; the config name is the similarity function."""
 
     def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"candidates": datasets.Sequence(datasets.Value("string"))}),
-            reference_urls=["https://openreview.net/forum?id=DWkJCSxKU5"],
-        )
-
-    def _similarity_name(self):
-        name = LEXICAL_SIMILARITY if self.config_name == "default" else self.config_name
-        if name not in available():
-            raise InvalidOption(f"unknown similarity {name!r}; use one of {', '.join(available())} as config name")
-        return name
+        return metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, {"candidates": ["string"]},
+                           ["https://openreview.net/forum?id=DWkJCSxKU5"])
 
     def _compute(self, candidates, estimators=PAPER_ESTIMATORS, ecc_threshold=DEFAULT_ECC_THRESHOLD,
                  threshold=DEFAULT_SETS_THRESHOLD, t=DEFAULT_KLE_T, normalize=True, scale=True,
                  lexical_similarity=LEXICAL_SIMILARITY, workers=1):
-        settings = EstimatorSettings(ecc_threshold=ecc_threshold, sets_threshold=threshold, kle_t=t,
-                                     kle_normalize=normalize, kle_scale=scale)
-        result = beam_uncertainties(candidates, self._similarity_name(), estimators, settings=settings,
-                                    lexical_similarity=lexical_similarity, workers=workers)
-        return {**result.values, "invalid_candidates": result.invalid_candidates}
+        return beam_uncertainty_outputs(candidates, self.config_name, estimators=estimators,
+                                        ecc_threshold=ecc_threshold, threshold=threshold, t=t, normalize=normalize,
+                                        scale=scale, lexical_similarity=lexical_similarity, workers=workers)

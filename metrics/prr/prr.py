@@ -3,10 +3,10 @@
 A thin evaluate wrapper over :mod:`lsplits.uncertainty.prr`; see README.md for the metric card.
 """
 
-import datasets
 import evaluate
 
-from lsplits.uncertainty.prr import prr_with_ci
+from lsplits.metric_modules import citation, metric_info
+from lsplits.uncertainty.prr import prr_outputs
 
 _DESCRIPTION = """\
 Prediction Rejection Ratio (Malinin et al., 2017). Examples are rejected from the most uncertain
@@ -35,15 +35,7 @@ Examples:
     1.0
 """
 
-_CITATION = """\
-@inproceedings{malinin-etal-2017-incorporating,
-  title = {Incorporating Uncertainty into Deep Learning for Spoken Language Assessment},
-  author = {Malinin, Andrey and Ragni, Anton and Knill, Kate and Gales, Mark},
-  booktitle = {Proceedings of the 55th Annual Meeting of the Association for Computational Linguistics (Volume 2: Short Papers)},
-  pages = {45--50},
-  year = {2017}
-}
-"""
+_CITATION = citation("malinin-etal-2017-incorporating")
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -51,25 +43,9 @@ class PRR(evaluate.Metric):
     """Prediction Rejection Ratio of uncertainty scores against qualities."""
 
     def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({
-                "uncertainties": datasets.Value("float64"),
-                "qualities": datasets.Value("float64"),
-            }),
-            reference_urls=["https://aclanthology.org/P17-2008/"],
-        )
+        return metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION,
+                           {"uncertainties": "float64", "qualities": "float64"}, ["https://aclanthology.org/P17-2008/"])
 
     def _compute(self, uncertainties, qualities, max_rejection=1.0, n_bootstrap=1000, confidence=0.95, seed=0):
-        result = prr_with_ci(uncertainties, qualities, max_rejection=max_rejection, n_bootstrap=n_bootstrap,
-                             confidence=confidence, seed=seed)
-        return {
-            "prr": result.prr,
-            "prr_ci_low": result.ci_low,
-            "prr_ci_high": result.ci_high,
-            "auc_uncertainty": result.auc_uncertainty,
-            "auc_oracle": result.auc_oracle,
-            "auc_random": result.auc_random,
-        }
+        return prr_outputs(uncertainties, qualities, max_rejection=max_rejection, n_bootstrap=n_bootstrap,
+                           confidence=confidence, seed=seed)

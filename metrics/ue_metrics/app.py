@@ -1,28 +1,20 @@
 """Gradio demo of the ue_metrics metric (written here because evaluate's launch_gradio_widget fails on gradio >= 4)."""
 
-import re
 from pathlib import Path
 
 import evaluate
 
+from lsplits.metric_modules import compute_button, form_result, parse_numbers, score_boxes
 from lsplits.uncertainty.ue_metrics import METRICS
 
 MODULE = evaluate.load(str(Path(__file__).with_name("ue_metrics.py")))
 
 
-def parse_numbers(text: str) -> list[float]:
-    """``"0.1, 0.5 0.9" -> [0.1, 0.5, 0.9]`` (commas, spaces or new lines between numbers)."""
-    return [float(part) for part in re.split(r"[,\s]+", text.strip()) if part]
-
-
 def compute(uncertainties: str, qualities: str, metrics: list[str], bad_below: str, normalizer: str) -> dict:
     """The chosen metrics of the two lists typed in the form, or the reason they cannot be computed."""
-    try:
-        threshold = float(bad_below) if bad_below.strip() else None
-        return MODULE.compute(uncertainties=parse_numbers(uncertainties), qualities=parse_numbers(qualities),
-                              metrics=list(metrics), bad_below=threshold, normalizer=normalizer)
-    except ValueError as error:
-        return {"error": str(error)}
+    return form_result(lambda: MODULE.compute(
+        uncertainties=parse_numbers(uncertainties), qualities=parse_numbers(qualities), metrics=list(metrics),
+        bad_below=float(bad_below) if bad_below.strip() else None, normalizer=normalizer))
 
 
 def build_demo():
@@ -32,15 +24,12 @@ def build_demo():
     with gr.Blocks(title="Uncertainty metrics") as demo:
         gr.Markdown("# Uncertainty-evaluation metrics\nOne uncertainty and one quality per example; "
                     "PRR, ROC-AUC, PR-AUC, AURC, E-AURC, RPP, Spearman, Kendall and ECE.")
-        uncertainties = gr.Textbox(label="uncertainties (higher = less trustworthy)", value="0.1, 0.4, 0.3, 0.9")
-        qualities = gr.Textbox(label="qualities (higher = better, in [0, 1])", value="0.9, 0.6, 0.7, 0.2")
+        uncertainties, qualities = score_boxes("qualities (higher = better, in [0, 1])")
         metrics = gr.CheckboxGroup(list(METRICS), value=list(METRICS), label="metrics")
         bad_below = gr.Textbox(label="bad below (quality threshold of ROC-AUC / PR-AUC)", value="0.5")
         normalizer = gr.Dropdown(["minmax", "quantile", "binned_pcc", "isotonic_pcc"], value="minmax",
                                  label="normaliser before ECE")
-        button = gr.Button("Compute")
-        output = gr.JSON(label="result")
-        button.click(compute, [uncertainties, qualities, metrics, bad_below, normalizer], output)
+        compute_button(compute, [uncertainties, qualities, metrics, bad_below, normalizer], "result")
     return demo
 
 

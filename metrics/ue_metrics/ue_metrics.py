@@ -3,11 +3,10 @@
 A thin evaluate wrapper over :mod:`lsplits.uncertainty.ue_metrics`; see README.md for the metric card.
 """
 
-import datasets
 import evaluate
 
-from lsplits.errors import InvalidOption
-from lsplits.uncertainty.ue_metrics import ECE_BINS, METRICS, NEEDS_BAD_BELOW, compute_metrics
+from lsplits.metric_modules import citation, metric_info
+from lsplits.uncertainty.ue_metrics import ECE_BINS, compute_metrics
 
 _DESCRIPTION = """\
 How well per-example uncertainty scores track the quality of the predictions, by every measure
@@ -41,28 +40,7 @@ Examples:
     {'prr': 1.0, 'kendall': 1.0}
 """
 
-_CITATION = """\
-@article{vashurin2025benchmarking,
-  title = {Benchmarking Uncertainty Quantification Methods for Large Language Models with LM-Polygraph},
-  author = {Vashurin, Roman and Fadeeva, Ekaterina and Vazhentsev, Artem and others},
-  journal = {Transactions of the Association for Computational Linguistics},
-  volume = {13},
-  year = {2025}
-}
-@inproceedings{malinin-etal-2017-incorporating,
-  title = {Incorporating Uncertainty into Deep Learning for Spoken Language Assessment},
-  author = {Malinin, Andrey and Ragni, Anton and Knill, Kate and Gales, Mark},
-  booktitle = {Proceedings of the 55th Annual Meeting of the Association for Computational Linguistics (Volume 2: Short Papers)},
-  pages = {45--50},
-  year = {2017}
-}
-@inproceedings{geifman2017selective,
-  title = {Selective Classification for Deep Neural Networks},
-  author = {Geifman, Yonatan and El-Yaniv, Ran},
-  booktitle = {Advances in Neural Information Processing Systems},
-  year = {2017}
-}
-"""
+_CITATION = citation("vashurin2025benchmarking", "malinin-etal-2017-incorporating", "geifman2017selective")
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -70,25 +48,12 @@ class UEMetrics(evaluate.Metric):
     """Evaluation metrics of uncertainty scores against qualities, one key per metric."""
 
     def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({
-                "uncertainties": datasets.Value("float64"),
-                "qualities": datasets.Value("float64"),
-            }),
-            reference_urls=["https://github.com/IINemo/lm-polygraph", "https://aclanthology.org/P17-2008/"],
-        )
+        return metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION,
+                           {"uncertainties": "float64", "qualities": "float64"},
+                           ["https://github.com/IINemo/lm-polygraph", "https://aclanthology.org/P17-2008/"])
 
     def _compute(self, uncertainties, qualities, metrics=None, bad_below=None, normalizer="minmax",
                  calibration_uncertainties=None, calibration_qualities=None, max_rejection=1.0, n_bins=ECE_BINS):
-        if metrics is None:
-            metrics = [m for m in METRICS if bad_below is not None or m not in NEEDS_BAD_BELOW]
-        if (calibration_uncertainties is None) != (calibration_qualities is None):
-            raise InvalidOption("give both calibration_uncertainties and calibration_qualities, or neither")
-        calibration = None
-        if calibration_uncertainties is not None:
-            calibration = (calibration_uncertainties, calibration_qualities)
         return compute_metrics(uncertainties, qualities, metrics, bad_below=bad_below, normalizer=normalizer,
-                               calibration=calibration, max_rejection=max_rejection, n_bins=n_bins)
+                               calibration_uncertainties=calibration_uncertainties,
+                               calibration_qualities=calibration_qualities, max_rejection=max_rejection, n_bins=n_bins)

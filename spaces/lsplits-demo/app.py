@@ -185,6 +185,7 @@ def _uncertainty_tab(settings: SpaceSettings) -> None:
     def run(beams, gold, beam_uploads, gold_upload, sim, qual, chosen, chosen_metrics=uncertainty_tab.DEFAULT_METRICS,
             threshold=None, progress=PROGRESS):
         progress(0, desc="reading the input")
+        threshold = threshold or None  # the browser sends an empty Number box as 0, which is no threshold at all
         result, text, table, values, figure = uncertainty_tab.run_uncertainty(
             beams, gold, beam_uploads, gold_upload, sim, qual, chosen, settings, metrics=chosen_metrics,
             bad_below=threshold)

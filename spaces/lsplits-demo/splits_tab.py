@@ -3,7 +3,7 @@
 Each handler reads plain values from the UI, calls the library and returns what the components show
 (DataFrames, matplotlib figures, markdown). Statistics come from :mod:`lsplits.dataset_report` and
 :mod:`lsplits.analysis`, figures from :mod:`lsplits.plots`, scores from :mod:`lsplits.lm.scoring`
-and splits from :mod:`lsplits.splits.engine`.
+and splits from :func:`lsplits.build.split_scored` (the configs' strategies of ``lsplits build``).
 """
 
 from __future__ import annotations
@@ -21,15 +21,14 @@ import pandas as pd
 from ui_common import SpaceSettings
 
 from lsplits import analysis, plots
-from lsplits.build import score_records
+from lsplits.build import score_records, split_scored
 from lsplits.data import load_examples, prepare_examples
 from lsplits.dataset_report import config_statistics, eval_mask_frame
 from lsplits.errors import ConfigError
 from lsplits.export import METADATA_FILE, read_folder
 from lsplits.space import ensure_scratch_lm, scratch_lm_texts
-from lsplits.splits.engine import likelihood_partition, resolve_eval_size
+from lsplits.splits.engine import resolve_eval_size
 from lsplits.tasks import generic_task
-from lsplits.text import word_count
 
 logger = logging.getLogger(__name__)
 
@@ -222,23 +221,25 @@ def user_examples(lines: str, upload: str | None, text_field: str, prompt_templa
 
 def score_own(lines: str, upload: str | None, text_field: str, prompt_template: str, lm: str,
               eval_fraction: float, length_control: bool, models: LanguageModels) -> tuple[str, pd.DataFrame, Any]:
-    """Score the user's examples and split them: the least likely ``eval_fraction`` goes to eval.
+    """Score the user's examples and split them as ``lsplits build`` does (``ll_split``, or ``ll_split_len``
+    with length control): the least likely ``eval_fraction`` goes to eval.
 
     Returns a summary, the scored table (least likely first) and the score-against-length figure.
     """
     from lsplits.lm.scoring import score_pairs
 
     task, examples = user_examples(lines, upload, text_field, prompt_template)
-    eval_size = resolve_eval_size(float(eval_fraction), len(examples))
+    resolve_eval_size(float(eval_fraction), len(examples))  # refused before the LM loads
     lm = lm.strip() or SCRATCH
     model, tokenizer = models.get(lm)
     records = score_records(examples, task, "ft")
     scores, tokens = score_pairs(model, tokenizer, [r["prompt"] for r in records], [r["query"] for r in records],
                                  ids=[r["id"] for r in records], progress=True)
-    lengths = np.array([word_count(task.length_text(example)) for example in examples])
-    partition = likelihood_partition(scores, eval_size, lengths=lengths if length_control else None)
+    config = "ll_split_len" if length_control else "ll_split"
+    result = split_scored(task, examples, {"ft": (scores, tokens)}, configs=[config], eval_size=float(eval_fraction))
+    eval_size, lengths = result.eval_size, result.inputs.lengths
     in_eval = np.zeros(len(examples), dtype=bool)
-    in_eval[partition.eval] = True
+    in_eval[result.configs[config].partition.eval] = True
     table = pd.DataFrame({
         "id": [r["id"] for r in records], "split": np.where(in_eval, "eval", "train"),
         "ll_score": np.round(scores, 2), "ll_tokens": tokens,

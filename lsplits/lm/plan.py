@@ -1,0 +1,114 @@
+"""The plan of one LM scoring run: model, setting, folds, seed and the training and scratch-model configs.
+
+This module is the one place that decides a scoring run's settings: which settings need a pretrained
+LM (``pt`` prompts a frozen model, so the scratch LM, which exists only once trained, cannot do it),
+the training defaults (the scratch LM's, a dataset's paper steps for pretrained LMs, ``--max-steps``
+over both), the seed each fold's scratch model starts from. :func:`~lsplits.lm.pipeline.compute_scores`
+runs a plan and :func:`~lsplits.lm.estimate.estimate_run` (``--dry-run``) estimates the same plan, so
+the estimate measures exactly the model and training the run will use.
+
+>>> plan = RunPlan.make("scratch", "ft", folds=3, seed=1, max_steps=20)
+>>> plan.train_config.max_steps, plan.train_config.seed, plan.scratch_config is not None
+(20, 1, True)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..errors import ConfigError
+from .finetune import TrainConfig, check_setting
+from .scratch import ScratchConfig
+
+SCRATCH = "scratch"
+"""The ``lm`` name of the small GPT-2 trained from random weights on the data itself (offline)."""
+
+Setting = Literal["ft", "pt"]
+SETTINGS: tuple[str, ...] = ("ft", "pt")
+PRETRAINED_ONLY = "needs a pretrained LM for prompting; --lm scratch has none"
+"""Why a ``pt`` config is not built with the scratch LM (the card and ``lsplits.json`` say it)."""
+
+
+def needs_pretrained(setting: str) -> bool:
+    """Whether ``setting`` scores with a frozen pretrained LM (``pt``), which the scratch LM is not."""
+    return setting == "pt"
+
+
+def runs_with(lm: str, setting: str) -> bool:
+    """Whether ``lm`` can score in ``setting`` (everything but the scratch LM prompted)."""
+    return not (str(lm) == SCRATCH and needs_pretrained(setting))
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """One scoring run, settled: build it with :meth:`make`, which applies the defaults and checks.
+
+    Attributes:
+        lm: ``"scratch"``, a Hub id or a local model folder.
+        setting: ``"ft"`` (k-fold training, then each fold scored by the model that did not see it)
+            or ``"pt"`` (a frozen pretrained LM scores everything).
+        folds: k of the k-fold setting (0 in ``pt``: nothing is trained).
+        seed: seeds the folds, the scratch models' initial weights and the default training config.
+        train_config: the training of every fold (None in ``pt``).
+        scratch_config: the scratch tokenizer's and model's sizes (None unless ``lm`` is scratch).
+    """
+
+    lm: str
+    setting: str
+    folds: int
+    seed: int
+    train_config: TrainConfig | None
+    scratch_config: ScratchConfig | None
+
+    @classmethod
+    def make(cls, lm: str | Any, setting: str = "ft", *, folds: int = 3, seed: int = 0,
+             train_config: TrainConfig | None = None, scratch_config: ScratchConfig | None = None,
+             max_steps: int | None = None, paper_steps: int | None = None) -> RunPlan:
+        """The plan with every default decided.
+
+        ``train_config`` wins when given (``max_steps`` then replaces its steps); else the scratch LM
+        gets ``TrainConfig.scratch()`` and a pretrained LM ``TrainConfig()`` with ``paper_steps`` (a
+        dataset's steps from the paper), ``max_steps`` overriding either; the default's seed is ``seed``.
+
+        Raises:
+            ConfigError: an unknown setting, ``pt`` with the scratch LM, fewer than 2 folds, a bad seed.
+        """
+        lm = str(lm)
+        if setting not in SETTINGS:
+            raise ConfigError(f"unknown setting {setting!r}; use 'ft' (k-fold fine-tuned) or 'pt' (prompted)")
+        if not runs_with(lm, setting):
+            raise ConfigError("--setting pt needs a pretrained LM (--lm gpt2, a Hub id or a local model folder), not "
+                              "scratch: the scratch LM has to be trained first (--setting ft)")
+        check_setting("the run's", "seed", seed, whole=True, minimum=0)
+        check_setting("the run's", "max_steps", max_steps, whole=True, minimum=1, optional=True)
+        if needs_pretrained(setting):
+            return cls(lm=lm, setting=setting, folds=0, seed=seed, train_config=None, scratch_config=None)
+        if not isinstance(folds, int) or isinstance(folds, bool) or folds < 2:
+            raise ConfigError(f"folds must be between 2 and the number of examples, got {folds!r}")
+        if train_config is None:
+            steps = max_steps or (None if lm == SCRATCH else paper_steps)
+            overrides = {"seed": seed, **({"max_steps": steps} if steps else {})}
+            train_config = TrainConfig.scratch(**overrides) if lm == SCRATCH else TrainConfig(**overrides)
+        elif max_steps is not None:
+            train_config = dataclasses.replace(train_config, max_steps=max_steps)
+        if lm == SCRATCH and scratch_config is None:
+            scratch_config = ScratchConfig()
+        return cls(lm=lm, setting=setting, folds=folds, seed=seed, train_config=train_config,
+                   scratch_config=scratch_config if lm == SCRATCH else None)
+
+    @property
+    def scratch(self) -> bool:
+        """Whether each fold trains the scratch LM from random weights."""
+        return self.lm == SCRATCH
+
+    def fold_seed(self, fold: int) -> int:
+        """The seed of fold ``fold``'s initial scratch weights (distinct per fold, fixed per run seed)."""
+        return self.seed * 1000 + fold
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain values, for ``run.json`` and the score cache key."""
+        return {"lm": self.lm, "setting": self.setting, "folds": self.folds, "seed": self.seed,
+                "train_config": None if self.train_config is None else self.train_config.to_dict(),
+                "scratch_config": None if self.scratch_config is None else dataclasses.asdict(self.scratch_config)}

@@ -1,0 +1,79 @@
+"""The LM run plan: the defaults decided once, and ``--dry-run`` estimating exactly the model the run builds."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from lm_fixtures import tiny_sentences
+
+from lsplits.cli import main as cli_main
+from lsplits.errors import ConfigError
+from lsplits.lm.finetune import TrainConfig
+from lsplits.lm.plan import SCRATCH, RunPlan, needs_pretrained, runs_with
+from lsplits.lm.scratch import ScratchConfig
+
+
+def test_training_defaults_follow_the_lm_the_steps_and_the_seed():
+    scratch = RunPlan.make(SCRATCH, "ft", folds=3, seed=2)
+    assert scratch.train_config == TrainConfig.scratch(seed=2) and scratch.scratch_config == ScratchConfig()
+    assert RunPlan.make(SCRATCH, max_steps=7).train_config == TrainConfig.scratch(max_steps=7)
+    assert RunPlan.make("gpt2", max_steps=7).train_config == TrainConfig(max_steps=7)
+    paper = RunPlan.make("gpt2", seed=4, paper_steps=123)
+    assert (paper.train_config.max_steps, paper.train_config.seed, paper.scratch_config) == (123, 4, None)
+    assert RunPlan.make("gpt2", paper_steps=123, max_steps=9).train_config.max_steps == 9
+    assert RunPlan.make(SCRATCH, paper_steps=123).train_config.max_steps == TrainConfig.scratch().max_steps
+    given = TrainConfig(batch_size=4, lr=1e-4)
+    assert RunPlan.make("gpt2", train_config=given).train_config is given
+    assert RunPlan.make("gpt2", train_config=given, max_steps=5).train_config == TrainConfig(batch_size=4, lr=1e-4,
+                                                                                            max_steps=5)
+
+
+def test_prompting_needs_a_pretrained_lm_and_trains_nothing():
+    prompted = RunPlan.make("gpt2", "pt", folds=5, seed=1)
+    assert (prompted.folds, prompted.train_config, prompted.scratch_config) == (0, None, None)
+    assert needs_pretrained("pt") and not needs_pretrained("ft")
+    assert not runs_with(SCRATCH, "pt") and runs_with(SCRATCH, "ft") and runs_with("gpt2", "pt")
+    with pytest.raises(ConfigError, match="--setting pt needs a pretrained LM"):
+        RunPlan.make(SCRATCH, "pt")
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (dict(setting="xx"), "unknown setting 'xx'"),
+    (dict(folds=1), "folds must be between 2"),
+    (dict(seed=-1), "seed must be a whole number >= 0"),
+    (dict(max_steps=0), "max_steps must be a whole number >= 1"),
+])
+def test_bad_plans_are_refused(arguments, message):
+    with pytest.raises(ConfigError, match=message):
+        RunPlan.make(SCRATCH, **arguments)
+
+
+def test_fold_seeds_differ_per_fold_and_per_run_seed():
+    plan = RunPlan.make(SCRATCH, seed=3)
+    assert [plan.fold_seed(f) for f in range(3)] == [3000, 3001, 3002]
+    assert RunPlan.make(SCRATCH, seed=4).fold_seed(0) != plan.fold_seed(0)
+
+
+def test_dry_run_describes_exactly_the_scratch_model_the_run_builds(tmp_path, capsys):
+    """The scratch model's sizes printed by ``score --dry-run`` are the fold-0 model the real run writes."""
+    data = tmp_path / "lines.jsonl"
+    # a long line among short ones sets the window: a tokenizer trained on a sample could miss it
+    lines = [*tiny_sentences(40), " ".join(tiny_sentences(12))]
+    data.write_text("".join(json.dumps({"text": line}) + "\n" for line in lines))
+    argv = ["score", "--data-files", str(data), "--query-field", "text", "--folds", "2", "--max-steps", "2",
+            "--seed", "3", "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "scores.parquet"),
+            "--no-progress"]
+    assert cli_main([*argv, "--dry-run"]) == 0
+    printed = capsys.readouterr().out
+    match = re.search(r"scratch GPT-2, (\d+) layers x (\d+) wide, vocabulary ([\d,]+), window (\d+) tokens", printed)
+    assert match, printed
+    assert not (tmp_path / "cache").exists()
+    assert cli_main(argv) == 0
+    (run_dir,) = (tmp_path / "cache").iterdir()
+    built = json.loads((run_dir / "fold-0" / "init" / "config.json").read_text())
+    assert (int(match[1]), int(match[2]), int(match[3].replace(",", "")), int(match[4])) == \
+        (built["n_layer"], built["n_embd"], built["vocab_size"], built["n_positions"])
+    assert json.loads((run_dir / "run.json").read_text())["train_config"]["max_steps"] == 2
+    assert "training 4 steps" in printed  # 2 folds x --max-steps 2, as the run trained
