@@ -150,22 +150,19 @@ def _rouge_n(n: int, stem: bool) -> Similarity:
     )
 
 
-ROUGE_L = Similarity(
-    name="rougel",
-    display_name="ROUGE-L",
-    prepare=rouge_tokens,
-    score=rouge_l_fmeasure,
-    symmetric=True,
-    description="ROUGE-L F-measure on lower-cased alphanumeric tokens (as rouge_score, no stemming)",
-)
-ROUGE_L_STEM = Similarity(
-    name="rougel_stem",
-    display_name="ROUGE-L+stem",
-    prepare=rouge_stemmed_tokens,
-    score=rouge_l_fmeasure,
-    symmetric=True,
-    description="ROUGE-L F-measure on lower-cased alphanumeric tokens (as rouge_score, Porter stemming)",
-)
+def _rouge_l(stem: bool) -> Similarity:
+    return Similarity(
+        name=f"rougel{'_stem' if stem else ''}",
+        display_name=f"ROUGE-L{'+stem' if stem else ''}",
+        prepare=rouge_stemmed_tokens if stem else rouge_tokens,
+        score=rouge_l_fmeasure,
+        symmetric=True,
+        description="ROUGE-L F-measure on lower-cased alphanumeric tokens (as rouge_score, "
+                    f"{'Porter stemming' if stem else 'no stemming'})",
+    )
+
+
+ROUGE_L, ROUGE_L_STEM = _rouge_l(False), _rouge_l(True)
 ROUGE_1, ROUGE_2 = _rouge_n(1, False), _rouge_n(2, False)
 ROUGE_1_STEM, ROUGE_2_STEM = _rouge_n(1, True), _rouge_n(2, True)
 BLEU = Similarity(
