@@ -16,6 +16,7 @@ from lsplits.amr.graph import parse_amr
 from lsplits.amr.s2match import S2MATCH
 from lsplits.demo_data import make_demo_dataset
 from lsplits.errors import ConfigError, DataError, InvalidInput, InvalidOption, LsplitsError
+from lsplits.lm.encode import encode_pairs
 from lsplits.plots import score_vs_length_figure
 from lsplits.splits.divergence import chernoff_coefficient
 from lsplits.uncertainty.beam import beam_uncertainties
@@ -25,11 +26,7 @@ from lsplits.uncertainty.prr import prr, prr_with_ci, rejection_curve
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILTIN_ERRORS = {"ValueError", "TypeError", "KeyError", "IndexError", "RuntimeError", "Exception", "OSError"}
-OPEN_BUILTIN_RAISES = {
-    # lm/ is being reworked (issue 11 point 2, one LM run plan); this is a caller's programming error
-    # (misaligned lists from lsplits itself). Remove when that lands; any other builtin raise fails.
-    ("lsplits/lm/encode.py", "ValueError"),
-}
+OPEN_BUILTIN_RAISES: set[tuple[str, str]] = set()  # none left: any builtin raise in the library fails
 GRAPH = "(a / b)"
 FRAME = pd.DataFrame({"ll_score": [-1.0, -2.0], "length": [1, 2]})
 CASES: dict[str, tuple[Callable[[], object], type[LsplitsError], str]] = {
@@ -55,6 +52,8 @@ CASES: dict[str, tuple[Callable[[], object], type[LsplitsError], str]] = {
     "divergence alpha": (lambda: chernoff_coefficient({"a": 1}, {"a": 1}, 2.0), InvalidOption, "alpha"),
     "plot mask": (lambda: score_vs_length_figure(FRAME, [True]), InvalidInput, "1 entries for 2 rows"),
     "demo size": (lambda: make_demo_dataset(-1), InvalidOption, "n must be >= 0"),
+    "encode lengths": (lambda: encode_pairs(None, ["p"], ["q", "r"], max_length=8), InvalidInput,
+                       "1 prompts, 2 queries and no ids"),
 }
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ConfigError, DataError
+from ..errors import ConfigError, DataError, InvalidInput
 
 logger = logging.getLogger(__name__)
 
@@ -102,10 +102,11 @@ def encode_pairs(tokenizer, prompts: Sequence[str], queries: Sequence[str], *, m
     Raises:
         DataError: a query gives no tokens, or (with BOS and EOS) is longer than ``max_length``;
             names the example.
-        ValueError: ``prompts`` and ``queries`` (and ``ids``) differ in length.
+        InvalidInput: ``prompts`` and ``queries`` (and ``ids``) differ in length (also a ValueError).
     """
     if len(prompts) != len(queries) or (ids is not None and len(ids) != len(prompts)):
-        raise ValueError("prompts, queries and ids must have the same length")
+        raise InvalidInput(f"prompts, queries and ids must have the same length, got {len(prompts)} prompts, "
+                           f"{len(queries)} queries and {'no' if ids is None else len(ids)} ids")
     bos, eos = special_ids(tokenizer)
     pairs = []
     n_truncated = 0
