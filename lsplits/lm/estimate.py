@@ -190,7 +190,7 @@ def estimate_run(records: Sequence[Mapping[str, Any]], *, lm: str | Path | None 
                 (train_config.max_steps % train_config.eval_every != 0)
             validation_tokens = round(folds * passes * n_val * padded / len(ids))
         checkpoint = _checkpoint_bytes(model, tokenizer, Path(tmp) / "tokenizer-size")
-    checkpoints = folds * (2 if lm == SCRATCH else 1)
+    checkpoints = folds * (2 if plan.scratch else 1)  # scratch runs also keep the initial weights
     return RunEstimate(setting=setting, lm=lm, n_examples=len(ids), folds=folds, processes=world_size(),
                        device=str(device), prompt_tokens=int(lengths.sum() - (query_lengths + 1).sum()),
                        scored_tokens=int((query_lengths + 1).sum()), padded_tokens=int(padded),

@@ -16,17 +16,16 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from ..errors import ConfigError
+from ..splits.strategy import SETTINGS
 from .finetune import TrainConfig, check_setting
 from .scratch import ScratchConfig
 
 SCRATCH = "scratch"
 """The ``lm`` name of the small GPT-2 trained from random weights on the data itself (offline)."""
 
-Setting = Literal["ft", "pt"]
-SETTINGS: tuple[str, ...] = ("ft", "pt")
 PRETRAINED_ONLY = "needs a pretrained LM for prompting; --lm scratch has none"
 """Why a ``pt`` config is not built with the scratch LM (the card and ``lsplits.json`` say it)."""
 
