@@ -16,7 +16,7 @@ import time
 
 from smatchpp import Smatchpp, solvers
 
-from lsplits import similarity
+from lsplits.similarity import registry as similarity
 
 DEFAULT = "../shared/data/amr/lpp_amr_v1.6_test.jsonl"
 METRICS = ["smatch", "s2match", "sema", "wlk", "sembleu"]
@@ -49,8 +49,8 @@ def main(path: str = DEFAULT, minilm: bool = False) -> None:
         texts = [json.loads(line)["amr"] for line in handle]
     metrics = [similarity.get(name) for name in METRICS]
     if minilm:
-        from lsplits.amr.embeddings import MiniLMBackend
-        from lsplits.amr.s2match import make_s2match
+        from lsplits.similarity.amr.embeddings import MiniLMBackend
+        from lsplits.similarity.amr.s2match import make_s2match
 
         metrics.append(make_s2match(MiniLMBackend(), name="s2match-minilm"))
 

@@ -14,7 +14,7 @@ import pandas as pd
 from nltk.tokenize import NLTKWordTokenizer
 from wordfreq import word_frequency
 
-from lsplits.analysis import add_rare_word_counts, split_statistics, statistics_text
+from lsplits.build.analysis import add_rare_word_counts, split_statistics, statistics_text
 
 DEFAULT = "../shared/data/snli/snli_1.0_dev.jsonl"
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lsplits.cli import main as lsplits
+from lsplits.cli.parser import main as lsplits
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = next((p / "shared" / "data" for p in REPO.parents if (p / "shared" / "data").is_dir()), REPO.parent / "shared" / "data")
@@ -46,7 +46,7 @@ def padding_ratio(folder: Path, dataset: str, max_length: int, batch_size: int =
     """Tokens of one epoch of ``random``'s train split: real, padded length-grouped, padded shuffled."""
     from transformers import AutoTokenizer
 
-    from lsplits.difficulty.command import default_model_path
+    from lsplits.cli.difficulty import default_model_path
     from lsplits.difficulty.source import open_built
     from lsplits.difficulty.tasks import task_kind
     from lsplits.lm.finetune import length_grouped_batches

@@ -36,7 +36,7 @@ from pathlib import Path
 import penman
 from ue_report_demo import DEFAULT_GOLD, simulate
 
-from lsplits import similarity as registry
+from lsplits.similarity import registry
 from lsplits.uncertainty.beam import LEXICAL_SIMILARITY
 from lsplits.uncertainty.matrix import build_matrices
 from lsplits.uncertainty.study import PAPER_BEAM_SIZES, PAPER_QUALITIES, PAPER_SIMILARITIES, StudyConfig

@@ -6,7 +6,7 @@ graph of the sample this script builds three kinds of pairs:
 
   (a) same meaning: the graph against an isomorphic rewrite of itself (variables renamed, triples
       shuffled, so PENMAN re-lays the tree out, with inverted roles where needed);
-  (b) one edit: the graph against itself after one controlled edit (lsplits.amr.edits: a concept,
+  (b) one edit: the graph against itself after one controlled edit (lsplits.similarity.amr.edits: a concept,
       a role, a deleted branch or an added negation);
   (c) two edits;
 
@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 import penman
 
-from lsplits import similarity as registry
-from lsplits.amr.edits import degrade, edit_once
+from lsplits.similarity import registry
+from lsplits.similarity.amr.edits import degrade, edit_once
 from lsplits.uncertainty.estimators import estimate_many
 from lsplits.uncertainty.matrix import build_matrices
 from lsplits.uncertainty.prr import prr

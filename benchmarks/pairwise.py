@@ -1,7 +1,7 @@
 """Pairwise AMR similarity on k-candidate beams: our engine vs a naive smatchpp loop, on real graphs.
 
 No AMR parser runs here, so each real gold graph becomes a beam of k candidates by controlled edits
-(:mod:`lsplits.amr.edits`): the example gets a level L in [--min-level, 4] and each candidate is the
+(:mod:`lsplits.similarity.amr.edits`): the example gets a level L in [--min-level, 4] and each candidate is the
 gold graph after L-1 or L random edits, so easy examples have identical candidates, as real beams do.
 
 In one run it measures
@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from lsplits.amr.edits import degrade
-from lsplits.amr.smatchpp_metric import SOLVER
+from lsplits.similarity.amr.edits import degrade
+from lsplits.similarity.amr.smatchpp_metric import SOLVER
 from lsplits.uncertainty.matrix import SimilarityMatrix, build_matrices
 
 REPO = Path(__file__).resolve().parents[1]

@@ -4,7 +4,7 @@ The official scorer is installed into its own virtual environment (``--venv``, c
 with ``pip install smatch==1.0.4``; the project's environment is never touched) and run there on:
 
 - real gold graphs (``--data``, JSONL with an ``amr`` field) against predictions made from them by
-  controlled edits (:mod:`lsplits.amr.edits`: ``--per-level`` predictions at each edit level 1..4);
+  controlled edits (:mod:`lsplits.similarity.amr.edits`: ``--per-level`` predictions at each edit level 1..4);
 - pairs of different gold graphs (each graph against the next one and the one after).
 
 Each pair is given to the official code the way its command line reads a file (``AMR.get_amr_line``:
@@ -35,10 +35,10 @@ from pathlib import Path
 
 import penman
 
-from lsplits.amr.align import MatchCounts, micro_f1
-from lsplits.amr.edits import degrade
-from lsplits.amr.graph import parse_amr, parse_smatch
-from lsplits.amr.smatch import smatch_counts
+from lsplits.similarity.amr.align import MatchCounts, micro_f1
+from lsplits.similarity.amr.edits import degrade
+from lsplits.similarity.amr.graph import parse_amr, parse_smatch
+from lsplits.similarity.amr.smatch import smatch_counts
 
 DEFAULT_DATA = Path("../shared/data/amr/lpp_amr_v1.6_test.jsonl")
 DEFAULT_VENV = Path(tempfile.gettempdir()) / "lsplits-smatch-1.0.4"
@@ -92,7 +92,7 @@ def load_gold(path: Path) -> list[tuple[str, str]]:
     return [(str(row["id"]), row["amr"]) for row in rows]
 
 
-# Branches that the official reading handles in its own way (see lsplits.amr.graph.parse_smatch).
+# Branches that the official reading handles in its own way (see lsplits.similarity.amr.graph.parse_smatch).
 QUIRKS = ((":mod", "7"), (":mod", "-"), (":ARG1-of", "5"), (":op1", '"New York"'), (":value", '"1 2"'),
           (":polarity", "-"), (":consist-of", ("q", [("/", "water")])), (":domain-of", ("q", [("/", "tall")])),
           (":quant", '"2"'))

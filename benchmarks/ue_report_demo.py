@@ -1,6 +1,6 @@
 """``lsplits ue`` on parser-like beams built from real gold AMR graphs: the paper's full grid, timed.
 
-No AMR parser runs here, so beams are simulated from gold graphs (lsplits/amr/edits.py): each sentence
+No AMR parser runs here, so beams are simulated from gold graphs (lsplits/similarity/amr/edits.py): each sentence
 gets a difficulty d (0 to 4 edits, easy ones more frequent); the top-1 candidate is the gold graph
 with d edits, each further candidate is the top-1 with 1 to d + 1 more edits, and about 1% of
 candidates are cut short (invalid PENMAN). Writes the inputs and the report under --out and prints
@@ -24,9 +24,9 @@ import random
 import time
 from pathlib import Path
 
-from lsplits.amr.edits import degrade
-from lsplits.cli import parse_args
-from lsplits.uncertainty.command import run as run_ue
+from lsplits.cli.parser import parse_args
+from lsplits.cli.ue import run as run_ue
+from lsplits.similarity.amr.edits import degrade
 
 DEFAULT_GOLD = Path(__file__).resolve().parents[2] / "shared" / "data" / "amr" / "lpp_amr_v1.6_test.jsonl"
 

@@ -1,14 +1,14 @@
 """Dataset builders: one module per published dataset (SNLI, BoolQ, Spider).
 
-Each module defines ``SPEC`` (a :class:`lsplits.build.DatasetSpec`) and ``load(data_files=None)``
+Each module defines ``SPEC`` (a :class:`lsplits.build.pipeline.DatasetSpec`) and ``load(data_files=None)``
 returning the pooled, filtered examples; ``lsplits build NAME`` and ``python -m builders.NAME``
 run them. Importing this package registers every module in it (except the shared helpers of
-``common``) with :func:`lsplits.registry.register_builder`, without importing them.
+``common``) with :func:`lsplits.data.registry.register_builder`, without importing them.
 """
 
 import pkgutil
 
-from lsplits.registry import register_builder
+from lsplits.data.registry import register_builder
 
 HELPERS = ("common",)
 """Modules of this package that are not builders."""

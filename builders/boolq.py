@@ -8,10 +8,10 @@ from __future__ import annotations
 import sys
 
 from builders.common import load_official, run_cli
-from lsplits.build import DatasetSpec
-from lsplits.card import CardInfo
-from lsplits.data import LoadedData
-from lsplits.tasks import boolq_task
+from lsplits.build.card import CardInfo
+from lsplits.build.pipeline import DatasetSpec
+from lsplits.data.loading import LoadedData
+from lsplits.data.tasks import boolq_task
 
 CITATION = """@inproceedings{clark-etal-2019-boolq,
   title = {{B}ool{Q}: Exploring the Surprising Difficulty of Natural Yes/No Questions},

@@ -7,9 +7,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from lsplits.data import LoadedData, load_sources, parse_data_files, prepare_examples, read_records
+from lsplits.data.loading import LoadedData, load_sources, parse_data_files, prepare_examples, read_records
+from lsplits.data.tasks import Task
 from lsplits.errors import DataError
-from lsplits.tasks import Task
 
 Record = dict[str, Any]
 
@@ -59,6 +59,6 @@ def _convert_all(convert: Callable[[Record], Record], records: list[Record], sou
 
 def run_cli(name: str, argv: Sequence[str] | None = None) -> int:
     """``python -m builders.NAME ARGS`` == ``lsplits build NAME ARGS``."""
-    from lsplits.cli import main
+    from lsplits.cli.parser import main
 
     return main(["build", name, *(sys.argv[1:] if argv is None else argv)])

@@ -11,10 +11,10 @@ import sys
 from typing import Any
 
 from builders.common import load_official, run_cli
-from lsplits.build import DatasetSpec
-from lsplits.card import CardInfo
-from lsplits.data import LoadedData
-from lsplits.tasks import NLI_LABELS, nli_task
+from lsplits.build.card import CardInfo
+from lsplits.build.pipeline import DatasetSpec
+from lsplits.data.loading import LoadedData
+from lsplits.data.tasks import NLI_LABELS, nli_task
 
 CITATION = """@inproceedings{bowman-etal-2015-large,
   title = {A large annotated corpus for learning natural language inference},

@@ -15,11 +15,11 @@ import sys
 from dataclasses import replace
 
 from builders.common import load_official, run_cli
-from lsplits.build import DatasetSpec
-from lsplits.card import CardInfo
-from lsplits.data import LoadedData
+from lsplits.build.card import CardInfo
+from lsplits.build.pipeline import DatasetSpec
+from lsplits.data.loading import LoadedData
+from lsplits.data.tasks import spider_task
 from lsplits.splits.spider import SPIDER_POLICY, normalize_question, query_hardness
-from lsplits.tasks import spider_task
 
 CITATION = """@inproceedings{yu-etal-2018-spider,
   title = {Spider: A Large-Scale Human-Labeled Dataset for Complex and Cross-Domain Semantic Parsing and Text-to-SQL Task},

@@ -2,6 +2,6 @@
 
 import sys
 
-from .cli import main
+from lsplits.cli.parser import main
 
 sys.exit(main())

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Literal
 
-from .errors import ConfigError
+from lsplits.errors import ConfigError
 
 DATASET_MARKER = "lsplits.json"
 """The settings file of a built dataset folder; it also lists the files lsplits wrote there."""
@@ -229,3 +229,32 @@ def cache_folder(kind: str) -> Path:
     """
     root = os.environ.get("LSPLITS_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "lsplits"
     return Path(root).expanduser() / kind
+
+
+def check_beams_output(out: Path, inputs_source: str) -> None:
+    """ConfigError unless ``out`` can take the beams: a ``.jsonl`` path that is not a folder, not the
+    input, and not a file that lsplits did not write (an existing beams file is replaced)."""
+    if out.is_dir():
+        raise ConfigError(f"--out {out} is a folder; give a file name such as {out / 'beams.jsonl'}")
+    if out.suffix.lower() != ".jsonl":
+        raise ConfigError(f"--out {out}: the beams file must end in .jsonl (how lsplits ue recognises one)")
+    if Path(inputs_source).expanduser().resolve() == out.expanduser().resolve():
+        raise ConfigError(f"--out {out} is the input file; write the beams elsewhere")
+    for parent in out.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ConfigError(f"--out {out}: {parent} is a file, not a folder")
+            break
+    if out.is_file() and out.stat().st_size > 0 and not _is_beams_file(out):
+        raise ConfigError(f"--out {out} exists and is not a beams file written by lsplits; "
+                          "choose another path or remove it yourself")
+
+
+def _is_beams_file(path: Path) -> bool:
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        first = handle.readline()
+    try:
+        row = json.loads(first)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(row, dict) and set(row) == {"id", "candidates"}

@@ -1,6 +1,6 @@
 """Real gold AMR graphs for the tests, and the controlled edits that turn them into simulated beams.
 
-The edits live in :mod:`lsplits.amr.edits` (shared with the benchmarks); this module adds the gold
+The edits live in :mod:`lsplits.similarity.amr.edits` (shared with the benchmarks); this module adds the gold
 graphs of tests/fixtures/amr_sample.jsonl and re-exports the edit helpers for the tests.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from lsplits.amr.edits import build_beams, degrade, edit_once
+from lsplits.similarity.amr.edits import build_beams, degrade, edit_once
 
 __all__ = ["SAMPLE", "build_beams", "degrade", "edit_once", "sample_gold"]
 

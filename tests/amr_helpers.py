@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from lsplits.amr.graph import AmrGraph
+from lsplits.similarity.amr.graph import AmrGraph
 
 FIXTURE = Path(__file__).parent / "fixtures" / "amr_sample.jsonl"
 
@@ -21,7 +21,7 @@ def brute_force_matches(a: AmrGraph, b: AmrGraph,
                         concept_score: Callable[[str, str], float] | None = None) -> float:
     """Best Smatch match count over *every* one-to-one partial mapping (tiny graphs only).
 
-    Written independently of lsplits.amr.align: map A's triples through the mapping and count those
+    Written independently of lsplits.similarity.amr.align: map A's triples through the mapping and count those
     found in B's triple set; instance triples score ``concept_score`` (default: equality).
     """
     score = concept_score or (lambda x, y: float(x == y))

@@ -72,7 +72,7 @@ def build_tiny_parser(folder: Path, *, steps: int = 120, seed: int = 0) -> Path:
 
 def _hang_after_first_shard(argv: list[str]) -> None:
     import lsplits.io as io
-    from lsplits.cli import main
+    from lsplits.cli.parser import main
 
     write = io.atomic_write_text
 

@@ -67,7 +67,7 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 def build_dataset(root: Path, builder: str, rows: list[dict], configs: tuple[str, ...] = ("random", "ll_split"),
                   eval_size: int = 16, lm: str = "scratch") -> Path:
     """Run the real ``lsplits build BUILDER`` on ``rows`` (``lm``, 2 steps); returns the built folder."""
-    from lsplits.cli import main
+    from lsplits.cli.parser import main
 
     data = write_jsonl(root / f"{builder}.jsonl", rows)
     out = root / f"{builder}-built"
@@ -151,7 +151,7 @@ def _hang_after_first(mode: str) -> None:
 
 
 if __name__ == "__main__":
-    from lsplits.cli import main
+    from lsplits.cli.parser import main
 
     _hang_after_first(sys.argv[1])
     sys.exit(main(sys.argv[2:]))

@@ -1,12 +1,12 @@
-"""Tests for lsplits.amr.graph: PENMAN parsing into the shared triple form."""
+"""Tests for lsplits.similarity.amr.graph: PENMAN parsing into the shared triple form."""
 
 from __future__ import annotations
 
 import pytest
 from amr_helpers import sample_graphs
 
-from lsplits.amr.graph import labelled_graph, parse_amr
-from lsplits.similarity import InvalidOutput
+from lsplits.similarity.amr.graph import labelled_graph, parse_amr
+from lsplits.similarity.registry import InvalidOutput
 
 
 def test_nodes_relations_attributes_and_top():

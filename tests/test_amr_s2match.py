@@ -1,4 +1,4 @@
-"""Tests for S2Match (lsplits.amr.s2match): graded concept matching on top of Smatch.
+"""Tests for S2Match (lsplits.similarity.amr.s2match): graded concept matching on top of Smatch.
 
 Hand-computed with Smatch's triple counts: two one-node graphs have 2 triples each (instance +
 TOP), so F1 = (1 + concept score) / 2 when the roots are aligned.
@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from amr_helpers import brute_force_matches
 
-from lsplits import similarity
-from lsplits.amr.embeddings import DictBackend, MiniLMBackend
-from lsplits.amr.graph import parse_amr
-from lsplits.amr.s2match import S2MATCH, ConceptSimilarity, make_s2match, split_sense
-from lsplits.amr.smatch import SMATCH
+from lsplits.similarity import registry as similarity
+from lsplits.similarity.amr.embeddings import DictBackend, MiniLMBackend
+from lsplits.similarity.amr.graph import parse_amr
+from lsplits.similarity.amr.s2match import S2MATCH, ConceptSimilarity, make_s2match, split_sense
+from lsplits.similarity.amr.smatch import SMATCH
 
 
 def score(metric, a: str, b: str) -> float:

@@ -1,4 +1,4 @@
-"""Tests for SEMA (lsplits.amr.sema), with hand-computed counts.
+"""Tests for SEMA (lsplits.similarity.amr.sema), with hand-computed counts.
 
 SEMA triples: instances + relations + attributes (no TOP). F1 = 2 m / (|A| + |B|).
 """
@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from amr_helpers import sample_graphs
 
-from lsplits import similarity
-from lsplits.amr.sema import SEMA, corpus_sema, sema_matches
+from lsplits.similarity import registry as similarity
+from lsplits.similarity.amr.sema import SEMA, corpus_sema, sema_matches
 
 WANT_BOY = "(w / want-01 :ARG0 (b / boy))"
 

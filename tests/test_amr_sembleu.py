@@ -1,4 +1,4 @@
-"""Tests for SemBLEU (lsplits.amr.sembleu), with n-grams and BLEU computed by hand.
+"""Tests for SemBLEU (lsplits.similarity.amr.sembleu), with n-grams and BLEU computed by hand.
 
 Size of a graph = nodes (variables + constants) + edges. Weights (0.34, 0.33, 0.34), uniform over
 the orders the hypothesis has when it lacks trigrams; the k-th unmatched order gets 1 / (2^k * count).
@@ -11,9 +11,9 @@ from collections import Counter
 
 import pytest
 
-from lsplits import similarity
-from lsplits.amr.graph import parse_amr
-from lsplits.amr.sembleu import SEMBLEU, brevity_penalty, corpus_sembleu, graph_ngrams
+from lsplits.similarity import registry as similarity
+from lsplits.similarity.amr.graph import parse_amr
+from lsplits.similarity.amr.sembleu import SEMBLEU, brevity_penalty, corpus_sembleu, graph_ngrams
 
 WANT_BOY = "(w / want-01 :ARG0 (b / boy))"
 WANT_BOY_GO = "(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02))"

@@ -1,4 +1,4 @@
-"""Tests for classic Smatch (lsplits.amr.smatch) and its hill-climbing alignment (lsplits.amr.align).
+"""Tests for classic Smatch (lsplits.similarity.amr.smatch) and its hill-climbing alignment (lsplits.similarity.amr.align).
 
 Expected values are hand-computed from Smatch's definition: triples = instances + attributes +
 relations + TOP, F1 = 2 * matched / (triples(A) + triples(B)).
@@ -13,8 +13,8 @@ import pytest
 from amr_helpers import brute_force_matches, sample_graphs
 from smatchpp import Smatchpp, interfaces, solvers
 
-from lsplits import similarity
-from lsplits.amr.align import (
+from lsplits.similarity import registry as similarity
+from lsplits.similarity.amr.align import (
     _Climber,
     _random_start,
     best_mapping,
@@ -22,8 +22,8 @@ from lsplits.amr.align import (
     exact_concept_match,
     mapping_score,
 )
-from lsplits.amr.graph import parse_amr
-from lsplits.amr.smatch import SMATCH, corpus_smatch, smatch_counts
+from lsplits.similarity.amr.graph import parse_amr
+from lsplits.similarity.amr.smatch import SMATCH, corpus_smatch, smatch_counts
 
 WANT_BOY = "(w / want-01 :ARG0 (b / boy))"
 WANT_GO = "(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02 :ARG0 b))"

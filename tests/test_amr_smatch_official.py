@@ -20,11 +20,17 @@ import random
 import pytest
 from amr_helpers import brute_force_matches, sample_graphs
 
-from lsplits import similarity
-from lsplits.amr.align import _Climber, _random_start, build_problem, exact_concept_match, mapping_score
-from lsplits.amr.graph import parse_amr, parse_smatch
-from lsplits.amr.smatch import SMATCH, SMATCH_CORRECTED, corpus_smatch, smatch_counts
-from lsplits.similarity import InvalidOutput
+from lsplits.similarity import registry as similarity
+from lsplits.similarity.amr.align import (
+    _Climber,
+    _random_start,
+    build_problem,
+    exact_concept_match,
+    mapping_score,
+)
+from lsplits.similarity.amr.graph import parse_amr, parse_smatch
+from lsplits.similarity.amr.smatch import SMATCH, SMATCH_CORRECTED, corpus_smatch, smatch_counts
+from lsplits.similarity.registry import InvalidOutput
 
 # (name, A, B, official (matched, triples A, triples B), corrected (matched, triples A, triples B))
 CASES = [

@@ -1,4 +1,4 @@
-"""Tests for WLK (lsplits.amr.wlk), with cosines computed by hand.
+"""Tests for WLK (lsplits.similarity.amr.wlk), with cosines computed by hand.
 
 Feature blocks: iteration 0 (node labels, weight 1), 1 (weight 1/2), 2 (weight 1/3); a label shared
 by both graphs adds weight^2 * count_a * count_b to the dot product.
@@ -10,9 +10,9 @@ import math
 
 import pytest
 
-from lsplits import similarity
-from lsplits.amr.graph import parse_amr
-from lsplits.amr.wlk import WLK, wl_features, wlk_similarity
+from lsplits.similarity import registry as similarity
+from lsplits.similarity.amr.graph import parse_amr
+from lsplits.similarity.amr.wlk import WLK, wl_features, wlk_similarity
 
 WANT_BOY = "(w / want-01 :ARG0 (b / boy))"
 W1, W2 = 1 / 4, 1 / 9  # squared weights of iterations 1 and 2

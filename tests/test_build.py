@@ -1,4 +1,4 @@
-"""lsplits.build without an LM: the build plan, splitting scored examples into index arrays, frames
+"""lsplits.build.pipeline without an LM: the build plan, splitting scored examples into index arrays, frames
 materialised from the base table, and the export of a result in Hub layout (scores are given here,
 so every expected split follows from them by hand)."""
 
@@ -11,7 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lsplits.build import (
+from lsplits.build.card import CardInfo
+from lsplits.build.configs import CONFIGS
+from lsplits.build.export import card_data_files
+from lsplits.build.pipeline import (
     DatasetSpec,
     build_metadata,
     checked_eval_size,
@@ -22,13 +25,10 @@ from lsplits.build import (
     split_inputs,
     split_scored,
 )
-from lsplits.card import CardInfo
-from lsplits.configs import CONFIGS
-from lsplits.data import prepare_examples
+from lsplits.data.loading import prepare_examples
+from lsplits.data.tasks import generic_task
 from lsplits.errors import ConfigError
-from lsplits.export import card_data_files
 from lsplits.lm.finetune import TrainConfig
-from lsplits.tasks import generic_task
 
 N = 24
 

@@ -12,8 +12,8 @@ import datasets
 import numpy as np
 import pytest
 
-from lsplits.cli import COMMANDS, main
-from lsplits.demo import DEMO_CONFIGS, run_demo
+from lsplits.build.demo import DEMO_CONFIGS, run_demo
+from lsplits.cli.parser import COMMANDS, main
 from lsplits.lm.finetune import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,7 +6,7 @@ import json
 
 import datasets
 
-from lsplits.cli import main
+from lsplits.cli.parser import main
 from lsplits.splits.spider import sql_atoms
 
 ANIMALS = ["dog", "cat", "horse", "bird", "cow", "goat", "fox", "owl"]

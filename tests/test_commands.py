@@ -1,4 +1,4 @@
-"""The CLI subcommands of lsplits.commands called directly with parsed arguments: which dataset and
+"""The CLI subcommands of lsplits.cli.commands called directly with parsed arguments: which dataset and
 spec a command gets, which paths it treats as inputs, which training config, and the refusals that
 come before any work."""
 
@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from space_helpers import build_fixture_dataset
 
-from lsplits import commands
-from lsplits.cli import build_parser
+from lsplits.cli import commands, publish
+from lsplits.cli.parser import build_parser
 from lsplits.errors import ConfigError
 
 
@@ -66,7 +66,7 @@ def test_prompted_scores_need_a_pretrained_lm(tmp_path):
 
 def test_push_refuses_a_folder_that_is_not_a_build(tmp_path):
     with pytest.raises(ConfigError, match="no README.md; is this a folder written by `lsplits build`"):
-        commands.push(parse("push", str(tmp_path), "org/x"))
+        publish.push(parse("push", str(tmp_path), "org/x"))
 
 
 def test_only_rank_zero_writes(tmp_path, monkeypatch):

@@ -8,9 +8,9 @@ import re
 import pytest
 
 from builders.common import official_split_name
-from lsplits.data import load_examples, parse_data_files, read_records
+from lsplits.data.loading import load_examples, parse_data_files, read_records
+from lsplits.data.tasks import generic_task
 from lsplits.errors import ConfigError, DataError
-from lsplits.tasks import generic_task
 
 
 def write_jsonl(path, rows):

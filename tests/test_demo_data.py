@@ -13,7 +13,7 @@ import pytest
 from nltk.tokenize import NLTKWordTokenizer
 from wordfreq import word_frequency
 
-from lsplits.demo_data import (
+from lsplits.data.synthetic import (
     DEMO_RARE_WORDS,
     DEMO_TASK,
     RARE_CONSTRUCTION_RATE,
@@ -23,8 +23,8 @@ from lsplits.demo_data import (
     is_rare_construction,
     make_demo_dataset,
 )
+from lsplits.data.tasks import nli_prompt, nli_task
 from lsplits.errors import DataError
-from lsplits.tasks import nli_prompt, nli_task
 
 DATA = make_demo_dataset(3000, seed=0)
 
@@ -45,7 +45,7 @@ def test_same_arguments_give_equal_data_and_a_new_seed_changes_it():
 
 
 def test_output_does_not_depend_on_the_hash_seed():
-    code = "import json; from lsplits.demo_data import make_demo_dataset; print(json.dumps(make_demo_dataset(300, 7)))"
+    code = "import json; from lsplits.data.synthetic import make_demo_dataset; print(json.dumps(make_demo_dataset(300, 7)))"
     outputs = []
     for hash_seed in ("0", "12345"):
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}

@@ -28,7 +28,7 @@ from difficulty_fixtures import (
     tiny_seq2seq,
 )
 
-from lsplits.cli import main
+from lsplits.cli.parser import main
 from lsplits.difficulty import card, evaluate
 from lsplits.difficulty.tasks import canonical_sql
 

@@ -21,9 +21,11 @@ import torch
 from beams_fixtures import PAIRS, UNSEEN, build_tiny_parser
 from lm_fixtures import TINY_SCRATCH, kill_when_written, tiny_sentences
 
-from lsplits.cli import main as cli_main
+from lsplits.cli.parser import main as cli_main
 from lsplits.errors import ConfigError, DataError
-from lsplits.generation import check_model, generate_beams, read_inputs
+from lsplits.generation.inputs import read_inputs
+from lsplits.generation.models import check_model
+from lsplits.generation.search import generate_beams
 
 HELPER = Path(__file__).with_name("beams_fixtures.py")
 SENTENCES = [s for s, _ in PAIRS] + UNSEEN
@@ -75,7 +77,7 @@ def test_k_candidates_per_input_in_input_order_whatever_the_batching(parser):
 
 
 def test_beams_from_a_model_name_equal_those_of_the_loaded_model(parser, parser_folder):
-    from lsplits.generation import beams_from_model
+    from lsplits.generation.models import beams_from_model
 
     model, tokenizer = parser
     expected = generate_beams(model, tokenizer, SENTENCES[:3], k=3, max_new_tokens=30, progress=False)
@@ -89,7 +91,7 @@ def test_the_space_generates_with_the_beams_function(parser_folder, monkeypatch)
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "spaces" / "lsplits-demo"))
     sys.modules.pop("uncertainty_tab", None)
     uncertainty_tab = importlib.import_module("uncertainty_tab")
-    from lsplits.generation import beams_from_model
+    from lsplits.generation.models import beams_from_model
 
     assert uncertainty_tab.beam_generator() is beams_from_model
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from lsplits.errors import ConfigError
-from lsplits.hub import check_hub_access, push_folder
+from lsplits.hub.push import check_hub_access, push_folder
 
 
 def test_push_sends_every_file_in_one_commit(tmp_path, hub_api):
@@ -59,7 +59,7 @@ def test_access_check_refuses_offline_missing_and_refused_tokens(hub_api, monkey
 
 
 def test_push_and_build_check_access_before_any_work(tmp_path, hub_api, online, capsys):
-    from lsplits.cli import main
+    from lsplits.cli.parser import main
 
     folder = tmp_path / "built"
     folder.mkdir()
@@ -84,7 +84,7 @@ def test_push_and_build_check_access_before_any_work(tmp_path, hub_api, online, 
 def test_push_with_a_valid_token_uploads(tmp_path, hub_api, online, capsys):
     import huggingface_hub
 
-    from lsplits.cli import main
+    from lsplits.cli.parser import main
 
     online.setattr(huggingface_hub, "get_token", lambda: "hf_good")
     hub_api.valid_tokens = {"hf_good"}
@@ -104,8 +104,9 @@ def _tripwire(what):
                                   ["push-space", "team/demo", "--no-assets"]])
 def test_push_metrics_and_push_space_check_access_before_any_work(argv, hub_api, online, capsys, monkeypatch):
     """The three push commands share the upload path: a missing token is one line, before staging anything."""
-    from lsplits import metric_spaces, space
-    from lsplits.cli import main
+    from lsplits.cli.parser import main
+    from lsplits.hub import demo_space as space
+    from lsplits.hub import metric_spaces
 
     monkeypatch.setattr(space, "stage_space", _tripwire("staging the Space"))
     monkeypatch.setattr(metric_spaces, "push_folder", _tripwire("uploading a metric module"))

@@ -8,7 +8,7 @@ import warnings
 import pytest
 from rouge_score import rouge_scorer
 
-from lsplits.similarity import get
+from lsplits.similarity.registry import get
 from lsplits.uncertainty.lexical import ROUGE_L, rouge_l_fmeasure, rouge_tokens
 
 REFERENCE = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)

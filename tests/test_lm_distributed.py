@@ -19,7 +19,7 @@ import torch
 from lm_fixtures import TINY_SCRATCH, tiny_records, tiny_sentences
 from lm_launch_helper import launch_run_kwargs
 
-from lsplits.cli import main as cli_main
+from lsplits.cli.parser import main as cli_main
 from lsplits.errors import ConfigError
 from lsplits.lm import compute_scores
 from lsplits.lm.encode import encode_pairs

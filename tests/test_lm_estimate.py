@@ -9,7 +9,7 @@ import math
 import pytest
 from lm_fixtures import TINY_SCRATCH, TINY_TRAIN, tiny_records, tiny_sentences
 
-from lsplits.cli import main as cli_main
+from lsplits.cli.parser import main as cli_main
 from lsplits.errors import DataError
 from lsplits.lm import ScratchConfig, TrainConfig, compute_scores
 from lsplits.lm.estimate import estimate_run, format_bytes, format_duration

@@ -8,7 +8,7 @@ import re
 import pytest
 from lm_fixtures import tiny_sentences
 
-from lsplits.cli import main as cli_main
+from lsplits.cli.parser import main as cli_main
 from lsplits.errors import ConfigError
 from lsplits.lm.finetune import TrainConfig
 from lsplits.lm.plan import SCRATCH, RunPlan, needs_pretrained, runs_with

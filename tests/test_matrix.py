@@ -7,8 +7,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from lsplits import similarity as registry
-from lsplits.similarity import InvalidOutput, Similarity
+from lsplits.similarity import registry
+from lsplits.similarity.registry import InvalidOutput, Similarity
 from lsplits.uncertainty.matrix import MatrixCache, build_matrices, build_matrix
 
 CALLS: Counter = Counter()

@@ -13,7 +13,7 @@ import evaluate
 import pytest
 from amr_edits import build_beams, sample_gold
 
-from lsplits.amr.smatchpp_metric import f1, prepare
+from lsplits.similarity.amr.smatchpp_metric import f1, prepare
 from lsplits.uncertainty.estimators import degmat
 from lsplits.uncertainty.lexical import ROUGE_L
 from lsplits.uncertainty.options import InvalidOption

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from lsplits.cli import parse_args
+from lsplits.cli.parser import parse_args
+from lsplits.cli.publish import push_metrics as run_push_metrics
 from lsplits.errors import ConfigError
-from lsplits.metric_spaces import push_metrics, run_push_metrics
+from lsplits.hub.metric_spaces import push_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,7 +10,7 @@ import datasets
 import pandas as pd
 import pytest
 
-from lsplits.cli import main
+from lsplits.cli.parser import main
 
 WORDS = ["red", "blue", "cat", "dog", "runs", "sleeps", "big", "small", "house", "tree"]
 GOLD = ["(w / want-01 :ARG0 (b / boy))", "(r / run-01 :ARG0 (d / dog))", "(s / sleep-01 :ARG0 (c / cat))",
@@ -118,8 +118,8 @@ def test_ue_report_and_score_file_are_replaced_on_a_rerun(tmp_path):
 
 def test_every_cache_kind_lives_under_one_root(tmp_path, monkeypatch):
     """Scores, beams and matrices are cached under the same root, chosen by one function."""
-    from lsplits.cli import default_cache_dir as scores
-    from lsplits.generation import default_cache_dir as beams
+    from lsplits.cli.parser import default_cache_dir as scores
+    from lsplits.generation.cache import default_cache_dir as beams
     from lsplits.io import cache_folder
     from lsplits.uncertainty.study import default_cache_dir as matrices
 

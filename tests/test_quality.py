@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lsplits.errors import DataError
-from lsplits.similarity import get
+from lsplits.similarity.registry import get
 from lsplits.uncertainty.quality import AMR_PLACEHOLDER, placeholder_for, score_predictions
 
 WANT = "(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02 :ARG0 b))"

@@ -8,17 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from lsplits import commands, registry
-from lsplits.cli import main, parse_args
+from lsplits.cli import commands
+from lsplits.cli.parser import main, parse_args
+from lsplits.data import registry
 from lsplits.errors import ConfigError
 
 BUILDERS_DIR = Path(__file__).resolve().parents[1] / "builders"
 
 TINY_BUILDER = '''
-from lsplits.build import DatasetSpec
-from lsplits.card import CardInfo
-from lsplits.data import prepare_examples
-from lsplits.tasks import generic_task
+from lsplits.build.pipeline import DatasetSpec
+from lsplits.build.card import CardInfo
+from lsplits.data.loading import prepare_examples
+from lsplits.data.tasks import generic_task
 
 SPEC = DatasetSpec(task=generic_task("text", ""), card=CardInfo(pretty_name="tiny"))
 

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from amr_edits import build_beams, sample_gold
 
-from lsplits import similarity as registry
-from lsplits.amr.smatchpp_metric import f1, prepare
-from lsplits.cli import parse_args
+from lsplits.cli.parser import parse_args
+from lsplits.cli.ue import run as run_ue
 from lsplits.errors import DataError
-from lsplits.similarity import Similarity
-from lsplits.uncertainty.command import run as run_ue
+from lsplits.similarity import registry
+from lsplits.similarity.amr.smatchpp_metric import f1, prepare
+from lsplits.similarity.registry import Similarity
 from lsplits.uncertainty.options import InvalidOption
 from lsplits.uncertainty.report import main_table_markdown, write_report
 from lsplits.uncertainty.study import StudyConfig, choose_beam_sizes, run_study

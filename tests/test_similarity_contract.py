@@ -1,4 +1,4 @@
-"""The contract every AMR graph similarity in the registry keeps (lsplits.similarity), one test per clause.
+"""The contract every AMR graph similarity in the registry keeps (lsplits.similarity.registry), one test per clause.
 
 An AMR metric is a registry entry whose invalid-output stand-in is the empty graph. Each must: score
 identical graphs 1 whatever their variable names; score disjoint graphs low (0, or only the TOP
@@ -14,9 +14,9 @@ from __future__ import annotations
 import pytest
 from amr_helpers import sample_graphs
 
-from lsplits import similarity
-from lsplits.amr.graph import EMPTY_AMR
-from lsplits.similarity import InvalidOutput
+from lsplits.similarity import registry as similarity
+from lsplits.similarity.amr.graph import EMPTY_AMR
+from lsplits.similarity.registry import InvalidOutput
 
 AMR_METRICS = [name for name in similarity.available() if similarity.get(name).invalid_stand_in == EMPTY_AMR]
 ROOTED = {"smatch", "smatch-corrected", "smatchpp", "s2match"}  # score a TOP / root triple

@@ -12,9 +12,16 @@ from amr_edits import degrade, sample_gold
 from smatchpp import Smatchpp, eval_statistics, solvers
 from smatchpp.formalism.amr import tools as amr_tools
 
-from lsplits.amr import smatchpp_metric
-from lsplits.amr.smatchpp_metric import SMATCHPP, BoundedAlignmentSolver, corpus_f1, f1, match_counts, prepare
-from lsplits.similarity import InvalidOutput, get
+from lsplits.similarity.amr import smatchpp_metric
+from lsplits.similarity.amr.smatchpp_metric import (
+    SMATCHPP,
+    BoundedAlignmentSolver,
+    corpus_f1,
+    f1,
+    match_counts,
+    prepare,
+)
+from lsplits.similarity.registry import InvalidOutput, get
 
 
 @pytest.fixture(scope="module")

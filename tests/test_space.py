@@ -21,10 +21,11 @@ import yaml
 from space_helpers import SPACE_DIR, build_fixture_dataset, fixture_rows
 
 import lsplits
-from lsplits import space
-from lsplits.cli import parse_args
+from lsplits.build.export import card_data_files
+from lsplits.cli import publish
+from lsplits.cli.parser import parse_args
 from lsplits.errors import ConfigError
-from lsplits.export import card_data_files
+from lsplits.hub import demo_space as space
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,7 +49,7 @@ def test_stage_has_space_files_vendored_package_and_assets(staged):
                  "examples/amr_system_middle.jsonl", "examples/amr_system_weak.jsonl"):
         assert files[name] == (SPACE_DIR / name).read_bytes()
     package = Path(lsplits.__file__).parent
-    for module in ("__init__.py", "space.py", "uncertainty/report.py", "uncertainty/systems.py", "lm/scoring.py"):
+    for module in ("__init__.py", "hub/demo_space.py", "uncertainty/report.py", "uncertainty/systems.py", "lm/scoring.py"):
         assert files[f"lsplits/{module}"] == (package / module).read_bytes()
     assert not [name for name in files if "__pycache__" in name or name.endswith(".pyc")]
     assert json.loads(files["data/demo-likelihood/lsplits.json"])["configs"] == ["ll_split", "random"]
@@ -155,13 +156,13 @@ def test_push_space_uploads_the_staged_folder_in_one_commit(tmp_path, fake_hub):
         if item["key"] == "file":
             sent[item["value"]["path"]] = base64.b64decode(item["value"]["content"])
     assert sent == expected
-    assert "lsplits/space.py" in sent and "app.py" in sent
+    assert "lsplits/hub/demo_space.py" in sent and "app.py" in sent
 
 
 def test_cli_stage_only_sends_nothing(tmp_path, fake_hub, capsys):
     args = parse_args(["push-space", "org/demo", "--no-assets", "--stage-only", str(tmp_path / "preview")])
-    assert space.run(args) == 0
-    assert (tmp_path / "preview" / "app.py").is_file() and (tmp_path / "preview" / "lsplits" / "space.py").is_file()
+    assert publish.push_space(args) == 0
+    assert (tmp_path / "preview" / "app.py").is_file() and (tmp_path / "preview" / "lsplits" / "hub" / "demo_space.py").is_file()
     assert f"staged the Space in {tmp_path / 'preview'}" in capsys.readouterr().out
     assert not [path for _, path, _, _ in fake_hub.requests if path.startswith("/api/") and "harness" not in path]
     with pytest.raises(ConfigError, match="org/name"):

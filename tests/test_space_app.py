@@ -269,7 +269,7 @@ def example_gold() -> dict[str, str]:
 
 def corpus_of_top1(metric: str, beams: Path, gold: dict[str, str]) -> float:
     """Corpus score of a beam file's top-1 candidates, straight from the metric."""
-    from lsplits import similarity as registry
+    from lsplits.similarity import registry
 
     similarity = registry.get(metric)
     rows = [json.loads(line) for line in beams.read_text(encoding="utf-8").splitlines()]
@@ -348,7 +348,7 @@ GENERATED: list = []
 
 def stand_in_generator(model, sentences, k):
     """Stands in for `lsplits beams`' function (not in this branch): k edited copies of each sentence's gold graph."""
-    from lsplits.amr.edits import degrade
+    from lsplits.similarity.amr.edits import degrade
 
     GENERATED.append((model, list(sentences), k))
     graphs = list(example_gold().values())

@@ -396,7 +396,7 @@ def test_an_unparsable_query_does_not_abort_the_spider_build(tmp_path, caplog):
 
     import datasets
 
-    from lsplits.cli import main
+    from lsplits.cli.parser import main
 
     data = tmp_path / "train_spider.json"
     data.write_text(json.dumps(_tiny_spider(30)), encoding="utf-8")
@@ -471,7 +471,7 @@ def test_a_library_user_builds_a_spider_split_without_the_builders():
 
     code = (
         "import sys\n"
-        "from lsplits.configs import CONFIGS\n"
+        "from lsplits.build.configs import CONFIGS\n"
         "from lsplits.splits.spider import SPIDER_POLICY\n"
         f"rows = {_tiny_spider(30)!r}\n"
         "examples = [{'id': f'train-{i}', **row} for i, row in enumerate(rows)]\n"

@@ -15,12 +15,12 @@ import pytest
 from amr_edits import degrade, sample_gold
 from scipy.stats import spearmanr
 
-from lsplits import similarity as registry
-from lsplits.amr.smatchpp_metric import f1, prepare
-from lsplits.cli import parse_args
+from lsplits.cli.parser import parse_args
+from lsplits.cli.ue import run as run_ue
 from lsplits.errors import ConfigError, DataError
-from lsplits.similarity import Similarity
-from lsplits.uncertainty.command import run as run_ue
+from lsplits.similarity import registry
+from lsplits.similarity.amr.smatchpp_metric import f1, prepare
+from lsplits.similarity.registry import Similarity
 from lsplits.uncertainty.study import StudyConfig, run_study
 from lsplits.uncertainty.systems import SystemSpec, parse_systems, run_systems
 

@@ -1,4 +1,4 @@
-"""``lsplits ue`` through :func:`lsplits.cli.main`: a bad option is refused in one line before anything is
+"""``lsplits ue`` through :func:`lsplits.cli.parser.main`: a bad option is refused in one line before anything is
 computed or written (the similarity-matrix functions are replaced by ones that fail if called)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lsplits.cli import main
+from lsplits.cli.parser import main
 from lsplits.uncertainty import matrix, study
 
 GOLD = ["(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02 :ARG0 b))", "(r / run-01 :ARG0 (d / dog))",

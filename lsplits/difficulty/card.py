@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..dataset_report import METADATA_FILE
-from ..io import atomic_path, atomic_write_text
+from lsplits.build.report import METADATA_FILE
+from lsplits.io import atomic_path, atomic_write_text
 
 SECTION_START = "<!-- lsplits:difficulty:start (written by `lsplits difficulty`; rerun it to update) -->"
 SECTION_END = "<!-- lsplits:difficulty:end -->"

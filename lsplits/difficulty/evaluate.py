@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..errors import InvalidInput
+from lsplits.errors import InvalidInput
 
 logger = logging.getLogger(__name__)
 
@@ -213,7 +213,7 @@ def length_order(edges: Sequence[int]) -> list[str]:
 
 def rare_word_labels(texts: Sequence[str]) -> list[str]:
     """Per text: whether it holds a rare word (at most 1 per million in English, METHOD A4)."""
-    from ..analysis import rare_word_counts
+    from lsplits.build.analysis import rare_word_counts
 
     counts = rare_word_counts(texts, progress=False)
     return [RARE if rare > 0 else NOT_RARE for rare in counts[:, 0]]
@@ -223,14 +223,14 @@ def hardness_labels(sqls: Sequence[str], hardness: Sequence[str] | None = None) 
     """Spider's SQL hardness of each query (the built ``hardness`` column when given)."""
     if hardness is not None:
         return [str(h) for h in hardness]
-    from ..splits.hardness import spider_hardness
+    from lsplits.splits.hardness import spider_hardness
 
     return [spider_hardness(sql) for sql in sqls]
 
 
 def novel_compound_labels(test_sqls: Sequence[str], train_sqls: Sequence[str]) -> list[str]:
     """Per test query: whether one of its SQL compounds never occurs in the train split (Table 14)."""
-    from ..splits.sql_tree import sql_compounds
+    from lsplits.splits.sql_tree import sql_compounds
 
     seen: set[str] = set()
     for sql in train_sqls:

@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..io import atomic_write_text
-from ..plots import save_figure
-from . import evaluate as ev
-from .summary import DifficultySummary
-from .tasks import EXACT_MATCH
+from lsplits.build.plots import save_figure
+from lsplits.difficulty import evaluate as ev
+from lsplits.difficulty.summary import DifficultySummary
+from lsplits.difficulty.tasks import EXACT_MATCH
+from lsplits.io import atomic_write_text
 
 logger = logging.getLogger(__name__)
 

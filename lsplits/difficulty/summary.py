@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..text import word_count
-from . import evaluate as ev
-from .tasks import SEQ2SEQ, TaskKind
-from .train import ConfigRun
+from lsplits.data.text import word_count
+from lsplits.difficulty import evaluate as ev
+from lsplits.difficulty.tasks import SEQ2SEQ, TaskKind
+from lsplits.difficulty.train import ConfigRun
 
 logger = logging.getLogger(__name__)
 

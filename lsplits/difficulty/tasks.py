@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import ConfigError, DataError
+from lsplits.errors import ConfigError, DataError
 
 CLASSIFICATION = "classification"
 SEQ2SEQ = "seq2seq"
@@ -88,7 +88,7 @@ def canonical_sql(sql: str) -> str:
     >>> canonical_sql("SELECT count(*) FROM singer ;") == canonical_sql("select count ( * ) from  singer")
     True
     """
-    from ..splits.sql import normalize_sql, sql_tokens
+    from lsplits.splits.sql import normalize_sql, sql_tokens
 
     try:
         return " ".join(token.value for token in sql_tokens(str(sql)))
@@ -139,7 +139,7 @@ def quiet_transformers() -> Iterator[None]:
     """Hide transformers' load reports (e.g. the newly initialised classifier head) and file bars."""
     from transformers.utils import logging as hf_logging
 
-    from ..lm.scoring import quiet_transformers_bars
+    from lsplits.lm.scoring import quiet_transformers_bars
 
     level = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()
@@ -158,7 +158,7 @@ def check_model(name: str, kind: TaskKind) -> None:
     """
     from transformers import AutoConfig
 
-    from ..lm.model_files import check_model_files, first_line
+    from lsplits.lm.model_files import check_model_files, first_line
 
     try:
         check_model_files(name)
@@ -178,7 +178,7 @@ def load_model(name: str | Path, kind: TaskKind, num_labels: int):
     """A fresh copy of the model for ``kind`` (classification head of ``num_labels``) and its tokenizer."""
     from transformers import AutoModelForSeq2SeqLM, AutoModelForSequenceClassification
 
-    from ..lm.model_files import load_tokenizer
+    from lsplits.lm.model_files import load_tokenizer
 
     name = str(name)
     tokenizer = load_tokenizer(name)  # refuses a folder without tokenizer files (an empty tokenizer)

@@ -39,14 +39,23 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from ..errors import DataError
-from ..io import atomic_path, atomic_write_parquet, atomic_write_text
-from ..lm.distributed import use_cpu
-from ..lm.finetune import length_grouped_batches
-from ..lm.pipeline import _folder_fingerprint
-from ..lm.scoring import bf16_on, resolve_device
-from .source import frames_fingerprint
-from .tasks import CLASSIFICATION, SEQ2SEQ, Encoded, LabelSpace, TaskKind, collate, encode, load_model
+from lsplits.difficulty.source import frames_fingerprint
+from lsplits.difficulty.tasks import (
+    CLASSIFICATION,
+    SEQ2SEQ,
+    Encoded,
+    LabelSpace,
+    TaskKind,
+    collate,
+    encode,
+    load_model,
+)
+from lsplits.errors import DataError
+from lsplits.io import atomic_path, atomic_write_parquet, atomic_write_text
+from lsplits.lm.distributed import use_cpu
+from lsplits.lm.finetune import length_grouped_batches
+from lsplits.lm.pipeline import _folder_fingerprint
+from lsplits.lm.scoring import bf16_on, resolve_device
 
 logger = logging.getLogger(__name__)
 
@@ -326,7 +335,7 @@ class _Trainer:
     @torch.no_grad()
     def _predict(self, split: str, progress: bool = True) -> list[str]:
         """Predicted answers (label names, or normalised SQL) for every example of ``split``."""
-        from .tasks import canonical_sql
+        from lsplits.difficulty.tasks import canonical_sql
 
         data = self.data[split]
         order = np.argsort(data.lengths, kind="stable")

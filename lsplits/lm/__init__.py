@@ -6,12 +6,12 @@ or several under ``accelerate launch`` (:mod:`lsplits.lm.distributed`). Fine-tun
 ``--dry-run`` estimate is :func:`lsplits.lm.estimate.estimate_run`; both run a :class:`RunPlan`.
 """
 
-from .encode import EncodedPair, encode_pairs
-from .finetune import TrainConfig
-from .pipeline import assign_folds, compute_scores
-from .plan import RunPlan
-from .scoring import load_causal_lm, score_pairs
-from .scratch import ScratchConfig, build_scratch_lm
+from lsplits.lm.encode import EncodedPair, encode_pairs
+from lsplits.lm.finetune import TrainConfig
+from lsplits.lm.pipeline import assign_folds, compute_scores
+from lsplits.lm.plan import RunPlan
+from lsplits.lm.scoring import load_causal_lm, score_pairs
+from lsplits.lm.scratch import ScratchConfig, build_scratch_lm
 
 __all__ = ["EncodedPair", "RunPlan", "ScratchConfig", "TrainConfig", "assign_folds", "build_scratch_lm",
            "compute_scores", "encode_pairs", "load_causal_lm", "score_pairs"]

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ConfigError, DataError, InvalidInput
+from lsplits.errors import ConfigError, DataError, InvalidInput
 
 logger = logging.getLogger(__name__)
 

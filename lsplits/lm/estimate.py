@@ -27,13 +27,13 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..errors import DataError
-from .distributed import process_device, world_size
-from .encode import EncodedPair, encode_pairs, model_window, text_lengths
-from .finetune import TrainConfig, length_grouped_batches, split_validation
-from .pipeline import DEFAULT_SHARD_SIZE, plan_of, record_columns
-from .plan import SCRATCH, RunPlan
-from .scoring import (
+from lsplits.errors import DataError
+from lsplits.lm.distributed import process_device, world_size
+from lsplits.lm.encode import EncodedPair, encode_pairs, model_window, text_lengths
+from lsplits.lm.finetune import TrainConfig, length_grouped_batches, split_validation
+from lsplits.lm.pipeline import DEFAULT_SHARD_SIZE, plan_of, record_columns
+from lsplits.lm.plan import SCRATCH, RunPlan
+from lsplits.lm.scoring import (
     QueryLogProbs,
     autocast_for,
     default_token_budget,
@@ -43,7 +43,7 @@ from .scoring import (
     score_encoded,
     token_budget_batches,
 )
-from .scratch import ScratchConfig, scratch_model, scratch_tokenizer
+from lsplits.lm.scratch import ScratchConfig, scratch_model, scratch_tokenizer
 
 logger = logging.getLogger(__name__)
 

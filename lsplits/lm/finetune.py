@@ -32,11 +32,11 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from ..errors import ConfigError, DataError
-from ..io import atomic_path, atomic_write_text
-from .distributed import sum_over_processes, use_cpu
-from .encode import EncodedPair, encode_pairs, model_window
-from .scoring import (
+from lsplits.errors import ConfigError, DataError
+from lsplits.io import atomic_path, atomic_write_text
+from lsplits.lm.distributed import sum_over_processes, use_cpu
+from lsplits.lm.encode import EncodedPair, encode_pairs, model_window
+from lsplits.lm.scoring import (
     QueryLogProbs,
     bf16_on,
     pad_pairs,

@@ -16,7 +16,7 @@ import os
 import zipfile
 from pathlib import Path
 
-from ..errors import ConfigError
+from lsplits.errors import ConfigError
 
 logger = logging.getLogger(__name__)
 

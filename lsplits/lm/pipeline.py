@@ -40,16 +40,22 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from ..errors import ConfigError, DataError, SplitInvariantError
-from ..io import atomic_write_parquet, atomic_write_text
-from .distributed import barrier, is_main, launched, main_first, process_device, rank, world_size
-from .encode import check_queries
-from .finetune import BEST_FOLDER, SUMMARY_FILE, TrainConfig, check_setting, finetune
-from .model_files import check_model_files, first_line, load_tokenizer, weight_files, weights_problem
-from .plan import SCRATCH, RunPlan
-from .scoring import load_causal_lm, score_pairs
-from .scratch import ScratchConfig, scratch_model, scratch_tokenizer
-from .shards import folder_fingerprint, missing_shards, split_into_shards, this_process_share
+from lsplits.errors import ConfigError, DataError, SplitInvariantError
+from lsplits.io import atomic_write_parquet, atomic_write_text
+from lsplits.lm.distributed import barrier, is_main, launched, main_first, process_device, rank, world_size
+from lsplits.lm.encode import check_queries
+from lsplits.lm.finetune import BEST_FOLDER, SUMMARY_FILE, TrainConfig, check_setting, finetune
+from lsplits.lm.model_files import (
+    check_model_files,
+    first_line,
+    load_tokenizer,
+    weight_files,
+    weights_problem,
+)
+from lsplits.lm.plan import SCRATCH, RunPlan
+from lsplits.lm.scoring import load_causal_lm, score_pairs
+from lsplits.lm.scratch import ScratchConfig, scratch_model, scratch_tokenizer
+from lsplits.lm.shards import folder_fingerprint, missing_shards, split_into_shards, this_process_share
 
 logger = logging.getLogger(__name__)
 

@@ -18,10 +18,10 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ConfigError
-from ..splits.strategy import SETTINGS
-from .finetune import TrainConfig, check_setting
-from .scratch import ScratchConfig
+from lsplits.errors import ConfigError
+from lsplits.lm.finetune import TrainConfig, check_setting
+from lsplits.lm.scratch import ScratchConfig
+from lsplits.splits.strategy import SETTINGS
 
 SCRATCH = "scratch"
 """The ``lm`` name of the small GPT-2 trained from random weights on the data itself (offline)."""

@@ -34,9 +34,9 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from ..errors import ConfigError
-from .encode import EncodedPair, encode_pairs, model_window
-from .model_files import check_model_files, first_line, load_tokenizer
+from lsplits.errors import ConfigError
+from lsplits.lm.encode import EncodedPair, encode_pairs, model_window
+from lsplits.lm.model_files import check_model_files, first_line, load_tokenizer
 
 logger = logging.getLogger(__name__)
 

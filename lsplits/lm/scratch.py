@@ -16,12 +16,12 @@ from pathlib import Path
 
 import torch
 
-from ..errors import ConfigError
-from ..io import atomic_path
-from .encode import pair_lengths
-from .finetune import check_setting
-from .model_files import load_tokenizer
-from .scoring import load_causal_lm, quiet_transformers_bars
+from lsplits.errors import ConfigError
+from lsplits.io import atomic_path
+from lsplits.lm.encode import pair_lengths
+from lsplits.lm.finetune import check_setting
+from lsplits.lm.model_files import load_tokenizer
+from lsplits.lm.scoring import load_causal_lm, quiet_transformers_bars
 
 logger = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from .distributed import barrier, rank, world_size
+from lsplits.lm.distributed import barrier, rank, world_size
 
 T = TypeVar("T")
 

@@ -8,7 +8,7 @@ atom that train never shows (METHOD A2). The Spider baselines of METHOD A3 are :
 their statistics use :mod:`lsplits.splits.divergence` and :mod:`lsplits.splits.hardness`.
 :data:`SPIDER_POLICY` bundles all of it, so a Spider split needs no dataset builder::
 
-    from lsplits.configs import CONFIGS
+    from lsplits.build.configs import CONFIGS
     from lsplits.splits.spider import SPIDER_POLICY
 
     examples = [{"id": "train-0", "question": "How many singers?", "query": "SELECT count(*) FROM singer"}, ...]
@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from lsplits.data import ID_FIELD
+from lsplits.data.loading import ID_FIELD
 from lsplits.errors import ConfigError, DataError
 from lsplits.splits.atom_constraint import enforce_atom_constraint, missing_eval_atoms
 from lsplits.splits.divergence import atom_divergence, compound_divergence

@@ -1,8 +1,8 @@
 """Black-box uncertainty estimation over beam candidates and its evaluation with PRR (METHOD B).
 
 Flow: :mod:`.matrix` builds one similarity matrix per example from any registered similarity
-function (:mod:`lsplits.similarity`; ROUGE-1/2/L and BLEU are in :mod:`.lexical`, the AMR metrics in
-:mod:`lsplits.amr`), :mod:`.estimators` turns each matrix into an uncertainty score (the semantic-set
+function (:mod:`lsplits.similarity.registry`; ROUGE-1/2/L and BLEU are in :mod:`.lexical`, the AMR metrics in
+:mod:`lsplits.similarity.amr`), :mod:`.estimators` turns each matrix into an uncertainty score (the semantic-set
 estimators are in :mod:`.semantic_sets`; :func:`estimate` applies any of them by name, to one
 matrix or a stack; :mod:`.beam` does both steps for a list of examples), :mod:`.quality` scores
 top-1 predictions against references, and :mod:`.prr` and :mod:`.ue_metrics` measure how well the
@@ -11,6 +11,6 @@ for ECE). :mod:`.study` runs the paper's whole grid on parser outputs read by :m
 :mod:`.report` writes it up (figures by :mod:`.plots`); :mod:`.publish` uploads the evaluate modules in ``metrics/`` as Hub Spaces.
 """
 
-from .estimators import estimate, estimate_many
+from lsplits.uncertainty.estimators import estimate, estimate_many
 
 __all__ = ["estimate", "estimate_many"]

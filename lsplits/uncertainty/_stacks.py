@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InvalidInput
+from lsplits.errors import InvalidInput
 
 
 def as_stack(matrix: np.ndarray | list) -> tuple[np.ndarray, bool]:

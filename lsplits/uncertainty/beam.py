@@ -11,9 +11,9 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..errors import InvalidInput
-from ..similarity import Similarity, from_config_name
-from .estimators import (
+from lsplits.errors import InvalidInput
+from lsplits.similarity.registry import Similarity, from_config_name
+from lsplits.uncertainty.estimators import (
     DEFAULT_ECC_THRESHOLD,
     DEFAULT_KLE_T,
     DEFAULT_SETS_THRESHOLD,
@@ -24,7 +24,7 @@ from .estimators import (
     check_estimators,
     estimate_many,
 )
-from .matrix import MatrixCache, build_matrices
+from lsplits.uncertainty.matrix import MatrixCache, build_matrices
 
 LEXICAL_SIMILARITY = "rougel"
 
@@ -65,7 +65,7 @@ def beam_uncertainties(examples: Sequence[Sequence[str]], similarity: Similarity
         >>> beam_uncertainties([["a b", "a b"], ["a b", "c d"]], estimators=["degmat"]).values
         {'degmat': [0.0, 0.5]}
     """
-    from .lexical import LEXICAL_SIMILARITIES
+    from lsplits.uncertainty.lexical import LEXICAL_SIMILARITIES
 
     names = check_estimators(estimators)
     settings = settings or EstimatorSettings(ecc_threshold=ecc_threshold)

@@ -49,9 +49,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InvalidOption
-from ._stacks import as_stack, one_or_many, symmetric_stack
-from .options import check_ecc_threshold
+from lsplits.errors import InvalidOption
+from lsplits.uncertainty._stacks import as_stack, one_or_many, symmetric_stack
+from lsplits.uncertainty.options import check_ecc_threshold
 
 DEFAULT_ECC_THRESHOLD = 0.9
 _DECIMALS = 12  # estimator values are rounded to this, so that equal values up to solver noise tie exactly
@@ -208,7 +208,7 @@ def kle(matrix: np.ndarray | list, t: float = DEFAULT_KLE_T, normalize: bool = T
     return one_or_many(_rounded(entropy), single)
 
 
-from .semantic_sets import DEFAULT_SETS_THRESHOLD, labelprob, numsemsets, semantic_entropy  # noqa: E402
+from lsplits.uncertainty.semantic_sets import DEFAULT_SETS_THRESHOLD, labelprob, numsemsets, semantic_entropy  # noqa: E402
 
 ESTIMATORS: dict[str, Callable[..., float | np.ndarray]] = {
     "lexsim": lexsim, "eigv": eigv, "ecc": ecc, "degmat": degmat,
@@ -263,8 +263,8 @@ def estimate(name: str, matrix, **options) -> float | np.ndarray:
     if key == "ecc" and ecc_threshold is not None:
         options.setdefault("threshold", ecc_threshold)
     if key == "lexsim" and _is_strings(matrix):
-        from .lexical import LEXICAL_SIMILARITIES
-        from .matrix import build_matrix
+        from lsplits.uncertainty.lexical import LEXICAL_SIMILARITIES
+        from lsplits.uncertainty.matrix import build_matrix
 
         similarity = options.pop("similarity", "rougel")
         if similarity not in LEXICAL_SIMILARITIES:

@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..data import read_jsonl
-from ..errors import DataError
+from lsplits.data.loading import read_jsonl
+from lsplits.errors import DataError
 
 logger = logging.getLogger(__name__)
 

@@ -33,7 +33,7 @@ from collections import Counter
 
 from rapidfuzz.distance import LCSseq
 
-from ..similarity import Similarity
+from lsplits.similarity.registry import Similarity
 
 _SEPARATORS = re.compile(r"[^a-z0-9]+")
 STEMMING_MIN_LENGTH = 4  # rouge_score stems only tokens of more than 3 characters

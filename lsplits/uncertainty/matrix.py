@@ -1,6 +1,6 @@
 """Similarity matrices between the beam candidates of each example (METHOD B2).
 
-``S[j, l] = similarity(candidate j, candidate l)`` for any registered :class:`~lsplits.similarity.Similarity`,
+``S[j, l] = similarity(candidate j, candidate l)`` for any registered :class:`~lsplits.similarity.registry.Similarity`,
 then: a candidate whose ``prepare`` fails is invalid and gets 0 with every other candidate; the matrix is
 symmetrised as ``(S + S.T) / 2``, clipped to [0, 1], and its diagonal is 1.
 
@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from .. import similarity as similarity_registry
-from ..similarity import InvalidOutput, Similarity
+from lsplits.similarity import registry as similarity_registry
+from lsplits.similarity.registry import InvalidOutput, Similarity
 
 logger = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ def build_matrix(candidates: Sequence[str], similarity: Similarity) -> Similarit
     """Similarity matrix of one example's candidates (see the module docstring for the rules).
 
     Example:
-        >>> from lsplits.similarity import get
+        >>> from lsplits.similarity.registry import get
         >>> build_matrix(["a b", "a b", "c"], get("rougel")).values.tolist()
         [[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
     """

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InvalidInput, InvalidOption
-from .estimators import UncertaintyConfigError
+from lsplits.errors import InvalidInput, InvalidOption
+from lsplits.uncertainty.estimators import UncertaintyConfigError
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numbers
 
-from ..errors import InvalidOption
+from lsplits.errors import InvalidOption
 
 
 def _number(value: object, option: str) -> float:

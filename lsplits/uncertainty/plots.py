@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from ._format import number
-from .prr import RejectionCurve
+from lsplits.uncertainty._format import number
+from lsplits.uncertainty.prr import RejectionCurve
 
 
 def new_figure(width: float, height: float):

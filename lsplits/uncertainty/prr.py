@@ -33,8 +33,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InvalidInput
-from .options import check_confidence, check_max_rejection, check_n_bootstrap, check_seed
+from lsplits.errors import InvalidInput
+from lsplits.uncertainty.options import check_confidence, check_max_rejection, check_n_bootstrap, check_seed
 
 _CHUNK_ELEMENTS = 1 << 21  # resampled entries per bootstrap chunk (about 100 bytes of temporaries each)
 

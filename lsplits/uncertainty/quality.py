@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .. import similarity as similarity_registry
-from ..amr.graph import EMPTY_AMR
-from ..errors import DataError
-from ..similarity import InvalidOutput, Similarity
+from lsplits.errors import DataError
+from lsplits.similarity import registry as similarity_registry
+from lsplits.similarity.amr.graph import EMPTY_AMR
+from lsplits.similarity.registry import InvalidOutput, Similarity
 
 logger = logging.getLogger(__name__)
 

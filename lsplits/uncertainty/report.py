@@ -23,12 +23,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io import output_folder
-from ..similarity import display
-from ._format import number as _number
-from ._format import table as _table
-from .plots import rejection_figure
-from .study import PRRRow, Study, method_name
+from lsplits.io import output_folder
+from lsplits.similarity.registry import display
+from lsplits.uncertainty._format import number as _number
+from lsplits.uncertainty._format import table as _table
+from lsplits.uncertainty.plots import rejection_figure
+from lsplits.uncertainty.study import PRRRow, Study, method_name
 
 _LISTED = 20  # ids listed in the markdown; the CSV files hold all of them
 CONSTANT_MARK = "†"
@@ -118,7 +118,7 @@ def _beam_tables(study: Study) -> list[str]:
 
 def _metrics_section(study: Study) -> list[str]:
     """The selected evaluation metrics at the largest beam size: one table per quality metric (empty if only PRR)."""
-    from .ue_metrics import DISPLAY_NAMES, HIGHER_IS_BETTER
+    from lsplits.uncertainty.ue_metrics import DISPLAY_NAMES, HIGHER_IS_BETTER
 
     if not study.metrics:
         return []

@@ -40,8 +40,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InvalidOption
-from ._stacks import as_stack, one_or_many
+from lsplits.errors import InvalidOption
+from lsplits.uncertainty._stacks import as_stack, one_or_many
 
 DEFAULT_SETS_THRESHOLD = 0.85
 

@@ -34,11 +34,11 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from .. import similarity as similarity_registry
-from ..errors import ConfigError, DataError
-from ..io import cache_folder
-from .beam import LEXICAL_SIMILARITY
-from .estimators import (
+from lsplits.errors import ConfigError, DataError
+from lsplits.io import cache_folder
+from lsplits.similarity import registry as similarity_registry
+from lsplits.uncertainty.beam import LEXICAL_SIMILARITY
+from lsplits.uncertainty.estimators import (
     DEFAULT_ECC_THRESHOLD,
     DEFAULT_KLE_T,
     DEFAULT_SETS_THRESHOLD,
@@ -51,11 +51,11 @@ from .estimators import (
     estimate_many,
     spectral_many,
 )
-from .inputs import Inputs, load_inputs
-from .lexical import LEXICAL_SIMILARITIES
-from .matrix import SimilarityMatrix, build_matrices
-from .normalization import get_normalizer
-from .options import (
+from lsplits.uncertainty.inputs import Inputs, load_inputs
+from lsplits.uncertainty.lexical import LEXICAL_SIMILARITIES
+from lsplits.uncertainty.matrix import SimilarityMatrix, build_matrices
+from lsplits.uncertainty.normalization import get_normalizer
+from lsplits.uncertainty.options import (
     check_bad_below,
     check_confidence,
     check_ecc_threshold,
@@ -63,9 +63,9 @@ from .options import (
     check_n_bootstrap,
     check_seed,
 )
-from .prr import PRRResult, RejectionCurve, prr_and_curve
-from .quality import placeholder_for, score_predictions
-from .ue_metrics import PAPER_METRICS, check_metrics, compute_metrics
+from lsplits.uncertainty.prr import PRRResult, RejectionCurve, prr_and_curve
+from lsplits.uncertainty.quality import placeholder_for, score_predictions
+from lsplits.uncertainty.ue_metrics import PAPER_METRICS, check_metrics, compute_metrics
 
 logger = logging.getLogger(__name__)
 

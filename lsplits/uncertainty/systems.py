@@ -39,12 +39,12 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from .. import similarity as similarity_registry
-from ..errors import ConfigError, DataError
-from .inputs import Inputs, load_inputs
-from .prr import PRRResult, _aucs, _ratio, _rejection_steps, prr
-from .quality import placeholder_for, score_predictions
-from .study import Study, StudyConfig, _spearman, choose_beam_sizes, run_study
+from lsplits.errors import ConfigError, DataError
+from lsplits.similarity import registry as similarity_registry
+from lsplits.uncertainty.inputs import Inputs, load_inputs
+from lsplits.uncertainty.prr import PRRResult, _aucs, _ratio, _rejection_steps, prr
+from lsplits.uncertainty.quality import placeholder_for, score_predictions
+from lsplits.uncertainty.study import Study, StudyConfig, _spearman, choose_beam_sizes, run_study
 
 logger = logging.getLogger(__name__)
 

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io import output_folder
-from ..similarity import display
-from ._format import number as _number
-from ._format import table as _table
-from .plots import correlation_heatmap, new_figure
-from .report import write_report
-from .systems import (
+from lsplits.io import output_folder
+from lsplits.similarity.registry import display
+from lsplits.uncertainty._format import number as _number
+from lsplits.uncertainty._format import table as _table
+from lsplits.uncertainty.plots import correlation_heatmap, new_figure
+from lsplits.uncertainty.report import write_report
+from lsplits.uncertainty.systems import (
     FAMILIES,
     PERFORMANCE_METRIC,
     TABLE1_METRICS,

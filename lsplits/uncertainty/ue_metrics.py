@@ -37,10 +37,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import InvalidInput, InvalidOption
-from .estimators import UncertaintyConfigError
-from .normalization import get_normalizer
-from .prr import RejectionCurve, as_inputs, prr, rejection_curve
+from lsplits.errors import InvalidInput, InvalidOption
+from lsplits.uncertainty.estimators import UncertaintyConfigError
+from lsplits.uncertainty.normalization import get_normalizer
+from lsplits.uncertainty.prr import RejectionCurve, as_inputs, prr, rejection_curve
 
 try:  # SciPy's compiled merge count of discordant pairs (behind scipy.stats.kendalltau); numpy if absent
     from scipy.stats._stats import _kendall_dis

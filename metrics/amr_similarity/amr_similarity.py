@@ -6,7 +6,7 @@ The config name is the metric.
 
 import evaluate
 
-from lsplits.metric_modules import citation, metric_info
+from lsplits.hub.metric_common import citation, metric_info
 from lsplits.uncertainty.quality import similarity_outputs
 
 _DEFAULT_METRIC = "smatchpp"

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import evaluate
 
-from lsplits.metric_modules import compute_button, form_result
+from lsplits.hub.metric_common import compute_button, form_result
 
 MODULE_FILE = str(Path(__file__).with_name("amr_similarity.py"))
 METRICS = ["smatchpp", "smatch", "s2match", "sema", "wlk", "sembleu"]

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import evaluate
 
-from lsplits.metric_modules import compute_button, form_result
-from lsplits.similarity import available
+from lsplits.hub.metric_common import compute_button, form_result
+from lsplits.similarity.registry import available
 
 MODULE_FILE = str(Path(__file__).with_name("beam_uncertainty.py"))
 EXAMPLE = [["(w / want-01 :ARG0 (b / boy))", "(w / want-01 :ARG0 (b / boy))"],

@@ -6,7 +6,7 @@ The config name is the similarity function (``smatchpp``, ``smatch``, ``rougel``
 
 import evaluate
 
-from lsplits.metric_modules import citation, metric_info
+from lsplits.hub.metric_common import citation, metric_info
 from lsplits.uncertainty.beam import LEXICAL_SIMILARITY, beam_uncertainty_outputs
 from lsplits.uncertainty.estimators import (
     DEFAULT_ECC_THRESHOLD,

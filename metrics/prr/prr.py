@@ -5,7 +5,7 @@ A thin evaluate wrapper over :mod:`lsplits.uncertainty.prr`; see README.md for t
 
 import evaluate
 
-from lsplits.metric_modules import citation, metric_info
+from lsplits.hub.metric_common import citation, metric_info
 from lsplits.uncertainty.prr import prr_outputs
 
 _DESCRIPTION = """\

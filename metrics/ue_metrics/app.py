@@ -4,7 +4,7 @@ from pathlib import Path
 
 import evaluate
 
-from lsplits.metric_modules import compute_button, form_result, parse_numbers, score_boxes
+from lsplits.hub.metric_common import compute_button, form_result, parse_numbers, score_boxes
 from lsplits.uncertainty.ue_metrics import METRICS
 
 MODULE = evaluate.load(str(Path(__file__).with_name("ue_metrics.py")))

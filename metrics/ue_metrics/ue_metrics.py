@@ -5,7 +5,7 @@ A thin evaluate wrapper over :mod:`lsplits.uncertainty.ue_metrics`; see README.m
 
 import evaluate
 
-from lsplits.metric_modules import citation, metric_info
+from lsplits.hub.metric_common import citation, metric_info
 from lsplits.uncertainty.ue_metrics import ECE_BINS, compute_metrics
 
 _DESCRIPTION = """\

@@ -1,9 +1,9 @@
 """Handlers of the "Likelihood Splits" tab: open a built dataset, show a config, score the user's own lines.
 
 Each handler reads plain values from the UI, calls the library and returns what the components show
-(DataFrames, matplotlib figures, markdown). Statistics come from :mod:`lsplits.dataset_report` and
-:mod:`lsplits.analysis`, figures from :mod:`lsplits.plots`, scores from :mod:`lsplits.lm.scoring`
-and splits from :func:`lsplits.build.split_scored` (the configs' strategies of ``lsplits build``).
+(DataFrames, matplotlib figures, markdown). Statistics come from :mod:`lsplits.build.report` and
+:mod:`lsplits.build.analysis`, figures from :mod:`lsplits.build.plots`, scores from :mod:`lsplits.lm.scoring`
+and splits from :func:`lsplits.build.pipeline.split_scored` (the configs' strategies of ``lsplits build``).
 """
 
 from __future__ import annotations
@@ -20,15 +20,15 @@ import numpy as np
 import pandas as pd
 from ui_common import SpaceSettings
 
-from lsplits import analysis, plots
-from lsplits.build import score_records, split_scored
-from lsplits.data import load_examples, prepare_examples
-from lsplits.dataset_report import config_statistics, eval_mask_frame
+from lsplits.build import analysis, plots
+from lsplits.build.export import METADATA_FILE, read_folder
+from lsplits.build.pipeline import score_records, split_scored
+from lsplits.build.report import config_statistics, eval_mask_frame
+from lsplits.data.loading import load_examples, prepare_examples
+from lsplits.data.tasks import generic_task
 from lsplits.errors import ConfigError
-from lsplits.export import METADATA_FILE, read_folder
-from lsplits.space import ensure_scratch_lm, scratch_lm_texts
+from lsplits.hub.demo_space import ensure_scratch_lm, scratch_lm_texts
 from lsplits.splits.engine import resolve_eval_size
-from lsplits.tasks import generic_task
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ def dataset_folder(source: str, settings: SpaceSettings) -> Path:
         raise ConfigError("enter a folder built by `lsplits build` or a Hub dataset repo id (org/name)")
     path = Path(text).expanduser()
     if not path.exists() and path.resolve() == settings.demo_data.resolve() and settings.build_missing_demo:
-        from lsplits.demo import run_demo
+        from lsplits.build.demo import run_demo
 
         logger.info("building the demo dataset into %s (first start)", path)
         run_demo(path, cache_dir=settings.work_dir / "demo-cache", progress=True)

@@ -15,7 +15,7 @@ from typing import TypeVar
 import gradio as gr
 
 from lsplits.errors import LsplitsError
-from lsplits.space import DEFAULT_SCRATCH_STEPS, DEMO_DATA_PATH, SCRATCH_LM_PATH
+from lsplits.hub.demo_space import DEFAULT_SCRATCH_STEPS, DEMO_DATA_PATH, SCRATCH_LM_PATH
 
 logger = logging.getLogger(__name__)
 

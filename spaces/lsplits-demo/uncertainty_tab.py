@@ -27,9 +27,9 @@ import pandas as pd
 from matplotlib.figure import Figure
 from ui_common import SpaceSettings
 
-from lsplits import similarity as similarity_registry
 from lsplits.errors import ConfigError, LsplitsError
-from lsplits.similarity import display
+from lsplits.similarity import registry as similarity_registry
+from lsplits.similarity.registry import display
 from lsplits.uncertainty.estimators import DISPLAY_NAMES, ESTIMATORS, PAPER_ESTIMATORS
 from lsplits.uncertainty.inputs import load_inputs
 from lsplits.uncertainty.matrix import build_matrices
@@ -264,7 +264,7 @@ def _rounded(value: float) -> str:
 # The Python entry point of `lsplits beams` (tried in order, the first importable one is used; a vendored
 # package without it makes the tab ask for beam files). Called as ``function(model, sentences, k=k)``, it
 # returns, per sentence, its k candidates (a list of strings, or a dict with "candidates").
-BEAM_GENERATOR: tuple[tuple[str, str], ...] = (("lsplits.generation", "beams_from_model"),)
+BEAM_GENERATOR: tuple[tuple[str, str], ...] = (("lsplits.generation.models", "beams_from_model"),)
 
 
 def beam_generator() -> Callable[..., Any]:

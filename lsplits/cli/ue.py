@@ -1,0 +1,87 @@
+"""``lsplits ue``: the parsed options -> a checked :class:`~lsplits.uncertainty.study.StudyConfig` -> the study
+of one system (:mod:`.report`) or of several (``--system``, :mod:`.systems_report`).
+
+Everything cheap is refused first, in one line and before any matrix: the output folder
+(:func:`lsplits.io.check_output`), then every option (the config validates itself when built).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsplits.errors import ConfigError
+from lsplits.uncertainty.report import main_table_markdown, write_report
+from lsplits.uncertainty.study import CLI_OPTIONS, StudyConfig, default_cache_dir, run_study
+from lsplits.uncertainty.systems import parse_systems, run_systems
+from lsplits.uncertainty.systems_report import summary_markdown, write_systems_report
+
+if TYPE_CHECKING:
+    from argparse import Namespace
+
+
+def config_from_args(args: Namespace) -> StudyConfig:
+    """The study's settings from the command line, refused in one line (naming the option) when out of range."""
+    return StudyConfig(
+        similarities=tuple(args.similarities), qualities=tuple(args.qualities),
+        beam_sizes=tuple(args.beam_sizes), ecc_threshold=args.ecc_threshold,
+        max_rejection=args.max_rejection, n_bootstrap=args.bootstrap, confidence=args.confidence, seed=args.seed,
+        workers=args.workers,
+        cache_dir=None if args.no_cache else Path(args.cache) if args.cache else default_cache_dir(),
+        progress=not args.no_progress, estimators=tuple(args.estimators),
+        lexical_similarities=tuple(args.lexsim_similarities), metrics=tuple(args.metrics), bad_below=args.bad_below,
+        normalizer=args.normalizer, sets_threshold=args.sets_threshold, kle_t=args.kle_t, option_names=CLI_OPTIONS,
+    )
+
+
+def _system_files(values: Sequence[str] | None) -> list[str]:
+    """The beam files named by ``--system NAME=FILE[,FILE...]`` values (malformed ones are refused later)."""
+    return [path for value in values or () if "=" in value
+            for path in value.split("=", 1)[1].split(",") if path]
+
+
+def run(args: Namespace) -> int:
+    """``lsplits ue``: check the output folder and the options, run the study, write the report; the exit code."""
+    from lsplits.io import check_output
+
+    check_output(args.out, expect="folder", inputs=[*args.beams, *_system_files(args.system), args.gold],
+                 caches=[] if args.no_cache else [args.cache or default_cache_dir()])  # before any work
+    config = config_from_args(args)
+    if args.system or not args.beams:
+        return _run_systems(args, config)
+    study = run_study(args.beams, args.gold, config)
+    report = write_report(study, args.out)
+    print(main_table_markdown(study))
+    print(f"\nreport written to {report}")
+    return 0
+
+
+@contextlib.contextmanager
+def _shared_cache(config: StudyConfig, systems: int) -> Iterator[StudyConfig]:
+    """With ``--no-cache`` and several systems, a temporary cache still shares matrices between systems."""
+    if config.cache_dir is not None or systems < 2:
+        yield config
+        return
+    with tempfile.TemporaryDirectory(prefix="lsplits-matrices-") as folder:
+        yield dataclasses.replace(config, cache_dir=Path(folder))
+
+
+def _run_systems(args: Namespace, config: StudyConfig) -> int:
+    """``lsplits ue --system NAME=BEAMS ...``: the study of every system and the cross-system report."""
+    if args.beams:
+        raise ConfigError("give the beams either as BEAMS (one system) or with --system NAME=BEAMS (several), "
+                          "not both")
+    if not args.system:
+        raise ConfigError("give the beams: BEAMS (one JSONL file or one PENMAN file per beam rank) or "
+                          "--system NAME=BEAMS for each system")
+    specs = parse_systems(args.system)
+    with _shared_cache(config, len(specs)) as shared:
+        study = run_systems(specs, args.gold, shared)
+    report = write_systems_report(study, args.out)
+    print(summary_markdown(study))
+    print(f"\nreport written to {report}")
+    return 0

@@ -1,0 +1,317 @@
+"""Loading examples from local files (JSONL, JSON, CSV, parquet) or the Hugging Face Hub, with stable ids.
+
+Every loaded example carries ``id``: the dataset's own unique ``id`` field when it has one,
+otherwise ``"{source}-{index}"`` where ``source`` is the split name (Hub) or the split/file name
+(local files) and ``index`` the 0-based position in that source. Ids therefore point back to where
+an example came from and stay the same from run to run.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lsplits.data.tasks import Task
+from lsplits.errors import DataError
+
+logger = logging.getLogger(__name__)
+
+ID_FIELD = "id"
+SOURCE_FIELD = "source_split"
+
+
+@dataclass
+class LoadedData:
+    """Examples pooled from one or more sources, in source order, plus bookkeeping for reports."""
+
+    examples: list[dict[str, Any]]
+    columns: list[str]
+    source: str
+    dropped: dict[str, int]
+
+
+def parse_data_files(data_files: Sequence[str]) -> list[tuple[str, Path]]:
+    """Turn ``["train=a.jsonl", "b.csv"]`` into ``[("train", a.jsonl), ("b", b.csv)]``."""
+    pairs = []
+    for item in data_files:
+        name, sep, path = item.partition("=")
+        if not sep:
+            path, name = item, Path(item).stem
+        pairs.append((name, Path(path)))
+    names = [name for name, _ in pairs]
+    if len(set(names)) != len(names):
+        raise DataError(f"two data files share the source name in {list(data_files)}; name them split=path")
+    return pairs
+
+
+DATA_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet")
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """Read one local file into a list of dicts; errors name the file and line (and byte offset)."""
+    path = Path(path)
+    if not path.exists():
+        raise DataError("file not found", source=str(path))
+    if path.is_dir():
+        raise DataError("is a folder, not a data file (give the files inside it)", source=str(path))
+    suffix = "".join(path.suffixes[-1:]).lower()
+    try:
+        if suffix in {".jsonl", ".ndjson"}:
+            return _read_jsonl(path)
+        if suffix == ".json":
+            return _read_json(path)
+        if suffix in {".csv", ".tsv"}:
+            return _read_csv(path, sep="\t" if suffix == ".tsv" else ",")
+        if suffix == ".parquet":
+            return _read_parquet(path)
+    except OSError as exc:  # permissions, a file vanishing, a device error: one line naming the file
+        raise DataError(f"cannot read the file: {exc.strerror or exc}", source=str(path)) from exc
+    raise DataError(f"unsupported file type {suffix or '(none)'}; use .jsonl, .json, .csv, .tsv or .parquet",
+                    source=str(path))
+
+
+def text_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of every line of a UTF-8 file (a leading byte-order mark is dropped).
+
+    Raises:
+        DataError: bytes that are not UTF-8; names the line and the byte offset in the file.
+    """
+    offset = 0
+    with Path(path).open("rb") as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise _not_utf8(path, raw[exc.start:exc.end], line_no, offset + exc.start, exc.start) from None
+            if line_no == 1 and text.startswith("\ufeff"):
+                text = text[1:]
+            offset += len(raw)
+            yield line_no, text
+
+
+def _not_utf8(path: str | Path, bad: bytes, line: int, offset: int, column: int) -> DataError:
+    shown = " ".join(f"0x{b:02x}" for b in bad[:4])
+    return DataError(f"byte {shown} at byte offset {offset} (offset {column} in the line) is not UTF-8; "
+                     "save the file as UTF-8", source=str(path), line=line)
+
+
+def _decode_utf8(path: Path, raw: bytes) -> str:
+    """``raw`` decoded as UTF-8 (byte-order mark dropped); DataError names line and byte offset otherwise."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = raw.rfind(b"\n", 0, exc.start) + 1
+        raise _not_utf8(path, raw[exc.start:exc.end], raw.count(b"\n", 0, exc.start) + 1, exc.start,
+                        exc.start - line_start) from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def check_encodable(record: dict[str, Any], source: str, line: int | None = None) -> None:
+    """Raise DataError naming the field of ``record`` whose text holds a lone surrogate.
+
+    ``json`` turns an escape such as ``"\\ud800"`` (half of a UTF-16 pair) into a string that no
+    UTF-8 file can hold; it would fail later, when the tokenizer or the parquet writer meets it.
+    """
+    for name, value in record.items():
+        bad = _surrogate(value)
+        if bad is not None:
+            raise DataError(f"holds the lone surrogate \\u{ord(bad):04x} (half of a UTF-16 pair, e.g. from a "
+                            "JSON escape), which is not text and cannot be saved as UTF-8", source=source,
+                            line=line, field=str(name))
+
+
+def _surrogate(value: Any) -> str | None:
+    """The first lone surrogate in a string (or in the strings of a list / dict), else None."""
+    if isinstance(value, str):
+        if value.isascii():
+            return None
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return value[exc.start]
+        return None
+    if isinstance(value, dict):
+        value = [*value.keys(), *value.values()]
+    if isinstance(value, list):
+        for item in value:
+            bad = _surrogate(item)
+            if bad is not None:
+                return bad
+    return None
+
+
+def read_jsonl(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for every non-empty line of a JSON Lines file; errors name file and line."""
+    rows = []
+    for line_no, line in text_lines(path):
+        line = line.rstrip("\r\n")
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(_json_problem(exc, line), source=str(path), line=line_no) from exc
+        if not isinstance(record, dict):
+            raise DataError("expected a JSON object", source=str(path), line=line_no)
+        check_encodable(record, str(path), line_no)
+        rows.append((line_no, record))
+    return rows
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [record for _, record in read_jsonl(path)]
+
+
+def _read_json(path: Path) -> list[dict[str, Any]]:
+    """A JSON list of objects (or ``{"data": [...]}``); a file of one object per line is read as JSON Lines."""
+    text = _decode_utf8(path, path.read_bytes())
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        first = next((line for line in text.split("\n") if line.strip()), "")
+        if _is_json_object(first):
+            return _read_jsonl(path)
+        raise DataError(_json_problem(exc, text), source=str(path), line=exc.lineno) from exc
+    if isinstance(data, dict) and "data" in data:
+        data = data["data"]
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise DataError("expected a JSON list of objects (or JSON Lines)", source=str(path))
+    for index, record in enumerate(data):
+        check_encodable(record, f"{path}, record {index + 1}")
+    return data
+
+
+def _json_problem(exc: json.JSONDecodeError, text: str) -> str:
+    """``invalid JSON: Expecting value at column 7``, with a hint when the text ends too early."""
+    problem = f"invalid JSON: {exc.msg.removesuffix(' at')} at column {exc.colno}"
+    if exc.msg.startswith("Unterminated") or exc.pos >= len(text.rstrip()):
+        problem += " (it ends too early: truncated?)"
+    return problem
+
+
+def _is_json_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except json.JSONDecodeError:
+        return False
+
+
+def _read_csv(path: Path, sep: str) -> list[dict[str, Any]]:
+    import pandas as pd
+
+    for _ in text_lines(path):  # pandas would name neither the line nor the offset of a non-UTF-8 byte
+        pass
+    try:
+        frame = pd.read_csv(path, sep=sep, keep_default_na=False, encoding="utf-8-sig")
+    except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        kind = "TSV" if sep == "\t" else "CSV"
+        raise DataError(f"cannot read {kind}: {' '.join(str(exc).split())}", source=str(path)) from exc
+    return frame.to_dict("records")
+
+
+_PARQUET_MAGIC = b"PAR1"
+
+
+def _read_parquet(path: Path) -> list[dict[str, Any]]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    size = path.stat().st_size
+    with path.open("rb") as handle:
+        head = handle.read(4)
+        handle.seek(max(0, size - 4))
+        tail = handle.read(4)
+    if size < 12 or head != _PARQUET_MAGIC or tail != _PARQUET_MAGIC:
+        what = "truncated" if head == _PARQUET_MAGIC else "another format under a .parquet name"
+        raise DataError(f"not a parquet file: it does not start and end with the bytes PAR1 ({what}?)",
+                        source=str(path))
+    try:
+        return pq.read_table(path).to_pylist()
+    except (pa.ArrowException, ValueError) as exc:
+        raise DataError(f"cannot read parquet: {_one_line(exc)}", source=str(path)) from exc
+
+
+def _one_line(exc: BaseException) -> str:
+    """The message of ``exc`` on one line (library errors often span several)."""
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def looks_like_path(name: str) -> bool:
+    """Whether ``name`` is meant as a local path (``./x``, ``/x``, ``~/x``, ``x.jsonl``), not a Hub id."""
+    return name.startswith(("/", "./", "../", "~", ".\\")) or name.lower().endswith(DATA_SUFFIXES)
+
+
+def load_sources(data: str | None = None, data_files: Sequence[str] | None = None,
+                 splits: Sequence[str] | None = None) -> list[tuple[str, list[dict[str, Any]], str]]:
+    """Load raw records per source: ``[(source name, records, description for errors)]``.
+
+    ``data`` is a Hub dataset id (all its splits, or ``splits``); ``data_files`` are local files.
+    """
+    if data_files:
+        return [(name, read_records(path), str(path)) for name, path in parse_data_files(data_files)]
+    if not data:
+        raise DataError("no data given: pass a Hub dataset id or --data-files")
+    if Path(data).expanduser().is_file():
+        path = Path(data).expanduser()
+        return [(path.stem, read_records(path), str(path))]
+    if looks_like_path(data) and not Path(data).expanduser().exists():
+        raise DataError("no such file or folder", source=data)
+    import datasets
+
+    try:
+        dataset_dict = datasets.load_dataset(data)
+    except Exception as exc:  # offline, missing repo, ...: one readable line
+        raise DataError(f"cannot load the dataset from the Hub or folder: {_one_line(exc)}", source=data) from exc
+    names = list(splits) if splits else list(dataset_dict)
+    return [(name, dataset_dict[name].to_list(), f"{data}[{name}]") for name in names]
+
+
+def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task: Task) -> LoadedData:
+    """Check fields, assign stable ids, apply the task's filters; raises DataError on bad input."""
+    examples: list[dict[str, Any]] = []
+    dropped: dict[str, int] = {}
+    columns: list[str] = []
+    seen_ids: dict[str, str] = {}
+    for source_name, records, description in sources:
+        if not records:
+            continue
+        first = list(records[0])
+        task.check_fields(first, description)
+        columns.extend(c for c in first if c not in columns)
+        use_own_ids = ID_FIELD in first
+        for index, record in enumerate(records):
+            for name in first:
+                if name not in record:
+                    raise DataError("missing field", source=description, line=index + 1, field=name)
+            example_id = str(record[ID_FIELD]) if use_own_ids else f"{source_name}-{index}"
+            if example_id in seen_ids:
+                raise DataError(f"duplicate id (also in {seen_ids[example_id]})", source=description,
+                                example=example_id)
+            seen_ids[example_id] = description
+            reason = task.keep(record)
+            if reason is not None:
+                dropped[reason] = dropped.get(reason, 0) + 1
+                continue
+            example = {ID_FIELD: example_id, **{k: v for k, v in record.items() if k != ID_FIELD}}
+            example.setdefault(SOURCE_FIELD, source_name)
+            examples.append(example)
+    description = ", ".join(d for _, _, d in sources)
+    if not examples:
+        raise DataError("the dataset is empty after loading and filtering", source=description or None)
+    for reason, count in dropped.items():
+        logger.info("dropped %d examples: %s", count, reason)
+    if ID_FIELD not in columns:
+        columns.insert(0, ID_FIELD)
+    if SOURCE_FIELD not in columns:
+        columns.append(SOURCE_FIELD)
+    return LoadedData(examples=examples, columns=columns, source=description, dropped=dropped)
+
+
+def load_examples(task: Task, data: str | None = None, data_files: Sequence[str] | None = None,
+                  splits: Sequence[str] | None = None) -> LoadedData:
+    """Load, check and filter a dataset for ``task`` from the Hub or local files."""
+    return prepare_examples(load_sources(data, data_files, splits), task)

@@ -1,0 +1,153 @@
+"""Cached, sharded beam runs: the work cut into shards keyed by the inputs, the model and the settings, one
+atomically written file each, so a killed run resumes and ``accelerate launch`` processes share the shards.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from lsplits.errors import ConfigError, DataError
+from lsplits.generation.inputs import BeamInputs
+from lsplits.generation.models import check_model, load_generator
+from lsplits.generation.search import DEFAULT_MAX_NEW_TOKENS, check_template, encode_inputs, generate_beams
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SHARD_SIZE = 512
+
+
+CACHE_VERSION = 1
+"""Bump when a change would make previously cached candidates wrong."""
+
+
+def default_cache_dir() -> Path:
+    """Where beam shards are cached by default (:func:`lsplits.io.cache_folder`)."""
+    from lsplits.io import cache_folder
+
+    return cache_folder("beams")
+
+
+@dataclass(frozen=True)
+class BeamSettings:
+    """Everything besides the inputs and the model that determines the candidates."""
+
+    k: int = 10
+    prompt_template: str | None = None
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
+    shard_size: int = DEFAULT_SHARD_SIZE
+
+
+def check_settings(settings: BeamSettings) -> None:
+    """ConfigError for k, max_new_tokens or shard_size below 1, or a bad template."""
+    for name in ("k", "max_new_tokens", "shard_size"):
+        value = getattr(settings, name)
+        if value < 1:
+            raise ConfigError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
+    check_template(settings.prompt_template)
+
+
+def _run_key(inputs: BeamInputs, model: str, settings: BeamSettings) -> str:
+    from lsplits.lm.shards import folder_fingerprint
+
+    digest = hashlib.sha256()
+    for row in zip(inputs.ids, inputs.texts, strict=True):
+        digest.update(json.dumps(row).encode())
+    digest.update(json.dumps({"model": model, "files": folder_fingerprint(model), "version": CACHE_VERSION,
+                              **settings.__dict__}, sort_keys=True).encode())
+    return digest.hexdigest()[:20]
+
+
+def _shard_path(folder: Path, number: int) -> Path:
+    return folder / f"beams-{number:05d}.jsonl"
+
+
+def generate_cached(model: str, inputs: BeamInputs, settings: BeamSettings, *, cache_dir: str | Path,
+                    kind: str | None = None, token_budget: int | None = None, device=None,
+                    progress: bool = True) -> list[list[str]]:
+    """The candidates of every input (in input order), generating only the shards not cached yet.
+
+    Under a launcher every process generates its share of the missing shards onto ``cache_dir``
+    (which they must all reach), then every process reads all of them back.
+    """
+    import numpy as np
+
+    from lsplits.io import atomic_write_text
+    from lsplits.lm.distributed import barrier, is_main, main_first, process_device, rank, world_size
+    from lsplits.lm.shards import missing_shards, split_into_shards, this_process_share
+
+    check_settings(settings)
+    kind = kind or check_model(model)
+    folder = Path(cache_dir) / _run_key(inputs, model, settings)
+    folder.mkdir(parents=True, exist_ok=True)
+    if is_main():
+        logger.info("beam cache: %s (%d process%s)", folder, world_size(), "" if world_size() == 1 else "es")
+        atomic_write_text(folder / "run.json", json.dumps({"model": model, "source": inputs.source,
+                                                           "n_inputs": len(inputs.ids), **settings.__dict__}))
+    shards = split_into_shards(np.arange(len(inputs.ids)), settings.shard_size)
+    missing = missing_shards(shards, lambda number, _: _shard_path(folder, number).exists())
+    if missing:
+        mine = this_process_share(missing)
+        if mine:
+            with main_first():  # a Hub model is downloaded once, by rank 0
+                loaded, tokenizer = load_generator(model, kind, device or process_device())
+        for number, shard in mine:
+            beams = generate_beams(loaded, tokenizer, [inputs.texts[i] for i in shard], k=settings.k,
+                                   prompt_template=settings.prompt_template,
+                                   max_new_tokens=settings.max_new_tokens, token_budget=token_budget,
+                                   progress=progress and is_main(), ids=[inputs.ids[i] for i in shard])
+            lines = [json.dumps({"position": int(i), "id": inputs.ids[i], "candidates": candidates})
+                     for i, candidates in zip(shard, beams, strict=True)]
+            atomic_write_text(_shard_path(folder, number), "".join(line + "\n" for line in lines))
+            where = f" (process {rank()} of {world_size()})" if world_size() > 1 else ""
+            logger.info("wrote beam shard %d of %d%s", number + 1, len(shards), where)
+        barrier()
+    else:
+        logger.info("all %d beam shards cached", len(shards))
+    return _collect(folder, inputs, len(shards))
+
+
+def _collect(folder: Path, inputs: BeamInputs, n_shards: int) -> list[list[str]]:
+    """Every shard's candidates in input order, checked against the inputs."""
+    from lsplits.errors import SplitInvariantError
+
+    beams: list[list[str] | None] = [None] * len(inputs.ids)
+    for number in range(n_shards):
+        for line in _shard_path(folder, number).read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            position = row["position"]
+            if not 0 <= position < len(beams) or inputs.ids[position] != row["id"] or beams[position] is not None:
+                raise SplitInvariantError(f"{folder}: the cached beams do not match the inputs; delete the folder "
+                                          "and rerun")
+            beams[position] = row["candidates"]
+    if any(candidates is None for candidates in beams):
+        raise SplitInvariantError(f"{folder}: cached beams are missing inputs; delete the folder and rerun")
+    return beams  # type: ignore[return-value]
+
+
+def write_beams(path: str | Path, ids: Sequence[str], beams: Sequence[Sequence[str]]) -> None:
+    """Write the beams file ``lsplits ue`` reads: one ``{"id", "candidates"}`` line per input, atomically."""
+    from lsplits.io import atomic_write_text
+
+    atomic_write_text(path, "".join(json.dumps({"id": example, "candidates": list(candidates)}) + "\n"
+                                    for example, candidates in zip(ids, beams, strict=True)))
+
+
+def _check_lengths(model: str, kind: str, inputs: BeamInputs, settings: BeamSettings) -> None:
+    """Every input fits the model's window (tokenizer and config only, before any model is loaded)."""
+    from transformers import AutoConfig
+
+    from lsplits.lm.model_files import load_tokenizer
+
+    tokenizer = load_tokenizer(model)
+    template = settings.prompt_template
+    prompts = inputs.texts if template is None else [template.format(text=text) for text in inputs.texts]
+    try:
+        encode_inputs(tokenizer, AutoConfig.from_pretrained(model), kind, prompts, settings.max_new_tokens,
+                      ids=inputs.ids)
+    except DataError as exc:
+        raise DataError(str(exc), source=inputs.source) from exc

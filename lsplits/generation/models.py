@@ -1,0 +1,81 @@
+"""Which kind of generator a model is (seq2seq or causal LM, from its config alone) and loading it."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from lsplits.errors import ConfigError
+from lsplits.generation.search import DEFAULT_MAX_NEW_TOKENS, check_template, generate_beams
+
+logger = logging.getLogger(__name__)
+
+def check_model(name: str) -> str:
+    """``"seq2seq"`` or ``"causal"`` from the model's config alone (no weights loaded).
+
+    Raises:
+        ConfigError: no such folder or Hub model, or a model that is neither (e.g. a BERT encoder).
+    """
+    from transformers import AutoConfig
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES,
+    )
+
+    from lsplits.lm.model_files import check_model_files, first_line
+
+    check_model_files(name)
+    try:
+        config = AutoConfig.from_pretrained(name)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot load model {name!r}: {first_line(exc)}") from exc
+    seq2seq = MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES.get(config.model_type)
+    causal = MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(config.model_type)
+    architectures = getattr(config, "architectures", None) or []
+    if getattr(config, "is_encoder_decoder", False) and seq2seq:
+        return "seq2seq"
+    if causal and (not architectures or any(a.endswith(("LMHeadModel", "ForCausalLM")) or a == causal
+                                            for a in architectures)):
+        return "causal"
+    what = f"{config.model_type}, {', '.join(architectures)}" if architectures else config.model_type
+    raise ConfigError(f"model {name!r} ({what}) is neither a seq2seq model nor a causal LM, so it cannot "
+                      "generate candidates; use e.g. a BART/T5 parser or a decoder-only LM")
+
+
+def load_generator(name: str, kind: str, device=None):
+    """Load a seq2seq model or causal LM and its tokenizer onto ``device`` (bf16 on a GPU that has it)."""
+    import torch
+
+    from lsplits.lm.model_files import first_line, load_tokenizer
+    from lsplits.lm.scoring import bf16_on, load_causal_lm, quiet_transformers_bars, resolve_device
+
+    device = resolve_device(device)
+    if kind == "causal":
+        model, tokenizer = load_causal_lm(name, device=device)
+    else:
+        from transformers import AutoModelForSeq2SeqLM
+
+        tokenizer = load_tokenizer(name)
+        try:
+            with quiet_transformers_bars():
+                model = AutoModelForSeq2SeqLM.from_pretrained(name)
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"cannot load {name!r} as a seq2seq model: {first_line(exc)}") from exc
+        model.to(device)
+        model.eval()
+    if bf16_on(device):
+        model.to(torch.bfloat16)
+    return model, tokenizer
+
+
+def beams_from_model(name: str, texts: Sequence[str], *, k: int = 10, prompt_template: str | None = None,
+                     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, progress: bool = False) -> list[list[str]]:
+    """:func:`generate_beams` for a model given by Hub id or folder: checked, loaded, then run (the Space's call).
+
+    Raises:
+        ConfigError: as :func:`check_model`, :func:`load_generator` and :func:`generate_beams`.
+    """
+    check_template(prompt_template)
+    model, tokenizer = load_generator(name, check_model(name))
+    return generate_beams(model, tokenizer, texts, k=k, prompt_template=prompt_template,
+                          max_new_tokens=max_new_tokens, progress=progress)

@@ -1,0 +1,168 @@
+"""Beam search on a model a user already holds: the ``k`` best outputs per input, longest inputs batched first
+under a token budget (beam search keeps ``k * (input + max_new_tokens)`` tokens), bf16 on a GPU that has it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from lsplits.errors import ConfigError, DataError
+
+logger = logging.getLogger(__name__)
+
+CPU_TOKEN_BUDGET = 16384
+"""Beam-search tokens (rows x k x (input + new tokens)) per batch on a CPU."""
+
+
+GPU_TOKEN_BUDGET = 1 << 19
+"""The same on a GPU; raise it on one with memory to spare."""
+
+
+DEFAULT_MAX_NEW_TOKENS = 512
+
+
+FORMATS = ("text", "penman")
+
+
+def check_template(template: str | None) -> None:
+    """Raise ConfigError unless ``template`` is None or a format string whose only field is ``{text}``."""
+    if template is None:
+        return
+    try:
+        filled = template.format(text="\0")
+    except (KeyError, IndexError, ValueError) as exc:
+        raise ConfigError(f"--prompt-template {template!r} is not a template with only {{text}} in it "
+                          f"({type(exc).__name__}: {exc}); write literal braces as {{{{ and }}}}") from exc
+    if "\0" not in filled:
+        raise ConfigError(f"--prompt-template {template!r} has no {{text}} placeholder for the input")
+
+
+def _model_kind(model) -> str:
+    """``"seq2seq"`` or ``"causal"``; ConfigError for a model that cannot generate."""
+    if getattr(model.config, "is_encoder_decoder", False):
+        return "seq2seq"
+    if not hasattr(model, "generate") or not getattr(model, "can_generate", lambda: True)():
+        raise ConfigError(f"{type(model).__name__} cannot generate text: use a seq2seq model or a causal LM")
+    return "causal"
+
+
+def generate_beams(model, tokenizer, texts: Sequence[str], *, k: int = 10, prompt_template: str | None = None,
+                   max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, token_budget: int | None = None,
+                   progress: bool = True, ids: Sequence[str] | None = None, **generate_kwargs: Any) -> list[list[str]]:
+    """The ``k`` best outputs of beam search for each text, best first, in the order of ``texts``.
+
+    Args:
+        model: a Hugging Face seq2seq model or causal LM, on the device to run on (bf16 autocast on a
+            CUDA GPU that supports it).
+        tokenizer: its tokenizer.
+        texts: the inputs.
+        k: beam width and number of candidates returned per input.
+        prompt_template: ``"...{text}..."``, applied to each input (required in practice for a causal
+            LM, whose continuation of the filled template is returned; optional for seq2seq).
+        max_new_tokens: longest candidate, in tokens.
+        token_budget: beam-search tokens per batch (default: :data:`CPU_TOKEN_BUDGET` or
+            :data:`GPU_TOKEN_BUDGET`).
+        progress: show a progress bar.
+        ids: example ids, for error messages.
+        generate_kwargs: passed on to ``model.generate`` (e.g. ``length_penalty``).
+
+    Raises:
+        ConfigError: ``k`` or ``max_new_tokens`` below 1, a bad template, a model that cannot generate.
+        DataError: an input longer than the model's window.
+    """
+    import torch
+    from tqdm.auto import tqdm
+
+    from lsplits.lm.scoring import autocast_for, token_budget_batches
+
+    if k < 1:
+        raise ConfigError(f"k must be at least 1, got {k}")
+    if max_new_tokens < 1:
+        raise ConfigError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+    check_template(prompt_template)
+    kind = _model_kind(model)
+    texts = [str(text) for text in texts]
+    prompts = texts if prompt_template is None else [prompt_template.format(text=text) for text in texts]
+    device = next(model.parameters()).device
+    budget = token_budget or (GPU_TOKEN_BUDGET if device.type == "cuda" else CPU_TOKEN_BUDGET)
+    encoded, max_new_tokens = encode_inputs(tokenizer, model.config, kind, prompts, max_new_tokens, ids=ids)
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    if pad_id is None:
+        raise ConfigError("the tokenizer has neither a padding nor an end-of-sequence token to pad batches with")
+    settings = dict(num_beams=k, num_return_sequences=k, do_sample=False, max_new_tokens=max_new_tokens,
+                    pad_token_id=pad_id, **generate_kwargs)
+    results: list[list[str]] = [[] for _ in texts]
+    was_training = model.training
+    model.eval()
+    bar = tqdm(total=len(texts), desc=f"beam search (k={k})", unit="ex", disable=not progress, leave=False)
+    try:
+        for batch in token_budget_batches([k * (len(tokens) + max_new_tokens) for tokens in encoded], budget):
+            rows = [encoded[i] for i in batch]
+            width = max(len(row) for row in rows)
+            input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+            attention = torch.zeros((len(rows), width), dtype=torch.long)
+            for r, row in enumerate(rows):  # causal LMs continue from the last token: pad on the left
+                start = width - len(row) if kind == "causal" else 0
+                input_ids[r, start:start + len(row)] = torch.tensor(row, dtype=torch.long)
+                attention[r, start:start + len(row)] = 1
+            with torch.inference_mode(), autocast_for(device):
+                output = model.generate(input_ids=input_ids.to(device), attention_mask=attention.to(device),
+                                        **settings)
+            if kind == "causal":
+                output = output[:, width:]
+            decoded = tokenizer.batch_decode(output, skip_special_tokens=True, clean_up_tokenization_spaces=True)
+            for r, index in enumerate(batch):
+                results[index] = [text.strip() for text in decoded[r * k:(r + 1) * k]]
+            bar.update(len(batch))
+    finally:
+        bar.close()
+        model.train(was_training)
+    return results
+
+
+def encode_inputs(tokenizer, config, kind: str, prompts: Sequence[str], max_new_tokens: int, *,
+                  ids: Sequence[str] | None = None) -> tuple[list[list[int]], int]:
+    """Token ids of each prompt, checked against the model's window, and the candidate length to use
+    (``max_new_tokens``, capped by a seq2seq decoder's window).
+
+    Raises:
+        DataError: a prompt longer than the encoder's window (seq2seq) or than the window less
+            ``max_new_tokens`` (causal), naming the example.
+    """
+    from types import SimpleNamespace
+
+    from lsplits.lm.encode import model_window
+
+    encoded = tokenizer(list(prompts), add_special_tokens=True)["input_ids"]
+    try:
+        window = model_window(SimpleNamespace(config=config), tokenizer)
+    except ConfigError:  # no stated window (e.g. relative positions): nothing to check
+        return encoded, max_new_tokens
+    room = window if kind == "seq2seq" else window - max_new_tokens
+    for position, tokens in enumerate(encoded):
+        if len(tokens) > room:
+            name = ids[position] if ids is not None else f"#{position}"
+            detail = "" if kind == "seq2seq" else f" less --max-new-tokens {max_new_tokens}"
+            raise DataError(f"input of {len(tokens)} tokens does not fit the model's window of {window}{detail}",
+                            example=str(name))
+    if kind == "seq2seq" and max_new_tokens >= window:
+        logger.debug("candidates capped at %d tokens, the decoder's window", window - 1)
+        max_new_tokens = window - 1
+    return encoded, max_new_tokens
+
+
+def invalid_penman(beams: Sequence[Sequence[str]]) -> int:
+    """How many candidates are not one well-formed AMR graph (the reader every AMR metric uses)."""
+    from lsplits.similarity.amr.graph import parse_amr
+    from lsplits.similarity.registry import InvalidOutput
+
+    invalid = 0
+    for candidates in beams:
+        for candidate in candidates:
+            try:
+                parse_amr(candidate)
+            except InvalidOutput:
+                invalid += 1
+    return invalid

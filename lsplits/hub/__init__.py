@@ -1,0 +1,1 @@
+"""Publishing: uploads, the metric modules as Spaces, the demo Space."""

@@ -1,0 +1,1 @@
+"""Pairwise similarity and quality functions: the registry and the AMR graph metrics."""

@@ -1,0 +1,123 @@
+"""Registry of pairwise similarity / quality functions (ROUGE-L, Smatch, Smatch++, S2Match, ...).
+
+A function is a :class:`Similarity`: ``prepare`` turns one output string into a reusable object
+(parsed once per candidate, raising :class:`InvalidOutput` if it does not parse) and ``score``
+compares two prepared objects, returning a value in [0, 1]. The same object serves as a
+similarity for uncertainty estimators (candidate vs candidate) and as a quality metric
+(prediction vs reference: ``score(prepare(pred), prepare(ref))``).
+
+Adding a function is one registration: write a module that defines a ``Similarity`` and add one
+``name -> "module:attribute"`` line to ``_BUILTINS`` (loaded lazily, so importing this module is
+cheap), or call :func:`register` at run time for a user-defined one.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lsplits.errors import ConfigError, InvalidInput, InvalidOption
+
+
+class InvalidOutput(InvalidInput):
+    """A candidate or reference that cannot be parsed by a similarity's ``prepare``."""
+
+
+@dataclass(frozen=True)
+class Similarity:
+    """A pairwise similarity between two outputs, also usable as a quality metric.
+
+    Attributes:
+        name: registry name (also the evaluate config name).
+        prepare: output string -> prepared object; raises InvalidOutput when it does not parse.
+        score: (prepared a, prepared b) -> similarity in [0, 1]. For a quality metric a is the
+            prediction and b the reference.
+        symmetric: whether score(a, b) == score(b, a) always (lets engines compute half the pairs).
+        description: one line for help texts and metric cards.
+        corpus_score: optional (list of prepared predictions, list of prepared references) -> float,
+            for metrics whose corpus score is not the mean of sentence scores (Smatch, SemBLEU).
+        version: bump when scores change, so content-keyed caches are invalidated.
+        invalid_stand_in: output scored in place of a prediction that does not parse, when the
+            metric has a conventional one (AMR: the empty graph); None scores such predictions 0.
+        display_name: the paper-style name in reports and the Space (``Smatch++``); empty = ``name``.
+    """
+
+    name: str
+    prepare: Callable[[str], Any]
+    score: Callable[[Any, Any], float]
+    symmetric: bool
+    description: str = ""
+    corpus_score: Callable[[Sequence[Any], Sequence[Any]], float] | None = None
+    version: str = "1"
+    invalid_stand_in: str | None = None
+    display_name: str = ""
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+# name -> "module:attribute" of a Similarity; imported on first use.
+_BUILTINS: dict[str, str] = {
+    "rougel": "lsplits.uncertainty.lexical:ROUGE_L",
+    "rouge1": "lsplits.uncertainty.lexical:ROUGE_1",
+    "rouge2": "lsplits.uncertainty.lexical:ROUGE_2",
+    "bleu": "lsplits.uncertainty.lexical:BLEU",
+    "rouge1_stem": "lsplits.uncertainty.lexical:ROUGE_1_STEM",
+    "rouge2_stem": "lsplits.uncertainty.lexical:ROUGE_2_STEM",
+    "rougel_stem": "lsplits.uncertainty.lexical:ROUGE_L_STEM",
+    "smatch": "lsplits.similarity.amr.smatch:SMATCH",
+    "smatch-corrected": "lsplits.similarity.amr.smatch:SMATCH_CORRECTED",
+    "smatchpp": "lsplits.similarity.amr.smatchpp_metric:SMATCHPP",
+    "s2match": "lsplits.similarity.amr.s2match:S2MATCH",
+    "sema": "lsplits.similarity.amr.sema:SEMA",
+    "wlk": "lsplits.similarity.amr.wlk:WLK",
+    "sembleu": "lsplits.similarity.amr.sembleu:SEMBLEU",
+}
+_REGISTERED: dict[str, Similarity] = {}
+
+
+def register(similarity: Similarity, *, overwrite: bool = False) -> Similarity:
+    """Register a user-defined similarity under its name; returns it (usable as a decorator result)."""
+    if not overwrite and (similarity.name in _REGISTERED or similarity.name in _BUILTINS):
+        raise ConfigError(f"a similarity named {similarity.name!r} is already registered")
+    _REGISTERED[similarity.name] = similarity
+    return similarity
+
+
+def available() -> list[str]:
+    """Names of every registered or built-in similarity function."""
+    return sorted(set(_BUILTINS) | set(_REGISTERED))
+
+
+def from_config_name(config_name: str, default: str, what: str = "similarity") -> str:
+    """The registered name an evaluate module's config name chooses (``default`` for evaluate's ``"default"``);
+    InvalidOption listing the choices when nothing is registered under it."""
+    name = default if config_name == "default" else config_name
+    if name not in available():
+        raise InvalidOption(f"unknown {what} {name!r}; use one of {', '.join(available())} as config name")
+    return name
+
+
+def display(name: str) -> str:
+    """The display name of the similarity registered as ``name`` (``name`` itself if it has none or is unknown)."""
+    try:
+        return get(name).display_name or name
+    except ConfigError:
+        return name
+
+
+def get(name: str) -> Similarity:
+    """Return the similarity registered as ``name``; raises ConfigError listing the choices."""
+    key = name.lower()
+    if key in _REGISTERED:
+        return _REGISTERED[key]
+    if key not in _BUILTINS:
+        raise ConfigError(f"unknown similarity {name!r}; choose one of {', '.join(available())}")
+    module_name, attribute = _BUILTINS[key].split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise ConfigError(f"similarity {name!r} is not available: {exc}") from exc
+    similarity = getattr(module, attribute)
+    _REGISTERED[key] = similarity
+    return similarity
