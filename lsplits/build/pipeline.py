@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from lsplits.data.loading import ID_FIELD, LoadedData
 from lsplits.data.tasks import Setting, Task
 from lsplits.data.text import word_count
 from lsplits.errors import ConfigError
+from lsplits.lm.dtype import DEFAULT_DTYPE, dtype_text
 from lsplits.splits.engine import Partition, check_label_quotas, resolve_eval_size, split_eval
 from lsplits.splits.strategy import PLAIN_POLICY, SplitInputs, SplitPolicy, SplitStrategy
 
@@ -75,7 +76,9 @@ class BuildResult:
     """A build: one base table of every example plus index arrays per config; frames only on demand.
 
     ``table`` holds every example's fields (one type per field); ``scores`` the ``ll_score`` and
-    ``ll_tokens`` arrays of each LM setting; ``configs`` the built configs by name.
+    ``ll_tokens`` arrays of each LM setting; ``configs`` the built configs by name; ``dtypes`` the
+    compute dtype (``fp32`` / ``bf16``) each LM setting's scores were computed in (empty when the
+    scores came from elsewhere).
     """
 
     table: pd.DataFrame
@@ -84,6 +87,7 @@ class BuildResult:
     inputs: SplitInputs
     skipped: dict[str, str]
     eval_size: int
+    dtypes: dict[str, str] = field(default_factory=dict)
 
     @property
     def partitions(self) -> dict[str, Partition]:
@@ -161,7 +165,7 @@ class BuildPlan:
 
 
 def plan_build(spec: DatasetSpec, *, lm: str, configs: Sequence[str] | None = None, folds: int = 3, seed: int = 0,
-               train_config: Any = None, max_steps: int | None = None) -> BuildPlan:
+               train_config: Any = None, max_steps: int | None = None, dtype: str = DEFAULT_DTYPE) -> BuildPlan:
     """Decide configs, skipped configs and the LM run of each setting; ConfigError if nothing is left.
 
     A config whose setting the LM cannot score (prompting with the scratch LM) is skipped, not failed;
@@ -176,7 +180,7 @@ def plan_build(spec: DatasetSpec, *, lm: str, configs: Sequence[str] | None = No
     if not chosen:
         raise ConfigError("no config left to build: " + "; ".join(f"{k} {v}" for k, v in skipped.items()))
     runs = {setting: RunPlan.make(lm, setting, folds=folds, seed=seed, train_config=train_config,
-                                  max_steps=max_steps, paper_steps=spec.max_steps)
+                                  max_steps=max_steps, paper_steps=spec.max_steps, dtype=dtype)
             for setting in dict.fromkeys(s.setting or "ft" for s in chosen.values())}
     return BuildPlan(configs=chosen, skipped=skipped, runs=runs)
 
@@ -184,14 +188,20 @@ def plan_build(spec: DatasetSpec, *, lm: str, configs: Sequence[str] | None = No
 def build_splits(spec: DatasetSpec, loaded: LoadedData, *, lm: str, configs: Sequence[str] | None = None,
                  eval_size: int | float | None = None, seed: int = 0, folds: int = 3,
                  cache_dir: str | Path | None = None, train_config: Any = None, max_steps: int | None = None,
-                 progress: bool = True, compile: bool = False) -> BuildResult:
-    """Score the examples as the requested configs need and compute every config's split."""
+                 progress: bool = True, compile: bool = False, dtype: str = DEFAULT_DTYPE) -> BuildResult:
+    """Score the examples as the requested configs need and compute every config's split.
+
+    ``dtype`` (``auto``, ``fp32``, ``bf16``; :mod:`lsplits.lm.dtype`) is settled once per LM run for this
+    process's device; :attr:`BuildResult.dtypes` records what each setting computed in.
+    """
+    from lsplits.lm.distributed import process_device
     from lsplits.lm.pipeline import check_lm, compute_scores
+    from lsplits.lm.scoring import resolve_device
 
     examples = loaded.examples
     task = spec.task
     plan = plan_build(spec, lm=lm, configs=configs, folds=folds, seed=seed, train_config=train_config,
-                      max_steps=max_steps)
+                      max_steps=max_steps, dtype=dtype)
     n = len(examples)
     size = checked_eval_size(eval_size, n, default=spec.default_eval_size(n))
     inputs = split_inputs(spec, examples)
@@ -200,13 +210,15 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, *, lm: str, configs: Seq
         check_lm(lm, score_records(examples, task, kind))
     base = unify_types(pd.DataFrame(examples), loaded.source)  # one type per field, decided before splitting
     scores: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    dtypes = {kind: run.resolved_dtype(resolve_device(process_device())) for kind, run in plan.runs.items()}
     for kind, run in plan.runs.items():
-        logger.info("scoring %d examples (%s setting) with %s", n, kind, lm)
+        logger.info("scoring %d examples (%s setting) with %s in %s", n, kind, lm, dtypes[kind])
         frame = compute_scores(score_records(examples, task, kind), plan=run, cache_dir=cache_dir,
                                progress=progress, compile=compile)
         scores[kind] = (frame["ll_score"].to_numpy(dtype=np.float64), frame["ll_tokens"].to_numpy(dtype=np.int64))
     result = split_configs(spec.policy, plan.configs, base, inputs, scores, eval_size=size, seed=seed,
                            skipped=plan.skipped)
+    result.dtypes = dtypes
     for name, reason in plan.skipped.items():
         logger.warning("skipping config %s: %s", name, reason)
     return result
@@ -270,6 +282,9 @@ def method_text(spec: DatasetSpec, result: BuildResult, *, lm: str, folds: int, 
         "is scored by a model fine-tuned on the other folds, so no example is scored by a model trained on it.",
         f"Eval size: {result.eval_size:,} examples, halved into validation and test (seed {seed}).",
     ]
+    if result.dtypes:
+        lines.append("Compute dtype: " + "; ".join(f"{setting} setting {dtype_text(dtype)}"
+                                                   for setting, dtype in result.dtypes.items()) + ".")
     if spec.method_note:
         lines += ["", spec.method_note]
     notes = spec.policy.notes_of(result.inputs)
@@ -283,11 +298,15 @@ def method_text(spec: DatasetSpec, result: BuildResult, *, lm: str, folds: int, 
 
 
 def build_metadata(spec: DatasetSpec, result: BuildResult, *, lm: str, folds: int, seed: int,
-                   extra_statistics: Mapping[str, Mapping[str, float]]) -> dict[str, Any]:
-    """The build's settings as ``lsplits.json`` records them (``lsplits analyze`` and the Space read them back)."""
+                   extra_statistics: Mapping[str, Mapping[str, float]], dtype: str = DEFAULT_DTYPE) -> dict[str, Any]:
+    """The build's settings as ``lsplits.json`` records them (``lsplits analyze`` and the Space read them back).
+
+    ``dtype`` is the requested compute dtype, ``dtypes_used`` what each LM setting resolved it to.
+    """
     task = spec.task
     return dict(task=task.name, query_field=task.query_field, label_field=task.label_field,
-                categorical_columns=list(spec.categorical_columns), lm=lm, folds=folds, seed=seed,
+                categorical_columns=list(spec.categorical_columns), lm=lm, folds=folds, seed=seed, dtype=dtype,
+                dtypes_used=dict(result.dtypes),
                 eval_size=result.eval_size, configs=list(result.configs), skipped=result.skipped,
                 extra_statistics=extra_statistics, notes=spec.policy.notes_of(result.inputs),
                 split_policy=spec.policy.name,
@@ -295,7 +314,7 @@ def build_metadata(spec: DatasetSpec, result: BuildResult, *, lm: str, folds: in
 
 
 def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, *, lm: str, folds: int, seed: int,
-                   repo_hint: str | None = None, progress: bool = False) -> Path:
+                   repo_hint: str | None = None, progress: bool = False, dtype: str = DEFAULT_DTYPE) -> Path:
     """Write the Hub-layout folder with card, statistics, plots and ``lsplits.json``; returns the folder.
 
     The configs' frames are materialised from the base table one config at a time.
@@ -327,5 +346,5 @@ def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, *, l
 
         return write_hub_folder(out, frames, card, {repo_path: local for _, repo_path, local in written},
                                 metadata=build_metadata(spec, result, lm=lm, folds=folds, seed=seed,
-                                                        extra_statistics=extra_stats),
+                                                        extra_statistics=extra_stats, dtype=dtype),
                                 examples=result.config_table(next(iter(result.configs))))

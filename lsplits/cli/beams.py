@@ -33,7 +33,7 @@ def run_beams(args: Namespace) -> int:
     if args.token_budget is not None and args.token_budget < 1:
         raise ConfigError(f"--token-budget must be at least 1, got {args.token_budget}")
     settings = BeamSettings(k=args.k, prompt_template=args.prompt_template, max_new_tokens=args.max_new_tokens,
-                            shard_size=args.shard_size)
+                            shard_size=args.shard_size, dtype=args.dtype)
     check_settings(settings)
     check_beams_output(args.out, args.inputs)
     inputs = read_inputs(args.inputs, input_field=args.input_field, id_field=args.id_field, split=args.split)

@@ -63,7 +63,8 @@ def score(args: argparse.Namespace) -> int:
     from lsplits.lm.pipeline import compute_scores
     from lsplits.lm.plan import RunPlan
 
-    plan = RunPlan.make(args.lm, args.setting, folds=args.folds, seed=args.seed, max_steps=args.max_steps)
+    plan = RunPlan.make(args.lm, args.setting, folds=args.folds, seed=args.seed, max_steps=args.max_steps,
+                        dtype=args.dtype)
     if not args.dry_run:
         check_out(args, "file")
     spec, loaded = resolve_dataset(args)
@@ -103,18 +104,18 @@ def build(args: argparse.Namespace) -> int:
     spec, loaded = resolve_dataset(args)
     if args.dry_run:
         plan = plan_build(spec, lm=args.lm, configs=args.configs, folds=args.folds, seed=args.seed,
-                          max_steps=args.max_steps)
+                          max_steps=args.max_steps, dtype=args.dtype)
         return dry_run({kind: (score_records(loaded.examples, spec.task, kind), run)
                         for kind, run in plan.runs.items()})
     result = build_splits(spec, loaded, lm=args.lm, configs=args.configs, eval_size=args.eval_size,
                           seed=args.seed, folds=args.folds, cache_dir=args.cache_dir, max_steps=args.max_steps,
-                          progress=not args.no_progress, compile=args.compile)
+                          progress=not args.no_progress, compile=args.compile, dtype=args.dtype)
     from lsplits.lm.distributed import is_main
 
     if not is_main():
         return 0
     out = export_dataset(spec, result, args.out, lm=args.lm, folds=args.folds, seed=args.seed,
-                         repo_hint=args.push_to_hub)
+                         repo_hint=args.push_to_hub, dtype=args.dtype)
     for name, reason in result.skipped.items():
         print(f"skipped {name}: {reason}")
     print(f"wrote {len(result.configs)} configs ({', '.join(result.configs)}) to {out}")

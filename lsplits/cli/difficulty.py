@@ -116,7 +116,7 @@ def plan(args: Namespace) -> Plan:
         check_model(path, kind)
     settings = TrainSettings(epochs=args.epochs, max_steps=args.max_steps, lr=args.lr, batch_size=args.batch_size,
                              max_length=args.max_length, max_train_examples=args.max_train_examples,
-                             evals_per_epoch=args.evals_per_epoch, seed=args.seed)
+                             evals_per_epoch=args.evals_per_epoch, seed=args.seed, dtype=args.dtype)
     out = Path(args.out)
     return Plan(dataset=dataset, kind=kind, labels=labels, models=models, configs=chosen, settings=settings,
                 out=out, work_root=Path(args.cache_dir) if args.cache_dir else out / RUNS_FOLDER)

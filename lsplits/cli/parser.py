@@ -117,6 +117,15 @@ def default_cache_dir() -> Path:
     return cache_folder("scores")
 
 
+def _add_dtype_argument(parser: argparse.ArgumentParser) -> None:
+    from lsplits.lm.dtype import DEFAULT_DTYPE, DTYPES
+
+    parser.add_argument("--dtype", choices=DTYPES, default=DEFAULT_DTYPE,
+                        help="compute dtype: auto (default %(default)s) is bf16 autocast on a GPU with bf16 and on "
+                             "an AMX / AVX-512-BF16 CPU for models large enough to gain, else fp32; weights, "
+                             "log-softmax and summed log-probs stay fp32")
+
+
 def _add_lm_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lm", default="scratch",
                         help="causal LM: a Hub id (gpt2-medium), a local folder, or 'scratch' (tiny offline LM)")
@@ -126,6 +135,7 @@ def _add_lm_arguments(parser: argparse.ArgumentParser) -> None:
                         help="score shards and fold checkpoints, so a killed run resumes "
                              "(default: $LSPLITS_CACHE or ~/.cache/lsplits/scores)")
     parser.add_argument("--compile", action="store_true", help="torch.compile the LM for scoring (long GPU runs)")
+    _add_dtype_argument(parser)
     parser.add_argument("--max-steps", type=whole_number(1), default=None,
                         help="training steps per fold (overrides default)")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
@@ -265,6 +275,7 @@ def _beams_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"inputs per cached shard (default {DEFAULT_SHARD_SIZE})")
     parser.add_argument("--cache-dir", type=Path, default=beams_cache_dir(),
                         help="shards of finished inputs, so a killed run resumes (default: $LSPLITS_CACHE/beams)")
+    _add_dtype_argument(parser)
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 
@@ -324,6 +335,7 @@ def _difficulty_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-dir", type=Path, default=None,
                         help="where per-config checkpoints and predictions go (default REPORT/runs)")
     parser.add_argument("--keep-models", action="store_true", help="keep each config's best model (save_pretrained)")
+    _add_dtype_argument(parser)
     parser.add_argument("--no-card", action="store_true", help="do not update the dataset's card and lsplits.json")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 

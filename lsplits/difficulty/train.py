@@ -1,7 +1,7 @@
 """Fine-tune a fresh copy of a task model on one config's train split and predict its validation and test.
 
 The loop runs on ``accelerate`` (one process, or several under ``accelerate launch`` / ``torchrun``;
-bf16 autocast on GPUs that support it, fp32 on CPU). Batches are length-grouped (examples of similar
+bf16 autocast where ``dtype`` says so, :mod:`lsplits.lm.dtype`, with fp32 weights). Batches are length-grouped (examples of similar
 length together, batch order shuffled; :func:`lsplits.lm.finetune.length_grouped_batches`) so little
 compute goes to padding. ``batch_size`` is the global batch: each process takes an interleaved slice
 and weights its summed loss so the averaged gradient is the one-process gradient of the whole batch.
@@ -53,9 +53,9 @@ from lsplits.difficulty.tasks import (
 from lsplits.errors import DataError
 from lsplits.io import atomic_path, atomic_write_parquet, atomic_write_text
 from lsplits.lm.distributed import use_cpu
+from lsplits.lm.dtype import DEFAULT_DTYPE, autocast, check_dtype, model_dtype
 from lsplits.lm.finetune import length_grouped_batches
 from lsplits.lm.pipeline import _folder_fingerprint
-from lsplits.lm.scoring import bf16_on, resolve_device
 
 logger = logging.getLogger(__name__)
 
@@ -87,6 +87,7 @@ class TrainSettings:
         seed: seeds the head's initialisation, the batch order, dropout and the sample.
         num_beams: beams when generating SQL.
         max_grad_norm: gradient clipping norm.
+        dtype: compute dtype, ``auto``, ``fp32`` or ``bf16`` (:mod:`lsplits.lm.dtype`; weights stay fp32).
     """
 
     epochs: float = 2.0
@@ -103,6 +104,10 @@ class TrainSettings:
     seed: int = 0
     num_beams: int = 1
     max_grad_norm: float = 1.0
+    dtype: str = DEFAULT_DTYPE
+
+    def __post_init__(self) -> None:
+        check_dtype(self.dtype)
 
     def learning_rate(self, kind: TaskKind) -> float:
         if self.lr is not None:
@@ -193,10 +198,11 @@ class _Trainer:
                 raise DataError(f"config {config!r} has an empty {split} split")
         self.name, self.config, self.kind, self.settings, self.labels = name, config, kind, settings, labels
         self.work_dir, self.progress, self.keep_model = work_dir, progress, keep_model
-        self.accelerator = Accelerator(cpu=use_cpu(), mixed_precision="bf16" if bf16_on(resolve_device(None)) else "no")
+        self.accelerator = Accelerator(cpu=use_cpu())
         self.rank, self.world = self.accelerator.process_index, self.accelerator.num_processes
         set_seed(settings.seed)
         model_obj, self.tokenizer = load_model(model, kind, len(labels) if labels else 0)
+        self.precision = model_dtype(settings.dtype, model_obj, self.accelerator.device)
         encode_args = dict(labels=labels, max_length=settings.max_length, max_target_length=settings.max_target_length)
         train_frame = frames["train"]
         if settings.max_train_examples is not None and len(train_frame) > settings.max_train_examples:
@@ -280,7 +286,7 @@ class _Trainer:
         if not mine:  # a batch smaller than the number of processes: take part at weight 0
             mine, weight = list(batch_index[:1]), 0.0
         batch = {k: v.to(self.accelerator.device) for k, v in collate(self.kind, self.tokenizer, data, mine).items()}
-        with self.accelerator.autocast():
+        with autocast(self.precision, self.accelerator.device):
             logits = self.model(**batch).logits
         labels = batch["labels"]
         loss = torch.nn.functional.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), labels.reshape(-1),
@@ -348,7 +354,7 @@ class _Trainer:
                           disable=not (self.progress and progress), leave=False):
             batch = {k: v.to(self.accelerator.device)
                      for k, v in collate(self.kind, self.tokenizer, data, index, with_targets=False).items()}
-            with self.accelerator.autocast():
+            with autocast(self.precision, self.accelerator.device):
                 if self.kind.kind == SEQ2SEQ:
                     out = model.generate(**batch, max_new_tokens=self.generate_tokens,
                                          num_beams=self.settings.num_beams)

@@ -15,6 +15,7 @@ from lsplits.errors import ConfigError, DataError
 from lsplits.generation.inputs import BeamInputs
 from lsplits.generation.models import check_model, load_generator
 from lsplits.generation.search import DEFAULT_MAX_NEW_TOKENS, check_template, encode_inputs, generate_beams
+from lsplits.lm.dtype import DEFAULT_DTYPE, check_dtype
 
 logger = logging.getLogger(__name__)
 
@@ -40,25 +41,28 @@ class BeamSettings:
     prompt_template: str | None = None
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
     shard_size: int = DEFAULT_SHARD_SIZE
+    dtype: str = DEFAULT_DTYPE
+    """``auto``, ``fp32`` or ``bf16`` (:mod:`lsplits.lm.dtype`); the cache is keyed by the dtype it resolves to."""
 
 
 def check_settings(settings: BeamSettings) -> None:
-    """ConfigError for k, max_new_tokens or shard_size below 1, or a bad template."""
+    """ConfigError for k, max_new_tokens or shard_size below 1, a bad template or an unknown dtype."""
     for name in ("k", "max_new_tokens", "shard_size"):
         value = getattr(settings, name)
         if value < 1:
             raise ConfigError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
     check_template(settings.prompt_template)
+    check_dtype(settings.dtype)
 
 
-def _run_key(inputs: BeamInputs, model: str, settings: BeamSettings) -> str:
+def _run_key(inputs: BeamInputs, model: str, settings: BeamSettings, precision: str) -> str:
     from lsplits.lm.shards import folder_fingerprint
 
     digest = hashlib.sha256()
     for row in zip(inputs.ids, inputs.texts, strict=True):
         digest.update(json.dumps(row).encode())
     digest.update(json.dumps({"model": model, "files": folder_fingerprint(model), "version": CACHE_VERSION,
-                              **settings.__dict__}, sort_keys=True).encode())
+                              **settings.__dict__, "dtype": precision}, sort_keys=True).encode())
     return digest.hexdigest()[:20]
 
 
@@ -78,28 +82,35 @@ def generate_cached(model: str, inputs: BeamInputs, settings: BeamSettings, *, c
 
     from lsplits.io import atomic_write_text
     from lsplits.lm.distributed import barrier, is_main, main_first, process_device, rank, world_size
+    from lsplits.lm.dtype import config_parameters, resolve_dtype
+    from lsplits.lm.scoring import resolve_device
     from lsplits.lm.shards import missing_shards, split_into_shards, this_process_share
 
     check_settings(settings)
     kind = kind or check_model(model)
-    folder = Path(cache_dir) / _run_key(inputs, model, settings)
+    device = device or process_device()
+    precision = resolve_dtype(settings.dtype, resolve_device(device), n_parameters=lambda: config_parameters(model))
+    folder = Path(cache_dir) / _run_key(inputs, model, settings, precision)
     folder.mkdir(parents=True, exist_ok=True)
     if is_main():
-        logger.info("beam cache: %s (%d process%s)", folder, world_size(), "" if world_size() == 1 else "es")
+        logger.info("beam cache: %s (%d process%s, %s)", folder, world_size(), "" if world_size() == 1 else "es",
+                    precision)
         atomic_write_text(folder / "run.json", json.dumps({"model": model, "source": inputs.source,
-                                                           "n_inputs": len(inputs.ids), **settings.__dict__}))
+                                                           "n_inputs": len(inputs.ids), **settings.__dict__,
+                                                           "dtype_used": precision}))
     shards = split_into_shards(np.arange(len(inputs.ids)), settings.shard_size)
     missing = missing_shards(shards, lambda number, _: _shard_path(folder, number).exists())
     if missing:
         mine = this_process_share(missing)
         if mine:
             with main_first():  # a Hub model is downloaded once, by rank 0
-                loaded, tokenizer = load_generator(model, kind, device or process_device())
+                loaded, tokenizer = load_generator(model, kind, device, dtype=precision)
         for number, shard in mine:
             beams = generate_beams(loaded, tokenizer, [inputs.texts[i] for i in shard], k=settings.k,
                                    prompt_template=settings.prompt_template,
                                    max_new_tokens=settings.max_new_tokens, token_budget=token_budget,
-                                   progress=progress and is_main(), ids=[inputs.ids[i] for i in shard])
+                                   progress=progress and is_main(), ids=[inputs.ids[i] for i in shard],
+                                   dtype=precision)
             lines = [json.dumps({"position": int(i), "id": inputs.ids[i], "candidates": candidates})
                      for i, candidates in zip(shard, beams, strict=True)]
             atomic_write_text(_shard_path(folder, number), "".join(line + "\n" for line in lines))

@@ -29,13 +29,13 @@ import torch
 
 from lsplits.errors import DataError
 from lsplits.lm.distributed import process_device, world_size
+from lsplits.lm.dtype import FP32, autocast, dtype_text
 from lsplits.lm.encode import EncodedPair, encode_pairs, model_window, text_lengths
 from lsplits.lm.finetune import TrainConfig, length_grouped_batches, split_validation
 from lsplits.lm.pipeline import DEFAULT_SHARD_SIZE, plan_of, record_columns
 from lsplits.lm.plan import SCRATCH, RunPlan
 from lsplits.lm.scoring import (
     QueryLogProbs,
-    autocast_for,
     default_token_budget,
     load_causal_lm,
     pad_pairs,
@@ -64,6 +64,8 @@ class RunEstimate:
         validation_tokens: padded tokens of all validation passes of all folds.
         checkpoint_bytes: model folders the cache will hold (all folds).
         shard_bytes: all parquet score shards.
+        dtype: the compute dtype the run resolves to on this device (``fp32`` or ``bf16``), the
+            one the warm-up was measured in.
     """
 
     setting: str
@@ -83,6 +85,7 @@ class RunEstimate:
     validation_tokens: int
     checkpoint_bytes: int
     shard_bytes: int
+    dtype: str = FP32
 
     @property
     def scoring_s(self) -> float:
@@ -108,7 +111,8 @@ class RunEstimate:
         """A few plain lines for the terminal."""
         setup = f"{self.folds} folds, " if self.folds else ""
         lines = [f"dry run: setting {self.setting}, lm {self.lm}, {setup}{self.n_examples:,} examples, "
-                 f"{self.processes} process{'es' if self.processes > 1 else ''} on {self.device}",
+                 f"{self.processes} process{'es' if self.processes > 1 else ''} on {self.device}, "
+                 f"dtype {dtype_text(self.dtype)}",
                  f"  tokens:  {self.prompt_tokens:,} context + {self.scored_tokens:,} scored; scoring batches "
                  f"process {self.padded_tokens:,} (padding included)"]
         if self.lm == SCRATCH:
@@ -153,6 +157,7 @@ def estimate_run(records: Sequence[Mapping[str, Any]], *, lm: str | Path | None 
                    scratch_config=scratch_config, max_steps=max_steps)
     lm, setting, folds, train_config = plan.lm, plan.setting, plan.folds, plan.train_config
     device = resolve_device(device or process_device())
+    precision = plan.resolved_dtype(device)
     token_budget = token_budget or default_token_budget(device)
     with tempfile.TemporaryDirectory(prefix="lsplits-estimate-") as tmp:
         if plan.scratch:  # exactly fold 0's initial model (the folds differ only in their seeds)
@@ -177,12 +182,13 @@ def estimate_run(records: Sequence[Mapping[str, Any]], *, lm: str | Path | None 
             return encode_pairs(tokenizer, [prompts[i] for i in index], [queries[i] for i in index],
                                 max_length=window)
 
-        rate = _scoring_rate(model, batches, encoded, token_budget, warmup_batches)
+        rate = _scoring_rate(model, batches, encoded, token_budget, warmup_batches, precision)
         step_s, steps, validation_tokens = 0.0, 0, 0
         if setting == "ft":
             processes = world_size()
             per_process = max(1, math.ceil(train_config.batch_size / processes))
-            step_s = _train_step_seconds(model, lengths, per_process, encoded, train_config, warmup_steps)
+            step_s = _train_step_seconds(model, lengths, per_process, encoded, train_config, warmup_steps,
+                                         precision)
             steps = folds * train_config.max_steps
             n_train = len(ids) - len(ids) // folds
             n_val = len(split_validation(n_train, train_config)[1])
@@ -197,7 +203,8 @@ def estimate_run(records: Sequence[Mapping[str, Any]], *, lm: str | Path | None 
                        model_config=model_config,
                        train_config=None if train_config is None else train_config.to_dict(), scoring_tokens_per_s=rate, train_step_s=step_s,
                        train_steps=steps, validation_tokens=validation_tokens,
-                       checkpoint_bytes=checkpoints * checkpoint, shard_bytes=_shard_bytes(ids, shard_size))
+                       checkpoint_bytes=checkpoints * checkpoint, shard_bytes=_shard_bytes(ids, shard_size),
+                       dtype=precision)
 
 
 def _evenly_spaced(n: int, k: int) -> list[int]:
@@ -206,21 +213,21 @@ def _evenly_spaced(n: int, k: int) -> list[int]:
 
 
 def _scoring_rate(model: torch.nn.Module, batches: list[np.ndarray], encoded, token_budget: int,
-                  warmup_batches: int) -> float:
+                  warmup_batches: int, dtype: str) -> float:
     """Padded tokens per second scoring a few of ``batches`` (the first, longest one untimed)."""
-    score_encoded(model, encoded(batches[0]), token_budget=token_budget, progress=False)
+    score_encoded(model, encoded(batches[0]), token_budget=token_budget, progress=False, dtype=dtype)
     tokens, seconds = 0, 0.0
     for index in _evenly_spaced(len(batches), warmup_batches):
         pairs = encoded(batches[index])
         start = time.perf_counter()
-        score_encoded(model, pairs, token_budget=token_budget, progress=False)
+        score_encoded(model, pairs, token_budget=token_budget, progress=False, dtype=dtype)
         seconds += time.perf_counter() - start
         tokens += len(pairs) * max(len(p.input_ids) for p in pairs)
     return tokens / max(seconds, 1e-9)
 
 
 def _train_step_seconds(model: torch.nn.Module, lengths: np.ndarray, per_process: int, encoded,
-                        config: TrainConfig, timed: int, untimed: int = 2) -> float:
+                        config: TrainConfig, timed: int, dtype: str, untimed: int = 2) -> float:
     """Seconds per optimizer step: forward, backward and AdamW on a few length-grouped micro-batches.
 
     Trains ``model`` for those few steps (it is a throwaway copy of the run's model).
@@ -237,7 +244,7 @@ def _train_step_seconds(model: torch.nn.Module, lengths: np.ndarray, per_process
         if device.type == "cuda":
             torch.cuda.synchronize(device)
         start = time.perf_counter()
-        with autocast_for(device):
+        with autocast(dtype, device):
             loss = -wrapper(batch.input_ids, None, batch.position_ids, batch.scored_index).mean()
         loss.backward()
         optimizer.step()

@@ -1,8 +1,8 @@
 """Fine-tune a causal LM on (prompt, query) pairs with the loss on query tokens only (METHOD A1).
 
 Used once per fold of the k-fold setting. The loop runs on ``accelerate`` (one process, or several
-under ``accelerate launch`` / ``torchrun``), with gradient accumulation and bf16 mixed precision on
-GPU. Batches are length-grouped (examples of similar length together, batch order shuffled) so
+under ``accelerate launch`` / ``torchrun``), with gradient accumulation and bf16 autocast where the
+dtype says so (:mod:`lsplits.lm.dtype`; fp32 master weights). Batches are length-grouped (examples of similar length together, batch order shuffled) so
 little compute goes to padding. The validation perplexity of a held-out share of the training data
 is measured every ``eval_every`` optimizer steps (and before the first); the weights with the
 lowest one are saved with ``save_pretrained``.
@@ -35,15 +35,9 @@ from tqdm.auto import tqdm
 from lsplits.errors import ConfigError, DataError
 from lsplits.io import atomic_path, atomic_write_text
 from lsplits.lm.distributed import sum_over_processes, use_cpu
+from lsplits.lm.dtype import DEFAULT_DTYPE, autocast, model_dtype
 from lsplits.lm.encode import EncodedPair, encode_pairs, model_window
-from lsplits.lm.scoring import (
-    QueryLogProbs,
-    bf16_on,
-    pad_pairs,
-    quiet_transformers_bars,
-    resolve_device,
-    score_encoded,
-)
+from lsplits.lm.scoring import QueryLogProbs, pad_pairs, quiet_transformers_bars, score_encoded
 
 logger = logging.getLogger(__name__)
 
@@ -161,26 +155,27 @@ def split_validation(n: int, config: TrainConfig) -> tuple[np.ndarray, np.ndarra
 
 
 def perplexity(model: torch.nn.Module, pairs: Sequence[EncodedPair], token_budget: int | None, *,
-               rank: int = 0, world: int = 1) -> float:
+               rank: int = 0, world: int = 1, dtype: str = DEFAULT_DTYPE) -> float:
     """exp(mean negative log-likelihood per scored token) of ``pairs`` under ``model``.
 
     With ``world`` > 1 processes, each scores every ``world``-th pair from ``rank`` on and the sums
     are combined across processes (every process must call this).
     """
-    scores, counts = score_encoded(model, pairs[rank::world], token_budget=token_budget, progress=False)
+    scores, counts = score_encoded(model, pairs[rank::world], token_budget=token_budget, progress=False, dtype=dtype)
     log_likelihood, n_tokens = sum_over_processes([scores.sum(), counts.sum()])
     return math.exp(-log_likelihood / n_tokens)
 
 
 def finetune(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queries: Sequence[str],
              config: TrainConfig, out_dir: str | Path, *, ids: Sequence[str] | None = None,
-             progress: bool = True, desc: str = "training") -> Path:
+             progress: bool = True, desc: str = "training", dtype: str = DEFAULT_DTYPE) -> Path:
     """Train ``model`` on the pairs; return the folder holding the best checkpoint and its tokenizer.
 
     ``out_dir/best`` gets the weights with the lowest validation perplexity (``save_pretrained``);
     ``out_dir/training.json`` records the validation ids, the perplexity history and the best step.
     ``model`` ends with those weights too, on the main process (the others, which keep no copy of
-    them, end with the last step's and should load ``out_dir/best``).
+    them, end with the last step's and should load ``out_dir/best``). ``dtype`` (:mod:`lsplits.lm.dtype`)
+    is the compute dtype of the forward passes and of validation; the weights and AdamW stay fp32.
 
     Raises:
         DataError: fewer than 2 pairs, or a query too long for the model window.
@@ -195,8 +190,8 @@ def finetune(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queries:
     train_pairs = [pairs[i] for i in train_index]
     val_pairs = [pairs[i] for i in val_index]
 
-    accelerator = Accelerator(gradient_accumulation_steps=config.grad_accum_steps, cpu=use_cpu(),
-                              mixed_precision="bf16" if bf16_on(resolve_device(None)) else "no")
+    accelerator = Accelerator(gradient_accumulation_steps=config.grad_accum_steps, cpu=use_cpu())
+    precision = model_dtype(dtype, model, accelerator.device)
     rank, world = accelerator.process_index, accelerator.num_processes
     set_seed(config.seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
@@ -209,7 +204,7 @@ def finetune(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queries:
 
     bar = tqdm(total=config.max_steps, desc=desc, unit="step", disable=not progress, leave=False)
     best = _BestWeights(lm, val_pairs, config.eval_token_budget, rank=rank, world=world,
-                        keep_copy=accelerator.is_main_process)
+                        keep_copy=accelerator.is_main_process, dtype=precision)
 
     def evaluate(step: int) -> None:
         ppl = best.evaluate(step)
@@ -225,7 +220,8 @@ def finetune(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queries:
             mine, weight = _process_slice([train_pairs[i] for i in batch_index], rank, world)
             batch = pad_pairs(mine).to(accelerator.device)
             with accelerator.accumulate(wrapper):
-                logprobs = wrapper(batch.input_ids, None, batch.position_ids, batch.scored_index)
+                with autocast(precision, accelerator.device):
+                    logprobs = wrapper(batch.input_ids, None, batch.position_ids, batch.scored_index)
                 accelerator.backward(-logprobs.sum() * weight)
                 if accelerator.sync_gradients and config.max_grad_norm is not None:
                     accelerator.clip_grad_norm_(wrapper.parameters(), config.max_grad_norm)
@@ -268,14 +264,15 @@ class _BestWeights:
     """
 
     def __init__(self, model: torch.nn.Module, val_pairs: Sequence[EncodedPair], token_budget: int | None, *,
-                 rank: int = 0, world: int = 1, keep_copy: bool = True) -> None:
-        self.model, self.val_pairs, self.token_budget = model, val_pairs, token_budget
+                 rank: int = 0, world: int = 1, keep_copy: bool = True, dtype: str = DEFAULT_DTYPE) -> None:
+        self.model, self.val_pairs, self.token_budget, self.dtype = model, val_pairs, token_budget, dtype
         self.rank, self.world, self.keep_copy = rank, world, keep_copy
         self.history: list[dict] = []
         self.step, self.val_ppl, self.state = 0, math.inf, None
 
     def evaluate(self, step: int) -> float:
-        ppl = perplexity(self.model, self.val_pairs, self.token_budget, rank=self.rank, world=self.world)
+        ppl = perplexity(self.model, self.val_pairs, self.token_budget, rank=self.rank, world=self.world,
+                         dtype=self.dtype)
         self.history.append({"step": step, "val_ppl": ppl})
         if ppl < self.val_ppl:
             self.step, self.val_ppl = step, ppl
