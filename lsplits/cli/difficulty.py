@@ -81,7 +81,7 @@ def plan(args: Namespace) -> Plan:
     """Check options, dataset, configs, task, models and labels; nothing is trained or logged."""
     from lsplits.difficulty.source import open_built
     from lsplits.difficulty.tasks import SEQ2SEQ, LabelSpace, check_model, task_kind
-    from lsplits.difficulty.train import TrainSettings
+    from lsplits.difficulty.train import TaskModelSettings
 
     _check_options(args)
     dataset = open_built(args.dataset)
@@ -114,7 +114,7 @@ def plan(args: Namespace) -> Plan:
                               f"({labels.names[0]!r}); there is nothing to classify")
     for path in models.values():
         check_model(path, kind)
-    settings = TrainSettings(epochs=args.epochs, max_steps=args.max_steps, lr=args.lr, batch_size=args.batch_size,
+    settings = TaskModelSettings(epochs=args.epochs, max_steps=args.max_steps, lr=args.lr, batch_size=args.batch_size,
                              max_length=args.max_length, max_train_examples=args.max_train_examples,
                              evals_per_epoch=args.evals_per_epoch, seed=args.seed, dtype=args.dtype)
     out = Path(args.out)

@@ -19,25 +19,25 @@ the same model as one up to rounding.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import logging
 import math
-import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from lsplits.errors import ConfigError, DataError
+from lsplits.errors import DataError
 from lsplits.io import atomic_path, atomic_write_text
-from lsplits.lm.distributed import sum_over_processes, use_cpu
-from lsplits.lm.dtype import DEFAULT_DTYPE, autocast, model_dtype
+from lsplits.lm.distributed import sum_over_processes
+from lsplits.lm.dtype import DEFAULT_DTYPE
 from lsplits.lm.encode import EncodedPair, encode_pairs, model_window
-from lsplits.lm.scoring import QueryLogProbs, pad_pairs, quiet_transformers_bars, score_encoded
+from lsplits.lm.scoring import PaddedBatch, QueryLogProbs, pad_pairs, quiet_transformers_bars, score_encoded
+from lsplits.lm.training import Training, TrainSettings, check_setting
 
 logger = logging.getLogger(__name__)
 
@@ -105,25 +105,13 @@ class TrainConfig:
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
-
-def check_setting(owner: str, name: str, value: Any, *, whole: bool = False, minimum: float | None = None,
-                  above: float | None = None, below: float | None = None, optional: bool = False) -> None:
-    """Raise ConfigError unless ``value`` is a finite number (whole, if asked) in the given range.
-
-    ``minimum`` is inclusive, ``above`` and ``below`` exclusive; ``optional`` also accepts None.
-    A training step count of 0 would silently score with the untrained initial weights.
-    """
-    if optional and value is None:
-        return
-    number = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-    ok = number and (not whole or isinstance(value, numbers.Integral)) \
-        and (minimum is None or value >= minimum) and (above is None or value > above) \
-        and (below is None or value < below)
-    if not ok:
-        bounds = " and ".join(f"{rule} {bound:g}" for rule, bound in ((">=", minimum), (">", above), ("<", below))
-                              if bound is not None)
-        kind = "a whole number" if whole else "a number"
-        raise ConfigError(f"{owner} {name} must be {kind}{' ' + bounds if bounds else ''}, got {value!r}")
+    def train_settings(self, dtype: str = DEFAULT_DTYPE) -> TrainSettings:
+        """What the training core (:mod:`lsplits.lm.training`) optimises: constant LR after the warm-up,
+        weight decay on every parameter, this config's clipping, accumulation and seed."""
+        return TrainSettings(lr=self.lr, max_steps=self.max_steps, warmup_steps=self.warmup_steps,
+                             schedule="constant", weight_decay=self.weight_decay, decay_all=True,
+                             max_grad_norm=self.max_grad_norm, grad_accum_steps=self.grad_accum_steps,
+                             seed=self.seed, dtype=dtype)
 
 
 def length_grouped_batches(lengths: Sequence[int], batch_size: int, rng: np.random.Generator,
@@ -180,9 +168,6 @@ def finetune(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queries:
     Raises:
         DataError: fewer than 2 pairs, or a query too long for the model window.
     """
-    from accelerate import Accelerator
-    from accelerate.utils import set_seed
-
     out_dir = Path(out_dir)
     ids = [str(i) for i in (ids if ids is not None else range(len(prompts)))]
     pairs = encode_pairs(tokenizer, prompts, queries, max_length=model_window(model, tokenizer), ids=ids)
@@ -190,17 +175,10 @@ def finetune(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queries:
     train_pairs = [pairs[i] for i in train_index]
     val_pairs = [pairs[i] for i in val_index]
 
-    accelerator = Accelerator(gradient_accumulation_steps=config.grad_accum_steps, cpu=use_cpu())
-    precision = model_dtype(dtype, model, accelerator.device)
+    training = Training(QueryLogProbs(model), config.train_settings(dtype))
+    accelerator, wrapper, precision = training.accelerator, training.model, training.precision
     rank, world = accelerator.process_index, accelerator.num_processes
-    set_seed(config.seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    warmup = max(config.warmup_steps, 0)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / (warmup + 1)))
-    # The scheduler is stepped by hand once per optimizer step: accelerate's wrapper would step it
-    # once per process, which changes the warm-up length with the number of processes.
-    wrapper, optimizer = accelerator.prepare(QueryLogProbs(model), optimizer)
-    lm = accelerator.unwrap_model(wrapper).lm
+    lm = training.unwrapped.lm
 
     bar = tqdm(total=config.max_steps, desc=desc, unit="step", disable=not progress, leave=False)
     best = _BestWeights(lm, val_pairs, config.eval_token_budget, rank=rank, world=world,
@@ -219,17 +197,8 @@ def finetune(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queries:
         for batch_index in length_grouped_batches(lengths, config.batch_size, rng):
             mine, weight = _process_slice([train_pairs[i] for i in batch_index], rank, world)
             batch = pad_pairs(mine).to(accelerator.device)
-            with accelerator.accumulate(wrapper):
-                with autocast(precision, accelerator.device):
-                    logprobs = wrapper(batch.input_ids, None, batch.position_ids, batch.scored_index)
-                accelerator.backward(-logprobs.sum() * weight)
-                if accelerator.sync_gradients and config.max_grad_norm is not None:
-                    accelerator.clip_grad_norm_(wrapper.parameters(), config.max_grad_norm)
-                optimizer.step()
-                optimizer.zero_grad()
-            if not accelerator.sync_gradients:
+            if not training.step(functools.partial(_batch_loss, batch=batch, weight=weight)):
                 continue
-            scheduler.step()
             step += 1
             bar.update(1)
             if step % config.eval_every == 0 or step == config.max_steps:
@@ -279,6 +248,11 @@ class _BestWeights:
             if self.keep_copy:
                 self.state = {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
         return ppl
+
+
+def _batch_loss(module: torch.nn.Module, *, batch: PaddedBatch, weight: float) -> torch.Tensor:
+    """The weighted negative log-likelihood of a batch's scored tokens (see :func:`_process_slice`)."""
+    return -module(batch.input_ids, None, batch.position_ids, batch.scored_index).sum() * weight
 
 
 def _process_slice(batch: Sequence[EncodedPair], rank: int, world: int) -> tuple[list[EncodedPair], float]:
