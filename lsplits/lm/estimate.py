@@ -13,6 +13,8 @@ initial weights) and the parquet score shards, sized by writing rows of the real
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import io
 import logging
 import math
@@ -29,9 +31,9 @@ import torch
 
 from lsplits.errors import DataError
 from lsplits.lm.distributed import process_device, world_size
-from lsplits.lm.dtype import FP32, autocast, dtype_text
+from lsplits.lm.dtype import FP32, dtype_text
 from lsplits.lm.encode import EncodedPair, encode_pairs, model_window, text_lengths
-from lsplits.lm.finetune import TrainConfig, length_grouped_batches, split_validation
+from lsplits.lm.finetune import TrainConfig, batch_loss, length_grouped_batches, split_validation
 from lsplits.lm.pipeline import DEFAULT_SHARD_SIZE, plan_of, record_columns
 from lsplits.lm.plan import SCRATCH, RunPlan
 from lsplits.lm.scoring import (
@@ -44,6 +46,7 @@ from lsplits.lm.scoring import (
     token_budget_batches,
 )
 from lsplits.lm.scratch import ScratchConfig, scratch_model, scratch_tokenizer
+from lsplits.lm.training import Training
 
 logger = logging.getLogger(__name__)
 
@@ -228,27 +231,25 @@ def _scoring_rate(model: torch.nn.Module, batches: list[np.ndarray], encoded, to
 
 def _train_step_seconds(model: torch.nn.Module, lengths: np.ndarray, per_process: int, encoded,
                         config: TrainConfig, timed: int, dtype: str, untimed: int = 2) -> float:
-    """Seconds per optimizer step: forward, backward and AdamW on a few length-grouped micro-batches.
+    """Seconds per optimizer step of the training core (:mod:`lsplits.lm.training`) on a few length-grouped
+    micro-batches: forward, backward, clipping and AdamW, in the run's dtype.
 
     Trains ``model`` for those few steps (it is a throwaway copy of the run's model).
     """
-    device = next(model.parameters()).device
-    wrapper = QueryLogProbs(model)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    training = Training(QueryLogProbs(model), dataclasses.replace(config.train_settings(dtype), grad_accum_steps=1))
+    device = training.accelerator.device
     rng = np.random.default_rng(config.seed)
     batches = length_grouped_batches(lengths, per_process, rng)[:untimed + timed]
-    model.train()
+    training.model.train()
     seconds = 0.0
     for n, batch_index in enumerate(batches):
-        batch = pad_pairs(encoded(batch_index)).to(device)
+        pairs = encoded(batch_index)
+        batch = pad_pairs(pairs).to(device)
+        weight = 1.0 / sum(pair.n_scored for pair in pairs)
         if device.type == "cuda":
             torch.cuda.synchronize(device)
         start = time.perf_counter()
-        with autocast(dtype, device):
-            loss = -wrapper(batch.input_ids, None, batch.position_ids, batch.scored_index).mean()
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
+        training.step(functools.partial(batch_loss, batch=batch, weight=weight))
         if device.type == "cuda":
             torch.cuda.synchronize(device)
         if n >= untimed:

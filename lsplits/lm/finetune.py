@@ -197,7 +197,7 @@ def finetune(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queries:
         for batch_index in length_grouped_batches(lengths, config.batch_size, rng):
             mine, weight = _process_slice([train_pairs[i] for i in batch_index], rank, world)
             batch = pad_pairs(mine).to(accelerator.device)
-            if not training.step(functools.partial(_batch_loss, batch=batch, weight=weight)):
+            if not training.step(functools.partial(batch_loss, batch=batch, weight=weight)):
                 continue
             step += 1
             bar.update(1)
@@ -250,7 +250,7 @@ class _BestWeights:
         return ppl
 
 
-def _batch_loss(module: torch.nn.Module, *, batch: PaddedBatch, weight: float) -> torch.Tensor:
+def batch_loss(module: torch.nn.Module, *, batch: PaddedBatch, weight: float) -> torch.Tensor:
     """The weighted negative log-likelihood of a batch's scored tokens (see :func:`_process_slice`)."""
     return -module(batch.input_ids, None, batch.position_ids, batch.scored_index).sum() * weight
 
