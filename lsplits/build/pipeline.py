@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +84,7 @@ class BuildResult:
     inputs: SplitInputs
     skipped: dict[str, str]
     eval_size: int
+    dropped: dict[str, int] = field(default_factory=dict)  # reason -> examples dropped when loading
 
     @property
     def partitions(self) -> dict[str, Partition]:
@@ -207,6 +208,7 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, *, lm: str, configs: Seq
         scores[kind] = (frame["ll_score"].to_numpy(dtype=np.float64), frame["ll_tokens"].to_numpy(dtype=np.int64))
     result = split_configs(spec.policy, plan.configs, base, inputs, scores, eval_size=size, seed=seed,
                            skipped=plan.skipped)
+    result.dropped = dict(loaded.dropped)
     for name, reason in plan.skipped.items():
         logger.warning("skipping config %s: %s", name, reason)
     return result
@@ -270,6 +272,9 @@ def method_text(spec: DatasetSpec, result: BuildResult, *, lm: str, folds: int, 
         "is scored by a model fine-tuned on the other folds, so no example is scored by a model trained on it.",
         f"Eval size: {result.eval_size:,} examples, halved into validation and test (seed {seed}).",
     ]
+    if result.dropped:
+        lines += ["", "Dropped when loading: " + ", ".join(f"{count:,} example{'s' * (count != 1)} ({reason})"
+                                                         for reason, count in result.dropped.items()) + "."]
     if spec.method_note:
         lines += ["", spec.method_note]
     notes = spec.policy.notes_of(result.inputs)
@@ -289,6 +294,7 @@ def build_metadata(spec: DatasetSpec, result: BuildResult, *, lm: str, folds: in
     return dict(task=task.name, query_field=task.query_field, label_field=task.label_field,
                 categorical_columns=list(spec.categorical_columns), lm=lm, folds=folds, seed=seed,
                 eval_size=result.eval_size, configs=list(result.configs), skipped=result.skipped,
+                dropped=result.dropped,
                 extra_statistics=extra_statistics, notes=spec.policy.notes_of(result.inputs),
                 split_policy=spec.policy.name,
                 strategies={name: built.strategy.record() for name, built in result.configs.items()})

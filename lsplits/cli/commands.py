@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal
 
 from lsplits.build.card import CardInfo
 from lsplits.build.pipeline import DatasetSpec, build_splits, export_dataset, plan_build, score_records
-from lsplits.data.loading import LoadedData, load_examples
+from lsplits.data.loading import LoadedData, LoadOptions, load_examples
 from lsplits.data.registry import is_builder, load_builder
 from lsplits.data.tasks import generic_task
 from lsplits.errors import ConfigError
@@ -27,15 +27,16 @@ logger = logging.getLogger(__name__)
 
 def resolve_dataset(args: argparse.Namespace) -> tuple[DatasetSpec, LoadedData]:
     """The dataset spec and loaded examples for DATA / --data-files and the generic-task flags."""
+    options = LoadOptions.from_cli(args.missing_labels, args.rename)
     if is_builder(args.data):
         builder = load_builder(args.data)
-        return builder.SPEC, builder.load(data_files=args.data_files)
+        return builder.SPEC, builder.load(data_files=args.data_files, options=options)
     if not args.query_field:
         raise ConfigError("generic datasets need --query-field (the text the LM scores)")
     task = generic_task(args.query_field, args.prompt_template, args.label_field)
     name = Path(args.data_files[0]).stem if args.data_files else str(args.data)
     spec = DatasetSpec(task=task, card=CardInfo(pretty_name=f"{name} (Likelihood Splits)"))
-    return spec, load_examples(task, data=args.data, data_files=args.data_files)
+    return spec, load_examples(task, data=args.data, data_files=args.data_files, options=options)
 
 
 def input_paths(args: argparse.Namespace) -> list[Path]:

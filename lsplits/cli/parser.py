@@ -108,6 +108,15 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prompt-template", default="",
                         help='prompt before the query, with {field} placeholders, e.g. "Title: {title}"')
     parser.add_argument("--label-field", help="field to balance eval by (generic datasets)")
+    from lsplits.data.loading import LSPLITS_FIELDS, MISSING_LABEL_CHOICES, LoadOptions
+
+    parser.add_argument("--missing-labels", choices=MISSING_LABEL_CHOICES, default=LoadOptions.missing_labels,
+                        help="examples whose label is null, NaN or empty: 'error' stops with their count and the "
+                             "first one, 'drop' drops them (counted in the log, the card and lsplits.json) "
+                             f"(default {LoadOptions.missing_labels})")
+    parser.add_argument("--rename", action="append", metavar="OLD=NEW", default=None,
+                        help="rename a field of the data before anything else (repeat for several), e.g. to keep "
+                             f"your own {', '.join(LSPLITS_FIELDS)}, which lsplits writes (default: none)")
 
 
 def default_cache_dir() -> Path:
