@@ -77,7 +77,7 @@ def check_seed(value: object, option: str = "seed") -> int:
 
 def check_target_risk(value: object, option: str = "max_risk") -> float:
     """The selective risk to certify (mean loss of the accepted outputs), in (0, 1): losses lie in [0, 1]."""
-    number = _number(value, option)
+    number = check_number(value, option)
     if not 0.0 < number < 1.0:
         raise InvalidOption(f"{option} must be in (0, 1) (a mean loss such as 1 - Smatch++), got {value!r}")
     return number
@@ -85,7 +85,7 @@ def check_target_risk(value: object, option: str = "max_risk") -> float:
 
 def check_delta(value: object, option: str = "delta") -> float:
     """The allowed probability that the certified risk is exceeded, in (0, 1)."""
-    number = _number(value, option)
+    number = check_number(value, option)
     if not 0.0 < number < 1.0:
         raise InvalidOption(f"{option} must be in (0, 1) (for example 0.1), got {value!r}")
     return number
@@ -93,7 +93,7 @@ def check_delta(value: object, option: str = "delta") -> float:
 
 def check_calibration_fraction(value: object, option: str = "calibration_fraction") -> float:
     """The share of the examples used to calibrate a selective threshold (the rest test it), in (0, 1)."""
-    number = _number(value, option)
+    number = check_number(value, option)
     if not 0.0 < number < 1.0:
         raise InvalidOption(f"{option} must be in (0, 1) (the rest is held out to test the threshold), "
                             f"got {value!r}")
