@@ -18,12 +18,13 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from lsplits.build.settings import SCRATCH_LM
 from lsplits.errors import ConfigError
 from lsplits.lm.finetune import TrainConfig, check_setting
 from lsplits.lm.scratch import ScratchConfig
 from lsplits.splits.strategy import SETTINGS
 
-SCRATCH = "scratch"
+SCRATCH = SCRATCH_LM
 """The ``lm`` name of the small GPT-2 trained from random weights on the data itself (offline)."""
 
 PRETRAINED_ONLY = "needs a pretrained LM for prompting; --lm scratch has none"
