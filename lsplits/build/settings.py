@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from lsplits.data.tasks import DEFAULT_SETTING, Setting, resolve_setting
 from lsplits.errors import ConfigError
 
 logger = logging.getLogger(__name__)
@@ -36,6 +37,10 @@ SETTINGS_KEY = "settings"
 
 SCRATCH_LM = "scratch"
 """The ``lm`` of the small GPT-2 trained from random weights on the data itself (offline)."""
+
+PT_NEEDS_PRETRAINED = ("--setting pt needs a pretrained LM (--lm gpt2, a Hub id or a local model folder), not "
+                       "scratch: the scratch LM has to be trained first (--setting ft)")
+"""Why the scratch LM cannot score prompted (it exists only once trained on the data)."""
 
 DEFAULT_EVAL_FRACTION = 0.2
 """Share of the examples in eval (validation + test) when neither ``eval_size`` nor the paper gives one."""
@@ -187,17 +192,13 @@ class ScoreSettings(RunSettings):
         setting: ``"ft"`` (k-fold fine-tuned) or ``"pt"`` (frozen pretrained LM with a prompt).
     """
 
-    setting: str = "ft"
+    setting: Setting = DEFAULT_SETTING
 
     def __post_init__(self) -> None:
-        from lsplits.splits.strategy import SETTINGS
-
         super().__post_init__()
-        if self.setting not in SETTINGS:
-            raise _refuse("setting", f"must be one of {', '.join(SETTINGS)}", self.setting)
+        resolve_setting(self.setting, what="setting (--setting)")
         if self.lm == SCRATCH_LM and self.setting == "pt":
-            raise ConfigError("--setting pt needs a pretrained LM (--lm gpt2, a Hub id or a local model folder), "
-                              "not scratch: the scratch LM has to be trained first (--setting ft)")
+            raise ConfigError(PT_NEEDS_PRETRAINED)
 
 
 @dataclass(frozen=True)

@@ -145,12 +145,13 @@ def _add_lm_arguments(parser: argparse.ArgumentParser, settings: type) -> None:
 
 def _score_arguments(parser: argparse.ArgumentParser) -> None:
     from lsplits.build.settings import ScoreSettings
-    from lsplits.splits.strategy import SETTINGS
+    from lsplits.data.tasks import SETTING_HELP, SETTINGS
 
     _add_data_arguments(parser, ScoreSettings)
     _add_lm_arguments(parser, ScoreSettings)
     parser.add_argument("--setting", choices=SETTINGS, default=ScoreSettings.setting,
-                        help="ft: k-fold fine-tuned; pt: frozen pretrained LM with a prompt (default %(default)s)")
+                        help="; ".join(f"{name}: {text}" for name, text in SETTING_HELP.items())
+                        + " (default: %(default)s)")
     parser.add_argument("--out", type=Path, required=True, help="output parquet (id, ll_score, ll_tokens, fold)")
 
 

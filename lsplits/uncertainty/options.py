@@ -13,15 +13,16 @@ import numbers
 from lsplits.errors import InvalidOption
 
 
-def _number(value: object, option: str) -> float:
+def check_number(value: object, option: str) -> float:
+    """``value`` as a float; InvalidOption naming ``option`` for a string, a bool or anything else not a real number."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InvalidOption(f"{option} must be a number, got {value!r}")
+        raise InvalidOption(f"{option} must be a number, got {value!r} ({type(value).__name__})")
     return float(value)
 
 
 def check_ecc_threshold(value: object, option: str = "ecc_threshold") -> float:
     """The Ecc eigenvalue threshold, in (0, 2] (the normalised Laplacian's spectrum lies in [0, 2])."""
-    number = _number(value, option)
+    number = check_number(value, option)
     if not 0.0 < number <= 2.0:
         raise InvalidOption(f"{option} must be in (0, 2] (eigenvalues of the normalised Laplacian lie in "
                             f"[0, 2]), got {value!r}")
@@ -30,7 +31,7 @@ def check_ecc_threshold(value: object, option: str = "ecc_threshold") -> float:
 
 def check_max_rejection(value: object, option: str = "max_rejection") -> float:
     """The largest rejection rate in the PRR area, in (0, 1]."""
-    number = _number(value, option)
+    number = check_number(value, option)
     if not 0.0 < number <= 1.0:
         raise InvalidOption(f"{option} must be in (0, 1] (a rejection rate; 1 = the whole curve), got {value!r}")
     return number
@@ -38,7 +39,7 @@ def check_max_rejection(value: object, option: str = "max_rejection") -> float:
 
 def check_confidence(value: object, option: str = "confidence") -> float:
     """The confidence level of the bootstrap interval, in (0, 1)."""
-    number = _number(value, option)
+    number = check_number(value, option)
     if not 0.0 < number < 1.0:
         raise InvalidOption(f"{option} must be in (0, 1) (for example 0.95), got {value!r}")
     return number
@@ -48,7 +49,7 @@ def check_bad_below(value: object, option: str = "bad_below") -> float | None:
     """The quality under which a prediction is bad, in (0, 1] (AMR qualities lie in [0, 1]; at 0 none is bad)."""
     if value is None:
         return None
-    number = _number(value, option)
+    number = check_number(value, option)
     if not 0.0 < number <= 1.0:
         raise InvalidOption(f"{option} must be in (0, 1] (a quality: Smatch++, S2Match and SemBLEU lie in [0, 1], "
                             f"and below 0 no prediction would be bad), got {value!r}")
