@@ -19,13 +19,12 @@ from lsplits.splits.strategy import (
     LengthSplit,
     LikelihoodSplit,
     RandomSplit,
-    ScoreKind,
     SplitInputs,
     SplitPolicy,
     SplitStrategy,
 )
 
-__all__ = ["CONFIGS", "DEFAULT_CONFIGS", "ScoreKind", "SplitInputs", "available_configs", "resolve_configs"]
+__all__ = ["CONFIGS", "DEFAULT_CONFIGS", "SplitInputs", "available_configs", "resolve_configs"]
 
 CONFIGS: dict[str, SplitStrategy] = {
     "ll_split": LikelihoodSplit("ft"),

@@ -24,7 +24,7 @@ from lsplits.build.card import CardInfo, render_card
 from lsplits.build.configs import DEFAULT_CONFIGS, available_configs, resolve_configs
 from lsplits.build.export import unify_types
 from lsplits.data.loading import ID_FIELD, LoadedData
-from lsplits.data.tasks import Setting, Task
+from lsplits.data.tasks import DEFAULT_SETTING, Setting, Task
 from lsplits.data.text import word_count
 from lsplits.errors import ConfigError
 from lsplits.splits.engine import Partition, check_label_quotas, resolve_eval_size, split_eval
@@ -171,13 +171,13 @@ def plan_build(spec: DatasetSpec, *, lm: str, configs: Sequence[str] | None = No
 
     chosen = resolve_configs(list(configs or spec.configs), spec.available_configs)
     skipped = {name: PRETRAINED_ONLY for name, strategy in chosen.items()
-               if not runs_with(lm, strategy.setting or "ft")}
+               if not runs_with(lm, strategy.setting or DEFAULT_SETTING)}
     chosen = {name: strategy for name, strategy in chosen.items() if name not in skipped}
     if not chosen:
         raise ConfigError("no config left to build: " + "; ".join(f"{k} {v}" for k, v in skipped.items()))
     runs = {setting: RunPlan.make(lm, setting, folds=folds, seed=seed, train_config=train_config,
                                   max_steps=max_steps, paper_steps=spec.max_steps)
-            for setting in dict.fromkeys(s.setting or "ft" for s in chosen.values())}
+            for setting in dict.fromkeys(s.setting or DEFAULT_SETTING for s in chosen.values())}
     return BuildPlan(configs=chosen, skipped=skipped, runs=runs)
 
 
@@ -233,7 +233,7 @@ def split_configs(policy: SplitPolicy, configs: Mapping[str, SplitStrategy], tab
     built: dict[str, BuiltConfig] = {}
     for name, strategy in configs.items():
         partition = policy.split(strategy, inputs, eval_size, seed)
-        setting = strategy.setting or ("ft" if "ft" in scores else next(iter(scores)))
+        setting = strategy.setting or (DEFAULT_SETTING if DEFAULT_SETTING in scores else next(iter(scores)))
         validation, test = split_eval(partition.eval, seed=seed)
         built[name] = BuiltConfig(strategy=strategy, setting=setting, partition=partition,
                                   indices={"train": np.sort(partition.train), "validation": validation, "test": test})

@@ -138,10 +138,13 @@ def _add_lm_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _score_arguments(parser: argparse.ArgumentParser) -> None:
+    from lsplits.data.tasks import DEFAULT_SETTING, SETTING_HELP, SETTINGS
+
     _add_data_arguments(parser)
     _add_lm_arguments(parser)
-    parser.add_argument("--setting", choices=["ft", "pt"], default="ft",
-                        help="ft: k-fold fine-tuned (default); pt: frozen pretrained LM with a prompt")
+    parser.add_argument("--setting", choices=SETTINGS, default=DEFAULT_SETTING,
+                        help="; ".join(f"{name}: {text}" for name, text in SETTING_HELP.items())
+                        + " (default: %(default)s)")
     parser.add_argument("--out", type=Path, required=True, help="output parquet (id, ll_score, ll_tokens, fold)")
 
 

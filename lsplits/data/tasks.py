@@ -12,9 +12,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from lsplits.errors import ConfigError, DataError
+from lsplits.errors import ConfigError, DataError, InvalidOption
 
 Setting = Literal["ft", "pt"]
+"""How the LM that scores a query was obtained: ``ft`` fine-tuned in k folds, ``pt`` frozen pretrained + prompt."""
+SETTINGS: tuple[Setting, ...] = ("ft", "pt")
+DEFAULT_SETTING: Setting = "ft"
+SETTING_HELP: dict[Setting, str] = {"ft": "k-fold fine-tuned LM", "pt": "frozen pretrained LM with a prompt"}
 Example = Mapping[str, Any]
 
 
@@ -40,11 +44,11 @@ class Task:
     required_fields: tuple[str, ...] = ()
     filters: tuple[tuple[str, Callable[[Example], bool]], ...] = field(default_factory=tuple)
 
-    def prompt_text(self, example: Example, setting: Setting = "ft") -> str:
+    def prompt_text(self, example: Example, setting: Setting = DEFAULT_SETTING) -> str:
         """The unscored context for ``example`` (BOS is prepended by the scorer)."""
         return self.prompt(setting)(example)
 
-    def query_text(self, example: Example, setting: Setting = "ft") -> str:
+    def query_text(self, example: Example, setting: Setting = DEFAULT_SETTING) -> str:
         """The scored text for ``example`` (EOS is appended by the scorer)."""
         return self.query(setting)(example)
 
@@ -69,6 +73,22 @@ class Task:
                 raise DataError(
                     f"missing field {name!r} (the file has: {', '.join(columns) or 'no fields'})",
                     source=source, field=name)
+
+
+def resolve_setting(value: object, *, what: str = "setting") -> Setting:
+    """``value`` as a :data:`Setting`; the one check every entry point (CLI, API, strategies, plan) uses.
+
+    >>> resolve_setting("pt")
+    'pt'
+    >>> resolve_setting("xx")
+    Traceback (most recent call last):
+    ...
+    lsplits.errors.InvalidOption: unknown setting 'xx'; use 'ft' (k-fold fine-tuned LM) or 'pt' (frozen pretrained LM with a prompt)
+    """
+    if value not in SETTINGS:
+        choices = " or ".join(f"{name!r} ({SETTING_HELP[name]})" for name in SETTINGS)
+        raise InvalidOption(f"unknown {what} {value!r}; use {choices}")
+    return value  # type: ignore[return-value]
 
 
 def _same(fn: Callable[[Example], str]) -> Callable[[Setting], Callable[[Example], str]]:

@@ -18,10 +18,10 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from lsplits.data.tasks import resolve_setting
 from lsplits.errors import ConfigError
 from lsplits.lm.finetune import TrainConfig, check_setting
 from lsplits.lm.scratch import ScratchConfig
-from lsplits.splits.strategy import SETTINGS
 
 SCRATCH = "scratch"
 """The ``lm`` name of the small GPT-2 trained from random weights on the data itself (offline)."""
@@ -75,8 +75,7 @@ class RunPlan:
             ConfigError: an unknown setting, ``pt`` with the scratch LM, fewer than 2 folds, a bad seed.
         """
         lm = str(lm)
-        if setting not in SETTINGS:
-            raise ConfigError(f"unknown setting {setting!r}; use 'ft' (k-fold fine-tuned) or 'pt' (prompted)")
+        setting = resolve_setting(setting)
         if not runs_with(lm, setting):
             raise ConfigError("--setting pt needs a pretrained LM (--lm gpt2, a Hub id or a local model folder), not "
                               "scratch: the scratch LM has to be trained first (--setting ft)")

@@ -40,6 +40,7 @@ import numpy as np
 from lsplits.errors import InvalidInput, InvalidOption
 from lsplits.uncertainty.estimators import UncertaintyConfigError
 from lsplits.uncertainty.normalization import get_normalizer
+from lsplits.uncertainty.options import check_bad_below
 from lsplits.uncertainty.prr import RejectionCurve, as_inputs, prr, rejection_curve
 
 try:  # SciPy's compiled merge count of discordant pairs (behind scipy.stats.kendalltau); numpy if absent
@@ -72,10 +73,11 @@ def _undefined(metric: str, reason: str) -> float:
 
 
 def _bad(q: np.ndarray, bad_below: float | None, metric: str) -> np.ndarray:
-    if bad_below is None or not math.isfinite(bad_below):
+    """Which predictions are bad (``q < bad_below``), with ``bad_below`` checked as ``lsplits ue --bad-below`` is."""
+    if bad_below is None:
         raise UncertaintyConfigError(f"{metric} needs bad_below: the quality under which a prediction counts "
                                      "as bad (the positive class)")
-    return q < bad_below
+    return q < check_bad_below(bad_below)
 
 
 def roc_auc(uncertainties, qualities, *, bad_below: float) -> float:
@@ -313,7 +315,8 @@ def check_metrics(metrics: Sequence[str], bad_below: float | None = None) -> tup
         raise UncertaintyConfigError(f"unknown uncertainty metric(s) {', '.join(map(repr, unknown))}; choose from "
                                      f"{', '.join(METRICS)}")
     needing = [m for m in names if m in NEEDS_BAD_BELOW]
-    if needing and (bad_below is None or not math.isfinite(bad_below)):
+    check_bad_below(bad_below)
+    if needing and bad_below is None:
         raise UncertaintyConfigError(f"{' and '.join(needing)} need{'s' if len(needing) == 1 else ''} bad_below "
                                      "(--bad-below): the quality under which a prediction counts as bad")
     return names
