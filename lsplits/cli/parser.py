@@ -294,14 +294,15 @@ def _beams_arguments(parser: argparse.ArgumentParser) -> None:
 def _push_metrics_arguments(parser: argparse.ArgumentParser) -> None:
     from lsplits.hub.metric_spaces import METRIC_MODULES
 
-    parser.add_argument("org", help="Hub user or organisation that will own the Spaces ORG/prr, ...")
+    parser.add_argument("org", nargs="?", default=None,
+                        help="Hub user or organisation that will own the Spaces ORG/prr, ... (not with --stage)")
+    parser.add_argument("--stage", type=Path, default=None, metavar="DIR",
+                        help="write the self-contained Space folders DIR/NAME without uploading (no ORG needed)")
     parser.add_argument("--metrics-dir", default=None, help="folder holding the modules (default ./metrics)")
     parser.add_argument("--only", default=",".join(METRIC_MODULES),
                         help=f"comma-separated modules to push (default {','.join(METRIC_MODULES)})")
     parser.add_argument("--private", action="store_true", help="create private Spaces")
     parser.add_argument("--token", default=None, help="Hub token (default: the stored login or HF_TOKEN)")
-    parser.add_argument("--lsplits-requirement", default=None,
-                        help="what the Spaces install for lsplits, e.g. 'lsplits @ git+https://github.com/ORG/lsplits'")
 
 
 def _push_space_arguments(parser: argparse.ArgumentParser) -> None:
