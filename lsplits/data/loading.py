@@ -31,6 +31,7 @@ SOURCE_FIELD = "source_split"
 LSPLITS_FIELDS = ("ll_score", "ll_tokens", "length")
 """Fields lsplits adds to every exported example; a user field of the same name would be overwritten."""
 MISSING_LABEL_CHOICES = ("error", "drop")
+DEFAULT_MISSING_LABELS = "error"
 MISSING_LABEL = "missing label"
 """The reason recorded in :attr:`LoadedData.dropped` for examples dropped by ``missing_labels="drop"``."""
 
@@ -44,7 +45,7 @@ class LoadOptions:
     so a user's ``length`` survives as, say, ``length_orig`` (``--rename length=length_orig``).
     """
 
-    missing_labels: str = "error"
+    missing_labels: str = DEFAULT_MISSING_LABELS
     rename: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
@@ -62,7 +63,7 @@ class LoadOptions:
                 raise InvalidOption(f"--rename: {twice!r} is named twice")
 
     @classmethod
-    def from_cli(cls, missing_labels: str = "error", rename: Sequence[str] | None = None) -> LoadOptions:
+    def from_cli(cls, missing_labels: str = DEFAULT_MISSING_LABELS, rename: Sequence[str] | None = None) -> LoadOptions:
         """The options from ``--missing-labels`` and ``--rename OLD=NEW ...`` (InvalidOption naming a bad pair)."""
         pairs = []
         for item in rename or ():
