@@ -21,7 +21,7 @@ from lsplits.build.export import plot_path
 from lsplits.build.pipeline import DatasetSpec, build_splits, export_dataset
 from lsplits.data.loading import prepare_examples
 from lsplits.data.synthetic import DEMO_TASK, has_rare_word, is_rare_construction, make_demo_dataset
-from lsplits.io import check_output
+from lsplits.io import cache_folder, check_output
 
 logger = logging.getLogger(__name__)
 
@@ -79,10 +79,11 @@ def run_demo(out: str | Path = "out/demo-likelihood", *, n: int = 3000, seed: in
              cache_dir: str | Path | None = None, progress: bool = True, train_config=None,
              eval_size: int | float = 0.2) -> DemoSummary:
     """Generate the data, build the five demo configs, export them and return the summary (printed by
-    ``lsplits demo``: :meth:`DemoSummary.render`)."""
+    ``lsplits demo``: :meth:`DemoSummary.render`). Scores are cached under ``cache_dir``, default the one cache
+    root of every command (:func:`lsplits.io.cache_folder` ``scores``), so a rerun or the Space reuses them."""
     start = time.perf_counter()
     out = check_output(out, expect="folder")  # never replace a folder lsplits did not write, before any work
-    cache_dir = Path(cache_dir) if cache_dir is not None else out.parent / ".lsplits-cache"
+    cache_dir = Path(cache_dir) if cache_dir is not None else cache_folder("scores")
     examples = make_demo_dataset(n, seed=seed)
     loaded = prepare_examples([("demo", examples, "synthetic demo data")], DEMO_TASK)
     result = build_splits(DEMO_SPEC, loaded, lm="scratch", eval_size=eval_size, seed=seed, folds=3,
@@ -96,5 +97,4 @@ def run_demo(out: str | Path = "out/demo-likelihood", *, n: int = 3000, seed: in
         ratio[name] = float(rows.loc["eval", "rare-word share"] / train_share) if train_share else float("nan")
     seconds = time.perf_counter() - start
     summary = DemoSummary(table=table, rare_ratio=ratio, out=out, seconds=seconds)
-    logger.info("demo finished in %.0f s", seconds)
     return summary

@@ -160,17 +160,20 @@ def _build_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _push_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("folder", type=Path)
-    parser.add_argument("repo_id")
-    parser.add_argument("--private", action="store_true")
+    parser.add_argument("folder", type=Path, help="a folder written by `lsplits build` or `lsplits demo`")
+    parser.add_argument("repo_id", help="the Hub dataset repo, e.g. your-name/snli-likelihood (created if needed)")
+    parser.add_argument("--private", action="store_true", help="create the Hub repo as private")
 
 
 def _demo_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", type=Path, default=Path("out/demo-likelihood"))
+    parser.add_argument("--out", type=Path, default=Path("out/demo-likelihood"),
+                        help="output folder (Hub dataset layout)")
     parser.add_argument("--n", type=whole_number(1), default=3000, help="number of synthetic examples")
-    parser.add_argument("--seed", type=whole_number(0), default=0)
-    parser.add_argument("--cache-dir", type=Path, default=None)
-    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--seed", type=whole_number(0), default=0, help="seed for the data, training and splits")
+    parser.add_argument("--cache-dir", type=Path, default=default_cache_dir(),
+                        help="score shards and fold checkpoints, shared with `lsplits build`, so a rerun or the "
+                             "Space reuses them (default: $LSPLITS_CACHE or ~/.cache/lsplits/scores)")
+    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 
 def _analyze_arguments(parser: argparse.ArgumentParser) -> None:
