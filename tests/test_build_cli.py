@@ -12,7 +12,7 @@ import datasets
 import numpy as np
 import pytest
 
-from lsplits.build.demo import DEMO_CONFIGS, run_demo
+from lsplits.build.demo import DEMO_CONFIGS, DemoSettings, run_demo
 from lsplits.cli.parser import COMMANDS, main
 from lsplits.lm.finetune import TrainConfig
 
@@ -117,7 +117,7 @@ def test_help_lists_exactly_the_registered_commands_and_each_has_help(capsys):
 
 
 def test_small_demo_meets_the_acceptance_properties(tmp_path, capsys):
-    summary = run_demo(tmp_path / "demo-likelihood", n=240, cache_dir=tmp_path / "cache", progress=False,
+    summary = run_demo(tmp_path / "demo-likelihood", DemoSettings(n=240), cache_dir=tmp_path / "cache", progress=False,
                        train_config=TrainConfig.scratch(max_steps=20))
     assert capsys.readouterr().out == ""  # the library returns the summary; `lsplits demo` prints it
     text = summary.render()

@@ -1,7 +1,8 @@
 """Range checks of the numeric options shared by the estimators, PRR, ``lsplits ue`` and the metric modules.
 
 One place decides what a valid ``ecc_threshold``, ``max_rejection``, ``confidence``, ``n_bootstrap`` or
-``seed`` is (and ``bad_below`` for the AMR qualities of a study), so the CLI, the Python API and the evaluate modules refuse the same values with the same
+``seed`` is (``bad_below`` for the AMR qualities of a study; ``max_risk``, ``delta`` and the calibration
+fraction of selective prediction), so the CLI, the Python API and the evaluate modules refuse the same values with the same
 one-line message (naming the option as the caller spells it: ``--ecc-threshold`` on the command line,
 ``ecc_threshold`` in Python). A NaN is never in range.
 """
@@ -72,3 +73,28 @@ def check_n_bootstrap(value: object, option: str = "n_bootstrap") -> int:
 def check_seed(value: object, option: str = "seed") -> int:
     """A random seed, a whole number >= 0 (what numpy's generators accept)."""
     return _whole(value, option, "a random seed")
+
+
+def check_target_risk(value: object, option: str = "max_risk") -> float:
+    """The selective risk to certify (mean loss of the accepted outputs), in (0, 1): losses lie in [0, 1]."""
+    number = check_number(value, option)
+    if not 0.0 < number < 1.0:
+        raise InvalidOption(f"{option} must be in (0, 1) (a mean loss such as 1 - Smatch++), got {value!r}")
+    return number
+
+
+def check_delta(value: object, option: str = "delta") -> float:
+    """The allowed probability that the certified risk is exceeded, in (0, 1)."""
+    number = check_number(value, option)
+    if not 0.0 < number < 1.0:
+        raise InvalidOption(f"{option} must be in (0, 1) (for example 0.1), got {value!r}")
+    return number
+
+
+def check_calibration_fraction(value: object, option: str = "calibration_fraction") -> float:
+    """The share of the examples used to calibrate a selective threshold (the rest test it), in (0, 1)."""
+    number = check_number(value, option)
+    if not 0.0 < number < 1.0:
+        raise InvalidOption(f"{option} must be in (0, 1) (the rest is held out to test the threshold), "
+                            f"got {value!r}")
+    return number

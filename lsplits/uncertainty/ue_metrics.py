@@ -25,6 +25,11 @@ example. Every metric is order-independent (ties are averaged over, never broken
   (as LM-Polygraph's ``ECE(normalize=True)``) and supervised ones (the PCC normalisers, which see
   q) are cross-fitted over 5 folds, so no example's confidence was fitted on its own quality.
 
+Beside the metrics, ``selective_threshold`` (:func:`selective_threshold`, keys ``selective_threshold``,
+``selective_bound``, ``selective_coverage``) turns the ranking into a decision: the rejection threshold
+certified by :mod:`.selective` to keep the mean loss ``1 - q`` of the accepted examples <= ``max_risk``
+with probability >= ``1 - delta``.
+
 Undefined values are NaN with an :class:`UndefinedMetricWarning`, never a silent number: ROC-AUC
 without both bad and good examples, PR-AUC without a bad one, rank correlations of a constant u or q.
 """
@@ -51,6 +56,7 @@ except ImportError:  # pragma: no cover - depends on the SciPy build
 METRICS = ("prr", "roc_auc", "pr_auc", "aurc", "e_aurc", "rpp", "spearman", "kendall", "ece")
 PAPER_METRICS = ("prr",)
 NEEDS_BAD_BELOW = ("roc_auc", "pr_auc")
+SELECTIVE = "selective_threshold"  # not a ranking metric: three values, computed on request (compute_metrics)
 HIGHER_IS_BETTER = {"prr": True, "roc_auc": True, "pr_auc": True, "aurc": False, "e_aurc": False, "rpp": False,
                     "spearman": True, "kendall": True, "ece": False}
 DISPLAY_NAMES = {"prr": "PRR", "roc_auc": "ROC-AUC", "pr_auc": "PR-AUC", "aurc": "AURC", "e_aurc": "E-AURC",
@@ -322,13 +328,32 @@ def check_metrics(metrics: Sequence[str], bad_below: float | None = None) -> tup
     return names
 
 
+def selective_threshold(uncertainties, qualities, *, max_risk: float, delta: float = 0.1,
+                        method: str = "ltt-wsr") -> dict[str, float]:
+    """The certified rejection threshold (:func:`lsplits.uncertainty.selective.calibrate_threshold`) as plain floats.
+
+    ``selective_threshold`` (``-inf`` when none is certified: reject everything), ``selective_bound`` (the
+    upper confidence bound on the selective risk there, NaN if none) and ``selective_coverage`` (share kept).
+
+    >>> selective_threshold([0.1, 0.2, 0.3, 0.4] * 50, [1.0, 0.9, 0.5, 0.0] * 50, max_risk=0.2)["selective_coverage"]
+    0.5
+    """
+    from lsplits.uncertainty.selective import calibrate_threshold
+
+    rule = calibrate_threshold(uncertainties, qualities, max_risk=max_risk, delta=delta, method=method)
+    return {"selective_threshold": rule.threshold, "selective_bound": rule.bound, "selective_coverage": rule.coverage}
+
+
 def compute_metrics(uncertainties, qualities, metrics: Sequence[str] | None = None, *, bad_below: float | None = None,
                     normalizer: str = "minmax", calibration_uncertainties=None, calibration_qualities=None,
                     max_rejection: float = 1.0, n_bins: int = ECE_BINS,
-                    curve: RejectionCurve | None = None) -> dict[str, float]:
+                    curve: RejectionCurve | None = None, max_risk: float | None = None, delta: float = 0.1,
+                    selective_method: str = "ltt-wsr") -> dict[str, float]:
     """Every requested metric of one (uncertainties, qualities) pair: ``{"prr": ..., "roc_auc": ...}``.
 
-    ``metrics=None``: every metric the arguments allow (ROC-AUC and PR-AUC only with ``bad_below``).
+    ``metrics=None``: every metric the arguments allow (ROC-AUC and PR-AUC only with ``bad_below``, the
+    selective threshold only with ``max_risk``). ``"selective_threshold"`` adds the three keys of
+    :func:`selective_threshold` at ``max_risk``, ``delta`` and ``selective_method``.
     ``calibration_uncertainties`` and ``calibration_qualities`` (both or neither) fit ECE's normaliser.
     ``curve``: the whole (``max_rejection`` 1) rejection curve of the pair when the caller has it, for AURC.
 
@@ -338,7 +363,12 @@ def compute_metrics(uncertainties, qualities, metrics: Sequence[str] | None = No
     """
     if metrics is None:
         metrics = [m for m in METRICS if bad_below is not None or m not in NEEDS_BAD_BELOW]
-    names = check_metrics(metrics, bad_below)
+        metrics += [SELECTIVE] if max_risk is not None else []
+    selective = any(m.lower() == SELECTIVE for m in metrics)
+    if selective and max_risk is None:
+        raise UncertaintyConfigError(f"{SELECTIVE} needs max_risk: the mean loss 1 - quality to certify")
+    names = [m for m in metrics if m.lower() != SELECTIVE]
+    names = check_metrics(names, bad_below) if names or not selective else ()
     if (calibration_uncertainties is None) != (calibration_qualities is None):
         raise InvalidOption("give both calibration_uncertainties and calibration_qualities, or neither")
     calibration = None if calibration_uncertainties is None else (calibration_uncertainties, calibration_qualities)
@@ -355,4 +385,7 @@ def compute_metrics(uncertainties, qualities, metrics: Sequence[str] | None = No
         "kendall": lambda: kendall(u, q),
         "ece": lambda: ece(u, q, normalizer=normalizer, calibration=calibration, n_bins=n_bins),
     }
-    return {name: float(functions[name]()) for name in names}
+    values = {name: float(functions[name]()) for name in names}
+    if selective:
+        values.update(selective_threshold(u, q, max_risk=max_risk, delta=delta, method=selective_method))
+    return values
