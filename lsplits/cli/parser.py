@@ -110,6 +110,15 @@ def _add_data_arguments(parser: argparse.ArgumentParser, settings: type) -> None
                              '(default: %(default)r, no prompt)')
     parser.add_argument("--label-field", default=settings.label_field,
                         help="field to balance eval by (generic datasets; default: none, no balancing)")
+    from lsplits.data.loading import LSPLITS_FIELDS, MISSING_LABEL_CHOICES
+
+    parser.add_argument("--missing-labels", choices=MISSING_LABEL_CHOICES, default=settings.missing_labels,
+                        help="examples whose label is null, NaN or empty: 'error' stops with their count and the "
+                             "first one, 'drop' drops them (counted in the log, the card and lsplits.json) "
+                             "(default: %(default)s)")
+    parser.add_argument("--rename", nargs="+", metavar="OLD=NEW", default=settings.rename,
+                        help="rename fields of the data before anything else, e.g. to keep your own "
+                             f"{', '.join(LSPLITS_FIELDS)}, which lsplits writes (default: none)")
 
 
 def default_cache_dir() -> Path:
