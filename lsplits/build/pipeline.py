@@ -86,6 +86,7 @@ class BuildResult:
     inputs: SplitInputs
     skipped: dict[str, str]
     eval_size: int
+    dropped: dict[str, int] = field(default_factory=dict)  # reason -> examples dropped when loading
     runs: dict[str, Any] = field(default_factory=dict)  # setting -> the RunPlan that scored it (empty: scored elsewhere)
 
     @property
@@ -211,6 +212,7 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, settings: BuildSettings,
         scores[kind] = (frame["ll_score"].to_numpy(dtype=np.float64), frame["ll_tokens"].to_numpy(dtype=np.int64))
     result = split_configs(spec.policy, plan.configs, base, inputs, scores, eval_size=size, seed=settings.seed,
                            skipped=plan.skipped)
+    result.dropped = dict(loaded.dropped)
     result.runs = dict(plan.runs)
     for name, reason in plan.skipped.items():
         logger.warning("skipping config %s: %s", name, reason)
@@ -295,6 +297,9 @@ def method_text(spec: DatasetSpec, result: BuildResult, settings: BuildSettings)
         "fold is scored by a model fine-tuned on the other folds, so no example is scored by a model trained on it.",
         f"Eval size: {result.eval_size:,} examples, halved into validation and test (seed {settings.seed}).",
     ]
+    if result.dropped:
+        lines += ["", "Dropped when loading: " + ", ".join(f"{count:,} example{'s' * (count != 1)} ({reason})"
+                                                         for reason, count in result.dropped.items()) + "."]
     lines += [""] + [training_text(run) for run in result.runs.values()] if result.runs else []
     if spec.method_note:
         lines += ["", spec.method_note]
@@ -330,6 +335,7 @@ def build_metadata(spec: DatasetSpec, result: BuildResult, settings: BuildSettin
     return dict(task=task.name, query_field=task.query_field, label_field=task.label_field,
                 categorical_columns=list(spec.categorical_columns), lm=settings.lm, folds=settings.folds,
                 seed=settings.seed, eval_size=result.eval_size, configs=list(result.configs), skipped=result.skipped,
+                dropped=result.dropped,
                 extra_statistics=extra_statistics, notes=spec.policy.notes_of(result.inputs),
                 split_policy=spec.policy.name,
                 strategies={name: built.strategy.record() for name, built in result.configs.items()},

@@ -110,6 +110,15 @@ def _add_data_arguments(parser: argparse.ArgumentParser, settings: type) -> None
                              '(default: %(default)r, no prompt)')
     parser.add_argument("--label-field", default=settings.label_field,
                         help="field to balance eval by (generic datasets; default: none, no balancing)")
+    from lsplits.data.loading import LSPLITS_FIELDS, MISSING_LABEL_CHOICES
+
+    parser.add_argument("--missing-labels", choices=MISSING_LABEL_CHOICES, default=settings.missing_labels,
+                        help="examples whose label is null, NaN or empty: 'error' stops with their count and the "
+                             "first one, 'drop' drops them (counted in the log, the card and lsplits.json) "
+                             "(default: %(default)s)")
+    parser.add_argument("--rename", nargs="+", metavar="OLD=NEW", default=settings.rename,
+                        help="rename fields of the data before anything else, e.g. to keep your own "
+                             f"{', '.join(LSPLITS_FIELDS)}, which lsplits writes (default: none)")
 
 
 def default_cache_dir() -> Path:
@@ -175,9 +184,9 @@ def _build_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _push_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("folder", type=Path)
-    parser.add_argument("repo_id")
-    parser.add_argument("--private", action="store_true")
+    parser.add_argument("folder", type=Path, help="a folder written by `lsplits build` or `lsplits demo`")
+    parser.add_argument("repo_id", help="the Hub dataset repo, e.g. your-name/snli-likelihood (created if needed)")
+    parser.add_argument("--private", action="store_true", help="create the Hub repo as private")
 
 
 def _demo_arguments(parser: argparse.ArgumentParser) -> None:
@@ -189,7 +198,8 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=whole_number(0), default=DemoSettings.seed,
                         help="seed of the data, folds, training and splits (default %(default)s)")
     parser.add_argument("--cache-dir", type=Path, default=None,
-                        help="score shards and fold checkpoints (default: .lsplits-cache next to --out)")
+                        help="score shards and fold checkpoints, shared with `lsplits build`, so a rerun or the "
+                             "Space reuses them (default: $LSPLITS_CACHE/scores or ~/.cache/lsplits/scores)")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
+from lsplits.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
 from lsplits.similarity.registry import InvalidOutput, Similarity
 
@@ -198,7 +198,7 @@ def build_matrices(examples: Sequence[Sequence[str]], similarity: Similarity | s
         similarity: a Similarity or a registered name.
         workers: processes to use; 1 computes in this process, 0 or less means one per CPU core.
         cache: a MatrixCache or a folder for one; matrices found there are not recomputed.
-        progress: show a tqdm progress bar.
+        progress: show a progress bar (:mod:`lsplits.progress`).
     """
     if isinstance(similarity, str):
         similarity = similarity_registry.get(similarity)
@@ -222,7 +222,7 @@ def build_matrices(examples: Sequence[Sequence[str]], similarity: Similarity | s
                     len(first_of) - len(todo), len(first_of))
     workers = workers if workers > 0 else (os.cpu_count() or 1)
     workers = min(workers, max(1, len(todo) // 4))
-    bar = tqdm(total=len(todo), desc=f"similarity {similarity.name}", unit="example", disable=not progress)
+    bar = progress_bar(total=len(todo), desc=f"similarity {similarity.name}", unit="example", disable=not progress)
     with bar:
         for index, matrix in zip(todo, _compute(similarity, [examples[i] for i in todo], workers), strict=True):
             results[index] = matrix

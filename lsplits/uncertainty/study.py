@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from lsplits.errors import ConfigError, DataError
 from lsplits.io import cache_folder
+from lsplits.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
 from lsplits.uncertainty.beam import LEXICAL_SIMILARITY
 from lsplits.uncertainty.estimators import (
@@ -444,7 +444,7 @@ def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.Path
     prr_rows: list[PRRRow] = []
     metric_rows: list[MetricRow] = []
     all_curves: dict[tuple[int, str], dict[str, RejectionCurve]] = {}
-    grid = tqdm(total=len(beam_sizes) * len(qualities) * len(methods), desc="PRR", unit="estimate",
+    grid = progress_bar(total=len(beam_sizes) * len(qualities) * len(methods), desc="PRR", unit="estimate",
                 disable=not config.progress)
     with grid:
         for k in beam_sizes:
