@@ -372,7 +372,7 @@ def _load_scored(beam_paths: Sequence[str | os.PathLike[str]], gold_path: str | 
     return inputs, _score_top1(config, inputs, gold_path)[0]
 
 
-def _selective(config: StudyConfig, k: int, uncertainties: dict[str, np.ndarray], qualities: dict[str, np.ndarray],
+def selective_rows(config: StudyConfig, k: int, uncertainties: dict[str, np.ndarray], qualities: dict[str, np.ndarray],
                ids: Sequence[str], calibration: tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None
                ) -> list[SelectiveRow]:
     """The certified threshold of every method x quality at beam size k and what it keeps of the held-out part.
@@ -468,7 +468,7 @@ def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.Path
         if calibration_set is not None:
             cal_inputs, cal_qualities = calibration_set
             calibrated = (_estimate(_matrices(cal_inputs, config), k, config), cal_qualities)
-        selective = _selective(config, k, uncertainties[k], qualities, inputs.ids, calibrated)
+        selective = selective_rows(config, k, uncertainties[k], qualities, inputs.ids, calibrated)
     undefined = sum(np.isnan(row.value) for row in metric_rows)
     if undefined:
         logger.warning("%d uncertainty-metric value(s) are undefined (NaN in the report): constant uncertainties "
