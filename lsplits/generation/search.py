@@ -8,7 +8,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from lsplits.errors import ConfigError, DataError
+from lsplits.errors import ConfigError, DataError, InvalidOption
 
 logger = logging.getLogger(__name__)
 
@@ -78,9 +78,9 @@ def generate_beams(model, tokenizer, texts: Sequence[str], *, k: int = 10, promp
     from lsplits.lm.scoring import autocast_for, token_budget_batches
 
     if k < 1:
-        raise ConfigError(f"k must be at least 1, got {k}")
+        raise InvalidOption(f"k must be at least 1, got {k}")
     if max_new_tokens < 1:
-        raise ConfigError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+        raise InvalidOption(f"max_new_tokens must be at least 1, got {max_new_tokens}")
     check_template(prompt_template)
     kind = _model_kind(model)
     texts = [str(text) for text in texts]
@@ -155,8 +155,8 @@ def encode_inputs(tokenizer, config, kind: str, prompts: Sequence[str], max_new_
 
 def invalid_penman(beams: Sequence[Sequence[str]]) -> int:
     """How many candidates are not one well-formed AMR graph (the reader every AMR metric uses)."""
+    from lsplits.errors import InvalidOutput
     from lsplits.similarity.amr.graph import parse_amr
-    from lsplits.similarity.registry import InvalidOutput
 
     invalid = 0
     for candidates in beams:

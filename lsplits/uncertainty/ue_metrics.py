@@ -38,7 +38,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from lsplits.errors import InvalidInput, InvalidOption
-from lsplits.uncertainty.estimators import UncertaintyConfigError
 from lsplits.uncertainty.normalization import get_normalizer
 from lsplits.uncertainty.prr import RejectionCurve, as_inputs, prr, rejection_curve
 
@@ -73,7 +72,7 @@ def _undefined(metric: str, reason: str) -> float:
 
 def _bad(q: np.ndarray, bad_below: float | None, metric: str) -> np.ndarray:
     if bad_below is None or not math.isfinite(bad_below):
-        raise UncertaintyConfigError(f"{metric} needs bad_below: the quality under which a prediction counts "
+        raise InvalidOption(f"{metric} needs bad_below: the quality under which a prediction counts "
                                      "as bad (the positive class)")
     return q < bad_below
 
@@ -307,14 +306,14 @@ def check_metrics(metrics: Sequence[str], bad_below: float | None = None) -> tup
     """The metric names, lower-cased and checked before any work (unknown name, missing bad_below)."""
     names = tuple(m.lower() for m in metrics)
     if not names:
-        raise UncertaintyConfigError("choose at least one uncertainty metric")
+        raise InvalidOption("choose at least one uncertainty metric")
     unknown = [m for m in names if m not in METRICS]
     if unknown:
-        raise UncertaintyConfigError(f"unknown uncertainty metric(s) {', '.join(map(repr, unknown))}; choose from "
+        raise InvalidOption(f"unknown uncertainty metric(s) {', '.join(map(repr, unknown))}; choose from "
                                      f"{', '.join(METRICS)}")
     needing = [m for m in names if m in NEEDS_BAD_BELOW]
     if needing and (bad_below is None or not math.isfinite(bad_below)):
-        raise UncertaintyConfigError(f"{' and '.join(needing)} need{'s' if len(needing) == 1 else ''} bad_below "
+        raise InvalidOption(f"{' and '.join(needing)} need{'s' if len(needing) == 1 else ''} bad_below "
                                      "(--bad-below): the quality under which a prediction counts as bad")
     return names
 
