@@ -111,7 +111,8 @@ def get(name: str) -> Similarity:
         raise InvalidOption(f"unknown similarity {name!r}; choose one of {', '.join(available())}")
     module_name, attribute = _BUILTINS[key].split(":")
     try:
-        module = importlib.import_module(module_name)
+        # relative to this package when flattened into a metric Space (lsplits.hub.flatten): ".x:NAME"
+        module = importlib.import_module(module_name, __package__)
     except ModuleNotFoundError as exc:
         raise ConfigError(f"similarity {name!r} is not available: {exc}") from exc
     similarity = getattr(module, attribute)

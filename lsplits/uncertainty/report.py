@@ -187,7 +187,7 @@ def _plot_curves(study: Study, folder: Path) -> list[str]:
     for (k, q), curves in study.curves.items():
         figure = rejection_figure(curves, display(q), f"Prediction-rejection curves, k = {k}, quality {display(q)}")
         name = f"curves/rejection_{q}_k{k}.png"
-        figure.savefig(folder / name, dpi=110)
+        figure.savefig(folder / name, dpi=110, bbox_inches="tight")
         names.append(name)
     return names
 

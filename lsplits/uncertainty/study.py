@@ -203,6 +203,11 @@ def method_name(estimator: str, similarity: str | None) -> str:
     return label if similarity is None else f"{label}-{similarity_registry.display(similarity)}"
 
 
+def method_family(method: str) -> str:
+    """The estimator family of a row label (``EigV-Smatch++`` -> ``EigV``): the label before its first hyphen."""
+    return method.split("-", 1)[0]
+
+
 def choose_beam_sizes(requested: tuple[int, ...], available: int) -> tuple[int, ...]:
     """The requested sizes that the beams can supply; just ``available`` if none can."""
     sizes = sorted({k for k in requested if 1 <= k <= available})
