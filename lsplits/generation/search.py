@@ -104,9 +104,9 @@ def generate_beams(model, tokenizer, texts: Sequence[str], *, k: int = 10, promp
         DataError: an input longer than the model's window.
     """
     import torch
-    from tqdm.auto import tqdm
 
     from lsplits.lm.scoring import autocast_for, token_budget_batches
+    from lsplits.progress import progress_bar
 
     _check_count(k, "k")
     _check_count(max_new_tokens, "max_new_tokens")
@@ -125,7 +125,7 @@ def generate_beams(model, tokenizer, texts: Sequence[str], *, k: int = 10, promp
     results: list[list[str]] = [[] for _ in texts]
     was_training = model.training
     model.eval()
-    bar = tqdm(total=len(texts), desc=f"beam search (k={k})", unit="ex", disable=not progress, leave=False)
+    bar = progress_bar(total=len(texts), desc=f"beam search (k={k})", unit="ex", disable=not progress, leave=False)
     try:
         for batch in token_budget_batches([k * (len(tokens) + max_new_tokens) for tokens in encoded], budget):
             rows = [encoded[i] for i in batch]

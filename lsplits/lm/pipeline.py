@@ -38,7 +38,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from lsplits.errors import ConfigError, DataError, InvalidOption, SplitInvariantError
 from lsplits.io import atomic_write_parquet, atomic_write_text
@@ -56,6 +55,7 @@ from lsplits.lm.plan import SCRATCH, RunPlan
 from lsplits.lm.scoring import load_causal_lm, score_pairs
 from lsplits.lm.scratch import ScratchConfig, scratch_model, scratch_tokenizer
 from lsplits.lm.shards import folder_fingerprint, missing_shards, split_into_shards, this_process_share
+from lsplits.progress import progress_bar
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path | Non
         seed: seeds the fold assignment and the scratch model's initial weights.
         cache_dir: where shards and checkpoints are kept for reuse (default: a temporary folder).
         train_config: default ``TrainConfig.scratch()`` for ``"scratch"``, else ``TrainConfig()``.
-        progress: show tqdm bars.
+        progress: show progress bars (:mod:`lsplits.progress`).
         scratch_config: sizes of the scratch tokenizer and model (default ``ScratchConfig()``).
         max_steps: training steps instead of the training config's.
         plan: the settled run (:class:`~lsplits.lm.plan.RunPlan`) instead of ``lm`` ... ``max_steps``.
@@ -189,7 +189,7 @@ class _Job:
 
     def run_folds(self, fold_of: np.ndarray) -> None:
         folds = int(fold_of.max()) + 1
-        for fold in tqdm(range(folds), desc="folds", unit="fold", disable=not self.progress):
+        for fold in progress_bar(range(folds), desc="folds", unit="fold", disable=not self.progress):
             train_index = np.flatnonzero(fold_of != fold)
             scored_index = np.flatnonzero(fold_of == fold)
 

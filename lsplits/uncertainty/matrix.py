@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from lsplits.errors import InvalidOutput, SimilarityFailure
+from lsplits.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
 from lsplits.similarity.registry import Similarity
 
@@ -208,7 +208,7 @@ def build_matrices(examples: Sequence[Sequence[str]], similarity: Similarity | s
         similarity: a Similarity or a registered name.
         workers: processes to use; 1 computes in this process, 0 or less means one per CPU core.
         cache: a MatrixCache or a folder for one; matrices found there are not recomputed.
-        progress: show a tqdm progress bar.
+        progress: show a progress bar (:mod:`lsplits.progress`).
         ids: the examples' ids, named when a similarity fails (default: their positions, ``#0``, ...).
 
     Raises:
@@ -236,7 +236,7 @@ def build_matrices(examples: Sequence[Sequence[str]], similarity: Similarity | s
                     len(first_of) - len(todo), len(first_of))
     workers = workers if workers > 0 else (os.cpu_count() or 1)
     workers = min(workers, max(1, len(todo) // 4))
-    bar = tqdm(total=len(todo), desc=f"similarity {similarity.name}", unit="example", disable=not progress)
+    bar = progress_bar(total=len(todo), desc=f"similarity {similarity.name}", unit="example", disable=not progress)
     computed = _compute(similarity, [examples[i] for i in todo], workers)
     with bar:
         for index in todo:

@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from lsplits.errors import ConfigError, DataError
+from lsplits.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
 from lsplits.uncertainty.inputs import Inputs, load_inputs
 from lsplits.uncertainty.prr import PRRResult, _aucs, _ratio, _rejection_steps, prr
@@ -364,7 +364,7 @@ def paired_differences(study: SystemsStudy) -> list[PairwiseDifference]:
     pairs = [(q, a, b) for q in study.qualities for a, b in itertools.combinations(study.systems, 2)]
     alpha = (1.0 - config.confidence) / 2
     results = []
-    for quality, a, b in tqdm(pairs, desc="paired bootstrap", unit="pair", disable=not config.progress):
+    for quality, a, b in progress_bar(pairs, desc="paired bootstrap", unit="pair", disable=not config.progress):
         keep = ~(np.isnan(a.study.qualities[quality][orders[a.name]]) |
                  np.isnan(b.study.qualities[quality][orders[b.name]]))
         (prr_a, samples_a), (prr_b, samples_b) = means(a, quality, keep), means(b, quality, keep)
