@@ -13,7 +13,7 @@ from amr_edits import build_beams, sample_gold
 
 from lsplits.cli.parser import parse_args
 from lsplits.cli.ue import run as run_ue
-from lsplits.errors import ConfigError, DataError
+from lsplits.errors import ConfigError, DataError, SimilarityFailure
 from lsplits.similarity import registry
 from lsplits.similarity.amr.smatchpp_metric import f1, prepare
 from lsplits.similarity.registry import Similarity
@@ -429,3 +429,19 @@ def test_selective_options_are_refused_before_any_matrix(files, tmp_path, extra,
         run_ue(_ue_args(files, tmp_path, *extra))
     assert message in str(caught.value) and "\n" not in str(caught.value)
     assert not (tmp_path / "cache").exists() and not (tmp_path / "out").exists()
+
+
+def test_a_similarity_that_raises_a_bug_fails_the_study(tmp_path, monkeypatch):
+    """A bug in a similarity function is neither an invalid candidate nor a 0: the study stops, naming both."""
+    def buggy(a, b):
+        return len(a) / (len(b) - len(b))  # ZeroDivisionError for every pair
+
+    broken = Similarity("test-buggy", lambda text: text, buggy, symmetric=True)
+    monkeypatch.setitem(registry._REGISTERED, broken.name, broken)
+    beams, gold = _degraded_copies(1)
+    beams = {example: [c[0], c[0] + " x"] for example, c in beams.items()}  # two distinct candidates each
+    files = _write_beams(tmp_path, beams, gold)
+    first = next(iter(beams))
+    with pytest.raises(SimilarityFailure, match=rf"^example {first}: similarity 'test-buggy' failed to score the "
+                                                r"candidates .*: ZeroDivisionError"):
+        run_study([files[0]], files[1], small_config(similarities=("test-buggy",), beam_sizes=(2,)))

@@ -46,7 +46,7 @@ from lsplits.uncertainty.estimators import (
     LEXICAL_ESTIMATORS,
     SPECTRAL_ESTIMATORS,
     EstimatorSettings,
-    UncertaintyConfigError,
+    InvalidOption,
     check_estimators,
     estimate_many,
     spectral_many,
@@ -99,10 +99,10 @@ def default_cache_dir() -> Path:
 
 
 def _refused(setting: str, check):
-    """``check()``, its UncertaintyConfigError re-raised as a ConfigError naming the setting and its option."""
+    """``check()``, its InvalidOption re-raised as a ConfigError naming the setting and its option."""
     try:
         return check()
-    except UncertaintyConfigError as exc:
+    except InvalidOption as exc:
         raise ConfigError(f"{setting} (--{setting.replace('_', '-')}): {exc}") from None
 
 
@@ -360,7 +360,7 @@ def _matrices(inputs: Inputs, config: StudyConfig) -> dict[str, list[SimilarityM
     """Every similarity's matrices of the inputs that the estimators or the invalid-candidate counts need."""
     needed = dict.fromkeys(name for _, name, _ in _method_pairs(config))
     needed.update(dict.fromkeys(config.similarities))  # invalid candidates are counted for each similarity
-    return {name: build_matrices(inputs.candidates, name, cache=config.cache_dir, progress=config.progress,
+    return {name: build_matrices(inputs.candidates, name, cache=config.cache_dir, progress=config.progress, ids=inputs.ids,
                                  workers=1 if name in LEXICAL_SIMILARITIES else config.workers)  # cheap: no pool
             for name in needed}
 
