@@ -184,9 +184,9 @@ def _build_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _push_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("folder", type=Path)
-    parser.add_argument("repo_id")
-    parser.add_argument("--private", action="store_true")
+    parser.add_argument("folder", type=Path, help="a folder written by `lsplits build` or `lsplits demo`")
+    parser.add_argument("repo_id", help="the Hub dataset repo, e.g. your-name/snli-likelihood (created if needed)")
+    parser.add_argument("--private", action="store_true", help="create the Hub repo as private")
 
 
 def _demo_arguments(parser: argparse.ArgumentParser) -> None:
@@ -198,7 +198,8 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=whole_number(0), default=DemoSettings.seed,
                         help="seed of the data, folds, training and splits (default %(default)s)")
     parser.add_argument("--cache-dir", type=Path, default=None,
-                        help="score shards and fold checkpoints (default: .lsplits-cache next to --out)")
+                        help="score shards and fold checkpoints, shared with `lsplits build`, so a rerun or the "
+                             "Space reuses them (default: $LSPLITS_CACHE/scores or ~/.cache/lsplits/scores)")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 
@@ -216,7 +217,9 @@ def _ue_arguments(parser: argparse.ArgumentParser) -> None:
         ESTIMATORS,
     )
     from lsplits.uncertainty.lexical import LEXICAL_SIMILARITIES
+    from lsplits.uncertainty.selective import DEFAULT_DELTA, DEFAULT_METHOD, METHODS
     from lsplits.uncertainty.study import (
+        DEFAULT_CALIBRATION_FRACTION,
         PAPER_BEAM_SIZES,
         PAPER_QUALITIES,
         PAPER_REPORT_ESTIMATORS,
@@ -262,6 +265,25 @@ def _ue_arguments(parser: argparse.ArgumentParser) -> None:
                         help="largest rejection rate in the PRR area, in (0, 1] (default 1: the whole curve)")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the CI (0: none)")
     parser.add_argument("--confidence", type=float, default=0.95, help="level of the bootstrap CI (default 0.95)")
+    selective = parser.add_argument_group(
+        "risk-controlled selective prediction",
+        "the rejection threshold certified to keep the mean loss 1 - quality of the kept outputs at most R with "
+        "probability >= 1 - D (Learn-then-Test), per estimator x quality at the largest beam size")
+    selective.add_argument("--target-risk", type=float, default=None, metavar="R",
+                           help="selective risk to certify, in (0, 1) (default: none, no selective table)")
+    selective.add_argument("--delta", type=float, default=DEFAULT_DELTA, metavar="D",
+                           help=f"allowed probability that the certified risk is exceeded, in (0, 1) "
+                                f"(default {DEFAULT_DELTA})")
+    selective.add_argument("--selective-method", default=DEFAULT_METHOD, choices=METHODS,
+                           help=f"the bound (default {DEFAULT_METHOD}: Waudby-Smith-Ramdas betting)")
+    selective.add_argument("--calibration-fraction", type=float, default=None, metavar="F",
+                           help=f"share of the examples (by id, seeded by --seed) that calibrates; the rest tests "
+                                f"(default {DEFAULT_CALIBRATION_FRACTION}; not with --calibration)")
+    selective.add_argument("--calibration", nargs="+", default=None, metavar="BEAMS",
+                           help="calibrate on these beams instead (like BEAMS; one system only) and hold out all "
+                                "of BEAMS; needs --calibration-gold")
+    selective.add_argument("--calibration-gold", default=None, metavar="GOLD",
+                           help="gold graphs of the --calibration beams (default: none)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=0, help="processes (default 0: one per CPU core)")
     parser.add_argument("--cache", default=None,
