@@ -105,6 +105,7 @@ def test_bf16_and_fp32_give_the_same_split_up_to_ties_within_bf16_precision(tmp_
 def test_a_build_records_its_dtype_in_the_card_and_lsplits_json(tmp_path):
     from lsplits.build.card import CardInfo
     from lsplits.build.pipeline import DatasetSpec, build_splits, export_dataset
+    from lsplits.build.settings import BuildSettings
     from lsplits.data.loading import prepare_examples
     from lsplits.data.tasks import generic_task
     from lsplits.lm.finetune import TrainConfig
@@ -113,14 +114,16 @@ def test_a_build_records_its_dtype_in_the_card_and_lsplits_json(tmp_path):
     spec = DatasetSpec(task=generic_task("text"), card=CardInfo(pretty_name="Toy"))
     rows = [{"text": sentence} for sentence in tiny_sentences(24)]
     loaded = prepare_examples([("toy", rows, "toy rows")], spec.task)
-    result = build_splits(spec, loaded, lm="scratch", configs=["ll_split"], eval_size=6, folds=2,
-                          train_config=TrainConfig.scratch(**TINY_TRAIN), progress=False, dtype="bf16",
+    settings = BuildSettings(query_field="text", configs=("ll_split",), eval_size=6, folds=2, dtype="bf16")
+    result = build_splits(spec, loaded, settings, train_config=TrainConfig.scratch(**TINY_TRAIN), progress=False,
                           cache_dir=tmp_path / "cache")
     assert result.dtypes == {"ft": "bf16"}
-    out = export_dataset(spec, result, tmp_path / "toy", lm="scratch", folds=2, seed=0, dtype="bf16")
+    out = export_dataset(spec, result, tmp_path / "toy", settings)
     meta = json.loads((out / "lsplits.json").read_text())
-    assert (meta["dtype"], meta["dtypes_used"]) == ("bf16", {"ft": "bf16"})
+    assert (meta["settings"]["dtype"], meta["dtypes_used"]) == ("bf16", {"ft": "bf16"})
+    assert meta["runs"]["ft"]["dtype"] == "bf16"
     card = (out / "README.md").read_text()
     assert "Compute dtype: ft setting bf16 autocast (fp32 weights, log-softmax and sums)." in card
+    assert '"dtypes_used": {\n    "ft": "bf16"' in card  # the Settings section
     run = json.loads(next((tmp_path / "cache").glob("*/run.json")).read_text())
     assert (run["dtype"], run["dtype_used"]) == ("bf16", "bf16")

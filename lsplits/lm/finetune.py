@@ -29,7 +29,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from lsplits.errors import DataError
 from lsplits.io import atomic_path, atomic_write_text
@@ -38,6 +37,7 @@ from lsplits.lm.dtype import DEFAULT_DTYPE
 from lsplits.lm.encode import EncodedPair, encode_pairs, model_window
 from lsplits.lm.scoring import PaddedBatch, QueryLogProbs, pad_pairs, quiet_transformers_bars, score_encoded
 from lsplits.lm.training import Training, TrainSettings, check_setting
+from lsplits.progress import progress_bar
 
 logger = logging.getLogger(__name__)
 
@@ -180,7 +180,7 @@ def finetune(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queries:
     rank, world = accelerator.process_index, accelerator.num_processes
     lm = training.unwrapped.lm
 
-    bar = tqdm(total=config.max_steps, desc=desc, unit="step", disable=not progress, leave=False)
+    bar = progress_bar(total=config.max_steps, desc=desc, unit="step", disable=not progress, leave=False)
     best = _BestWeights(lm, val_pairs, config.eval_token_budget, rank=rank, world=world,
                         keep_copy=accelerator.is_main_process, dtype=precision)
 

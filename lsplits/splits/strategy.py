@@ -27,10 +27,11 @@ import abc
 import dataclasses
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import numpy as np
 
+from lsplits.data.tasks import DEFAULT_SETTING, Setting, resolve_setting
 from lsplits.errors import ConfigError
 from lsplits.splits.engine import Partition, length_partition, likelihood_partition, random_partition
 
@@ -39,15 +40,10 @@ __all__ = [
     "LengthSplit",
     "LikelihoodSplit",
     "RandomSplit",
-    "ScoreKind",
     "SplitInputs",
     "SplitPolicy",
     "SplitStrategy",
 ]
-
-ScoreKind = Literal["ft", "pt"]
-SETTINGS: tuple[ScoreKind, ...] = ("ft", "pt")
-
 
 @dataclass
 class SplitInputs:
@@ -59,7 +55,7 @@ class SplitInputs:
     scores: dict[str, np.ndarray] = field(default_factory=dict)  # "ft"/"pt" -> ll_score
     extras: dict[str, Any] = field(default_factory=dict)  # task-specific (Spider: atoms, sqls, ...)
 
-    def score(self, kind: ScoreKind) -> np.ndarray:
+    def score(self, kind: Setting) -> np.ndarray:
         """The ``kind`` scores; ConfigError when they were not computed."""
         if kind not in self.scores:
             raise ConfigError(f"no {kind!r} scores were computed for this build")
@@ -81,7 +77,7 @@ class SplitStrategy(abc.ABC):
     when its policy provides them).
     """
 
-    setting: ClassVar[ScoreKind | None] = None
+    setting: ClassVar[Setting | None] = None
     requires: ClassVar[tuple[str, ...]] = ()
 
     @property
@@ -92,6 +88,11 @@ class SplitStrategy(abc.ABC):
     @abc.abstractmethod
     def split(self, inputs: SplitInputs, eval_size: int | float, seed: int = 0) -> Partition:
         """The train/eval partition of the examples of ``inputs`` (deterministic under ``seed``)."""
+
+    def check(self, partition: Partition, inputs: SplitInputs) -> None:
+        """Raise SplitInvariantError when ``partition`` (after the policy's constraint) breaks a promise the
+        strategy's description makes; the build calls it on every config (default: no promise to check)."""
+        return None
 
     def params(self) -> dict[str, Any]:
         """The strategy's parameters by name (what its repr shows)."""
@@ -110,13 +111,12 @@ class LikelihoodSplit(SplitStrategy):
     instead (the paper's control). Eval is label-balanced when the inputs have labels.
     """
 
-    setting: ScoreKind = "ft"  # type: ignore[misc]
+    setting: Setting = DEFAULT_SETTING  # type: ignore[misc]
     length_control: bool = False
     reverse: bool = False
 
     def __post_init__(self) -> None:
-        if self.setting not in SETTINGS:
-            raise ConfigError(f"LikelihoodSplit setting must be one of {', '.join(SETTINGS)}, got {self.setting!r}")
+        resolve_setting(self.setting, what="LikelihoodSplit setting")
 
     @property
     def description(self) -> str:
@@ -189,9 +189,13 @@ class SplitPolicy:
 
     def split(self, strategy: SplitStrategy, inputs: SplitInputs, eval_size: int | float,
               seed: int = 0) -> Partition:
-        """``strategy``'s partition of ``inputs``, passed through this policy's constraint."""
+        """``strategy``'s partition of ``inputs``, passed through this policy's constraint, then checked
+        against the strategy's own promise (:meth:`SplitStrategy.check`)."""
         partition = strategy.split(inputs, eval_size, seed)
-        return self.constraint(partition, inputs) if self.constraint is not None else partition
+        if self.constraint is not None:
+            partition = self.constraint(partition, inputs)
+        strategy.check(partition, inputs)
+        return partition
 
     def statistics_of(self, inputs: SplitInputs, partitions: Mapping[str, Partition]) -> dict[str, dict[str, float]]:
         """The policy's per-config numbers ({} without any)."""
