@@ -29,6 +29,7 @@ from lsplits.data.text import word_count
 from lsplits.errors import ConfigError
 from lsplits.splits.engine import Partition, check_label_quotas, resolve_eval_size, split_eval
 from lsplits.splits.strategy import PLAIN_POLICY, SplitInputs, SplitPolicy, SplitStrategy
+from lsplits.stages import stage
 
 logger = logging.getLogger(__name__)
 
@@ -194,19 +195,22 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, *, lm: str, configs: Seq
                       max_steps=max_steps)
     n = len(examples)
     size = checked_eval_size(eval_size, n, default=spec.default_eval_size(n))
-    inputs = split_inputs(spec, examples)
+    with stage("split"):
+        inputs = split_inputs(spec, examples)
     check_label_quotas(inputs.labels, size, field=task.label_field)  # cheap checks before any scoring
     for kind in plan.settings:
         check_lm(lm, score_records(examples, task, kind))
-    base = unify_types(pd.DataFrame(examples), loaded.source)  # one type per field, decided before splitting
+    with stage("type unification"):
+        base = unify_types(pd.DataFrame(examples), loaded.source)  # one type per field, decided before splitting
     scores: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for kind, run in plan.runs.items():
         logger.info("scoring %d examples (%s setting) with %s", n, kind, lm)
         frame = compute_scores(score_records(examples, task, kind), plan=run, cache_dir=cache_dir,
                                progress=progress, compile=compile)
         scores[kind] = (frame["ll_score"].to_numpy(dtype=np.float64), frame["ll_tokens"].to_numpy(dtype=np.int64))
-    result = split_configs(spec.policy, plan.configs, base, inputs, scores, eval_size=size, seed=seed,
-                           skipped=plan.skipped)
+    with stage("split"):
+        result = split_configs(spec.policy, plan.configs, base, inputs, scores, eval_size=size, seed=seed,
+                               skipped=plan.skipped)
     for name, reason in plan.skipped.items():
         logger.warning("skipping config %s: %s", name, reason)
     return result
@@ -307,17 +311,19 @@ def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, *, l
     check_output(out, expect="folder")  # before the statistics and plots
     frames = result.frames()
     task = spec.task
-    stats = dataset_report.config_statistics(frames, query_field=task.query_field, label_field=task.label_field,
-                                             categorical_columns=spec.categorical_columns, progress=progress,
-                                             examples=result.table)
-    statistics = dataset_report.statistics_markdown(stats)
-    extra_stats = spec.policy.statistics_of(result.inputs, result.partitions)
-    if extra_stats:
-        statistics = dataset_report.extra_statistics_markdown(extra_stats) + "\n\n" + statistics
     descriptions = {name: built.strategy.description for name, built in result.configs.items()}
     strategies = {name: repr(built.strategy) for name, built in result.configs.items()}
     with tempfile.TemporaryDirectory() as tmp:
-        written = dataset_report.config_plots(frames, stats, Path(tmp))
+        with stage("card and plots"):
+            stats = dataset_report.config_statistics(frames, query_field=task.query_field,
+                                                     label_field=task.label_field,
+                                                     categorical_columns=spec.categorical_columns,
+                                                     progress=progress, examples=result.table)
+            statistics = dataset_report.statistics_markdown(stats)
+            extra_stats = spec.policy.statistics_of(result.inputs, result.partitions)
+            if extra_stats:
+                statistics = dataset_report.extra_statistics_markdown(extra_stats) + "\n\n" + statistics
+            written = dataset_report.config_plots(frames, stats, Path(tmp))
 
         def card(folder) -> str:  # the card lists the content-named files
             return render_card(spec.card, folder, descriptions, repo_hint=repo_hint or f"your-org/{Path(out).name}",
@@ -325,7 +331,8 @@ def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, *, l
                                statistics=statistics, plots={caption: path for caption, path, _ in written},
                                strategies=strategies)
 
-        return write_hub_folder(out, frames, card, {repo_path: local for _, repo_path, local in written},
-                                metadata=build_metadata(spec, result, lm=lm, folds=folds, seed=seed,
-                                                        extra_statistics=extra_stats),
-                                examples=result.config_table(next(iter(result.configs))))
+        with stage("export"):
+            return write_hub_folder(out, frames, card, {repo_path: local for _, repo_path, local in written},
+                                    metadata=build_metadata(spec, result, lm=lm, folds=folds, seed=seed,
+                                                            extra_statistics=extra_stats),
+                                    examples=result.config_table(next(iter(result.configs))))

@@ -16,6 +16,7 @@ from lsplits.data.loading import LoadedData, load_examples
 from lsplits.data.registry import is_builder, load_builder
 from lsplits.data.tasks import generic_task
 from lsplits.errors import ConfigError
+from lsplits.stages import stage
 
 if TYPE_CHECKING:
     import argparse
@@ -100,7 +101,8 @@ def build(args: argparse.Namespace) -> int:
             from lsplits.hub.push import check_hub_access
 
             check_hub_access(args.push_to_hub, option="--push-to-hub")
-    spec, loaded = resolve_dataset(args)
+    with stage("load"):
+        spec, loaded = resolve_dataset(args)
     if args.dry_run:
         plan = plan_build(spec, lm=args.lm, configs=args.configs, folds=args.folds, seed=args.seed,
                           max_steps=args.max_steps)
