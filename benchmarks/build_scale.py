@@ -93,8 +93,12 @@ def make_data(pairs: list[dict], n: int, path: Path, seed: int) -> None:
 
 
 def run_size(n: int, data: Path, work: Path, args: argparse.Namespace) -> dict:
-    """Build (or dry-run) one size in a child process; its stage records, wall time and peak RSS."""
-    figures = work / f"stages-{n}.json"
+    """Build (or dry-run) one size in a child process; its stage records, wall time and peak RSS
+    (with ``--reuse``, those of an earlier run in ``work`` where there is one)."""
+    figures = work / f"{'dry-run' if args.dry_run else 'stages'}-{n}.json"
+    if args.reuse and figures.exists():
+        result = json.loads(figures.read_text())
+        return {"n": n, "wall": result["wall"], "peak_rss": result["peak_rss"], "stages": result["stages"]}
     argv = ["build", "snli", "--data-files", f"train={data}", "--lm", "scratch", "--max-steps", str(args.max_steps),
             "--out", str(work / f"out-{n}"), "--cache-dir", str(work / f"cache-{n}"), "--no-progress"]
     if args.dry_run:
@@ -107,6 +111,8 @@ def run_size(n: int, data: Path, work: Path, args: argparse.Namespace) -> dict:
     result = json.loads(figures.read_text())
     if args.dry_run:
         print(done.stdout.strip())
+    result["wall"] = wall
+    figures.write_text(json.dumps(result))
     return {"n": n, "wall": wall, "peak_rss": result["peak_rss"], "stages": result["stages"]}
 
 
@@ -131,6 +137,7 @@ def main() -> None:
     parser.add_argument("--max-steps", type=int, default=20, help="scratch LM training steps per fold")
     parser.add_argument("--dry-run", action="store_true", help="time `lsplits build --dry-run` instead")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--reuse", action="store_true", help="report the sizes already run in --work, run the rest")
     args = parser.parse_args()
     pairs = read_pairs(args.snli)
     args.work.mkdir(parents=True, exist_ok=True)
@@ -142,7 +149,6 @@ def main() -> None:
         print(f"building {n:,} pairs ...", flush=True)
         results.append(run_size(n, data, args.work, args))
         results[-1]["totals"] = totals(results[-1]["stages"])
-        (args.work / "results.json").write_text(json.dumps(results, indent=1))
 
     mode = "lsplits build --dry-run" if args.dry_run else f"lsplits build snli --lm scratch --max-steps {args.max_steps}"
     print(f"\n{mode} on SNLI-sized pairs made from {args.snli} by word substitution")

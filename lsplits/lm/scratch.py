@@ -99,7 +99,7 @@ def train_tokenizer(texts: Iterable[str], folder: str | Path, *, vocab_size: int
 
 def window_for(lengths: Iterable[int], max_positions: int) -> int:
     """The scratch window: the longest encoded length rounded up to a multiple of 64, at most ``max_positions``."""
-    longest = max(lengths, default=1)
+    longest = int(max(lengths, default=1))
     return min(max_positions, -(-longest // 64) * 64)
 
 
