@@ -4,6 +4,7 @@ the library's input and option errors are also ValueErrors for Python callers.""
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 from lsplits.build.plots import score_vs_length_figure
 from lsplits.data.synthetic import make_demo_dataset
 from lsplits.errors import ConfigError, DataError, InvalidInput, InvalidOption, LsplitsError
+from lsplits.generation.search import check_texts
 from lsplits.lm.encode import encode_pairs
 from lsplits.similarity.amr import sema, sembleu, smatch, smatchpp_metric
 from lsplits.similarity.amr.graph import parse_amr
@@ -23,6 +25,7 @@ from lsplits.uncertainty.beam import beam_uncertainties
 from lsplits.uncertainty.estimators import eigv, estimate, get_estimator
 from lsplits.uncertainty.options import check_max_rejection
 from lsplits.uncertainty.prr import prr, prr_with_ci, rejection_curve
+from lsplits.uncertainty.ue_metrics import UndefinedMetricWarning, compute_metrics, roc_auc
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILTIN_ERRORS = {"ValueError", "TypeError", "KeyError", "IndexError", "RuntimeError", "Exception", "OSError"}
@@ -54,6 +57,32 @@ CASES: dict[str, tuple[Callable[[], object], type[LsplitsError], str]] = {
     "demo size": (lambda: make_demo_dataset(-1), InvalidOption, "n must be >= 0"),
     "encode lengths": (lambda: encode_pairs(None, ["p"], ["q", "r"], max_length=8), InvalidInput,
                        "1 prompts, 2 queries and no ids"),
+    # issue 18 item 5: Python API misuse, one line naming the argument
+    "eigv below 0": (lambda: estimate("eigv", [[1, -0.5], [-0.5, 1]]), InvalidInput,
+                     r"similarity matrix must lie in \[0, 1\], got values from -0.5 to 1"),
+    "lexsim below 0": (lambda: estimate("lexsim", [[1, -1], [-1, 1]]), InvalidInput, r"must lie in \[0, 1\]"),
+    "matrix above 1": (lambda: estimate("degmat", [[1, 2], [2, 1]]), InvalidInput, "from 1 to 2"),
+    "matrix strings": (lambda: eigv([["a", "b"], ["c", "d"]]), InvalidInput, "must be a square array of numbers"),
+    "lexsim mixed candidates": (lambda: estimate("lexsim", ["a b", 3]), InvalidInput,
+                                r"candidates must all be strings, candidate #1 is 3 \(int\)"),
+    "estimator None": (lambda: estimate(None, [[1.0]]), InvalidOption, "estimator name must be a string, got None"),
+    "ecc threshold string": (lambda: estimate("ecc", [[1.0]], threshold="0.85"), InvalidOption,
+                             r"threshold must be a number, got '0.85' \(str\)"),
+    "sets threshold string": (lambda: estimate("numsemsets", [[1.0]], threshold="0.85"), InvalidOption,
+                              "numsemsets option threshold must be a number"),
+    "kle t string": (lambda: estimate("kle", [[1.0]], t="0.3"), InvalidOption, "kle option t must be a number"),
+    "kle flag string": (lambda: estimate("kle", [[1.0]], scale="no"), InvalidOption,
+                        "kle option scale must be True or False"),
+    "prr string": (lambda: prr("0.1 0.2", [0.1, 0.2]), InvalidInput,
+                   "PRR: uncertainties must be a list of numbers, got the string"),
+    "prr non-numeric": (lambda: prr([0.1, 0.2], [0.5, "high"]), InvalidInput,
+                        "PRR: qualities must be numbers, got 'high'"),
+    "metric non-numeric": (lambda: compute_metrics([0.1, None], [0.5, 0.6], ["prr"]), InvalidInput,
+                           "an uncertainty metric: uncertainties must be numbers, got None"),
+    "bad_below 2": (lambda: roc_auc([0.1, 0.2], [0.5, 0.6], bad_below=2), InvalidOption, r"bad_below must be in \(0, 1\]"),
+    "bad_below 0": (lambda: roc_auc([0.1, 0.2], [0.5, 0.6], bad_below=0), InvalidOption, r"bad_below must be in \(0, 1\]"),
+    "beams texts string": (lambda: check_texts("A man is here."), InvalidInput, "texts must be a list of strings"),
+    "beams texts empty": (lambda: check_texts([""]), InvalidInput, r"texts\[0\] is an empty string"),
 }
 
 
@@ -64,6 +93,11 @@ def test_library_errors_are_lsplits_errors_and_value_errors(name):
         call()
     assert isinstance(caught.value, LsplitsError) and isinstance(caught.value, ValueError)
     assert isinstance(caught.value, DataError if kind is InvalidInput else ConfigError)
+
+
+def test_no_bad_example_at_bad_below_warns():
+    with pytest.warns(UndefinedMetricWarning, match="0 bad and 2 good predictions at bad_below=0.1"):
+        assert math.isnan(roc_auc([0.1, 0.2], [0.5, 0.6], bad_below=0.1))
 
 
 def test_no_builtin_error_is_raised_by_lsplits_or_its_metric_modules():
@@ -77,14 +111,48 @@ def test_no_builtin_error_is_raised_by_lsplits_or_its_metric_modules():
     assert found == OPEN_BUILTIN_RAISES
 
 
-def test_every_error_class_of_lsplits_is_in_the_family():
+def test_every_error_class_of_lsplits_is_in_errors_py():
+    """No exception class is defined outside lsplits/errors.py, and each one there is in its docstring's rule."""
     from lsplits import errors
-    from lsplits.similarity import registry as similarity
-    from lsplits.uncertainty import options
 
-    classes = [value for module in (errors, similarity, options) for value in vars(module).values()
-               if isinstance(value, type) and issubclass(value, BaseException)]
-    assert {c.__name__ for c in classes} >= {"LsplitsError", "DataError", "ConfigError", "SplitInvariantError",
-                                             "InvalidInput", "InvalidOption", "InvalidOutput"}
-    assert all(issubclass(c, LsplitsError) for c in classes)
-    assert options.InvalidOption is InvalidOption and issubclass(similarity.InvalidOutput, InvalidInput)
+    outside = []
+    for path in sorted((ROOT / "lsplits").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and any(
+                    (base.id if isinstance(base, ast.Name) else getattr(base, "attr", "")).endswith(
+                        ("Error", "Exception", "Invalid", "InvalidInput", "InvalidOutput", "InvalidOption",
+                         "Failure")) for base in node.bases):
+                outside.append(f"{path.relative_to(ROOT).as_posix()}:{node.lineno} {node.name}")
+    assert [entry for entry in outside if not entry.startswith("lsplits/errors.py:")] == []
+    classes = [value for value in vars(errors).values() if isinstance(value, type) and issubclass(value, BaseException)]
+    assert {c.__name__ for c in classes} == {"LsplitsError", "DataError", "ConfigError", "SplitInvariantError",
+                                             "InvalidInput", "InvalidOutput", "InvalidOption", "SimilarityFailure"}
+    for cls in classes:
+        assert f":class:`{cls.__name__}`" in errors.__doc__, f"{cls.__name__} has no rule in errors.py's docstring"
+    assert all(issubclass(c, LsplitsError) for c in classes if c is not errors.SimilarityFailure)
+    assert not issubclass(errors.SimilarityFailure, LsplitsError)  # a bug keeps its traceback
+
+
+BOUNDARIES = ("lsplits/cli/",)  # and spaces/: the Space is the other process boundary
+
+
+def _broad(handler: ast.ExceptHandler) -> bool:
+    """Whether ``handler`` catches Exception or BaseException (alone or in a tuple), or everything."""
+    if handler.type is None:
+        return True
+    names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(isinstance(name, ast.Name) and name.id in ("Exception", "BaseException") for name in names)
+
+
+def test_exception_is_caught_only_at_process_boundaries_or_re_raised():
+    """A broad catch in the library must re-raise (adding context); turning a bug into a value is refused."""
+    swallowed = []
+    for path in sorted((ROOT / "lsplits").rglob("*.py")):
+        relative = path.relative_to(ROOT).as_posix()
+        if relative.startswith(BOUNDARIES):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ExceptHandler) and _broad(node) and not any(
+                    isinstance(inner, ast.Raise) for statement in node.body for inner in ast.walk(statement)):
+                swallowed.append(f"{relative}:{node.lineno}")
+    assert swallowed == []

@@ -22,7 +22,7 @@ from beams_fixtures import PAIRS, UNSEEN, build_tiny_parser
 from lm_fixtures import TINY_SCRATCH, kill_when_written, tiny_sentences
 
 from lsplits.cli.parser import main as cli_main
-from lsplits.errors import ConfigError, DataError
+from lsplits.errors import ConfigError, DataError, InvalidInput, InvalidOption
 from lsplits.generation.inputs import read_inputs
 from lsplits.generation.models import check_model
 from lsplits.generation.search import generate_beams
@@ -117,6 +117,17 @@ def test_causal_lm_gets_the_prompt_and_only_its_continuation_is_kept(tmp_path):
         generate_beams(model, tokenizer, texts, k=0, progress=False)
     with pytest.raises(DataError, match="does not fit the model's window of 64 less --max-new-tokens 60"):
         generate_beams(model, tokenizer, ["a long input " * 10], k=2, max_new_tokens=60, progress=False)
+    misuse = [("A man is here.", dict(k=2), InvalidInput, r"texts must be a list of strings, got one string"),
+              ([], dict(k=2), InvalidInput, r"texts is empty"),
+              ([""], dict(k=2), InvalidInput, r"texts\[0\] is an empty string"),
+              (["a", "  "], dict(k=2), InvalidInput, r"texts\[1\] is an empty string"),
+              ([1, 2], dict(k=2), InvalidInput, r"texts\[0\] is 1 \(int\), not a string"),
+              (["a"], dict(k="2"), InvalidOption, r"k must be a whole number >= 1, got '2' \(str\)"),
+              (["a"], dict(k=2.5), InvalidOption, r"k must be a whole number >= 1, got 2.5"),
+              (["a"], dict(k=2, max_new_tokens=0), InvalidOption, r"max_new_tokens must be at least 1, got 0")]
+    for texts, options, kind, message in misuse:
+        with pytest.raises(kind, match=message):
+            generate_beams(model, tokenizer, texts, progress=False, **options)
 
 
 def _beams_argv(model: Path, inputs: Path, out: Path, cache: Path, *extra: str) -> list[str]:

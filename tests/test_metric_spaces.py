@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from lsplits.cli.parser import parse_args
 from lsplits.cli.publish import push_metrics as run_push_metrics
 from lsplits.errors import ConfigError
-from lsplits.hub.metric_spaces import push_metrics
+from lsplits.hub.metric_spaces import METRIC_MODULES, push_metrics, stage_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -27,25 +28,55 @@ def test_every_module_becomes_a_gradio_space(hub_api):
         assert token == "hf_test"
     for _, repo_id, sent, kwargs in commits:
         name = repo_id.split("/")[1]
-        assert sorted(sent) == sorted([f"{name}.py", "README.md", "app.py", "requirements.txt"])
+        assert {f"{name}.py", "README.md", "app.py", "requirements.txt"} <= set(sent)
+        assert all(path.startswith("lsplits_") for path in set(sent) - {f"{name}.py", "README.md", "app.py",
+                                                                        "requirements.txt"})
+        assert b"lsplits" not in sent["requirements.txt"]
         assert sent["README.md"] == (ROOT / "metrics" / name / "README.md").read_bytes()
         assert kwargs["repo_type"] == "space"
 
 
-def test_lsplits_requirement_is_rewritten_in_the_upload_only(hub_api, tmp_path):
-    original = (ROOT / "metrics" / "prr" / "requirements.txt").read_bytes()
-    push_metrics("org", metrics_dir=ROOT / "metrics", modules=("prr",),
-                 lsplits_requirement="lsplits @ git+https://github.com/org/lsplits")
-    sent = hub_api.calls[1][2]["requirements.txt"].decode().splitlines()
-    assert "lsplits @ git+https://github.com/org/lsplits" in sent and "lsplits" not in sent
-    assert "evaluate>=0.4.2" in sent
-    assert (ROOT / "metrics" / "prr" / "requirements.txt").read_bytes() == original
+def test_staged_spaces_import_only_local_files_and_pypi_packages(tmp_path):
+    staged = stage_metrics(tmp_path / "spaces", metrics_dir=ROOT / "metrics")
+    for name in METRIC_MODULES:
+        folder = staged / name
+        files = sorted(folder.glob("*.py"))
+        for file in files:  # no absolute lsplits import is left anywhere, in functions included
+            for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and not node.level:
+                    assert (node.module or "").split(".")[0] != "lsplits", (file.name, node.module)
+                if isinstance(node, ast.Import):
+                    assert all(a.name.split(".")[0] != "lsplits" for a in node.names), file.name
+        script = (folder / f"{name}.py").read_text(encoding="utf-8")
+        for file in files:  # evaluate copies only what the module itself imports relatively
+            if file.name not in (f"{name}.py", "app.py"):
+                assert f"from .{file.stem} import" in script, (name, file.name)
+        packages = {line.split(">")[0].split("=")[0].split("<")[0]
+                    for line in (folder / "requirements.txt").read_text(encoding="utf-8").split()}
+        assert "evaluate" in packages and not packages & {"lsplits", "torch", "transformers", "accelerate"}
+        assert ({"penman", "smatchpp"} <= packages) == (name in ("beam_uncertainty", "amr_similarity"))
+        assert (folder / "README.md").read_bytes() == (ROOT / "metrics" / name / "README.md").read_bytes()
+    assert {p.split(">")[0] for p in (staged / "prr" / "requirements.txt").read_text().split()} == {
+        "datasets", "evaluate", "numpy"}
+    # the library is untouched and the repository keeps no second copy
+    assert not list((ROOT / "metrics").glob("*/lsplits_*.py"))
+    with pytest.raises(ConfigError, match="--stage"):  # the output guard: not over files lsplits did not write
+        stage_metrics(ROOT / "metrics", metrics_dir=ROOT / "metrics")
+
+
+def test_stage_from_the_cli_needs_no_org(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert run_push_metrics(parse_args(["push-metrics", "--stage", str(tmp_path / "s"), "--only", "prr"])) == 0
+    assert sorted(p.name for p in (tmp_path / "s").iterdir() if not p.name.startswith(".")) == ["prr"]
+    assert "evaluate.load" in capsys.readouterr().out
+    with pytest.raises(ConfigError, match="ORG.*--stage"):
+        run_push_metrics(parse_args(["push-metrics"]))
 
 
 def test_incomplete_module_stops_before_any_upload(hub_api, tmp_path):
     for name in ("prr", "beam_uncertainty"):
         (tmp_path / name).mkdir()
-        for file in (f"{name}.py", "README.md", "requirements.txt", "app.py"):
+        for file in (f"{name}.py", "README.md", "app.py"):
             (tmp_path / name / file).write_text("lsplits\n")
     (tmp_path / "beam_uncertainty" / "app.py").unlink()
     with pytest.raises(ConfigError, match="missing app.py"):

@@ -64,7 +64,7 @@ def test_parameters_repr_record_and_setting():
     assert "most likely" in LikelihoodSplit(reverse=True).description
     assert "query-length bucket" in LikelihoodSplit(length_control=True).description
     assert "frozen pretrained" in split.description
-    with pytest.raises(ConfigError, match="setting must be one of ft, pt, got 'xx'"):
+    with pytest.raises(ConfigError, match="unknown LikelihoodSplit setting 'xx'; use 'ft'"):
         LikelihoodSplit("xx")  # type: ignore[arg-type]
 
 

@@ -351,3 +351,20 @@ def test_a_system_without_a_common_beam_size(inputs, tmp_path):
     with pytest.raises(ConfigError, match=r"share no beam size \(strong: 3, 5; short: 2\)"):
         run_systems(specs, folder / "gold.jsonl", small_config(tmp_path / "cache"))
     assert CALLS["score"] == 0
+
+
+def test_one_shared_beam_size_and_two_points_skip_the_degenerate_parts(inputs, tmp_path):
+    """Two systems compared at a single beam size: no against-k figures or Figure-5 difference column, no
+    estimator-agreement heatmap and no rho from 2 points; the report says why for each."""
+    folder, _, paths = inputs
+    two = {name: paths[name] for name in ("strong", "middle")}
+    out = tmp_path / "out"
+    assert run_ue(ue_args(two, folder / "gold.jsonl", out, folder / "cache", "--beam-sizes", "3")) == 0
+    figures = sorted(p.stem for p in (out / "figures").iterdir())
+    assert figures == ["figure1_mean_prr", "figure4_performance_vs_prr"]
+    text = (out / "report.md").read_text(encoding="utf-8")
+    assert text.count("share a single beam size (k = 3)") == 2
+    assert "k=3 - k=3" not in text
+    assert text.count("Skipped: only 2 system x beam-size configuration(s)") == len(QUALITIES)
+    assert "| Smatch++ | n/a | n/a | 2 | n/a | n/a | 2 |" in text
+    assert "needs at least 3 points" in text

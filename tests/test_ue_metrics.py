@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
-from lsplits.errors import ConfigError
+from lsplits.errors import ConfigError, InvalidOption
 from lsplits.uncertainty.ue_metrics import (
     METRICS,
     UndefinedMetricWarning,
@@ -108,12 +108,25 @@ def test_supervised_normalisers_are_cross_fitted_or_use_the_calibration_set():
 
 
 def test_undefined_values_warn_and_give_nan():
-    cases = [(roc_auc, dict(bad_below=0.05)), (roc_auc, dict(bad_below=2.0)), (pr_auc, dict(bad_below=0.0)),
+    cases = [(roc_auc, dict(bad_below=0.05)), (roc_auc, dict(bad_below=1.0)), (pr_auc, dict(bad_below=0.1)),
              (spearman, {}), (kendall, {})]
     for function, options in cases:
         with pytest.warns(UndefinedMetricWarning, match="undefined"):
             u = [1.0, 1.0, 1.0] if function in (spearman, kendall) else [0.1, 0.2, 0.3]
             assert math.isnan(function(u, [0.1, 0.5, 0.9], **options))
+
+
+@pytest.mark.parametrize("bad_below", [0.0, 2.0, -0.5, float("nan"), "0.5"])
+def test_bad_below_outside_the_quality_range_is_refused_as_the_cli_refuses_it(bad_below):
+    from lsplits.uncertainty.study import CLI_OPTIONS, StudyConfig
+
+    for call in (lambda: roc_auc([0.1, 0.2], [0.3, 0.9], bad_below=bad_below),
+                 lambda: pr_auc([0.1, 0.2], [0.3, 0.9], bad_below=bad_below),
+                 lambda: compute_metrics([0.1, 0.2], [0.3, 0.9], ["prr", "roc_auc"], bad_below=bad_below)):
+        with pytest.raises(InvalidOption, match=r"bad_below must be (in \(0, 1\]|a number)"):
+            call()
+    with pytest.raises(InvalidOption, match=r"--bad-below must be (in \(0, 1\]|a number)"):
+        StudyConfig(bad_below=bad_below, option_names=CLI_OPTIONS)
 
 
 def test_results_do_not_depend_on_the_order_of_the_inputs():

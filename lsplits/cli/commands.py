@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from lsplits.build.card import CardInfo
 from lsplits.build.pipeline import DatasetSpec, build_splits, export_dataset, plan_build, score_records
+from lsplits.build.settings import BuildSettings, RunSettings, ScoreSettings
 from lsplits.data.loading import LoadedData, load_examples
 from lsplits.data.registry import is_builder, load_builder
 from lsplits.data.tasks import generic_task
@@ -25,18 +26,29 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+S = TypeVar("S", bound=RunSettings)
 
-def resolve_dataset(args: argparse.Namespace) -> tuple[DatasetSpec, LoadedData]:
-    """The dataset spec and loaded examples for DATA / --data-files and the generic-task flags."""
-    if is_builder(args.data):
-        builder = load_builder(args.data)
-        return builder.SPEC, builder.load(data_files=args.data_files)
-    if not args.query_field:
+
+def settings_of(args: argparse.Namespace, kind: type[S]) -> S:
+    """The command's settings object (:mod:`lsplits.build.settings`) from its parsed options; checked when built."""
+    import dataclasses
+
+    return kind(**{f.name: getattr(args, f.name) for f in dataclasses.fields(kind)})
+
+
+def resolve_dataset(settings: RunSettings) -> tuple[DatasetSpec, LoadedData]:
+    """The dataset spec and loaded examples for DATA / --data-files and the generic-task fields."""
+    data_files = list(settings.data_files) if settings.data_files else None
+    options = settings.load_options()
+    if is_builder(settings.data):
+        builder = load_builder(settings.data)
+        return builder.SPEC, builder.load(data_files=data_files, options=options)
+    if not settings.query_field:
         raise ConfigError("generic datasets need --query-field (the text the LM scores)")
-    task = generic_task(args.query_field, args.prompt_template, args.label_field)
-    name = Path(args.data_files[0]).stem if args.data_files else str(args.data)
+    task = generic_task(settings.query_field, settings.prompt_template, settings.label_field)
+    name = Path(data_files[0]).stem if data_files else str(settings.data)
     spec = DatasetSpec(task=task, card=CardInfo(pretty_name=f"{name} (Likelihood Splits)"))
-    return spec, load_examples(task, data=args.data, data_files=args.data_files)
+    return spec, load_examples(task, data=settings.data, data_files=data_files, options=options)
 
 
 def input_paths(args: argparse.Namespace) -> list[Path]:
@@ -64,13 +76,15 @@ def score(args: argparse.Namespace) -> int:
     from lsplits.lm.pipeline import compute_scores
     from lsplits.lm.plan import RunPlan
 
-    plan = RunPlan.make(args.lm, args.setting, folds=args.folds, seed=args.seed, max_steps=args.max_steps)
+    settings = settings_of(args, ScoreSettings)
+    plan = RunPlan.make(settings.lm, settings.setting, folds=settings.folds, seed=settings.seed,
+                        max_steps=settings.max_steps)
     if not args.dry_run:
         check_out(args, "file")
-    spec, loaded = resolve_dataset(args)
-    records = score_records(loaded.examples, spec.task, args.setting)
+    spec, loaded = resolve_dataset(settings)
+    records = score_records(loaded.examples, spec.task, settings.setting)
     if args.dry_run:
-        return dry_run({args.setting: (records, plan)})
+        return dry_run({settings.setting: (records, plan)})
     frame = compute_scores(records, plan=plan, cache_dir=args.cache_dir, progress=not args.no_progress,
                            compile=args.compile)
     if is_main():
@@ -95,6 +109,7 @@ def dry_run(runs: dict[str, tuple[list[dict], RunPlan]]) -> int:
 
 def build(args: argparse.Namespace) -> int:
     """``lsplits build``: score, split, export and optionally push."""
+    settings = settings_of(args, BuildSettings)
     if not args.dry_run:
         check_out(args, "folder")
         if args.push_to_hub:
@@ -102,21 +117,18 @@ def build(args: argparse.Namespace) -> int:
 
             check_hub_access(args.push_to_hub, option="--push-to-hub")
     with stage("load"):
-        spec, loaded = resolve_dataset(args)
+        spec, loaded = resolve_dataset(settings)
     if args.dry_run:
-        plan = plan_build(spec, lm=args.lm, configs=args.configs, folds=args.folds, seed=args.seed,
-                          max_steps=args.max_steps)
+        plan = plan_build(spec, settings)
         return dry_run({kind: (score_records(loaded.examples, spec.task, kind), run)
                         for kind, run in plan.runs.items()})
-    result = build_splits(spec, loaded, lm=args.lm, configs=args.configs, eval_size=args.eval_size,
-                          seed=args.seed, folds=args.folds, cache_dir=args.cache_dir, max_steps=args.max_steps,
-                          progress=not args.no_progress, compile=args.compile)
+    result = build_splits(spec, loaded, settings, cache_dir=args.cache_dir, progress=not args.no_progress,
+                          compile=args.compile)
     from lsplits.lm.distributed import is_main
 
     if not is_main():
         return 0
-    out = export_dataset(spec, result, args.out, lm=args.lm, folds=args.folds, seed=args.seed,
-                         repo_hint=args.push_to_hub)
+    out = export_dataset(spec, result, args.out, settings, repo_hint=args.push_to_hub)
     for name, reason in result.skipped.items():
         print(f"skipped {name}: {reason}")
     print(f"wrote {len(result.configs)} configs ({', '.join(result.configs)}) to {out}")
@@ -129,9 +141,9 @@ def build(args: argparse.Namespace) -> int:
 
 def demo(args: argparse.Namespace) -> int:
     """``lsplits demo``: the offline end-to-end run."""
-    from lsplits.build.demo import run_demo
+    from lsplits.build.demo import DemoSettings, run_demo
 
-    summary = run_demo(out=args.out, n=args.n, seed=args.seed, cache_dir=args.cache_dir,
+    summary = run_demo(args.out, DemoSettings(n=args.n, seed=args.seed), cache_dir=args.cache_dir,
                        progress=not args.no_progress)
     print(summary.render())
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lsplits.errors import ConfigError
+from lsplits.errors import ConfigError, InvalidOption
 from lsplits.hub import demo_space, metric_spaces
 from lsplits.hub.push import check_hub_access, push_folder
 
@@ -23,16 +23,23 @@ def push(args: Namespace) -> int:
 
 
 def push_metrics(args: Namespace) -> int:
-    """Check the modules and the Hub access (before any upload), push the modules and print where they went."""
+    """Stage the modules as self-contained Spaces; with ``--stage DIR`` only that, else check the access and push."""
     modules = tuple(part.strip() for part in args.only.split(",") if part.strip())
     unknown = [m for m in modules if m not in metric_spaces.METRIC_MODULES]
     if unknown:
-        raise ConfigError(f"unknown metric module(s) {', '.join(unknown)}; choose from {', '.join(metric_spaces.METRIC_MODULES)}")
+        raise InvalidOption(f"unknown metric module(s) {', '.join(unknown)}; choose from {', '.join(metric_spaces.METRIC_MODULES)}")
+    if args.stage is not None:
+        staged = metric_spaces.stage_metrics(args.stage, metrics_dir=args.metrics_dir, modules=modules)
+        for name in modules:
+            print(f"{staged / name}  ->  evaluate.load(\"{staged / name}\")")
+        return 0
+    if args.org is None:
+        raise ConfigError("push-metrics: give the Hub user or organisation ORG, or --stage DIR to write the Spaces only")
     root = Path(args.metrics_dir) if args.metrics_dir is not None else metric_spaces.default_metrics_dir()
     metric_spaces.check_modules(root, modules)
     check_hub_access(f"{metric_spaces.check_org(args.org)}/{modules[0]}", token=args.token)
     urls = metric_spaces.push_metrics(args.org, metrics_dir=args.metrics_dir, modules=modules, private=args.private,
-                        token=args.token, lsplits_requirement=args.lsplits_requirement)
+                                      token=args.token)
     for name, url in urls.items():
         print(f"{args.org}/{name}: {url}  ->  evaluate.load(\"{args.org}/{name}\")")
     return 0

@@ -5,10 +5,11 @@ under a token budget (beam search keeps ``k * (input + max_new_tokens)`` tokens)
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import numbers
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from lsplits.errors import ConfigError, DataError
+from lsplits.errors import ConfigError, DataError, InvalidInput, InvalidOption
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +38,34 @@ def check_template(template: str | None) -> None:
                           f"({type(exc).__name__}: {exc}); write literal braces as {{{{ and }}}}") from exc
     if "\0" not in filled:
         raise ConfigError(f"--prompt-template {template!r} has no {{text}} placeholder for the input")
+
+
+def _check_count(value: object, argument: str) -> int:
+    """``value`` as a whole number >= 1; InvalidOption naming ``argument`` otherwise (a string, a float, 0)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidOption(f"{argument} must be a whole number >= 1, got {value!r} ({type(value).__name__})")
+    if value < 1:
+        raise InvalidOption(f"{argument} must be at least 1, got {value}")
+    return int(value)
+
+
+def check_texts(texts: object, argument: str = "texts") -> list[str]:
+    """``texts`` as a list of non-empty strings; InvalidInput naming ``argument`` for a single string (which
+    would be searched one character at a time), an empty list, a non-string or an empty string."""
+    if isinstance(texts, (str, bytes)):
+        raise InvalidInput(f"{argument} must be a list of strings, got one string ({texts[:40]!r}); "
+                           f"pass [text] for a single input")
+    if not isinstance(texts, Iterable):
+        raise InvalidInput(f"{argument} must be a list of strings, got {type(texts).__name__}")
+    texts = list(texts)
+    if not texts:
+        raise InvalidInput(f"{argument} is empty: give at least one input")
+    for position, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise InvalidInput(f"{argument}[{position}] is {text!r} ({type(text).__name__}), not a string")
+        if not text.strip():
+            raise InvalidInput(f"{argument}[{position}] is an empty string: beam search needs an input")
+    return texts
 
 
 def _model_kind(model) -> str:
@@ -69,21 +98,21 @@ def generate_beams(model, tokenizer, texts: Sequence[str], *, k: int = 10, promp
         generate_kwargs: passed on to ``model.generate`` (e.g. ``length_penalty``).
 
     Raises:
-        ConfigError: ``k`` or ``max_new_tokens`` below 1, a bad template, a model that cannot generate.
+        InvalidOption: ``k`` or ``max_new_tokens`` not a whole number >= 1.
+        InvalidInput: ``texts`` a single string, empty, or holding a non-string or an empty string.
+        ConfigError: a bad template, a model that cannot generate.
         DataError: an input longer than the model's window.
     """
     import torch
-    from tqdm.auto import tqdm
 
     from lsplits.lm.scoring import autocast_for, token_budget_batches
+    from lsplits.progress import progress_bar
 
-    if k < 1:
-        raise ConfigError(f"k must be at least 1, got {k}")
-    if max_new_tokens < 1:
-        raise ConfigError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+    _check_count(k, "k")
+    _check_count(max_new_tokens, "max_new_tokens")
     check_template(prompt_template)
     kind = _model_kind(model)
-    texts = [str(text) for text in texts]
+    texts = check_texts(texts)
     prompts = texts if prompt_template is None else [prompt_template.format(text=text) for text in texts]
     device = next(model.parameters()).device
     budget = token_budget or (GPU_TOKEN_BUDGET if device.type == "cuda" else CPU_TOKEN_BUDGET)
@@ -96,7 +125,7 @@ def generate_beams(model, tokenizer, texts: Sequence[str], *, k: int = 10, promp
     results: list[list[str]] = [[] for _ in texts]
     was_training = model.training
     model.eval()
-    bar = tqdm(total=len(texts), desc=f"beam search (k={k})", unit="ex", disable=not progress, leave=False)
+    bar = progress_bar(total=len(texts), desc=f"beam search (k={k})", unit="ex", disable=not progress, leave=False)
     try:
         for batch in token_budget_batches([k * (len(tokens) + max_new_tokens) for tokens in encoded], budget):
             rows = [encoded[i] for i in batch]
@@ -155,8 +184,8 @@ def encode_inputs(tokenizer, config, kind: str, prompts: Sequence[str], max_new_
 
 def invalid_penman(beams: Sequence[Sequence[str]]) -> int:
     """How many candidates are not one well-formed AMR graph (the reader every AMR metric uses)."""
+    from lsplits.errors import InvalidOutput
     from lsplits.similarity.amr.graph import parse_amr
-    from lsplits.similarity.registry import InvalidOutput
 
     invalid = 0
     for candidates in beams:

@@ -1,25 +1,37 @@
-"""``lsplits push-metrics ORG``: upload each evaluate module in ``metrics/`` as a Space ``ORG/NAME``.
+"""``lsplits push-metrics``: each evaluate module in ``metrics/`` as a self-contained Space ``ORG/NAME``.
 
 Afterwards users call ``evaluate.load("ORG/prr")`` (evaluate looks for ``prr.py`` in the Space
-``ORG/prr``), and the Space shows the module's own Gradio app and metric card. Each module goes up in
-one commit through the upload path every push shares (:mod:`lsplits.hub.push`: access checked before
-any work, then :func:`~lsplits.hub.push.push_folder`).
+``ORG/prr``) on a machine without lsplits: :func:`stage_metrics` writes each Space folder with the
+library modules its computation needs flattened beside it (:mod:`lsplits.hub.flatten`: the module imports
+them relatively, so evaluate copies them), and a requirements.txt of PyPI packages only, generated
+from what those files import. Each module goes up in one commit through the upload path every push
+shares (:mod:`lsplits.hub.push`).
 """
 
 from __future__ import annotations
 
+import ast
 import logging
 import shutil
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from lsplits.errors import ConfigError
+from lsplits.hub import flatten
 from lsplits.hub.push import push_folder
+from lsplits.io import output_folder
 
 logger = logging.getLogger(__name__)
 
 METRIC_MODULES = ("prr", "beam_uncertainty", "amr_similarity", "ue_metrics")
-REQUIRED_FILES = ("{name}.py", "README.md", "requirements.txt", "app.py")
+REQUIRED_FILES = ("{name}.py", "README.md", "app.py")
+SIMILARITY_MODULES = ("beam_uncertainty", "amr_similarity")
+"""Modules whose config name picks a registered similarity: their Spaces ship every registered one."""
+FORBIDDEN = ("lsplits", "torch", "transformers", "accelerate")
+"""Packages a metric Space must never need (the point of a 50-line PRR is that it installs in seconds)."""
+SPACE_PROVIDED = ("gradio",)
+"""Imported by the Space's app only; the Space's SDK installs it."""
 
 
 def default_metrics_dir() -> Path:
@@ -33,18 +45,6 @@ def check_module(folder: Path, name: str) -> None:
     missing = [f.format(name=name) for f in REQUIRED_FILES if not (folder / f.format(name=name)).is_file()]
     if missing:
         raise ConfigError(f"{folder}: not a complete metric module, missing {', '.join(missing)}")
-
-
-def _with_requirement(folder: Path, requirement: str, staging: Path) -> Path:
-    """A copy of ``folder`` whose requirements.txt names ``requirement`` instead of plain ``lsplits``."""
-    copy = staging / folder.name
-    shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    lines = (copy / "requirements.txt").read_text(encoding="utf-8").splitlines()
-    replaced = [requirement if line.strip() == "lsplits" else line for line in lines]
-    if replaced == lines:
-        raise ConfigError(f"{folder / 'requirements.txt'}: no plain 'lsplits' line to replace")
-    (copy / "requirements.txt").write_text("\n".join(replaced) + "\n", encoding="utf-8")
-    return copy
 
 
 def check_org(org: str) -> str:
@@ -62,23 +62,111 @@ def check_modules(root: Path, modules: tuple[str, ...]) -> None:
         check_module(root / name, name)
 
 
-def push_metrics(org: str, *, metrics_dir: str | Path | None = None, modules: tuple[str, ...] = METRIC_MODULES,
-                 private: bool = False, token: str | None = None,
-                 lsplits_requirement: str | None = None) -> dict[str, str]:
-    """Create or update the Space ``org/NAME`` for each module; returns the commit URL per module.
+def _core_requirements() -> dict[str, str]:
+    """lsplits' own requirement line per distribution (normalised name), optional extras left out."""
+    from importlib.metadata import requires
 
-    Every module is checked before anything is uploaded, so a missing file stops the whole push.
+    from packaging.requirements import Requirement
+
+    lines = {}
+    for line in requires("lsplits") or []:
+        requirement = Requirement(line)
+        if requirement.marker is None or "extra" not in str(requirement.marker):
+            lines[requirement.name.lower().replace("_", "-")] = str(requirement)
+    return lines
+
+
+def requirements(imported: Iterable[str]) -> list[str]:
+    """The requirements.txt lines for the top-level modules ``imported``: lsplits' pins of its core dependencies.
+
+    A module that no core dependency provides (an optional extra such as the MiniLM embeddings, or
+    gradio, which the Space's SDK installs) is left out; lsplits, torch or transformers is a ConfigError.
     """
-    check_org(org)
+    from importlib.metadata import packages_distributions
+
+    core = _core_requirements()
+    distributions = packages_distributions()
+    lines = {core["evaluate"]}
+    for name in sorted(set(imported)):
+        dists = [d.lower().replace("_", "-") for d in distributions.get(name, [name])]
+        if any(d in FORBIDDEN for d in dists):
+            raise ConfigError(f"a metric Space would need {name!r}; it must install from PyPI without it")
+        found = [core[d] for d in dists if d in core]
+        if found:
+            lines.update(found)
+        elif name not in SPACE_PROVIDED:
+            logger.debug("metric Space: %s is optional (not a core dependency of lsplits), left out", name)
+    return sorted(lines, key=str.lower)
+
+
+def _script_roots(source: str) -> list[str]:
+    """The lsplits modules a metric script or app imports directly."""
+    return [node.module for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "lsplits"]
+
+
+def _import_block(script: str, modules: list[str]) -> str:
+    """``script`` with a relative import of each of ``modules`` it does not import yet, after its imports.
+
+    evaluate copies only the files a module imports relatively itself (not those its helpers import).
+    """
+    tree = ast.parse(script)
+    direct = {node.module for node in tree.body if isinstance(node, ast.ImportFrom) and node.level}
+    missing = [flatten.flat_name(m) for m in modules if flatten.flat_name(m) not in direct]
+    if not missing:
+        return script
+    last = max(node.end_lineno for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom)))
+    lines = script.splitlines(keepends=True)
+    block = ["\n# The rest of the computation's files: evaluate copies only those imported here (and reads any\n",
+             "# comment after an import as a URL to fetch, so these lines carry none).\n"]
+    block += [f"from .{name} import __name__ as _{name}\n" for name in missing]
+    return "".join(lines[:last] + block + lines[last:])
+
+
+def stage_module(root: Path, name: str, folder: Path) -> list[str]:
+    """Write the self-contained Space of the module ``root/name`` into ``folder``; returns its requirements."""
+    source = root / name
+    check_module(source, name)
+    script = (source / f"{name}.py").read_text(encoding="utf-8")
+    app = (source / "app.py").read_text(encoding="utf-8")
+    modules = flatten.closure(_script_roots(script) + _script_roots(app), lazy=name in SIMILARITY_MODULES)
+    folder.mkdir(parents=True)
+    files = flatten.flatten(modules, folder)
+    (folder / f"{name}.py").write_text(_import_block(flatten.rewrite(script, name), modules), encoding="utf-8")
+    (folder / "app.py").write_text(flatten.rewrite(app, "app", absolute=True), encoding="utf-8")
+    shutil.copy2(source / "README.md", folder / "README.md")
+    lines = requirements(flatten.imported_packages([*files, folder / f"{name}.py", folder / "app.py"]))
+    (folder / "requirements.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    logger.info("staged %s: %d library files, requirements %s", name, len(files), ", ".join(lines))
+    return lines
+
+
+def stage_metrics(out: str | Path, *, metrics_dir: str | Path | None = None,
+                  modules: tuple[str, ...] = METRIC_MODULES) -> Path:
+    """Write one self-contained Space folder per module under ``out`` (``out/NAME``): what ``push-metrics`` uploads.
+
+    ``out`` must be new, empty or a staging lsplits wrote (the output guard); every module is checked first.
+    """
     root = Path(metrics_dir) if metrics_dir is not None else default_metrics_dir()
     check_modules(root, modules)
-    urls: dict[str, str] = {}
-    with tempfile.TemporaryDirectory(prefix="lsplits-metrics-") as staging:
+    with output_folder(out, option="--stage") as staged:
         for name in modules:
-            folder = root / name
-            if lsplits_requirement:
-                folder = _with_requirement(folder, lsplits_requirement, Path(staging))
-            urls[name] = push_folder(folder, f"{org}/{name}", repo_type="space", space_sdk="gradio",
+            stage_module(root, name, staged / name)
+    return Path(out)
+
+
+def push_metrics(org: str, *, metrics_dir: str | Path | None = None, modules: tuple[str, ...] = METRIC_MODULES,
+                 private: bool = False, token: str | None = None) -> dict[str, str]:
+    """Stage the modules (:func:`stage_metrics`) and create or update the Space ``org/NAME`` for each.
+
+    Returns the commit URL per module. Every module is checked and staged before anything is uploaded.
+    """
+    check_org(org)
+    urls: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="lsplits-metrics-") as tmp:
+        staged = stage_metrics(Path(tmp) / "spaces", metrics_dir=metrics_dir, modules=modules)
+        for name in modules:
+            urls[name] = push_folder(staged / name, f"{org}/{name}", repo_type="space", space_sdk="gradio",
                                      private=private, token=token,
                                      commit_message=f"Upload the {name} evaluate module with lsplits")
             logger.info("pushed %s to the Space %s/%s", name, org, name)

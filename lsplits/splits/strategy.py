@@ -27,10 +27,11 @@ import abc
 import dataclasses
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import numpy as np
 
+from lsplits.data.tasks import DEFAULT_SETTING, Setting, resolve_setting
 from lsplits.errors import ConfigError
 from lsplits.splits.engine import Partition, length_partition, likelihood_partition, random_partition
 
@@ -39,15 +40,10 @@ __all__ = [
     "LengthSplit",
     "LikelihoodSplit",
     "RandomSplit",
-    "ScoreKind",
     "SplitInputs",
     "SplitPolicy",
     "SplitStrategy",
 ]
-
-ScoreKind = Literal["ft", "pt"]
-SETTINGS: tuple[ScoreKind, ...] = ("ft", "pt")
-
 
 @dataclass
 class SplitInputs:
@@ -59,7 +55,7 @@ class SplitInputs:
     scores: dict[str, np.ndarray] = field(default_factory=dict)  # "ft"/"pt" -> ll_score
     extras: dict[str, Any] = field(default_factory=dict)  # task-specific (Spider: atoms, sqls, ...)
 
-    def score(self, kind: ScoreKind) -> np.ndarray:
+    def score(self, kind: Setting) -> np.ndarray:
         """The ``kind`` scores; ConfigError when they were not computed."""
         if kind not in self.scores:
             raise ConfigError(f"no {kind!r} scores were computed for this build")
@@ -81,7 +77,7 @@ class SplitStrategy(abc.ABC):
     when its policy provides them).
     """
 
-    setting: ClassVar[ScoreKind | None] = None
+    setting: ClassVar[Setting | None] = None
     requires: ClassVar[tuple[str, ...]] = ()
 
     @property
@@ -110,13 +106,12 @@ class LikelihoodSplit(SplitStrategy):
     instead (the paper's control). Eval is label-balanced when the inputs have labels.
     """
 
-    setting: ScoreKind = "ft"  # type: ignore[misc]
+    setting: Setting = DEFAULT_SETTING  # type: ignore[misc]
     length_control: bool = False
     reverse: bool = False
 
     def __post_init__(self) -> None:
-        if self.setting not in SETTINGS:
-            raise ConfigError(f"LikelihoodSplit setting must be one of {', '.join(SETTINGS)}, got {self.setting!r}")
+        resolve_setting(self.setting, what="LikelihoodSplit setting")
 
     @property
     def description(self) -> str:

@@ -1,4 +1,8 @@
-"""Input handling shared by the estimators: one similarity matrix or a stack ``(n, k, k)`` of them, checked."""
+"""Input handling shared by the estimators: one similarity matrix or a stack ``(n, k, k)`` of them, checked.
+
+A similarity lies in [0, 1] (what :mod:`lsplits.uncertainty.matrix` builds, and what the estimators' ranges
+assume: EigV at most k, LexSim at most 1); a value outside it (up to float noise of 1e-9) is refused.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,17 @@ import numpy as np
 
 from lsplits.errors import InvalidInput
 
+_NOISE = 1e-9  # float noise tolerated outside [0, 1] (then clipped)
+
 
 def as_stack(matrix: np.ndarray | list) -> tuple[np.ndarray, bool]:
     """The input as a float stack ``(n, k, k)`` and whether it was a single matrix; raises ValueError."""
-    values = np.asarray(matrix, dtype=float)
+    if isinstance(matrix, (str, bytes)):
+        raise InvalidInput(f"a similarity matrix must be numbers, got the string {matrix!r}")
+    try:
+        values = np.asarray(matrix, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"a similarity matrix must be a square array of numbers in [0, 1] ({exc})") from None
     single = values.ndim == 2
     if single:
         values = values[None]
@@ -20,7 +31,11 @@ def as_stack(matrix: np.ndarray | list) -> tuple[np.ndarray, bool]:
         raise InvalidInput("a similarity matrix needs at least one candidate")
     if not np.isfinite(values).all():
         raise InvalidInput("a similarity matrix must not contain NaN or infinite values")
-    return values, single
+    low, high = float(values.min()), float(values.max())
+    if low < -_NOISE or high > 1.0 + _NOISE:
+        raise InvalidInput(f"a similarity matrix must lie in [0, 1], got values from {low:g} to {high:g} "
+                           "(rescale it, e.g. (cosine + 1) / 2)")
+    return np.clip(values, 0.0, 1.0), single
 
 
 def symmetric_stack(matrix: np.ndarray | list) -> tuple[np.ndarray, bool]:

@@ -49,9 +49,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lsplits.errors import InvalidOption
+from lsplits.errors import InvalidInput, InvalidOption
 from lsplits.uncertainty._stacks import as_stack, one_or_many, symmetric_stack
-from lsplits.uncertainty.options import check_ecc_threshold
+from lsplits.uncertainty.options import check_ecc_threshold, check_number
 
 DEFAULT_ECC_THRESHOLD = 0.9
 _DECIMALS = 12  # estimator values are rounded to this, so that equal values up to solver noise tie exactly
@@ -60,13 +60,6 @@ _DECIMALS = 12  # estimator values are rounded to this, so that equal values up 
 def _rounded(values: np.ndarray) -> np.ndarray:
     """``values`` rounded to ``_DECIMALS`` (and without negative zeros)."""
     return np.round(values, _DECIMALS) + 0.0
-
-
-class UncertaintyConfigError(InvalidOption):
-    """An unknown estimator, metric or normaliser name, or an option it does not take.
-
-    A ConfigError (the CLI prints it as one line) and a ValueError (what the library's callers catch).
-    """
 
 
 def _normalized_laplacians(adjacency: np.ndarray) -> np.ndarray:
@@ -182,7 +175,7 @@ def kle(matrix: np.ndarray | list, t: float = DEFAULT_KLE_T, normalize: bool = T
     (A = I, so K = I) gives log k, 1 when scaled; identical candidates give a small positive value
     that tends to 0 as t grows (the heat kernel is never exactly rank one).
     """
-    if not t > 0:
+    if not check_number(t, "t") > 0:
         raise InvalidOption(f"kle: the heat-kernel time t must be positive, got {t}")
     values, single = as_stack(matrix)
     k = values.shape[-1]
@@ -224,10 +217,13 @@ LEXICAL_ESTIMATORS = ("lexsim",)  # computed on lexical similarities of the cand
 
 def get_estimator(name: str) -> Callable[..., float | np.ndarray]:
     """The estimator function named ``name`` (case-insensitive); ValueError lists the choices."""
+    if not isinstance(name, str):
+        raise InvalidOption(f"the estimator name must be a string, got {name!r} ({type(name).__name__}); "
+                                     f"choose one of {', '.join(ESTIMATORS)}")
     try:
         return ESTIMATORS[name.lower()]
     except KeyError:
-        raise UncertaintyConfigError(f"unknown estimator {name!r}; choose one of {', '.join(ESTIMATORS)}") from None
+        raise InvalidOption(f"unknown estimator {name!r}; choose one of {', '.join(ESTIMATORS)}") from None
 
 
 def estimator_options(name: str) -> dict[str, object]:
@@ -237,8 +233,15 @@ def estimator_options(name: str) -> dict[str, object]:
 
 
 def _is_strings(candidates) -> bool:
-    return (isinstance(candidates, Sequence) and not isinstance(candidates, str) and len(candidates) > 0
-            and all(isinstance(c, str) for c in candidates))
+    """Whether ``candidates`` is a list of candidate strings (InvalidInput when it mixes strings with other values)."""
+    if not (isinstance(candidates, Sequence) and not isinstance(candidates, str) and len(candidates) > 0
+            and any(isinstance(c, str) for c in candidates)):
+        return False
+    for position, candidate in enumerate(candidates):
+        if not isinstance(candidate, str):
+            raise InvalidInput(f"candidates must all be strings, candidate #{position} is {candidate!r} "
+                               f"({type(candidate).__name__})")
+    return True
 
 
 def estimate(name: str, matrix, **options) -> float | np.ndarray:
@@ -268,16 +271,27 @@ def estimate(name: str, matrix, **options) -> float | np.ndarray:
 
         similarity = options.pop("similarity", "rougel")
         if similarity not in LEXICAL_SIMILARITIES:
-            raise UncertaintyConfigError(f"lexsim on strings needs a lexical similarity, got {similarity!r}; "
+            raise InvalidOption(f"lexsim on strings needs a lexical similarity, got {similarity!r}; "
                                          f"choose one of {', '.join(LEXICAL_SIMILARITIES)}")
         matrix = build_matrix(list(matrix), LEXICAL_SIMILARITIES[similarity]).values
     accepted = estimator_options(key)
     unknown = sorted(set(options) - set(accepted))
     if unknown:
         takes = ", ".join(accepted) or "no options"
-        raise UncertaintyConfigError(f"estimator {key!r} does not take option(s) {', '.join(unknown)} "
+        raise InvalidOption(f"estimator {key!r} does not take option(s) {', '.join(unknown)} "
                                      f"(it takes: {takes})")
+    for option, value in options.items():
+        _check_option_type(key, option, value, accepted[option])
     return function(matrix, **options)
+
+
+def _check_option_type(estimator: str, option: str, value: object, default: object) -> None:
+    """InvalidOption unless ``value`` has the kind of the option's default (a number, or True/False)."""
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise InvalidOption(f"{estimator} option {option} must be True or False, got {value!r}")
+    elif isinstance(default, (int, float)):
+        check_number(value, f"{estimator} option {option}")
 
 
 def _stacks_by_size(matrices: Sequence[np.ndarray]):
@@ -334,19 +348,19 @@ class EstimatorSettings:
         return {}
 
     def check(self) -> None:
-        """Raise UncertaintyConfigError for a value no estimator accepts (before any long computation)."""
+        """Raise InvalidOption for a value no estimator accepts (before any long computation)."""
         if not 0.0 < self.sets_threshold <= 1.0:
-            raise UncertaintyConfigError(f"the semantic-set threshold must be in (0, 1], got {self.sets_threshold}")
+            raise InvalidOption(f"the semantic-set threshold must be in (0, 1], got {self.sets_threshold}")
         if not self.kle_t > 0:
-            raise UncertaintyConfigError(f"the KLE heat-kernel time t must be positive, got {self.kle_t}")
+            raise InvalidOption(f"the KLE heat-kernel time t must be positive, got {self.kle_t}")
         check_ecc_threshold(self.ecc_threshold)
 
 
 def check_estimators(names: Sequence[str]) -> tuple[str, ...]:
-    """The estimator names, lower-cased; UncertaintyConfigError for an unknown one or an empty list."""
+    """The estimator names, lower-cased; InvalidOption for an unknown one or an empty list."""
     keys = tuple(name.lower() for name in names)
     if not keys:
-        raise UncertaintyConfigError("choose at least one uncertainty estimator")
+        raise InvalidOption("choose at least one uncertainty estimator")
     for key in keys:
         get_estimator(key)
     return keys

@@ -1,7 +1,8 @@
 """Range checks of the numeric options shared by the estimators, PRR, ``lsplits ue`` and the metric modules.
 
 One place decides what a valid ``ecc_threshold``, ``max_rejection``, ``confidence``, ``n_bootstrap`` or
-``seed`` is (and ``bad_below`` for the AMR qualities of a study), so the CLI, the Python API and the evaluate modules refuse the same values with the same
+``seed`` is (``bad_below`` for the AMR qualities of a study; ``max_risk``, ``delta`` and the calibration
+fraction of selective prediction), so the CLI, the Python API and the evaluate modules refuse the same values with the same
 one-line message (naming the option as the caller spells it: ``--ecc-threshold`` on the command line,
 ``ecc_threshold`` in Python). A NaN is never in range.
 """
@@ -13,15 +14,16 @@ import numbers
 from lsplits.errors import InvalidOption
 
 
-def _number(value: object, option: str) -> float:
+def check_number(value: object, option: str) -> float:
+    """``value`` as a float; InvalidOption naming ``option`` for a string, a bool or anything else not a real number."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InvalidOption(f"{option} must be a number, got {value!r}")
+        raise InvalidOption(f"{option} must be a number, got {value!r} ({type(value).__name__})")
     return float(value)
 
 
 def check_ecc_threshold(value: object, option: str = "ecc_threshold") -> float:
     """The Ecc eigenvalue threshold, in (0, 2] (the normalised Laplacian's spectrum lies in [0, 2])."""
-    number = _number(value, option)
+    number = check_number(value, option)
     if not 0.0 < number <= 2.0:
         raise InvalidOption(f"{option} must be in (0, 2] (eigenvalues of the normalised Laplacian lie in "
                             f"[0, 2]), got {value!r}")
@@ -30,7 +32,7 @@ def check_ecc_threshold(value: object, option: str = "ecc_threshold") -> float:
 
 def check_max_rejection(value: object, option: str = "max_rejection") -> float:
     """The largest rejection rate in the PRR area, in (0, 1]."""
-    number = _number(value, option)
+    number = check_number(value, option)
     if not 0.0 < number <= 1.0:
         raise InvalidOption(f"{option} must be in (0, 1] (a rejection rate; 1 = the whole curve), got {value!r}")
     return number
@@ -38,7 +40,7 @@ def check_max_rejection(value: object, option: str = "max_rejection") -> float:
 
 def check_confidence(value: object, option: str = "confidence") -> float:
     """The confidence level of the bootstrap interval, in (0, 1)."""
-    number = _number(value, option)
+    number = check_number(value, option)
     if not 0.0 < number < 1.0:
         raise InvalidOption(f"{option} must be in (0, 1) (for example 0.95), got {value!r}")
     return number
@@ -48,7 +50,7 @@ def check_bad_below(value: object, option: str = "bad_below") -> float | None:
     """The quality under which a prediction is bad, in (0, 1] (AMR qualities lie in [0, 1]; at 0 none is bad)."""
     if value is None:
         return None
-    number = _number(value, option)
+    number = check_number(value, option)
     if not 0.0 < number <= 1.0:
         raise InvalidOption(f"{option} must be in (0, 1] (a quality: Smatch++, S2Match and SemBLEU lie in [0, 1], "
                             f"and below 0 no prediction would be bad), got {value!r}")
@@ -71,3 +73,28 @@ def check_n_bootstrap(value: object, option: str = "n_bootstrap") -> int:
 def check_seed(value: object, option: str = "seed") -> int:
     """A random seed, a whole number >= 0 (what numpy's generators accept)."""
     return _whole(value, option, "a random seed")
+
+
+def check_target_risk(value: object, option: str = "max_risk") -> float:
+    """The selective risk to certify (mean loss of the accepted outputs), in (0, 1): losses lie in [0, 1]."""
+    number = check_number(value, option)
+    if not 0.0 < number < 1.0:
+        raise InvalidOption(f"{option} must be in (0, 1) (a mean loss such as 1 - Smatch++), got {value!r}")
+    return number
+
+
+def check_delta(value: object, option: str = "delta") -> float:
+    """The allowed probability that the certified risk is exceeded, in (0, 1)."""
+    number = check_number(value, option)
+    if not 0.0 < number < 1.0:
+        raise InvalidOption(f"{option} must be in (0, 1) (for example 0.1), got {value!r}")
+    return number
+
+
+def check_calibration_fraction(value: object, option: str = "calibration_fraction") -> float:
+    """The share of the examples used to calibrate a selective threshold (the rest test it), in (0, 1)."""
+    number = check_number(value, option)
+    if not 0.0 < number < 1.0:
+        raise InvalidOption(f"{option} must be in (0, 1) (the rest is held out to test the threshold), "
+                            f"got {value!r}")
+    return number

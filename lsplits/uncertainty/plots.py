@@ -15,6 +15,7 @@ import numpy as np
 
 from lsplits.uncertainty._format import number
 from lsplits.uncertainty.prr import RejectionCurve
+from lsplits.uncertainty.study import method_family
 
 
 def new_figure(width: float, height: float):
@@ -24,29 +25,131 @@ def new_figure(width: float, height: float):
     return Figure(figsize=(width, height))
 
 
+# Each line of a panel differs from the others by colour AND dash pattern (readable in greyscale and by
+# colour-blind readers); black is kept for the Oracle and Random references.
+COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+DASHES = ("-", "--", "-.", ":", (0, (6, 1.5, 1, 1.5, 1, 1.5)), (0, (1, 2.5)), (0, (8, 3)), (0, (3, 1, 3, 4)))
+MAX_LINES = len(COLOURS)  # lines per panel, references included
+ORACLE_STYLE = {"color": "black", "linestyle": (0, (14, 2, 2, 2))}
+RANDOM_STYLE = {"color": "black", "linestyle": (0, (4, 2))}
+
+
+def line_style(index: int) -> dict:
+    """Matplotlib keywords for the ``index``-th line of a panel: a distinct colour and dash pattern (up to MAX_LINES)."""
+    return {"color": COLOURS[index % len(COLOURS)], "linestyle": DASHES[index % len(DASHES)]}
+
+
+def legend_below(axes, columns: int = 2, fontsize: float = 7) -> None:
+    """The legend under the axes, outside the data area (a legend never hides a curve)."""
+    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=columns, fontsize=fontsize, frameon=False)
+
+
+def legend_under_figure(figure, axes, fontsize: float = 8) -> None:
+    """One legend for every panel (taken from ``axes``) along the figure's bottom, then a layout that leaves it room."""
+    handles, labels = axes.get_legend_handles_labels()
+    figure.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), fontsize=fontsize, frameon=False)
+    rows = math.ceil(len(labels) / 6)
+    figure.tight_layout(rect=(0, min(0.3, 0.4 * rows / figure.get_figheight()), 1, 1))
+
+
+def method_panels(methods: Sequence[str], per_panel: int = MAX_LINES - 2,
+                  family: Callable[[str], str] = method_family) -> list[list[str]]:
+    """``methods`` grouped into panels of at most ``per_panel``: whole estimator families packed in order.
+
+    A family is split only when it alone has more than ``per_panel`` methods (into near-equal parts).
+    """
+    families: dict[str, list[str]] = {}
+    for method in methods:
+        families.setdefault(family(method), []).append(method)
+    groups = []
+    for members in families.values():
+        parts = math.ceil(len(members) / per_panel)
+        size = math.ceil(len(members) / parts)
+        groups += [members[i:i + size] for i in range(0, len(members), size)]
+    panels: list[list[str]] = []
+    for group in groups:
+        if panels and len(panels[-1]) + len(group) <= per_panel:
+            panels[-1] += group
+        else:
+            panels.append(list(group))
+    return panels
+
+
+def _style_indices(methods: Sequence[str], panels: Sequence[Sequence[str]]) -> dict[str, int]:
+    """A line-style index per method: by its similarity (the label after the family), so EigV-Smatch and
+    Ecc-Smatch look alike in their two panels; by position in the panel where that would repeat a style in it."""
+    keys = list(dict.fromkeys(m.split("-", 1)[1] if "-" in m else m for m in methods))
+    by_similarity = {m: keys.index(m.split("-", 1)[1] if "-" in m else m) % MAX_LINES for m in methods}
+    indices = {}
+    for members in panels:
+        chosen = [by_similarity[m] for m in members]
+        if len(set(chosen)) < len(chosen):
+            chosen = list(range(len(members)))
+        indices.update(zip(members, chosen))
+    return indices
+
+
+def _panel_title(methods: Sequence[str]) -> str:
+    return " + ".join(dict.fromkeys(method_family(m) for m in methods))
+
+
 def rejection_figure(curves: Mapping[str, RejectionCurve], quality_label: str, title: str,
-                     methods: Sequence[str] | None = None):
+                     methods: Sequence[str] | None = None,
+                     decorate: Callable[[object, list[str]], None] | None = None):
     """Prediction-rejection curves of ``methods`` (default: all of ``curves``), with the oracle and random rejection.
 
     ``curves`` are one quality's curves (:attr:`Study.curves[k, quality] <lsplits.uncertainty.study.Study>`),
-    so they share their oracle and random curves; ``quality_label`` names the quality on the y axis.
+    so they share their oracle and random curves; ``quality_label`` names the quality on the y axis. The methods
+    are faceted by estimator family (:func:`method_panels`) so that no panel holds more than ``MAX_LINES``
+    lines; each panel's legend sits below it. ``decorate(axes, panel_methods)``, when given, draws extra
+    artists on each panel (e.g. an operating point) before its legend is made, so their labels are listed.
     """
     methods = list(curves) if methods is None else list(methods)
-    many = len(methods) > 6
-    figure = new_figure(7.0, 4.5)
-    axes = figure.add_subplot()
-    for method in methods:
-        curve = curves[method]
-        axes.plot(curve.rates, curve.uncertainty, linewidth=1 if many else 1.5, label=method)
+    panels = method_panels(methods)
+    columns = min(2, len(panels))
+    rows = math.ceil(len(panels) / columns)
+    figure = new_figure(5.0 * columns + 0.4, 4.3 * rows + 0.5)
+    figure.set_layout_engine("constrained")
+    grid = figure.subplots(rows, columns, squeeze=False, sharey=True)
     reference = curves[methods[0]]
-    axes.plot(reference.rates, reference.oracle, "k-", linewidth=2, label="Oracle")
-    axes.plot(reference.rates, reference.random, "k--", linewidth=2, label="Random")
-    axes.set_xlabel("rejection rate (most uncertain rejected first)")
-    axes.set_ylabel(f"mean {quality_label} of kept predictions")
-    axes.set_title(title)
-    axes.legend(fontsize=6 if many else 8, ncol=2 if many else 1, loc="lower right")
-    figure.tight_layout()
+    styles = _style_indices(methods, panels)
+    for axes, members in zip(grid.ravel(), panels, strict=False):
+        for method in members:
+            curve = curves[method]
+            axes.plot(curve.rates, curve.uncertainty, linewidth=1.6, label=method, **line_style(styles[method]))
+        axes.plot(reference.rates, reference.oracle, label="Oracle", linewidth=2.6, alpha=0.4, **ORACLE_STYLE)
+        axes.plot(reference.rates, reference.random, label="Random", linewidth=1.2, **RANDOM_STYLE)
+        axes.set_title(_panel_title(members), fontsize=10)
+        axes.set_xlabel("rejection rate (most uncertain rejected first)", fontsize=8)
+        axes.set_ylabel(f"mean {quality_label} of kept", fontsize=8)
+        axes.grid(alpha=0.25)
+        if decorate is not None:
+            decorate(axes, members)
+        legend_below(axes)
+    for extra in grid.ravel()[len(panels):]:
+        extra.set_visible(False)
+    figure.suptitle(title, fontsize=11)
     return figure
+
+
+def operating_points(points: Mapping[str, tuple[float, float]], target: float | None, target_label: str,
+                     label: str) -> Callable[[object, list[str]], None]:
+    """A ``decorate`` hook for :func:`rejection_figure`: a dot at ``points[method]`` (rejection rate, mean quality
+    of kept) in each method's line colour, one legend entry ``label``; a thin unlabelled line at ``target``."""
+
+    def decorate(axes, methods: list[str]) -> None:
+        colours = {line.get_label(): line.get_color() for line in axes.get_lines()}
+        if target is not None:
+            axes.axhline(target, color="grey", linewidth=0.8, linestyle=":")
+            axes.annotate(target_label, (0.01, target), xycoords=("axes fraction", "data"), fontsize=7,
+                          color="grey", va="bottom")
+        shown = [m for m in methods if m in points]
+        for i, method in enumerate(shown):
+            axes.plot([points[method][0]], [points[method][1]], marker="o", markersize=7, linestyle="none",
+                      markerfacecolor=colours.get(method, "black"), markeredgecolor="black",
+                      label=label if i == 0 else None)
+
+    return decorate
 
 
 def heatmap(axes, matrix: np.ndarray, rows: Sequence[str] | None, columns: Sequence[str], *, vmin: float,

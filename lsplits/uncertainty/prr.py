@@ -28,6 +28,7 @@ resamples; the resamples are exactly those of one ``(n_bootstrap, n)`` draw (see
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from dataclasses import dataclass
 
@@ -66,11 +67,27 @@ class PRRResult:
     n: int
 
 
+def numeric_vector(values, argument: str, what: str = "PRR") -> np.ndarray:
+    """``values`` as a flat float array; InvalidInput naming ``argument`` for a string or a non-numeric entry."""
+    if isinstance(values, (str, bytes)):
+        raise InvalidInput(f"{what}: {argument} must be a list of numbers, got the string {values!r}")
+    try:
+        array = np.asarray(values)
+    except ValueError as exc:  # ragged nesting
+        raise InvalidInput(f"{what}: {argument} must be a flat list of numbers ({exc})") from None
+    if array.dtype.kind not in "biuf":
+        flat = np.asarray(values, dtype=object).ravel().tolist()  # the entries as given, not as numpy cast them
+        bad = next((v for v in flat if isinstance(v, (str, bytes)) or not isinstance(v, (numbers.Real, np.number))),
+                   flat[0] if flat else None)
+        raise InvalidInput(f"{what}: {argument} must be numbers, got {bad!r} ({type(bad).__name__})")
+    return array.astype(float).ravel()
+
+
 def as_inputs(uncertainties, qualities, what: str = "PRR") -> tuple[np.ndarray, np.ndarray]:
     """Paired uncertainty and quality vectors as flat float arrays; InvalidInput (naming ``what``) when they
     differ in length, are empty or hold NaN/inf."""
-    u = np.asarray(uncertainties, dtype=float).ravel()
-    q = np.asarray(qualities, dtype=float).ravel()
+    u = numeric_vector(uncertainties, "uncertainties", what)
+    q = numeric_vector(qualities, "qualities", what)
     if u.shape != q.shape:
         raise InvalidInput(f"{u.size} uncertainties but {q.size} qualities")
     if u.size == 0:

@@ -37,14 +37,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from lsplits.errors import ConfigError, DataError
+from lsplits.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
 from lsplits.uncertainty.inputs import Inputs, load_inputs
 from lsplits.uncertainty.prr import PRRResult, _aucs, _ratio, _rejection_steps, prr
 from lsplits.uncertainty.quality import placeholder_for, score_predictions
-from lsplits.uncertainty.study import Study, StudyConfig, _spearman, choose_beam_sizes, run_study
+from lsplits.uncertainty.study import (
+    Study,
+    StudyConfig,
+    _spearman,
+    choose_beam_sizes,
+    method_family,
+    run_study,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -252,10 +259,6 @@ def _mean(values: Sequence[float]) -> float:
     return float(np.mean(finite)) if finite else math.nan
 
 
-def _family(method: str) -> str:
-    return method.split("-", 1)[0]
-
-
 def _spearman_pair(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
     """scipy's Spearman rho and p-value; NaN for fewer than 2 points or a constant input."""
     from scipy.stats import spearmanr
@@ -279,9 +282,9 @@ def _tables(study: SystemsStudy) -> None:
         study.mean_by_system[s, q] = _mean([value[s, k, m, q] for k in ks for m in methods])
     for s, k in itertools.product(names, ks):
         study.mean_by_beam[s, k] = _mean([value[s, k, m, q] for m in methods for q in qualities])
-    families = [f for f in FAMILIES if any(_family(m) == f for m in methods)]
+    families = [f for f in FAMILIES if any(method_family(m) == f for m in methods)]
     for s, q, k, f in itertools.product(names, qualities, ks, families):
-        study.families[s, q, k, f] = _mean([value[s, k, m, q] for m in methods if _family(m) == f])
+        study.families[s, q, k, f] = _mean([value[s, k, m, q] for m in methods if method_family(m) == f])
     for q, m, k in itertools.product(qualities, methods, ks):
         study.stability[q, m, k] = _mean([value[s, k, m, q] for s in names])
     for m, s, q in itertools.product(methods, names, qualities):
@@ -361,7 +364,7 @@ def paired_differences(study: SystemsStudy) -> list[PairwiseDifference]:
     pairs = [(q, a, b) for q in study.qualities for a, b in itertools.combinations(study.systems, 2)]
     alpha = (1.0 - config.confidence) / 2
     results = []
-    for quality, a, b in tqdm(pairs, desc="paired bootstrap", unit="pair", disable=not config.progress):
+    for quality, a, b in progress_bar(pairs, desc="paired bootstrap", unit="pair", disable=not config.progress):
         keep = ~(np.isnan(a.study.qualities[quality][orders[a.name]]) |
                  np.isnan(b.study.qualities[quality][orders[b.name]]))
         (prr_a, samples_a), (prr_b, samples_b) = means(a, quality, keep), means(b, quality, keep)

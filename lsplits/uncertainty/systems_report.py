@@ -19,7 +19,14 @@ from lsplits.io import output_folder
 from lsplits.similarity.registry import display
 from lsplits.uncertainty._format import number as _number
 from lsplits.uncertainty._format import table as _table
-from lsplits.uncertainty.plots import correlation_heatmap, new_figure
+from lsplits.uncertainty.plots import (
+    RANDOM_STYLE,
+    correlation_heatmap,
+    legend_below,
+    legend_under_figure,
+    line_style,
+    new_figure,
+)
 from lsplits.uncertainty.report import write_report
 from lsplits.uncertainty.systems import (
     FAMILIES,
@@ -32,6 +39,21 @@ from lsplits.uncertainty.systems import (
 SYSTEMS_CSV_COLUMNS = ("system", "quality", "k", "method", "prr", "ci_low", "ci_high", "top1_corpus", "n")
 FAMILY_FIGURES = {"sembleu": "Figure 7", "smatchpp": "Figure 9", "s2match": "Figure 10"}
 AGREEMENT_FIGURES = {"smatchpp": "Figure 6", "s2match": "Figure 8", "sembleu": "Figure 11"}
+MIN_CORRELATION_POINTS = 3  # a rank correlation over fewer points is not reported (2 points give +-1 by construction)
+
+
+def _by_beam_size(study: SystemsStudy) -> bool:
+    """Whether the against-beam-size tables and figures say anything: at least two beam sizes compared."""
+    return len(study.beam_sizes) > 1
+
+
+def _single_beam_note(study: SystemsStudy) -> str:
+    return (f"Skipped: the systems share a single beam size (k = {study.beam_sizes[0]}), so there is no trend "
+            "against beam size to show; Table 4 has the PRR at that size.")
+
+
+def _rho(value: float, n: int) -> str:
+    return _number(value) if n >= MIN_CORRELATION_POINTS else "n/a"
 
 
 def _write_csv(path: Path, header: Sequence[str], rows) -> None:
@@ -69,10 +91,14 @@ def figure2_markdown(study: SystemsStudy) -> str:
 
 def correlation_markdown(study: SystemsStudy) -> str:
     """RQ1: Spearman rho between top-1 Smatch and mean PRR, over systems and over system x beam points."""
-    rows = [[display(c.quality), _number(c.rho_systems), _number(c.p_systems), str(c.n_systems),
-             _number(c.rho_points), _number(c.p_points), str(c.n_points)] for c in study.correlations]
-    return "\n".join(_table(["Quality metric", "rho (systems)", "p", "systems", "rho (system x k points)", "p",
-                             "points"], rows))
+    rows = [[display(c.quality), _rho(c.rho_systems, c.n_systems), _rho(c.p_systems, c.n_systems), str(c.n_systems),
+             _rho(c.rho_points, c.n_points), _rho(c.p_points, c.n_points), str(c.n_points)]
+            for c in study.correlations]
+    lines = _table(["Quality metric", "rho (systems)", "p", "systems", "rho (system x k points)", "p", "points"], rows)
+    if any(min(c.n_systems, c.n_points) < MIN_CORRELATION_POINTS for c in study.correlations):
+        lines += ["", f"n/a: a rank correlation needs at least {MIN_CORRELATION_POINTS} points "
+                  "(over 2 it is +1 or -1 by construction)."]
+    return "\n".join(lines)
 
 
 def pairwise_markdown(study: SystemsStudy) -> str:
@@ -161,8 +187,9 @@ def render_markdown(study: SystemsStudy) -> str:
              "Averaged over all estimators and beam sizes.", "", figure1_markdown(study), "",
              "![Figure 1](figures/figure1_mean_prr.png)",
              "", "## Figure 2: mean PRR against beam size", "",
-             "Averaged over all estimators and quality metrics.", "", figure2_markdown(study), "",
-             "![Figure 2](figures/figure2_mean_prr_by_k.png)",
+             *(["Averaged over all estimators and quality metrics.", "", figure2_markdown(study), "",
+                "![Figure 2](figures/figure2_mean_prr_by_k.png)"] if _by_beam_size(study)
+               else [_single_beam_note(study)]),
              "", "## Does a better parser give more reliable uncertainty? (RQ1, Figure 4)", "",
              f"Spearman rho between top-1 {display(PERFORMANCE_METRIC)} and mean PRR: over systems (each system's "
              "Figure-1 value), and, as the paper's Figure 4, over system x beam-size points (mean PRR over "
@@ -175,22 +202,30 @@ def render_markdown(study: SystemsStudy) -> str:
              f"{config.n_bootstrap} paired bootstrap resamples: each resample draws the same examples for both "
              "systems. The verdict names the more reliable system when the interval excludes 0.", "",
              pairwise_markdown(study) if study.pairwise else "(one system: nothing to compare)"]
-    for quality in study.qualities:
-        figure = FAMILY_FIGURES.get(quality, "Figures 7/9/10")
-        lines += ["", f"## {figure}: PRR against beam size per system, {display(quality)}", "",
-                  "Each estimator family is the mean over its similarity functions; random rejection is 0.", "",
-                  *_families_markdown(study, quality), "", f"![{figure}](figures/families_{quality}.png)"]
-    lines += ["", "## Figure 5: estimator stability across beam sizes (mean PRR over systems)", ""]
-    for quality in study.qualities:
-        lines += [f"### Quality: {display(quality)}", "", *_stability_markdown(study, quality), ""]
-    lines += ["![Figure 5](figures/figure5_stability.png)",
-              "", f"## Table 4: PRR at beam size k = {k} (best per column in bold)", "", table4_markdown(study)]
+    if _by_beam_size(study):
+        for quality in study.qualities:
+            figure = FAMILY_FIGURES.get(quality, "Figures 7/9/10")
+            lines += ["", f"## {figure}: PRR against beam size per system, {display(quality)}", "",
+                      "Each estimator family is the mean over its similarity functions; random rejection is 0.", "",
+                      *_families_markdown(study, quality), "", f"![{figure}](figures/families_{quality}.png)"]
+        lines += ["", "## Figure 5: estimator stability across beam sizes (mean PRR over systems)", "",
+                  "Last column: the change of mean PRR from the smallest to the largest beam size.", ""]
+        for quality in study.qualities:
+            lines += [f"### Quality: {display(quality)}", "", *_stability_markdown(study, quality), ""]
+        lines += ["![Figure 5](figures/figure5_stability.png)"]
+    else:
+        lines += ["", "## Figures 7/9/10 and 5: PRR against beam size", "", _single_beam_note(study)]
+    lines += ["", f"## Table 4: PRR at beam size k = {k} (best per column in bold)", "", table4_markdown(study)]
     for quality in study.qualities:
         figure = AGREEMENT_FIGURES.get(quality, "Figures 6/8/11")
-        lines += ["", f"## {figure}: Spearman correlation between estimators, {display(quality)}", "",
-                  f"Correlation of the estimators' PRR over {study.agreement_points[quality]} system x beam-size "
-                  "configurations.", "", *_agreement_markdown(study, quality), "",
-                  f"![{figure}](figures/agreement_{quality}.png)"]
+        points = study.agreement_points[quality]
+        lines += ["", f"## {figure}: Spearman correlation between estimators, {display(quality)}", ""]
+        if points >= MIN_CORRELATION_POINTS:
+            lines += [f"Correlation of the estimators' PRR over {points} system x beam-size configurations.", "",
+                      *_agreement_markdown(study, quality), "", f"![{figure}](figures/agreement_{quality}.png)"]
+        else:
+            lines += [f"Skipped: only {points} system x beam-size configuration(s); a rank correlation needs at "
+                      f"least {MIN_CORRELATION_POINTS}."]
     lines += ["", "## Settings", "",
               f"- similarities: {', '.join(map(display, config.similarities))}; LexSim uses ROUGE-L",
               f"- bootstrap: {config.n_bootstrap} resamples, seed {config.seed}, {level}% intervals",
@@ -262,7 +297,7 @@ def figure1(study: SystemsStudy):
     axes.set_xticks(x, study.names, rotation=20 if len(study.names) > 4 else 0)
     axes.set_ylabel("Mean PRR (all UE methods, all beams)")
     axes.set_title("Mean PRR per system and quality metric")
-    axes.legend(fontsize=8)
+    legend_below(axes, columns=len(study.qualities), fontsize=8)
     figure.tight_layout()
     return figure
 
@@ -271,14 +306,15 @@ def figure2(study: SystemsStudy):
     """Mean PRR against beam size, one line per system."""
     figure = new_figure(6.4, 4.2)
     axes = figure.subplots()
-    for name in study.names:
-        axes.plot(study.beam_sizes, [study.mean_by_beam[name, k] for k in study.beam_sizes], marker="o", label=name)
+    for index, name in enumerate(study.names):
+        axes.plot(study.beam_sizes, [study.mean_by_beam[name, k] for k in study.beam_sizes], marker="o", label=name,
+                  **line_style(index))
     axes.axhline(0, color="black", linewidth=0.8, linestyle=":")
     axes.set_xticks(study.beam_sizes)
     axes.set_xlabel("Beam size k")
     axes.set_ylabel("Mean PRR (UE methods x quality metrics)")
     axes.set_title("Mean PRR against beam size")
-    axes.legend(fontsize=8)
+    legend_below(axes, columns=min(4, len(study.names)), fontsize=8)
     figure.tight_layout()
     return figure
 
@@ -298,17 +334,16 @@ def families_figure(study: SystemsStudy, quality: str):
     figure, panels = _panels(len(study.names))
     families = sorted({f for (_, q, _, f) in study.families if q == quality}, key=_family_order)
     for axes, name in zip(panels, study.names, strict=False):
-        for family in families:
+        for index, family in enumerate(families):
             axes.plot(study.beam_sizes, [study.families[name, quality, k, family] for k in study.beam_sizes],
-                      marker="o", label=family)
-        axes.axhline(0, color="black", linewidth=1, linestyle="--", label="Random")
+                      marker="o", label=family, **line_style(index))
+        axes.axhline(0, linewidth=1, label="Random", **RANDOM_STYLE)
         axes.set_title(name)
         axes.set_xticks(study.beam_sizes)
         axes.set_xlabel("Beam size k")
         axes.set_ylabel(f"PRR ({display(quality)})")
-    panels[0].legend(fontsize=7)
     figure.suptitle(f"PRR vs beam size, quality: {display(quality)}")
-    figure.tight_layout()
+    legend_under_figure(figure, panels[0])
     return figure
 
 
@@ -357,23 +392,25 @@ def performance_figure(study: SystemsStudy):
                 y = float(np.nanmean([study.prr(name, k, m, quality).prr for m in study.methods]))
                 panel.scatter(x, y, color=f"C{index}", marker=markers[j % len(markers)],
                               label=name if j == 0 else None)
-        panel.set_title(f"{display(quality)}: rho = {_number(by_quality[quality].rho_points)}", fontsize=9)
+        correlation = by_quality[quality]
+        panel.set_title(f"{display(quality)}: rho = {_rho(correlation.rho_points, correlation.n_points)}", fontsize=9)
         panel.set_xlabel(f"Top-1 {display(PERFORMANCE_METRIC)}")
         panel.set_ylabel("Mean PRR (across UE methods)")
-    axes[0][0].legend(fontsize=7)
     figure.suptitle("PRR vs parser accuracy (markers: beam sizes " + ", ".join(map(str, study.beam_sizes)) + ")")
-    figure.tight_layout()
+    legend_under_figure(figure, axes[0][0])
     return figure
 
 
 def _plot_figures(study: SystemsStudy, folder: Path) -> None:
     figures = folder / "figures"
     figures.mkdir()
-    made = {"figure1_mean_prr": figure1(study), "figure2_mean_prr_by_k": figure2(study),
-            "figure4_performance_vs_prr": performance_figure(study), "figure5_stability": stability_figure(study)}
-    for quality in study.qualities:
-        made[f"families_{quality}"] = families_figure(study, quality)
-        made[f"agreement_{quality}"] = agreement_figure(study, quality)
+    made = {"figure1_mean_prr": figure1(study), "figure4_performance_vs_prr": performance_figure(study)}
+    if _by_beam_size(study):
+        made["figure2_mean_prr_by_k"] = figure2(study)
+        made["figure5_stability"] = stability_figure(study)
+        made.update((f"families_{quality}", families_figure(study, quality)) for quality in study.qualities)
+    made.update((f"agreement_{quality}", agreement_figure(study, quality)) for quality in study.qualities
+                if study.agreement_points[quality] >= MIN_CORRELATION_POINTS)
     for name, figure in made.items():
         figure.savefig(figures / f"{name}.png", dpi=110, bbox_inches="tight")
 

@@ -1,0 +1,50 @@
+"""Clean virtual environments for tests, cached under ``.cache/venvs/`` (git-ignored) by what they hold.
+
+The first run installs from the package index (minutes); later runs reuse the folder. A venv is
+complete only once its ``.complete`` file exists, so a killed install is redone, not reused.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / ".cache" / "venvs"
+
+
+def clean_env() -> dict[str, str]:
+    """The environment for a venv's processes: no PYTHONPATH, nothing of this checkout on the path, offline Hub."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    env["HF_HUB_OFFLINE"] = "1"
+    return env
+
+
+def cached_venv(name: str, packages: list[str], key_extra: str = "") -> Path:
+    """The python of a venv named ``name`` with only ``packages`` (pip requirement strings or wheel paths) installed."""
+    key = hashlib.sha256("\n".join([sys.version, key_extra, *sorted(packages)]).encode()).hexdigest()[:12]
+    folder = CACHE / f"{name}-{key}"
+    python = folder / "bin" / "python"
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (folder / ".complete").exists():
+            return python
+        shutil.rmtree(folder, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, env=clean_env())
+        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *packages],
+                       check=True, env=clean_env(), cwd=folder)
+        (folder / ".complete").write_text("\n".join(packages) + "\n", encoding="utf-8")
+    return python
+
+
+def site_packages_mib(python: Path) -> float:
+    """Size on disk of the venv's site-packages, in MiB (what its packages take once installed)."""
+    out = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                         check=True, capture_output=True, text=True, env=clean_env()).stdout.strip()
+    return sum(f.stat().st_size for f in Path(out).rglob("*") if f.is_file()) / 2**20
