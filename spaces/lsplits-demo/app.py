@@ -17,7 +17,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the vendored lsplits and the tab modules
 
-import gradio as gr  # noqa: E402
+from lsplits.extras import missing_extra  # noqa: E402
+
+try:
+    import gradio as gr
+except ImportError:
+    sys.exit(missing_extra("gradio", "the Space (spaces/lsplits-demo/app.py)"))
 import splits_tab  # noqa: E402
 import uncertainty_tab  # noqa: E402
 from ui_common import SpaceSettings, user_errors  # noqa: E402

@@ -22,9 +22,14 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from playwright.sync_api import Page, sync_playwright
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from lsplits.extras import missing_extra  # noqa: E402
+
+try:
+    from playwright.sync_api import Page, sync_playwright
+except ImportError:
+    sys.exit(missing_extra("playwright", "the screenshot script (spaces/lsplits-demo/capture_screenshots.py)"))
 
 
 
