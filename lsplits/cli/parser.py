@@ -442,10 +442,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from lsplits.lm.distributed import exit_with_launcher
 
         exit_with_launcher()
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
-                        format="%(levelname)s %(name)s: %(message)s")
-    for noisy in ("penman", "httpx", "urllib3"):  # penman logs every parsed graph at INFO
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    from lsplits.cli.logs import configure_logging
+
+    configure_logging(logging.DEBUG if args.verbose else logging.INFO)
     try:
         recorded = recorded_defaults(args)
         if recorded is not None:

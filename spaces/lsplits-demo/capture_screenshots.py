@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import logging
 import os
 import shutil
 import sys
@@ -118,7 +117,9 @@ def main() -> None:
     parser.add_argument("--demo-data", type=Path, default=None, help="built dataset to open (default: the app's)")
     parser.add_argument("--out", type=Path, default=Path("docs/screenshots"))
     args = parser.parse_args()
-    logging.basicConfig(level=logging.INFO)
+    from lsplits.cli.logs import configure_logging
+
+    configure_logging()
     import app
     from ui_common import SpaceSettings
 
