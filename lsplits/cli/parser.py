@@ -468,13 +468,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     for noisy in ("penman", "httpx", "urllib3"):  # penman logs every parsed graph at INFO
         logging.getLogger(noisy).setLevel(logging.WARNING)
     from lsplits.cli.interrupt import exit_code, interrupted_line, raise_on_sigterm
+    from lsplits.logs import RepeatedWarnings
 
     raise_on_sigterm()  # SIGTERM unwinds like Ctrl-C: temporary folders are removed, one line is printed
+    repeats = RepeatedWarnings().install()  # penman's per-graph warnings: the first, then one count at the end
     try:
-        recorded = recorded_defaults(args)
-        if recorded is not None:
-            args = build_parser(recorded).parse_args(argv)
-        return run_command(args)
+        try:
+            recorded = recorded_defaults(args)
+            if recorded is not None:
+                args = build_parser(recorded).parse_args(argv)
+            return run_command(args)
+        finally:
+            repeats.finish(logger)
     except LsplitsError as exc:
         print(f"lsplits {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
