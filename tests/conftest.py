@@ -86,7 +86,8 @@ class RecordingApi:
     def whoami(self, **kwargs):
         RecordingApi.calls.append(("whoami", self.token))
         if self.token not in RecordingApi.valid_tokens:
-            raise RuntimeError("401 Client Error: Unauthorized for url: https://huggingface.co/api/whoami-v2")
+            # the Hub's HfHubHTTPError is an OSError (it needs a real HTTP response to be built)
+            raise OSError("401 Client Error: Unauthorized for url: https://huggingface.co/api/whoami-v2")
         return {"name": "recorded-user"}
 
     def create_repo(self, repo_id, **kwargs):

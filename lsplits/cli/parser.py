@@ -217,7 +217,9 @@ def _ue_arguments(parser: argparse.ArgumentParser) -> None:
         ESTIMATORS,
     )
     from lsplits.uncertainty.lexical import LEXICAL_SIMILARITIES
+    from lsplits.uncertainty.selective import DEFAULT_DELTA, DEFAULT_METHOD, METHODS
     from lsplits.uncertainty.study import (
+        DEFAULT_CALIBRATION_FRACTION,
         PAPER_BEAM_SIZES,
         PAPER_QUALITIES,
         PAPER_REPORT_ESTIMATORS,
@@ -263,6 +265,25 @@ def _ue_arguments(parser: argparse.ArgumentParser) -> None:
                         help="largest rejection rate in the PRR area, in (0, 1] (default 1: the whole curve)")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the CI (0: none)")
     parser.add_argument("--confidence", type=float, default=0.95, help="level of the bootstrap CI (default 0.95)")
+    selective = parser.add_argument_group(
+        "risk-controlled selective prediction",
+        "the rejection threshold certified to keep the mean loss 1 - quality of the kept outputs at most R with "
+        "probability >= 1 - D (Learn-then-Test), per estimator x quality at the largest beam size")
+    selective.add_argument("--target-risk", type=float, default=None, metavar="R",
+                           help="selective risk to certify, in (0, 1) (default: none, no selective table)")
+    selective.add_argument("--delta", type=float, default=DEFAULT_DELTA, metavar="D",
+                           help=f"allowed probability that the certified risk is exceeded, in (0, 1) "
+                                f"(default {DEFAULT_DELTA})")
+    selective.add_argument("--selective-method", default=DEFAULT_METHOD, choices=METHODS,
+                           help=f"the bound (default {DEFAULT_METHOD}: Waudby-Smith-Ramdas betting)")
+    selective.add_argument("--calibration-fraction", type=float, default=None, metavar="F",
+                           help=f"share of the examples (by id, seeded by --seed) that calibrates; the rest tests "
+                                f"(default {DEFAULT_CALIBRATION_FRACTION}; not with --calibration)")
+    selective.add_argument("--calibration", nargs="+", default=None, metavar="BEAMS",
+                           help="calibrate on these beams instead (like BEAMS; one system only) and hold out all "
+                                "of BEAMS; needs --calibration-gold")
+    selective.add_argument("--calibration-gold", default=None, metavar="GOLD",
+                           help="gold graphs of the --calibration beams (default: none)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=0, help="processes (default 0: one per CPU core)")
     parser.add_argument("--cache", default=None,
@@ -442,20 +463,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         from lsplits.lm.distributed import exit_with_launcher
 
         exit_with_launcher()
-    from lsplits.cli.logs import configure_logging
+    from lsplits.cli.interrupt import exit_code, interrupted_line, raise_on_sigterm
+    from lsplits.logs import RepeatedWarnings, configure_logging
 
     configure_logging(logging.DEBUG if args.verbose else logging.INFO)
+
+    raise_on_sigterm()  # SIGTERM unwinds like Ctrl-C: temporary folders are removed, one line is printed
+    repeats = RepeatedWarnings().install()  # penman's per-graph warnings: the first, then one count at the end
     try:
-        recorded = recorded_defaults(args)
-        if recorded is not None:
-            args = build_parser(recorded).parse_args(argv)
-        return run_command(args)
+        try:
+            recorded = recorded_defaults(args)
+            if recorded is not None:
+                args = build_parser(recorded).parse_args(argv)
+            return run_command(args)
+        finally:
+            repeats.finish(logger)
     except LsplitsError as exc:
         print(f"lsplits {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted; finished shards are cached and a rerun resumes from them", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as interrupt:  # Ctrl-C, or SIGTERM as interrupt.Terminated
+        print(f"lsplits {args.command}: {interrupted_line(args, interrupt)}", file=sys.stderr)
+        return exit_code(interrupt)
 
 
 if __name__ == "__main__":

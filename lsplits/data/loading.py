@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from lsplits.data.tasks import Task, is_missing
-from lsplits.errors import DataError, InvalidOption
+from lsplits.errors import DataError, InvalidOption, hub_failures
 
 logger = logging.getLogger(__name__)
 
@@ -339,7 +339,7 @@ def load_sources(data: str | None = None, data_files: Sequence[str] | None = Non
 
     try:
         dataset_dict = datasets.load_dataset(data)
-    except Exception as exc:  # offline, missing repo, ...: one readable line
+    except hub_failures() as exc:  # offline, missing repo, ...: one readable line
         raise DataError(f"cannot load the dataset from the Hub or folder: {_one_line(exc)}", source=data) from exc
     names = list(splits) if splits else list(dataset_dict)
     return [(name, dataset_dict[name].to_list(), f"{data}[{name}]") for name in names]

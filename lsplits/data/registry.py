@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from lsplits.errors import ConfigError
+from lsplits.errors import ConfigError, InvalidOption
 
 BUILTIN_PACKAGE = "builders"
 """The package of the built-in builders (SNLI, BoolQ, Spider), imported the first time a name is asked for."""
@@ -49,5 +49,5 @@ def is_builder(name: str | None) -> bool:
 def load_builder(name: str) -> ModuleType:
     """The builder module registered as ``name`` (with ``SPEC`` and ``load``); ConfigError listing the names."""
     if not is_builder(name):
-        raise ConfigError(f"unknown builder {name!r}; registered: {', '.join(builder_names()) or 'none'}")
+        raise InvalidOption(f"unknown builder {name!r}; registered: {', '.join(builder_names()) or 'none'}")
     return importlib.import_module(_BUILDERS[name])

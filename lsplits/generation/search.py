@@ -184,8 +184,8 @@ def encode_inputs(tokenizer, config, kind: str, prompts: Sequence[str], max_new_
 
 def invalid_penman(beams: Sequence[Sequence[str]]) -> int:
     """How many candidates are not one well-formed AMR graph (the reader every AMR metric uses)."""
+    from lsplits.errors import InvalidOutput
     from lsplits.similarity.amr.graph import parse_amr
-    from lsplits.similarity.registry import InvalidOutput
 
     invalid = 0
     for candidates in beams:

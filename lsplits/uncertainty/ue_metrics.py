@@ -43,7 +43,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from lsplits.errors import InvalidInput, InvalidOption
-from lsplits.uncertainty.estimators import UncertaintyConfigError
 from lsplits.uncertainty.normalization import get_normalizer
 from lsplits.uncertainty.options import check_bad_below
 from lsplits.uncertainty.prr import RejectionCurve, as_inputs, prr, rejection_curve
@@ -81,7 +80,7 @@ def _undefined(metric: str, reason: str) -> float:
 def _bad(q: np.ndarray, bad_below: float | None, metric: str) -> np.ndarray:
     """Which predictions are bad (``q < bad_below``), with ``bad_below`` checked as ``lsplits ue --bad-below`` is."""
     if bad_below is None:
-        raise UncertaintyConfigError(f"{metric} needs bad_below: the quality under which a prediction counts "
+        raise InvalidOption(f"{metric} needs bad_below: the quality under which a prediction counts "
                                      "as bad (the positive class)")
     return q < check_bad_below(bad_below)
 
@@ -315,15 +314,15 @@ def check_metrics(metrics: Sequence[str], bad_below: float | None = None) -> tup
     """The metric names, lower-cased and checked before any work (unknown name, missing bad_below)."""
     names = tuple(m.lower() for m in metrics)
     if not names:
-        raise UncertaintyConfigError("choose at least one uncertainty metric")
+        raise InvalidOption("choose at least one uncertainty metric")
     unknown = [m for m in names if m not in METRICS]
     if unknown:
-        raise UncertaintyConfigError(f"unknown uncertainty metric(s) {', '.join(map(repr, unknown))}; choose from "
+        raise InvalidOption(f"unknown uncertainty metric(s) {', '.join(map(repr, unknown))}; choose from "
                                      f"{', '.join(METRICS)}")
     needing = [m for m in names if m in NEEDS_BAD_BELOW]
     check_bad_below(bad_below)
     if needing and bad_below is None:
-        raise UncertaintyConfigError(f"{' and '.join(needing)} need{'s' if len(needing) == 1 else ''} bad_below "
+        raise InvalidOption(f"{' and '.join(needing)} need{'s' if len(needing) == 1 else ''} bad_below "
                                      "(--bad-below): the quality under which a prediction counts as bad")
     return names
 
@@ -366,7 +365,7 @@ def compute_metrics(uncertainties, qualities, metrics: Sequence[str] | None = No
         metrics += [SELECTIVE] if max_risk is not None else []
     selective = any(m.lower() == SELECTIVE for m in metrics)
     if selective and max_risk is None:
-        raise UncertaintyConfigError(f"{SELECTIVE} needs max_risk: the mean loss 1 - quality to certify")
+        raise InvalidOption(f"{SELECTIVE} needs max_risk: the mean loss 1 - quality to certify")
     names = [m for m in metrics if m.lower() != SELECTIVE]
     names = check_metrics(names, bad_below) if names or not selective else ()
     if (calibration_uncertainties is None) != (calibration_qualities is None):

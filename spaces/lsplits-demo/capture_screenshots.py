@@ -117,7 +117,7 @@ def main() -> None:
     parser.add_argument("--demo-data", type=Path, default=None, help="built dataset to open (default: the app's)")
     parser.add_argument("--out", type=Path, default=Path("docs/screenshots"))
     args = parser.parse_args()
-    from lsplits.cli.logs import configure_logging
+    from lsplits.logs import configure_logging
 
     configure_logging()
     import app
