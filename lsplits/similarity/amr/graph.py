@@ -134,8 +134,8 @@ def parse_amr(text: str) -> AmrGraph:
 
     Example:
         >>> g = parse_amr('(w / want-01 :ARG0 (b / boy) :ARG1-of (l / like-01 :polarity -))')
-        >>> g.concepts, g.relations, g.attributes
-        (('want-01', 'boy', 'like-01'), ((':arg0', 0, 1), (':arg1', 0, 2)), ((':polarity', 2, '-'),))
+        >>> g.concepts, g.relations, g.attributes  # :ARG1-of is stored inverted: like-01 -ARG1-> want-01
+        (('want-01', 'boy', 'like-01'), ((':arg0', 0, 1), (':arg1', 2, 0)), ((':polarity', 2, '-'),))
     """
     if not isinstance(text, str):
         raise InvalidOutput(f"an AMR graph must be a string, not {type(text).__name__}")
