@@ -467,17 +467,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     for noisy in ("penman", "httpx", "urllib3"):  # penman logs every parsed graph at INFO
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    from lsplits.cli.interrupt import exit_code, interrupted_line, raise_on_sigterm
+    from lsplits.logs import RepeatedWarnings
+
+    raise_on_sigterm()  # SIGTERM unwinds like Ctrl-C: temporary folders are removed, one line is printed
+    repeats = RepeatedWarnings().install()  # penman's per-graph warnings: the first, then one count at the end
     try:
-        recorded = recorded_defaults(args)
-        if recorded is not None:
-            args = build_parser(recorded).parse_args(argv)
-        return run_command(args)
+        try:
+            recorded = recorded_defaults(args)
+            if recorded is not None:
+                args = build_parser(recorded).parse_args(argv)
+            return run_command(args)
+        finally:
+            repeats.finish(logger)
     except LsplitsError as exc:
         print(f"lsplits {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted; finished shards are cached and a rerun resumes from them", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as interrupt:  # Ctrl-C, or SIGTERM as interrupt.Terminated
+        print(f"lsplits {args.command}: {interrupted_line(args, interrupt)}", file=sys.stderr)
+        return exit_code(interrupt)
 
 
 if __name__ == "__main__":

@@ -156,6 +156,9 @@ def _inputs_section(study: Study) -> list[str]:
     ks = [len(c) for c in inputs.candidates]
     lines = [f"- examples: {len(inputs.ids)}; candidates per example: {min(ks)} to {max(ks)}",
              f"- beam sizes: {', '.join(map(str, study.beam_sizes))} (by truncation)"]
+    if study.skipped_beam_sizes:
+        lines.append(f"- beam sizes requested but **skipped**: {', '.join(map(str, study.skipped_beam_sizes))} "
+                     f"(the beams hold at most {max(ks)} candidates per example)")
     if inputs.paired_by == "position":
         lines.append("- beams and gold paired **by position**: no input has `# ::id` lines "
                      "(ids below are 0-based positions)")

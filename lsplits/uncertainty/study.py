@@ -231,6 +231,7 @@ class Study:
     metrics: tuple[MetricRow, ...] = ()
     selective: tuple[SelectiveRow, ...] = ()
     selective_source: str = ""  # where the calibration examples came from, in words
+    skipped_beam_sizes: tuple[int, ...] = ()  # requested sizes larger than any example's candidate list
 
 
 def _read_only(values: np.ndarray) -> np.ndarray:
@@ -254,6 +255,16 @@ def choose_beam_sizes(requested: tuple[int, ...], available: int) -> tuple[int, 
     """The requested sizes that the beams can supply; just ``available`` if none can."""
     sizes = sorted({k for k in requested if 1 <= k <= available})
     return tuple(sizes or [available])
+
+
+def skipped_beam_sizes(requested: tuple[int, ...], used: tuple[int, ...], available: int) -> tuple[int, ...]:
+    """The requested sizes the study could not use, logged as a warning (the report lists them too)."""
+    skipped = tuple(sorted(set(requested) - set(used)))
+    if skipped:
+        instead = f"; k={used[0]} is used instead" if not set(requested) & set(used) else ""
+        logger.warning("beam sizes %s skipped: the beams hold at most %d candidates per example%s",
+                       ", ".join(map(str, skipped)), available, instead)
+    return skipped
 
 
 def _method_pairs(config: StudyConfig) -> list[tuple[str, str, str | None]]:
@@ -431,7 +442,9 @@ def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.Path
     qualities, corpus, invalid_top1 = _score_top1(config, inputs, gold_path)
     calibration_set = _load_scored(calibration[0], calibration[1], config) if calibration is not None else None
     matrices = _matrices(inputs, config)
-    beam_sizes = choose_beam_sizes(config.beam_sizes, max(len(c) for c in inputs.candidates))
+    available = max(len(c) for c in inputs.candidates)
+    beam_sizes = choose_beam_sizes(config.beam_sizes, available)
+    skipped = skipped_beam_sizes(config.beam_sizes, beam_sizes, available)
     uncertainties = {k: _estimate(matrices, k, config) for k in beam_sizes}
     methods = tuple(uncertainties[beam_sizes[0]])
     nan_dropped = {name: int(np.isnan(q).sum()) for name, q in qualities.items()}
@@ -486,4 +499,5 @@ def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.Path
         metrics=tuple(metric_rows),
         selective=tuple(selective),
         selective_source=_selective_source(config, calibration, inputs) if config.target_risk is not None else "",
+        skipped_beam_sizes=skipped,
     )
