@@ -463,12 +463,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from lsplits.lm.distributed import exit_with_launcher
 
         exit_with_launcher()
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
-                        format="%(levelname)s %(name)s: %(message)s")
-    for noisy in ("penman", "httpx", "urllib3"):  # penman logs every parsed graph at INFO
-        logging.getLogger(noisy).setLevel(logging.WARNING)
     from lsplits.cli.interrupt import exit_code, interrupted_line, raise_on_sigterm
-    from lsplits.logs import RepeatedWarnings
+    from lsplits.logs import RepeatedWarnings, configure_logging
+
+    configure_logging(logging.DEBUG if args.verbose else logging.INFO)
 
     raise_on_sigterm()  # SIGTERM unwinds like Ctrl-C: temporary folders are removed, one line is printed
     repeats = RepeatedWarnings().install()  # penman's per-graph warnings: the first, then one count at the end
