@@ -42,6 +42,9 @@ PT_NEEDS_PRETRAINED = ("--setting pt needs a pretrained LM (--lm gpt2, a Hub id 
                        "scratch: the scratch LM has to be trained first (--setting ft)")
 """Why the scratch LM cannot score prompted (it exists only once trained on the data)."""
 
+DEFAULT_FOLDS = 3
+"""k of the k-fold fine-tuned setting when none is given (the paper's)."""
+
 DEFAULT_EVAL_FRACTION = 0.2
 """Share of the examples in eval (validation + test) when neither ``eval_size`` nor the paper gives one."""
 
@@ -117,7 +120,7 @@ class RunSettings:
     prompt_template: str = ""
     label_field: str | None = None
     lm: str = SCRATCH_LM
-    folds: int = 3
+    folds: int = DEFAULT_FOLDS
     seed: int = 0
     max_steps: int | None = None
 

@@ -6,6 +6,8 @@ A thin evaluate wrapper over :mod:`lsplits.uncertainty.ue_metrics`; see README.m
 import evaluate
 
 from lsplits.hub.metric_common import citation, metric_info
+from lsplits.uncertainty.normalization import DEFAULT_NORMALIZER, NORMALIZERS
+from lsplits.uncertainty.prr import DEFAULT_MAX_REJECTION
 from lsplits.uncertainty.ue_metrics import ECE_BINS, compute_metrics
 
 _DESCRIPTION = """\
@@ -18,7 +20,7 @@ error of the confidences from a named normaliser. Ties are averaged over, so no 
 the order of the inputs.
 """
 
-_KWARGS_DESCRIPTION = """
+_KWARGS_DESCRIPTION = f"""
 Args:
     uncertainties (list of float): one score per example, higher = less trustworthy.
     qualities (list of float): quality of each example's prediction, higher = better (in [0, 1] for
@@ -27,17 +29,17 @@ Args:
         "pr_auc", "aurc", "e_aurc", "rpp", "spearman", "kendall", "ece".
     bad_below (float, default None): quality under which a prediction is bad, the positive class
         of roc_auc and pr_auc (required by them).
-    normalizer (str, default "minmax"): for ece, one of "minmax", "quantile", "binned_pcc", "isotonic_pcc".
+    normalizer (str, default "{DEFAULT_NORMALIZER}"): for ece, one of {", ".join(map(repr, NORMALIZERS))}.
     calibration_uncertainties, calibration_qualities (list of float, default None): fit the normaliser
         on these instead (else minmax / quantile are fitted on the inputs, the PCC ones cross-fitted).
-    max_rejection (float, default 1.0): PRR's largest rejection rate.
-    n_bins (int, default 20): ECE's equal-width bins.
+    max_rejection (float, default {DEFAULT_MAX_REJECTION}): PRR's largest rejection rate.
+    n_bins (int, default {ECE_BINS}): ECE's equal-width bins.
 Returns:
     one float per requested metric, under its name; NaN (with a warning) where undefined.
 Examples:
     >>> ue = evaluate.load("metrics/ue_metrics")
     >>> ue.compute(uncertainties=[0.1, 0.5, 0.9], qualities=[0.9, 0.5, 0.1], metrics=["prr", "kendall"])
-    {'prr': 1.0, 'kendall': 1.0}
+    {{'prr': 1.0, 'kendall': 1.0}}
 """
 
 _CITATION = citation("vashurin2025benchmarking", "malinin-etal-2017-incorporating", "geifman2017selective")
@@ -52,8 +54,9 @@ class UEMetrics(evaluate.Metric):
                            {"uncertainties": "float64", "qualities": "float64"},
                            ["https://github.com/IINemo/lm-polygraph", "https://aclanthology.org/P17-2008/"])
 
-    def _compute(self, uncertainties, qualities, metrics=None, bad_below=None, normalizer="minmax",
-                 calibration_uncertainties=None, calibration_qualities=None, max_rejection=1.0, n_bins=ECE_BINS):
+    def _compute(self, uncertainties, qualities, metrics=None, bad_below=None, normalizer=DEFAULT_NORMALIZER,
+                 calibration_uncertainties=None, calibration_qualities=None, max_rejection=DEFAULT_MAX_REJECTION,
+                 n_bins=ECE_BINS):
         return compute_metrics(uncertainties, qualities, metrics, bad_below=bad_below, normalizer=normalizer,
                                calibration_uncertainties=calibration_uncertainties,
                                calibration_qualities=calibration_qualities, max_rejection=max_rejection, n_bins=n_bins)
