@@ -93,7 +93,7 @@ def check_eval_size(eval_size: Any, field: str = "eval_size") -> int | float | N
             raise _refuse(field, "as a count must be at least 1", eval_size)
         return int(eval_size)
     if not 0 < float(eval_size) < 1:  # NaN fails this too
-        raise _refuse(field, "as a fraction must lie strictly between 0 and 1", eval_size)
+        raise _refuse(field, "as a fraction must lie in (0, 1)", eval_size)
     return float(eval_size)
 
 
