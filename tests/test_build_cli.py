@@ -50,13 +50,15 @@ def test_user_file_build_opens_with_load_dataset(built):
     assert sorted(ids) == sorted(f"some-{i}" for i in range(60))
     assert (ds["validation"].num_rows, ds["test"].num_rows) == (6, 6)
     assert {"text", "topic", "ll_score", "ll_tokens", "length", "source_split"} <= set(ds["train"].column_names)
-    eval_topics = list(ds["validation"]["topic"]) + list(ds["test"]["topic"])
+    topic = ds["train"].features["topic"]  # a text label is a ClassLabel, names sorted
+    assert topic == datasets.ClassLabel(names=["a", "b"])
+    eval_topics = topic.int2str(list(ds["validation"]["topic"]) + list(ds["test"]["topic"]))
     assert eval_topics.count("a") == eval_topics.count("b") == 6
 
 
 def test_eval_is_least_likely_within_each_label(built):
     ds = datasets.load_dataset(str(built), "ll_split")
-    for topic in ("a", "b"):
+    for topic in (0, 1):  # ClassLabel ids of "a", "b"
         train = [s for s, t in zip(list(ds["train"]["ll_score"]), list(ds["train"]["topic"])) if t == topic]
         evals = [s for split in ("validation", "test")
                  for s, t in zip(list(ds[split]["ll_score"]), list(ds[split]["topic"])) if t == topic]
@@ -163,3 +165,34 @@ def test_prompted_configs_with_a_local_pretrained_folder(user_file, tmp_path):
     np.testing.assert_allclose([r["ll_score"] for r in rows], expected, atol=1e-4)
     assert ds["validation"].num_rows + ds["test"].num_rows == 15
     assert set(datasets.get_dataset_config_names(str(out))) == {"ll_split_pt", "ll_split_pt_len"}
+
+
+def test_missing_labels_dropped_and_a_renamed_user_field_kept_are_counted_in_card_and_metadata(tmp_path):
+    rows = []
+    for i in range(48):
+        words = [WORDS[(i * k + k) % len(WORDS)] for k in range(1, 3 + i % 7)]
+        rows.append({"text": " ".join(words), "topic": ["a", "b"][i % 2], "length": 1000 + i})
+    for i, missing in ((3, None), (8, ""), (13, float("nan"))):
+        rows[i]["topic"] = missing
+    rows[20]["text"] = None
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")  # NaN as JSON's NaN
+    out = tmp_path / "out"
+    code = main(["build", "--data-files", str(data), "--query-field", "text", "--label-field", "topic",
+                 "--lm", "scratch", "--out", str(out), "--eval-size", "8", "--max-steps", "2",
+                 "--cache-dir", str(tmp_path / "cache"), "--no-progress", "--configs", "ll_split", "random",
+                 "--missing-labels", "drop", "--rename", "length=length_orig"])
+    assert code == 0
+    meta = json.loads((out / "lsplits.json").read_text())
+    assert meta["dropped"] == {"missing label": 3, "empty query": 1}
+    assert "Dropped when loading: 1 example (empty query), 3 examples (missing label)." in \
+        (out / "README.md").read_text()
+    for config in ("ll_split", "random"):
+        ds = datasets.load_dataset(str(out), config)
+        rows_out = [row for split in ds.values() for row in split]
+        assert len(rows_out) == 44 and {row["topic"] for row in rows_out} == {0, 1}
+        assert ds["train"].features["topic"].names == ["a", "b"]
+        ids = {row["id"] for row in rows_out}
+        assert not ids & {"data-3", "data-8", "data-13", "data-20"}
+        assert all(row["length_orig"] == 1000 + int(row["id"].split("-")[1]) for row in rows_out)
+        assert all(row["length"] < 10 for row in rows_out)  # lsplits' own word count

@@ -23,7 +23,7 @@ from lsplits.build.settings import DEFAULT_EVAL_FRACTION, SCRATCH_LM, BuildSetti
 from lsplits.data.loading import prepare_examples
 from lsplits.data.synthetic import DEMO_TASK, has_rare_word, is_rare_construction, make_demo_dataset
 from lsplits.errors import ConfigError
-from lsplits.io import check_output
+from lsplits.io import cache_folder, check_output
 
 logger = logging.getLogger(__name__)
 
@@ -104,16 +104,17 @@ def summary_table(frames: Mapping[str, Mapping[str, pd.DataFrame]]) -> pd.DataFr
 def run_demo(out: str | Path = DEMO_OUT, settings: DemoSettings | None = None, *, cache_dir: str | Path | None = None,
              progress: bool = True, train_config=None) -> DemoSummary:
     """Generate the data, build the five demo configs, export them and return the summary (printed by
-    ``lsplits demo``: :meth:`DemoSummary.render`)."""
+    ``lsplits demo``: :meth:`DemoSummary.render`). Scores are cached under ``cache_dir``, default the one cache
+    root of every command (:func:`lsplits.io.cache_folder` ``scores``), so a rerun or the Space reuses them."""
     start = time.perf_counter()
     settings = settings or DemoSettings()
     out = check_output(out, expect="folder")  # never replace a folder lsplits did not write, before any work
-    cache_dir = Path(cache_dir) if cache_dir is not None else out.parent / ".lsplits-cache"
+    cache_dir = Path(cache_dir) if cache_dir is not None else cache_folder("scores")
     examples = make_demo_dataset(settings.n, seed=settings.seed)
     loaded = prepare_examples([("demo", examples, "synthetic demo data")], DEMO_TASK)
     build = settings.build_settings()
     result = build_splits(DEMO_SPEC, loaded, build, cache_dir=cache_dir, train_config=train_config, progress=progress)
-    export_dataset(DEMO_SPEC, result, out, build, repo_hint=str(out))
+    export_dataset(DEMO_SPEC, result, out, build)  # the card says "your-org/NAME" until a push names the repo
     table = summary_table(result.frames())
     ratio = {}
     for name in result.configs:
@@ -122,5 +123,4 @@ def run_demo(out: str | Path = DEMO_OUT, settings: DemoSettings | None = None, *
         ratio[name] = float(rows.loc["eval", "rare-word share"] / train_share) if train_share else float("nan")
     seconds = time.perf_counter() - start
     summary = DemoSummary(table=table, rare_ratio=ratio, out=out, seconds=seconds)
-    logger.info("demo finished in %.0f s", seconds)
     return summary

