@@ -28,6 +28,8 @@ import splits_tab  # noqa: E402
 import uncertainty_tab  # noqa: E402
 from ui_common import SpaceSettings, user_errors  # noqa: E402
 
+from lsplits.build.settings import DEFAULT_EVAL_FRACTION, BuildSettings  # noqa: E402
+
 logger = logging.getLogger("lsplits.space_app")
 
 PROGRESS = gr.Progress(track_tqdm=True)
@@ -134,10 +136,10 @@ def _splits_tab(demo: gr.Blocks, settings: SpaceSettings, models: splits_tab.Lan
             upload = gr.File(label="...or a CSV / JSONL file", file_types=[".csv", ".jsonl", ".json", ".tsv"],
                              type="filepath", height=140, elem_id="own-file")
             text_field = gr.Textbox(value="text", label="Text field of the file (scored)")
-            template = gr.Textbox(value="", label="Prompt template (optional, not scored), e.g. Title: {title}")
+            template = gr.Textbox(value=BuildSettings.prompt_template, label="Prompt template (optional, not scored), e.g. Title: {title}")
     with gr.Row():
         lm = gr.Textbox(value=splits_tab.SCRATCH, label="LM: 'scratch' or a Hub causal LM id", elem_id="own-lm")
-        fraction = gr.Slider(0.05, 0.5, value=0.2, step=0.05, label="Eval share")
+        fraction = gr.Slider(0.05, 0.5, value=DEFAULT_EVAL_FRACTION, step=0.05, label="Eval share")
         length_control = gr.Checkbox(value=False, label="Length-controlled (within each length)")
         score_button = gr.Button("Score and split", variant="primary", elem_id="score-own")
     own_summary = gr.Markdown(elem_id="own-summary")

@@ -54,7 +54,6 @@ METRIC_CHOICES = [(METRIC_NAMES[name], name) for name in METRICS]
 DEFAULT_METRICS = list(PAPER_METRICS)
 DEFAULT_SIMILARITY = "smatchpp"
 DEFAULT_QUALITY = "smatchpp"
-BOOTSTRAP = 1000
 
 
 def similarity_choices() -> list[tuple[str, str]]:
@@ -130,7 +129,7 @@ def run_uncertainty(beams_text: str, gold_text: str, beam_uploads: Sequence[str]
         beams, gold = _input_files(beams_text, gold_text, beam_uploads, gold_upload, Path(tmp))
         k = max(len(candidates) for candidates in load_inputs(beams, gold).candidates)
         config = StudyConfig(similarities=(similarity,), qualities=(quality,), beam_sizes=(k,),
-                             n_bootstrap=BOOTSTRAP, workers=1, cache_dir=settings.work_dir / "matrices",
+                             workers=1, cache_dir=settings.work_dir / "matrices",
                              estimators=tuple(estimators), metrics=tuple(metrics or PAPER_METRICS),
                              bad_below=bad_below)
         study = run_study(beams, gold, config)
@@ -279,7 +278,7 @@ def run_systems_comparison(files: Sequence[str] | None, names_text: str, gold_te
     settings.work_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="pasted-") as tmp:
         gold = _gold_file(gold_text, gold_upload, Path(tmp))
-        config = StudyConfig(similarities=(similarity,), qualities=tuple(qualities), n_bootstrap=BOOTSTRAP,
+        config = StudyConfig(similarities=(similarity,), qualities=tuple(qualities),
                              workers=1, cache_dir=settings.work_dir / "matrices")
         study = run_systems(specs, gold, config)
     table1 = pd.DataFrame({"System": study.names,
