@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lsplits.difficulty.settings import DifficultySettings
 from lsplits.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -41,24 +42,20 @@ class Plan:
     models: dict[str, str]
     configs: list[str]
     settings: Any
+    requested: DifficultySettings
     out: Path
     work_root: Path
 
 
-def _check_options(args: Namespace) -> None:
-    checks = [("--epochs", args.epochs, args.epochs > 0), ("--lr", args.lr, args.lr is None or args.lr > 0),
-              ("--max-steps", args.max_steps, args.max_steps is None or args.max_steps >= 1),
-              ("--batch-size", args.batch_size, args.batch_size >= 1),
-              ("--max-length", args.max_length, args.max_length >= 8),
-              ("--max-train-examples", args.max_train_examples,
-               args.max_train_examples is None or args.max_train_examples >= 2),
-              ("--evals-per-epoch", args.evals_per_epoch, args.evals_per_epoch >= 1),
-              ("--bootstrap", args.bootstrap, args.bootstrap >= 0)]
-    for option, value, ok in checks:
-        if not ok:
-            limit = {"--max-length": "at least 8", "--max-train-examples": "at least 2",
-                     "--bootstrap": "0 or more"}.get(option, "positive")
-            raise ConfigError(f"{option} {value}: must be {limit}")
+def settings_from_args(args: Namespace) -> DifficultySettings:
+    """The command's :class:`DifficultySettings` from its options (checked when built, one line)."""
+    return DifficultySettings(models=args.model, configs=args.configs, epochs=args.epochs, max_steps=args.max_steps,
+                              lr=args.lr, batch_size=args.batch_size, max_length=args.max_length,
+                              max_train_examples=args.max_train_examples, evals_per_epoch=args.evals_per_epoch,
+                              seed=args.seed, n_bootstrap=args.bootstrap)
+
+
+def _check_out(args: Namespace) -> None:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out}: is a file; give a folder for the report")
@@ -79,17 +76,16 @@ def plan(args: Namespace) -> Plan:
     """Check options, dataset, configs, task, models and labels; nothing is trained or logged."""
     from lsplits.difficulty.source import open_built
     from lsplits.difficulty.tasks import SEQ2SEQ, LabelSpace, check_model, task_kind
-    from lsplits.difficulty.train import TrainSettings
-
-    _check_options(args)
+    requested = settings_from_args(args)
+    _check_out(args)
     dataset = open_built(args.dataset)
-    chosen = list(dict.fromkeys(args.configs or dataset.configs))
+    chosen = list(requested.configs or dataset.configs)
     unknown = [c for c in chosen if c not in dataset.configs]
     if unknown:
         raise ConfigError(f"--configs: no config {unknown[0]!r} in {args.dataset} (it has: {', '.join(dataset.configs)})")
     kind = task_kind(dataset.meta, source=args.dataset)
-    if args.model:
-        models = {name: name for name in dict.fromkeys(args.model)}
+    if requested.models:
+        models = {name: name for name in requested.models}
     elif kind.kind == SEQ2SEQ:
         raise ConfigError(f"{args.dataset} is a Spider (text-to-SQL) dataset: it needs a sequence-to-sequence "
                           "model, e.g. --model t5-small or a local T5/BART folder (the default MiniLM is an encoder)")
@@ -112,12 +108,10 @@ def plan(args: Namespace) -> Plan:
                               f"({labels.names[0]!r}); there is nothing to classify")
     for path in models.values():
         check_model(path, kind)
-    settings = TrainSettings(epochs=args.epochs, max_steps=args.max_steps, lr=args.lr, batch_size=args.batch_size,
-                             max_length=args.max_length, max_train_examples=args.max_train_examples,
-                             evals_per_epoch=args.evals_per_epoch, seed=args.seed)
     out = Path(args.out)
-    return Plan(dataset=dataset, kind=kind, labels=labels, models=models, configs=chosen, settings=settings,
-                out=out, work_root=Path(args.cache_dir) if args.cache_dir else out / RUNS_FOLDER)
+    return Plan(dataset=dataset, kind=kind, labels=labels, models=models, configs=chosen,
+                settings=requested.train_settings(), requested=requested, out=out,
+                work_root=Path(args.cache_dir) if args.cache_dir else out / RUNS_FOLDER)
 
 
 def split_lm_name(meta: dict, models: dict[str, str]) -> str | None:
@@ -143,8 +137,8 @@ def run(args: Namespace) -> int:
         logger.info("%s is a Hub repo: writing the report only (the card is not changed)", args.dataset)
     started = time.perf_counter()
     run_settings = {"dataset": dataset.location, "task": dataset.task, "models": checked.models,
-                    "configs": checked.configs, "train": settings.to_dict(),
-                    "lr": settings.learning_rate(checked.kind), "bootstrap": args.bootstrap}
+                    "configs": checked.configs, "settings": checked.requested.to_dict(), "train": settings.to_dict(),
+                    "lr": settings.learning_rate(checked.kind), "bootstrap": checked.requested.n_bootstrap}
     if is_main():
         checked.out.mkdir(parents=True, exist_ok=True)
         from lsplits.io import atomic_write_text
@@ -167,8 +161,8 @@ def run(args: Namespace) -> int:
     frames = {config: dataset.load(config) for config in checked.configs}
     summary = summarise(Path(dataset.location).name if dataset.folder else dataset.location, checked.kind,
                         dataset.task, frames, runs, list(checked.models), checked.configs,
-                        split_lm=split_lm_name(dataset.meta, checked.models), n_bootstrap=args.bootstrap,
-                        seed=args.seed, settings=run_settings)
+                        split_lm=split_lm_name(dataset.meta, checked.models),
+                        n_bootstrap=checked.requested.n_bootstrap, seed=checked.requested.seed, settings=run_settings)
     markdown = report.write_report(summary, checked.out)
     if dataset.folder is not None and not args.no_card:
         card.update_folder(dataset.folder, report.card_section(summary),
