@@ -16,7 +16,7 @@ from lsplits.generation.cache import (
 from lsplits.generation.inputs import read_inputs
 from lsplits.generation.models import check_model
 from lsplits.generation.search import FORMATS, invalid_penman
-from lsplits.io import check_beams_output
+from lsplits.io import check_output
 
 if TYPE_CHECKING:
     from argparse import Namespace
@@ -35,7 +35,8 @@ def run_beams(args: Namespace) -> int:
     settings = BeamSettings(k=args.k, prompt_template=args.prompt_template, max_new_tokens=args.max_new_tokens,
                             shard_size=args.shard_size)
     check_settings(settings)
-    check_beams_output(args.out, args.inputs)
+    check_output(args.out, expect="file", suffix=".jsonl", inputs=[args.inputs],
+                 caches=[args.cache_dir] if args.cache_dir else ())
     inputs = read_inputs(args.inputs, input_field=args.input_field, id_field=args.id_field, split=args.split)
     kind = check_model(args.model)
     _check_lengths(args.model, kind, inputs, settings)

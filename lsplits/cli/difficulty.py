@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsplits.errors import ConfigError
+from lsplits.io import atomic_write_text, check_additions, check_output, mark_folder
 
 if TYPE_CHECKING:
     from argparse import Namespace
@@ -59,12 +60,8 @@ def _check_options(args: Namespace) -> None:
             limit = {"--max-length": "at least 8", "--max-train-examples": "at least 2",
                      "--bootstrap": "0 or more"}.get(option, "positive")
             raise ConfigError(f"{option} {value}: must be {limit}")
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out}: is a file; give a folder for the report")
-    if out.is_dir() and any(out.iterdir()) and not (out / SETTINGS_FILE).is_file():
-        raise ConfigError(f"--out {out}: the folder has files that lsplits difficulty did not write "
-                          f"(no {SETTINGS_FILE}); choose a new or empty folder")
+    local = Path(args.dataset).expanduser()
+    check_output(args.out, expect="folder", inputs=[local] if local.exists() else ())
 
 
 def default_model_path() -> str:
@@ -85,6 +82,11 @@ def plan(args: Namespace) -> Plan:
 
     _check_options(args)
     dataset = open_built(args.dataset)
+    if dataset.folder is not None and not args.no_card:  # the card, lsplits.json and the figure get updated
+        from lsplits.build.export import CARD_FILE, METADATA_FILE
+        from lsplits.difficulty.report import CARD_PLOT
+
+        check_additions(dataset.folder, [CARD_FILE, METADATA_FILE, CARD_PLOT], what="the dataset folder")
     chosen = list(dict.fromkeys(args.configs or dataset.configs))
     unknown = [c for c in chosen if c not in dataset.configs]
     if unknown:
@@ -149,9 +151,8 @@ def run(args: Namespace) -> int:
                     "lr": settings.learning_rate(checked.kind), "bootstrap": args.bootstrap}
     if is_main():
         checked.out.mkdir(parents=True, exist_ok=True)
-        from lsplits.io import atomic_write_text
-
         atomic_write_text(checked.out / SETTINGS_FILE, json.dumps(run_settings, indent=1))
+        mark_folder(checked.out, owned=[RUNS_FOLDER])  # an interrupted run's folder is still lsplits'
     if "random" not in checked.configs:
         logger.warning("no `random` config among %s: the relative error increase and projections need it",
                        ", ".join(checked.configs))
@@ -172,6 +173,7 @@ def run(args: Namespace) -> int:
                         split_lm=split_lm_name(dataset.meta, checked.models), n_bootstrap=args.bootstrap,
                         seed=args.seed, settings=run_settings)
     markdown = report.write_report(summary, checked.out)
+    mark_folder(checked.out, owned=[RUNS_FOLDER])
     if dataset.folder is not None and not args.no_card:
         card.update_folder(dataset.folder, report.card_section(summary),
                            {"results": summary.rows, "settings": run_settings},
