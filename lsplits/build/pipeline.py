@@ -121,10 +121,17 @@ class ConfigFrames(Mapping[str, dict[str, pd.DataFrame]]):
         return len(self._result.configs)
 
 
-def checked_eval_size(eval_size: int | float | None, n: int, *, default: int) -> int:
-    """``--eval-size`` (or ``default`` when None) as a count; ConfigError, naming the option and the
-    bounds, when train, validation or test would be empty."""
-    option = f"--eval-size {eval_size}" if eval_size is not None else f"the default eval size ({default})"
+def checked_eval_size(eval_size: int | float | None, n: int, *, default: int | None = None,
+                      option: str = "--eval-size") -> int:
+    """``eval_size`` (or ``default`` when None) as a count; ConfigError, naming ``option`` and the bounds,
+    when train, validation or test would be empty.
+
+    The one eval-size validator of every path that splits (``lsplits build``, :func:`split_scored`, the
+    Space); :func:`lsplits.build.settings.check_eval_size` checks only the shape, before n is known.
+    """
+    if eval_size is None and default is None:
+        raise ConfigError(f"{option}: give an eval size (a count, or a fraction of the examples)")
+    option = f"{option} {eval_size}" if eval_size is not None else f"the default eval size ({default})"
     if n < MIN_EVAL_SIZE + 1:
         raise ConfigError(f"{option}: the dataset has {n} example(s); train, validation and test need at least "
                           f"{MIN_EVAL_SIZE + 1}")
@@ -250,16 +257,17 @@ def split_configs(policy: SplitPolicy, configs: Mapping[str, SplitStrategy], tab
 
 def split_scored(task: Task, examples: Sequence[Mapping[str, Any]], scores: Mapping[str, tuple[np.ndarray, np.ndarray]],
                  *, configs: Sequence[str], eval_size: int | float, seed: int = 0,
-                 policy: SplitPolicy = PLAIN_POLICY) -> BuildResult:
+                 policy: SplitPolicy = PLAIN_POLICY, option: str = "eval_size") -> BuildResult:
     """Split examples that are already scored with the named configs, exactly as ``lsplits build`` does after
     scoring (:func:`split_inputs`, then :func:`split_configs`); for callers that score themselves (the Space).
 
     ``scores`` maps each LM setting to its (``ll_score``, ``ll_tokens``) arrays in example order;
-    ``eval_size`` is a count or a fraction of the examples (at least one example stays in train).
+    ``eval_size`` is a count or a fraction of the examples, checked as the build checks it
+    (:func:`checked_eval_size`: train, validation and test all keep examples); ``option`` names it in errors.
     """
     spec = DatasetSpec(task=task, card=CardInfo(pretty_name=task.name), policy=policy)
     chosen = resolve_configs(list(configs), spec.available_configs)
-    size = resolve_eval_size(eval_size, len(examples))
+    size = checked_eval_size(eval_size, len(examples), option=option)
     return split_configs(policy, chosen, pd.DataFrame(list(examples)), split_inputs(spec, examples), scores,
                          eval_size=size, seed=seed)
 
