@@ -34,13 +34,13 @@ import time
 from pathlib import Path
 
 import penman
+from data_paths import data_argument
 
 from lsplits.similarity.amr.align import MatchCounts, micro_f1
 from lsplits.similarity.amr.edits import degrade
 from lsplits.similarity.amr.graph import parse_amr, parse_smatch
 from lsplits.similarity.amr.smatch import smatch_counts
 
-DEFAULT_DATA = Path("../shared/data/amr/lpp_amr_v1.6_test.jsonl")
 DEFAULT_VENV = Path(tempfile.gettempdir()) / "lsplits-smatch-1.0.4"
 OFFICIAL = "smatch==1.0.4"
 
@@ -161,7 +161,7 @@ def percent(part: int, whole: int) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    data_argument(parser, "--data", "amr/lpp_amr_v1.6_test.jsonl", "JSONL of gold AMR graphs")
     parser.add_argument("--venv", type=Path, default=DEFAULT_VENV)
     parser.add_argument("--per-level", type=int, default=2, help="edited predictions per gold graph and level")
     parser.add_argument("--official-restarts", type=int, default=20)

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lsplits.build.card import CardInfo, render_card
+from lsplits.build.card import CardInfo, placeholder_repo, render_card
 from lsplits.build.configs import DEFAULT_CONFIGS, available_configs, resolve_configs
 from lsplits.build.export import unify_types
 from lsplits.build.settings import DEFAULT_EVAL_FRACTION, MIN_EVAL_SIZE, SETTINGS_KEY, BuildSettings
@@ -382,14 +382,29 @@ def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, sett
     strategies = {name: repr(built.strategy) for name, built in result.configs.items()}
     recorded = recorded_settings(result, settings)
     metadata = build_metadata(spec, result, settings, extra_statistics=extra_stats, recorded=recorded)
+    class_labels = label_classes(task, result.table)
+    if class_labels:
+        metadata = {**metadata, "class_labels": class_labels}
     with tempfile.TemporaryDirectory() as tmp:
         written = dataset_report.config_plots(frames, stats, Path(tmp))
 
         def card(folder) -> str:  # the card lists the content-named files
-            return render_card(spec.card, folder, descriptions, repo_hint=repo_hint or f"your-org/{Path(out).name}",
+            return render_card(spec.card, folder, descriptions, repo_hint=repo_hint or placeholder_repo(out),
                                method=method_text(spec, result, settings), statistics=statistics,
                                plots={caption: path for caption, path, _ in written}, strategies=strategies,
                                settings=settings_markdown(recorded))
 
         return write_hub_folder(out, frames, card, {repo_path: local for _, repo_path, local in written},
-                                metadata=metadata, examples=result.config_table(next(iter(result.configs))))
+                                metadata=metadata, examples=result.config_table(next(iter(result.configs))),
+                                class_labels=class_labels)
+
+
+def label_classes(task: Task, table: pd.DataFrame) -> dict[str, list[str]]:
+    """column -> ClassLabel names of the task's label field (none when it stays as it is, e.g. BoolQ's bool)."""
+    from lsplits.data.labels import class_label_names
+
+    field = task.label_field
+    if not field or field not in table.columns:
+        return {}
+    names = class_label_names(table[field], task.label_names, field=field)
+    return {field: list(names)} if names else {}

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, Literal
 
 from lsplits.build.card import CardInfo
 from lsplits.build.pipeline import DatasetSpec, build_splits, export_dataset, plan_build, score_records
 from lsplits.build.settings import BuildSettings, RunSettings, ScoreSettings
+from lsplits.cli.parser import settings_of
 from lsplits.data.loading import LoadedData, load_examples
 from lsplits.data.registry import is_builder, load_builder
 from lsplits.data.tasks import generic_task
@@ -24,16 +25,6 @@ if TYPE_CHECKING:
     from lsplits.lm.plan import RunPlan
 
 logger = logging.getLogger(__name__)
-
-S = TypeVar("S", bound=RunSettings)
-
-
-def settings_of(args: argparse.Namespace, kind: type[S]) -> S:
-    """The command's settings object (:mod:`lsplits.build.settings`) from its parsed options; checked when built."""
-    import dataclasses
-
-    return kind(**{f.name: getattr(args, f.name) for f in dataclasses.fields(kind)})
-
 
 def resolve_dataset(settings: RunSettings) -> tuple[DatasetSpec, LoadedData]:
     """The dataset spec and loaded examples for DATA / --data-files and the generic-task fields."""

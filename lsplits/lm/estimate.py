@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from lsplits.build.settings import DEFAULT_FOLDS
 from lsplits.errors import DataError
 from lsplits.lm.distributed import process_device, world_size
 from lsplits.lm.encode import EncodedPair, encode_pairs, model_window, text_lengths
@@ -131,7 +132,7 @@ class RunEstimate:
 
 
 def estimate_run(records: Sequence[Mapping[str, Any]], *, lm: str | Path | None = None, setting: str = "ft",
-                 folds: int = 3, seed: int = 0, train_config: TrainConfig | None = None,
+                 folds: int = DEFAULT_FOLDS, seed: int = 0, train_config: TrainConfig | None = None,
                  scratch_config: ScratchConfig | None = None, max_steps: int | None = None,
                  plan: RunPlan | None = None, shard_size: int = DEFAULT_SHARD_SIZE,
                  token_budget: int | None = None, device: str | None = None,

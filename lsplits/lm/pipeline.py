@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from lsplits.build.settings import DEFAULT_FOLDS
 from lsplits.errors import ConfigError, DataError, InvalidOption, SplitInvariantError
 from lsplits.io import atomic_write_parquet, atomic_write_text
 from lsplits.lm.distributed import barrier, is_main, launched, main_first, process_device, rank, world_size
@@ -67,7 +68,7 @@ _SHARD_COLUMNS = ["position", "id", "ll_score", "ll_tokens", "fold"]
 
 
 def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path | None = None, setting: str = "ft",
-                   folds: int = 3, seed: int = 0, cache_dir: str | Path | None = None,
+                   folds: int = DEFAULT_FOLDS, seed: int = 0, cache_dir: str | Path | None = None,
                    train_config: TrainConfig | None = None, progress: bool = True,
                    scratch_config: ScratchConfig | None = None, max_steps: int | None = None,
                    plan: RunPlan | None = None, shard_size: int = DEFAULT_SHARD_SIZE,

@@ -15,16 +15,20 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import logging
 import os
 import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from playwright.sync_api import Page, sync_playwright
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from lsplits.extras import missing_extra  # noqa: E402
+
+try:
+    from playwright.sync_api import Page, sync_playwright
+except ImportError:
+    sys.exit(missing_extra("playwright", "the screenshot script (spaces/lsplits-demo/capture_screenshots.py)"))
 
 
 
@@ -113,7 +117,9 @@ def main() -> None:
     parser.add_argument("--demo-data", type=Path, default=None, help="built dataset to open (default: the app's)")
     parser.add_argument("--out", type=Path, default=Path("docs/screenshots"))
     args = parser.parse_args()
-    logging.basicConfig(level=logging.INFO)
+    from lsplits.logs import configure_logging
+
+    configure_logging()
     import app
     from ui_common import SpaceSettings
 

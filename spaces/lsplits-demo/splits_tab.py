@@ -67,7 +67,7 @@ def dataset_folder(source: str, settings: SpaceSettings) -> Path:
         from lsplits.build.demo import run_demo
 
         logger.info("building the demo dataset into %s (first start)", path)
-        run_demo(path, cache_dir=settings.work_dir / "demo-cache", progress=True)
+        run_demo(path, progress=True)  # scores cached where `lsplits demo` caches them: a rerun trains nothing
     if path.is_dir():
         return path
     if path.exists():
