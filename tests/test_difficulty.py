@@ -73,6 +73,9 @@ def test_report_has_one_object_per_config_with_the_issue_fields(snli):
     for name in ("difficulty.md", "difficulty.png", "buckets.json", "settings.json"):
         assert (snli["report"] / name).stat().st_size > 0
     assert (snli["report"] / "difficulty.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = (snli["report"] / "difficulty.md").read_text()
+    assert text.count("Each bucket cell reads `78.6 (0.437)`") == 1  # the cell format, explained once
+    assert text.index("Each bucket cell reads") < text.index("### ")
 
 
 def test_predictions_are_aligned_with_the_test_split_read_by_datasets(snli):

@@ -31,6 +31,7 @@ from lsplits.data.text import word_count
 from lsplits.errors import ConfigError
 from lsplits.splits.engine import Partition, check_label_quotas, resolve_eval_size, split_eval
 from lsplits.splits.strategy import PLAIN_POLICY, SplitInputs, SplitPolicy, SplitStrategy
+from lsplits.stages import stage
 
 logger = logging.getLogger(__name__)
 
@@ -206,19 +207,22 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, settings: BuildSettings,
     plan = plan_build(spec, settings, train_config=train_config)
     n = len(examples)
     size = checked_eval_size(settings.eval_size, n, default=spec.default_eval_size(n))
-    inputs = split_inputs(spec, examples)
+    with stage("split"):
+        inputs = split_inputs(spec, examples)
     check_label_quotas(inputs.labels, size, field=task.label_field)  # cheap checks before any scoring
     for kind in plan.settings:
         check_lm(lm, score_records(examples, task, kind))
-    base = unify_types(pd.DataFrame(examples), loaded.source)  # one type per field, decided before splitting
+    with stage("type unification"):
+        base = unify_types(pd.DataFrame(examples), loaded.source)  # one type per field, decided before splitting
     scores: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for kind, run in plan.runs.items():
         logger.info("scoring %d examples (%s setting) with %s", n, kind, lm)
         frame = compute_scores(score_records(examples, task, kind), plan=run, cache_dir=cache_dir,
                                progress=progress, compile=compile)
         scores[kind] = (frame["ll_score"].to_numpy(dtype=np.float64), frame["ll_tokens"].to_numpy(dtype=np.int64))
-    result = split_configs(spec.policy, plan.configs, base, inputs, scores, eval_size=size, seed=settings.seed,
-                           skipped=plan.skipped)
+    with stage("split"):
+        result = split_configs(spec.policy, plan.configs, base, inputs, scores, eval_size=size, seed=settings.seed,
+                               skipped=plan.skipped)
     result.dropped = dict(loaded.dropped)
     result.runs = dict(plan.runs)
     for name, reason in plan.skipped.items():
@@ -371,13 +375,14 @@ def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, sett
     check_output(out, expect="folder")  # before the statistics and plots
     frames = result.frames()
     task = spec.task
-    stats = dataset_report.config_statistics(frames, query_field=task.query_field, label_field=task.label_field,
-                                             categorical_columns=spec.categorical_columns, progress=progress,
-                                             examples=result.table)
-    statistics = dataset_report.statistics_markdown(stats)
-    extra_stats = spec.policy.statistics_of(result.inputs, result.partitions)
-    if extra_stats:
-        statistics = dataset_report.extra_statistics_markdown(extra_stats) + "\n\n" + statistics
+    with stage("card and plots"):
+        stats = dataset_report.config_statistics(frames, query_field=task.query_field, label_field=task.label_field,
+                                                 categorical_columns=spec.categorical_columns, progress=progress,
+                                                 examples=result.table)
+        statistics = dataset_report.statistics_markdown(stats)
+        extra_stats = spec.policy.statistics_of(result.inputs, result.partitions)
+        if extra_stats:
+            statistics = dataset_report.extra_statistics_markdown(extra_stats) + "\n\n" + statistics
     descriptions = {name: built.strategy.description for name, built in result.configs.items()}
     strategies = {name: repr(built.strategy) for name, built in result.configs.items()}
     recorded = recorded_settings(result, settings)
@@ -386,7 +391,8 @@ def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, sett
     if class_labels:
         metadata = {**metadata, "class_labels": class_labels}
     with tempfile.TemporaryDirectory() as tmp:
-        written = dataset_report.config_plots(frames, stats, Path(tmp))
+        with stage("card and plots"):
+            written = dataset_report.config_plots(frames, stats, Path(tmp))
 
         def card(folder) -> str:  # the card lists the content-named files
             return render_card(spec.card, folder, descriptions, repo_hint=repo_hint or placeholder_repo(out),
@@ -394,9 +400,10 @@ def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, sett
                                plots={caption: path for caption, path, _ in written}, strategies=strategies,
                                settings=settings_markdown(recorded))
 
-        return write_hub_folder(out, frames, card, {repo_path: local for _, repo_path, local in written},
-                                metadata=metadata, examples=result.config_table(next(iter(result.configs))),
-                                class_labels=class_labels)
+        with stage("export"):
+            return write_hub_folder(out, frames, card, {repo_path: local for _, repo_path, local in written},
+                                    metadata=metadata, examples=result.config_table(next(iter(result.configs))),
+                                    class_labels=class_labels)
 
 
 def label_classes(task: Task, table: pd.DataFrame) -> dict[str, list[str]]:
