@@ -26,6 +26,7 @@ from lsplits.data.loading import LoadedData, load_examples
 from lsplits.data.registry import is_builder, load_builder
 from lsplits.data.tasks import generic_task
 from lsplits.errors import ConfigError
+from lsplits.stages import stage
 
 if TYPE_CHECKING:
     import argparse
@@ -119,7 +120,8 @@ def build(args: argparse.Namespace) -> int:
             from lsplits.hub.push import check_hub_access
 
             check_hub_access(args.push_to_hub, option="--push-to-hub")
-    spec, loaded = resolve_dataset(settings)
+    with stage("load"):
+        spec, loaded = resolve_dataset(settings)
     if args.dry_run:
         plan = plan_build(spec, settings)
         return dry_run({kind: (score_records(loaded.examples, spec.task, kind), run)

@@ -197,7 +197,7 @@ def selective_markdown(study: Study) -> list[str]:
     lines = [f"Target: selective risk (mean 1 - quality of the kept outputs) at most **{rule.max_risk:g}** with "
              f"probability at least {1 - rule.delta:g} (delta = {rule.delta:g}) over calibration sets, at k = "
              f"{first.k}; bound {rule.method} (Learn-then-Test, fixed-sequence over coverage levels 10%, 11%, ..., "
-             f"100%); {study.selective_source}. Accept an output when its uncertainty is <= the threshold; "
+             f"100%, from the first level with enough examples for the target); {study.selective_source}. Accept an output when its uncertainty is <= the threshold; "
              "\"none\": no threshold is certified, reject everything. Held-out risk is what the threshold achieved "
              "on examples it did not see (in `selective.csv` too)."]
     for quality in study.qualities:

@@ -54,6 +54,13 @@ beam rank), or load the built-in example: 12 real AMR graphs from *The Little Pr
 controlled edits. Uploads take precedence over pasted text."""
 
 
+SELECTIVE_HELP = """### Which outputs to keep?
+Give a target risk (the mean of 1 - quality over the outputs you keep) and delta: **Certify a threshold**
+calibrates, on the examples analysed above, the uncertainty threshold that keeps the risk under the target with
+probability at least 1 - delta for new outputs of the same kind (risk-controlled selective prediction), and
+marks it on the curves. Few examples certify only loose targets."""
+
+
 SYSTEMS_HELP = """### Compare systems
 Upload one beam file per system (JSONL, as above), name them, and compare them on the gold graphs given above
 (the similarity chosen above): **Table 1** (top-1 corpus Smatch and Smatch++), **Figure 1** (mean PRR per
@@ -132,7 +139,7 @@ def _splits_tab(demo: gr.Blocks, settings: SpaceSettings, models: splits_tab.Lan
             template = gr.Textbox(value=BuildSettings.prompt_template, label="Prompt template (optional, not scored), e.g. Title: {title}")
     with gr.Row():
         lm = gr.Textbox(value=splits_tab.SCRATCH, label="LM: 'scratch' or a Hub causal LM id", elem_id="own-lm")
-        fraction = gr.Slider(0.05, 0.5, value=DEFAULT_EVAL_FRACTION, step=0.05, label="Eval share")
+        fraction = gr.Slider(0.05, 0.5, value=DEFAULT_EVAL_FRACTION, step=0.05, label=splits_tab.EVAL_SHARE)
         length_control = gr.Checkbox(value=False, label="Length-controlled (within each length)")
         score_button = gr.Button("Score and split", variant="primary", elem_id="score-own")
     own_summary = gr.Markdown(elem_id="own-summary")
@@ -182,6 +189,16 @@ def _uncertainty_tab(settings: SpaceSettings) -> None:
             example_id = gr.Dropdown(choices=[], label="Example for the heatmap", allow_custom_value=True,
                                      elem_id="heatmap-example")
             heatmap = gr.Plot(label="Similarity between candidates", elem_id="heatmap")
+    gr.Markdown(SELECTIVE_HELP)
+    with gr.Row():
+        target_risk = gr.Number(value=0.3, minimum=0.001, maximum=0.999, label="Target risk (mean 1 - quality of "
+                                "the kept outputs)", elem_id="target-risk")
+        delta = gr.Number(value=0.1, minimum=0.001, maximum=0.999, label="delta (allowed failure probability)",
+                          elem_id="delta")
+        certify_button = gr.Button("Certify a threshold", elem_id="certify")
+    selective_summary = gr.Markdown(elem_id="selective-summary")
+    selective_table = gr.Dataframe(label="Certified threshold and share of outputs kept, per estimator",
+                                   interactive=False, elem_id="selective-table")
     per_example = gr.Dataframe(label="Per-example quality and uncertainty (u)", interactive=False,
                                elem_id="per-example")
 
@@ -210,6 +227,13 @@ def _uncertainty_tab(settings: SpaceSettings) -> None:
                            bad_below],
                      [state, summary, prr_table, per_example, curves, example_id, heatmap], api_name="run_uncertainty")
     example_id.input(show_heatmap, [state, example_id], [heatmap], api_name="heatmap")
+
+    @user_errors
+    def certify(result, risk, allowed):
+        return uncertainty_tab.certify_threshold(result, risk, allowed)
+
+    certify_button.click(certify, [state, target_risk, delta], [selective_summary, selective_table, curves],
+                         api_name="certify_threshold")
 
     gr.Markdown(SYSTEMS_HELP)
     with gr.Row():
