@@ -122,6 +122,9 @@ def test_cli_entry_point_and_cache(files, tmp_path, capsys):
     assert run_ue(parse_args(argv)) == 0
     assert CALLS["score"] == 0
     assert (tmp_path / "out" / "report.md").exists()
+    recorded = json.loads((tmp_path / "out" / "settings.json").read_text(encoding="utf-8"))  # the StudyConfig as run
+    assert (recorded["beam_sizes"], recorded["qualities"], recorded["n_bootstrap"]) == ([3], ["rougel"], 50)
+    assert recorded["confidence"] == StudyConfig.confidence and recorded["estimators"] == list(StudyConfig.estimators)
 
 
 def test_nan_qualities_are_dropped_with_a_count(files):
