@@ -24,7 +24,13 @@ import pandas as pd
 from lsplits.build.card import CardInfo, placeholder_repo, render_card
 from lsplits.build.configs import DEFAULT_CONFIGS, available_configs, resolve_configs
 from lsplits.build.export import unify_types
-from lsplits.build.settings import DEFAULT_EVAL_FRACTION, MIN_EVAL_SIZE, SETTINGS_KEY, BuildSettings
+from lsplits.build.settings import (
+    DEFAULT_EVAL_FRACTION,
+    MIN_EVAL_SIZE,
+    SETTINGS_KEY,
+    BuildSettings,
+    RunSettings,
+)
 from lsplits.data.loading import ID_FIELD, LoadedData
 from lsplits.data.tasks import DEFAULT_SETTING, Setting, Task
 from lsplits.data.text import word_count
@@ -122,10 +128,17 @@ class ConfigFrames(Mapping[str, dict[str, pd.DataFrame]]):
         return len(self._result.configs)
 
 
-def checked_eval_size(eval_size: int | float | None, n: int, *, default: int) -> int:
-    """``--eval-size`` (or ``default`` when None) as a count; ConfigError, naming the option and the
-    bounds, when train, validation or test would be empty."""
-    option = f"--eval-size {eval_size}" if eval_size is not None else f"the default eval size ({default})"
+def checked_eval_size(eval_size: int | float | None, n: int, *, default: int | None = None,
+                      option: str = "--eval-size") -> int:
+    """``eval_size`` (or ``default`` when None) as a count; ConfigError, naming ``option`` and the bounds,
+    when train, validation or test would be empty.
+
+    The one eval-size validator of every path that splits (``lsplits build``, :func:`split_scored`, the
+    Space); :func:`lsplits.build.settings.check_eval_size` checks only the shape, before n is known.
+    """
+    if eval_size is None and default is None:
+        raise ConfigError(f"{option}: give an eval size (a count, or a fraction of the examples)")
+    option = f"{option} {eval_size}" if eval_size is not None else f"the default eval size ({default})"
     if n < MIN_EVAL_SIZE + 1:
         raise ConfigError(f"{option}: the dataset has {n} example(s); train, validation and test need at least "
                           f"{MIN_EVAL_SIZE + 1}")
@@ -254,16 +267,17 @@ def split_configs(policy: SplitPolicy, configs: Mapping[str, SplitStrategy], tab
 
 def split_scored(task: Task, examples: Sequence[Mapping[str, Any]], scores: Mapping[str, tuple[np.ndarray, np.ndarray]],
                  *, configs: Sequence[str], eval_size: int | float, seed: int = 0,
-                 policy: SplitPolicy = PLAIN_POLICY) -> BuildResult:
+                 policy: SplitPolicy = PLAIN_POLICY, option: str = "eval_size") -> BuildResult:
     """Split examples that are already scored with the named configs, exactly as ``lsplits build`` does after
     scoring (:func:`split_inputs`, then :func:`split_configs`); for callers that score themselves (the Space).
 
     ``scores`` maps each LM setting to its (``ll_score``, ``ll_tokens``) arrays in example order;
-    ``eval_size`` is a count or a fraction of the examples (at least one example stays in train).
+    ``eval_size`` is a count or a fraction of the examples, checked as the build checks it
+    (:func:`checked_eval_size`: train, validation and test all keep examples); ``option`` names it in errors.
     """
     spec = DatasetSpec(task=task, card=CardInfo(pretty_name=task.name), policy=policy)
     chosen = resolve_configs(list(configs), spec.available_configs)
-    size = resolve_eval_size(eval_size, len(examples))
+    size = checked_eval_size(eval_size, len(examples), option=option)
     return split_configs(policy, chosen, pd.DataFrame(list(examples)), split_inputs(spec, examples), scores,
                          eval_size=size, seed=seed)
 
@@ -317,15 +331,16 @@ def method_text(spec: DatasetSpec, result: BuildResult, settings: BuildSettings)
     return "\n".join(lines)
 
 
-def recorded_settings(result: BuildResult, settings: BuildSettings) -> dict[str, Any]:
-    """Every setting that changes the build's numbers, as ``lsplits.json`` and the card record them: the
-    :class:`BuildSettings`, each scoring run's plan (training and scratch-LM recipe), the LM's identity
-    (revision or weights hash) and the lsplits version."""
+def recorded_settings(settings: RunSettings, runs: Mapping[str, Any]) -> dict[str, Any]:
+    """Every setting that changes the numbers of a build or a score run, as ``lsplits.json``, the card and the
+    scores' parquet metadata record them: the settings object, each scoring run's plan
+    (:class:`~lsplits.lm.plan.RunPlan`: training and scratch-LM recipe), the LM's identity (revision or
+    weights hash) and the lsplits version."""
     from lsplits import __version__
     from lsplits.lm.model_files import model_identity
 
     return {SETTINGS_KEY: settings.to_dict(),
-            "runs": {kind: run.to_dict() for kind, run in result.runs.items()},
+            "runs": {kind: run.to_dict() for kind, run in runs.items()},
             "lm_identity": model_identity(settings.lm),
             "lsplits_version": __version__}
 
@@ -343,7 +358,7 @@ def build_metadata(spec: DatasetSpec, result: BuildResult, settings: BuildSettin
                 extra_statistics=extra_statistics, notes=spec.policy.notes_of(result.inputs),
                 split_policy=spec.policy.name,
                 strategies={name: built.strategy.record() for name, built in result.configs.items()},
-                **(recorded if recorded is not None else recorded_settings(result, settings)))
+                **(recorded if recorded is not None else recorded_settings(settings, result.runs)))
 
 
 def settings_markdown(recorded: Mapping[str, Any]) -> str:
@@ -377,7 +392,7 @@ def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, sett
             statistics = dataset_report.extra_statistics_markdown(extra_stats) + "\n\n" + statistics
     descriptions = {name: built.strategy.description for name, built in result.configs.items()}
     strategies = {name: repr(built.strategy) for name, built in result.configs.items()}
-    recorded = recorded_settings(result, settings)
+    recorded = recorded_settings(settings, result.runs)
     metadata = build_metadata(spec, result, settings, extra_statistics=extra_stats, recorded=recorded)
     class_labels = label_classes(task, result.table)
     if class_labels:
