@@ -118,3 +118,31 @@ def test_sigterm_on_ue_workers_is_one_line_and_says_what_is_cached(tmp_path, cac
         assert "no similarity matrices (--no-cache) were cached" in line and "resumes" not in line
     else:
         assert "are cached in" in line or "cached nothing yet" in line
+
+
+def test_skipped_beam_sizes_are_said_and_penman_repeats_are_one_summary_line(tmp_path):
+    """Issue 18 item 7: ``--beam-sizes 3,10`` on beams of 3 says that 10 was skipped (log and report), and a
+    penman warning repeated for every example is shown once, then counted in one line."""
+    inverted = "(d / dog :quant-of {n})"  # penman: "cannot deinvert attribute" for each such graph
+    beams = tmp_path / "beams.jsonl"
+    gold = tmp_path / "gold.jsonl"
+    beams.write_text("".join(json.dumps({"id": f"ex{i}", "candidates": [inverted.format(n=i), GOLD[i % 4], GOLD[0]]})
+                             + "\n" for i in range(12)), encoding="utf-8")
+    gold.write_text("".join(json.dumps({"id": f"ex{i}", "amr": GOLD[i % 4]}) + "\n" for i in range(12)),
+                    encoding="utf-8")
+    out = tmp_path / "out"
+    result = subprocess.run([sys.executable, "-m", "lsplits", "ue", str(beams), "--gold", str(gold), "--out", str(out),
+                             "--beam-sizes", "3,10", "--similarities", "smatchpp", "--qualities", "smatchpp",
+                             "--bootstrap", "0", "--no-cache", "--no-progress", "--workers", "1"],
+                            capture_output=True, text=True, env=_env(tmp_path / "tmp"), timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stderr.splitlines()
+    deinvert = [line for line in lines if "cannot deinvert attribute" in line]
+    assert len(deinvert) == 2, "\n".join(deinvert)  # the first warning, and the summary
+    assert deinvert[0] == "WARNING penman.layout: cannot deinvert attribute: ('d', ':quant-of', '0')"
+    assert deinvert[1].startswith("WARNING lsplits: penman.layout warned ")
+    assert "times like this" in deinvert[1] and "cannot deinvert attribute: ('d', ':quant-of', '0')" in deinvert[1]
+    assert int(deinvert[1].split(" warned ")[1].split()[0]) >= 12
+    assert any("beam sizes 10 skipped: the beams hold at most 3 candidates per example" in line for line in lines)
+    assert "beam sizes requested but **skipped**: 10 (the beams hold at most 3 candidates per example)" in \
+        (out / "report.md").read_text(encoding="utf-8")

@@ -18,7 +18,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from lsplits.build.settings import PT_NEEDS_PRETRAINED, SCRATCH_LM
+from lsplits.build.settings import DEFAULT_FOLDS, PT_NEEDS_PRETRAINED, SCRATCH_LM
 from lsplits.data.tasks import resolve_setting
 from lsplits.errors import ConfigError
 from lsplits.lm.dtype import DEFAULT_DTYPE, check_dtype, config_parameters, resolve_dtype
@@ -67,7 +67,7 @@ class RunPlan:
     dtype: str = DEFAULT_DTYPE
 
     @classmethod
-    def make(cls, lm: str | Any, setting: str = "ft", *, folds: int = 3, seed: int = 0,
+    def make(cls, lm: str | Any, setting: str = "ft", *, folds: int = DEFAULT_FOLDS, seed: int = 0,
              train_config: TrainConfig | None = None, scratch_config: ScratchConfig | None = None,
              max_steps: int | None = None, paper_steps: int | None = None,
              dtype: str = DEFAULT_DTYPE) -> RunPlan:
