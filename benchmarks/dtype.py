@@ -40,6 +40,8 @@ from scipy.stats import spearmanr
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from data_paths import data_argument  # noqa: E402
+
 from lsplits.data.text import word_count  # noqa: E402
 from lsplits.lm.dtype import CPU_BF16_MIN_PARAMETERS, count_parameters, host_cpu_flags  # noqa: E402
 from lsplits.lm.finetune import TrainConfig, finetune  # noqa: E402
@@ -160,7 +162,7 @@ def sweep(tokenizer, prompts, queries, repeats: int) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=REPO.parent / "shared/data/snli/snli_1.0_dev.jsonl")
+    data_argument(parser, "--data", "snli/snli_1.0_dev.jsonl", "SNLI dev, official JSONL")
     parser.add_argument("--scratch-examples", type=int, default=3000)
     parser.add_argument("--scratch-steps", type=int, default=120)
     parser.add_argument("--medium-examples", type=int, default=192)
