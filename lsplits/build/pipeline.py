@@ -27,6 +27,7 @@ from lsplits.build.export import unify_types
 from lsplits.build.settings import (
     DEFAULT_EVAL_FRACTION,
     MIN_EVAL_SIZE,
+    SCRATCH_LM,
     SETTINGS_KEY,
     BuildSettings,
     RunSettings,
@@ -305,7 +306,7 @@ def method_text(spec: DatasetSpec, result: BuildResult, settings: BuildSettings)
     """A few lines on how this dataset was built (LM, folds, training, eval size, seed)."""
     lm = settings.lm
     lm_text = "a small GPT-2-style LM trained from scratch on the data (offline demo setting)" \
-        if lm == "scratch" else f"`{lm}`"
+        if lm == SCRATCH_LM else f"`{lm}`"
     lines = [
         "Likelihood Splits (Godbole & Jia, 2023) re-split a dataset so that the examples a language model "
         "finds least likely form the evaluation set: the model must generalise to the long tail.",
