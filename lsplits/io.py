@@ -19,7 +19,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -67,19 +67,23 @@ def atomic_write_text(target: str | os.PathLike[str], text: str) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
-def atomic_write_parquet(target: str | os.PathLike[str], table, *, mark: str | None = None) -> None:
+def atomic_write_parquet(target: str | os.PathLike[str], table, *, mark: str | None = None,
+                         metadata: Mapping[str, str] | None = None) -> None:
     """Write a pyarrow Table or pandas DataFrame to a parquet file atomically.
 
     ``mark`` (e.g. ``"score"``) stores :data:`PARQUET_MARK` in the schema metadata, so that a later
-    run may replace the file (see :func:`check_output`).
+    run may replace the file (see :func:`check_output`); ``metadata`` adds further schema metadata.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     if not isinstance(table, pa.Table):
         table = pa.Table.from_pandas(table, preserve_index=False)
+    extra = {key.encode(): value.encode() for key, value in (metadata or {}).items()}
     if mark is not None:
-        table = table.replace_schema_metadata({**(table.schema.metadata or {}), PARQUET_MARK: mark.encode()})
+        extra[PARQUET_MARK] = mark.encode()
+    if extra:
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), **extra})
     with atomic_path(target) as tmp:
         pq.write_table(table, tmp)
 

@@ -24,7 +24,14 @@ import pandas as pd
 from lsplits.build.card import CardInfo, placeholder_repo, render_card
 from lsplits.build.configs import DEFAULT_CONFIGS, available_configs, resolve_configs
 from lsplits.build.export import unify_types
-from lsplits.build.settings import DEFAULT_EVAL_FRACTION, MIN_EVAL_SIZE, SETTINGS_KEY, BuildSettings
+from lsplits.build.settings import (
+    DEFAULT_EVAL_FRACTION,
+    MIN_EVAL_SIZE,
+    SCRATCH_LM,
+    SETTINGS_KEY,
+    BuildSettings,
+    RunSettings,
+)
 from lsplits.data.loading import ID_FIELD, LoadedData
 from lsplits.data.tasks import DEFAULT_SETTING, Setting, Task
 from lsplits.data.text import word_count
@@ -299,7 +306,7 @@ def method_text(spec: DatasetSpec, result: BuildResult, settings: BuildSettings)
     """A few lines on how this dataset was built (LM, folds, training, eval size, seed)."""
     lm = settings.lm
     lm_text = "a small GPT-2-style LM trained from scratch on the data (offline demo setting)" \
-        if lm == "scratch" else f"`{lm}`"
+        if lm == SCRATCH_LM else f"`{lm}`"
     lines = [
         "Likelihood Splits (Godbole & Jia, 2023) re-split a dataset so that the examples a language model "
         "finds least likely form the evaluation set: the model must generalise to the long tail.",
@@ -325,15 +332,16 @@ def method_text(spec: DatasetSpec, result: BuildResult, settings: BuildSettings)
     return "\n".join(lines)
 
 
-def recorded_settings(result: BuildResult, settings: BuildSettings) -> dict[str, Any]:
-    """Every setting that changes the build's numbers, as ``lsplits.json`` and the card record them: the
-    :class:`BuildSettings`, each scoring run's plan (training and scratch-LM recipe), the LM's identity
-    (revision or weights hash) and the lsplits version."""
+def recorded_settings(settings: RunSettings, runs: Mapping[str, Any]) -> dict[str, Any]:
+    """Every setting that changes the numbers of a build or a score run, as ``lsplits.json``, the card and the
+    scores' parquet metadata record them: the settings object, each scoring run's plan
+    (:class:`~lsplits.lm.plan.RunPlan`: training and scratch-LM recipe), the LM's identity (revision or
+    weights hash) and the lsplits version."""
     from lsplits import __version__
     from lsplits.lm.model_files import model_identity
 
     return {SETTINGS_KEY: settings.to_dict(),
-            "runs": {kind: run.to_dict() for kind, run in result.runs.items()},
+            "runs": {kind: run.to_dict() for kind, run in runs.items()},
             "lm_identity": model_identity(settings.lm),
             "lsplits_version": __version__}
 
@@ -351,7 +359,7 @@ def build_metadata(spec: DatasetSpec, result: BuildResult, settings: BuildSettin
                 extra_statistics=extra_statistics, notes=spec.policy.notes_of(result.inputs),
                 split_policy=spec.policy.name,
                 strategies={name: built.strategy.record() for name, built in result.configs.items()},
-                **(recorded if recorded is not None else recorded_settings(result, settings)))
+                **(recorded if recorded is not None else recorded_settings(settings, result.runs)))
 
 
 def settings_markdown(recorded: Mapping[str, Any]) -> str:
@@ -363,10 +371,13 @@ def settings_markdown(recorded: Mapping[str, Any]) -> str:
 
 
 def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, settings: BuildSettings, *,
-                   repo_hint: str | None = None, progress: bool = False) -> Path:
+                   repo_hint: str | None = None, progress: bool = False,
+                   extra_settings: Mapping[str, Any] | None = None) -> Path:
     """Write the Hub-layout folder with card, statistics, plots and ``lsplits.json``; returns the folder.
 
-    The configs' frames are materialised from the base table one config at a time.
+    The configs' frames are materialised from the base table one config at a time. ``extra_settings``
+    (name -> dict) records the settings of what made the data (the demo's :class:`DemoSettings`) beside
+    the build's.
     """
     from lsplits.build import report as dataset_report
     from lsplits.build.export import write_hub_folder
@@ -385,7 +396,7 @@ def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, sett
             statistics = dataset_report.extra_statistics_markdown(extra_stats) + "\n\n" + statistics
     descriptions = {name: built.strategy.description for name, built in result.configs.items()}
     strategies = {name: repr(built.strategy) for name, built in result.configs.items()}
-    recorded = recorded_settings(result, settings)
+    recorded = {**recorded_settings(settings, result.runs), **dict(extra_settings or {})}
     metadata = build_metadata(spec, result, settings, extra_statistics=extra_stats, recorded=recorded)
     class_labels = label_classes(task, result.table)
     if class_labels:
