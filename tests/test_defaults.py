@@ -144,6 +144,8 @@ def test_every_help_states_each_options_default(command):
         option = action.option_strings[-1]
         assert "default" in text, f"lsplits {command.name} {option}: the help does not state the default"
         default = action.default
-        if default is not None:
+        if default is not None and default != () and default != []:  # an empty default is stated as "none"
             shown = ",".join(map(str, default)) if isinstance(default, (tuple, list)) else str(default)
             assert shown in text, f"lsplits {command.name} {option}: the help does not show the default {shown!r}"
+            assert "%(default)" in action.help, f"lsplits {command.name} {option}: the help writes its default " \
+                "as a literal instead of %(default)s"
