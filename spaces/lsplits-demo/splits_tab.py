@@ -24,6 +24,7 @@ from lsplits.build import analysis, plots
 from lsplits.build.export import METADATA_FILE, read_folder
 from lsplits.build.pipeline import checked_eval_size, score_records, split_scored
 from lsplits.build.report import config_statistics, eval_mask_frame
+from lsplits.build.settings import SCRATCH_LM
 from lsplits.data.loading import load_examples, prepare_examples
 from lsplits.data.tasks import generic_task
 from lsplits.errors import ConfigError
@@ -31,7 +32,7 @@ from lsplits.hub.demo_space import ensure_scratch_lm, scratch_lm_texts
 
 logger = logging.getLogger(__name__)
 
-SCRATCH = "scratch"
+SCRATCH = SCRATCH_LM
 PASTED_FIELD = "text"
 EVAL_SHARE = "Eval share"
 """The label of the eval-size control, also how errors name it."""
