@@ -1,4 +1,11 @@
-"""Repeated third-party warnings, counted into one summary line instead of one line per example.
+"""Logging of the programs: one setup (:func:`configure_logging`) and repeated third-party warnings counted.
+
+:func:`configure_logging` is the one setup of the CLI, the Space's app and the screenshot script
+(``LEVEL name: message``), keeping third-party INFO chatter out of the terminal: penman logs every graph it
+parses at INFO ("Interpreted: Graph(...)", thousands of lines in one uncertainty run), httpx/urllib3 every
+request.
+
+Repeated third-party warnings are counted into one summary line instead of one line per example.
 
 penman warns once per graph it cannot lay out as written (``cannot deinvert attribute: ...``): a
 500-example study printed 93 such lines, burying the ones that matter. :class:`RepeatedWarnings` is a
@@ -22,6 +29,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
+
+NOISY_LOGGERS = ("penman", "httpx", "urllib3")
+"""Loggers kept at WARNING whatever the level: they log per item or per request at INFO."""
 
 REPEATING_LOGGERS = ("penman",)
 """Third-party loggers that warn once per example (their child loggers, e.g. ``penman.layout``, included)."""
@@ -74,3 +84,10 @@ class RepeatedWarnings(logging.Filter):
             handler.removeFilter(self)
         for line in self.summary():
             logger.warning(line)
+
+
+def configure_logging(level: int = logging.INFO) -> None:
+    """Log to stderr at ``level`` with the lsplits format; :data:`NOISY_LOGGERS` only from WARNING."""
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    for noisy in NOISY_LOGGERS:
+        logging.getLogger(noisy).setLevel(logging.WARNING)
