@@ -189,3 +189,26 @@ def test_the_lm_identity_pins_the_weights(tmp_path, monkeypatch):
     (tmp_path / "hub" / "models--org--tiny-lm" / "refs" / "main").write_text(commit)
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
     assert model_identity("org/tiny-lm") == {"kind": "hub", "revision": commit, "weights_sha256": None}
+
+
+def test_rebuilding_with_other_weights_warns(tmp_path, caplog):
+    from lsplits.build.settings import BuildSettings as Settings
+    from lsplits.cli.commands import warn_if_lm_changed
+
+    model = tmp_path / "lm"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    (model / "model.safetensors").write_bytes(b"weights")
+    recorded = tmp_path / "lsplits.json"
+    recorded.write_text(json.dumps({"settings": {"lm": str(model)}, "lm_identity": {"kind": "local", "revision": None,
+                                                                                      "weights_sha256": "0" * 16}}))
+    with caplog.at_level("WARNING"):
+        warn_if_lm_changed(recorded, Settings(lm=str(model)))
+    assert "is not the one recorded" in caplog.text
+    caplog.clear()
+    from lsplits.lm.model_files import model_identity
+
+    recorded.write_text(json.dumps({"settings": {"lm": str(model)}, "lm_identity": model_identity(str(model))}))
+    with caplog.at_level("WARNING"):
+        warn_if_lm_changed(recorded, Settings(lm=str(model)))
+    assert caplog.text == ""
