@@ -8,7 +8,8 @@ import datasets
 import pyarrow.parquet as pq
 import yaml
 
-from lsplits.build.export import data_file_paths, read_folder
+from lsplits.build.dataset import open_dataset
+from lsplits.build.export import data_file_paths
 from lsplits.cli.parser import main
 from lsplits.splits.spider import sql_atoms
 
@@ -88,7 +89,7 @@ def test_snli_builder_filters_balances_and_keeps_fields(tmp_path):
     nli = datasets.ClassLabel(names=["entailment", "neutral", "contradiction"])  # as the Hub's snli
     check_features(out, ["ll_split", "ll_split_len", "random"], {"label": nli, "gold_label": datasets.Value("string")})
     assert json.loads((out / "lsplits.json").read_text())["class_labels"] == {"label": nli.names}
-    frames, _ = read_folder(out, ["random"])  # readers (analyze, difficulty, Space) see the names
+    frames = open_dataset(out).frames(["random"])  # readers (analyze, difficulty, Space) see the names
     assert sorted(set(frames["random"]["train"]["label"])) == ["contradiction", "entailment", "neutral"]
 
 
