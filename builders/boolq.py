@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from builders.common import load_official, run_cli
+from .common import Sources, load_official, run_cli
 from lsplits.build.card import CardInfo
 from lsplits.build.pipeline import DatasetSpec
 from lsplits.data.loading import LoadedData
@@ -37,9 +37,9 @@ SPEC = DatasetSpec(
 )
 
 
-def load(data_files: list[str] | None = None) -> LoadedData:
+def load(data_files: list[str] | None = None, *, sources: Sources | None = None) -> LoadedData:
     """BoolQ pooled over train/validation (from the Hub, or the official JSONL files)."""
-    return load_official(SPEC.task, "google/boolq", ("train", "validation"), data_files)
+    return load_official(SPEC.task, "google/boolq", ("train", "validation"), data_files, sources=sources)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from builders.common import load_official, run_cli
+from .common import Sources, load_official, run_cli
 from lsplits.build.card import CardInfo
 from lsplits.build.pipeline import DatasetSpec
 from lsplits.data.loading import LoadedData
@@ -64,9 +64,9 @@ SPEC = DatasetSpec(
 )
 
 
-def load(data_files: list[str] | None = None) -> LoadedData:
+def load(data_files: list[str] | None = None, *, sources: Sources | None = None) -> LoadedData:
     """SNLI pooled over train/validation/test (from the Hub, or the official JSONL files)."""
-    return load_official(SPEC.task, "stanfordnlp/snli", ("train", "validation", "test"), data_files, from_official)
+    return load_official(SPEC.task, "stanfordnlp/snli", ("train", "validation", "test"), data_files, from_official, sources=sources)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 
-from builders.common import load_official, run_cli
+from .common import Sources, load_official, run_cli
 from lsplits.build.card import CardInfo
 from lsplits.build.pipeline import DatasetSpec
 from lsplits.data.loading import LoadedData
@@ -61,10 +61,10 @@ SPEC = DatasetSpec(
 )
 
 
-def load(data_files: list[str] | None = None) -> LoadedData:
+def load(data_files: list[str] | None = None, *, sources: Sources | None = None) -> LoadedData:
     """Spider pooled over train_spider and dev (from the Hub, or the official JSON/JSONL files),
     with a ``hardness`` field (Spider's level of the gold SQL; ``unknown`` when it cannot be parsed)."""
-    loaded = load_official(SPEC.task, "xlangai/spider", ("train", "validation"), data_files)
+    loaded = load_official(SPEC.task, "xlangai/spider", ("train", "validation"), data_files, sources=sources)
     for example in loaded.examples:
         example["hardness"] = query_hardness(example)
     if "hardness" not in loaded.columns:

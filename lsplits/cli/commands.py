@@ -10,12 +10,11 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from lsplits.build.card import CardInfo
-from lsplits.build.pipeline import DatasetSpec, build_splits, export_dataset, plan_build, score_records
-from lsplits.data.loading import LoadedData, load_examples
-from lsplits.data.registry import is_builder, load_builder
-from lsplits.data.tasks import generic_task
-from lsplits.errors import ConfigError
+from lsplits.api import build as build_dataset
+from lsplits.api import resolve_data, score_loaded
+from lsplits.build.pipeline import DatasetSpec, plan_build, score_records
+from lsplits.data.loading import LoadedData
+from lsplits.data.registry import is_builder
 
 if TYPE_CHECKING:
     import argparse
@@ -26,16 +25,9 @@ logger = logging.getLogger(__name__)
 
 
 def resolve_dataset(args: argparse.Namespace) -> tuple[DatasetSpec, LoadedData]:
-    """The dataset spec and loaded examples for DATA / --data-files and the generic-task flags."""
-    if is_builder(args.data):
-        builder = load_builder(args.data)
-        return builder.SPEC, builder.load(data_files=args.data_files)
-    if not args.query_field:
-        raise ConfigError("generic datasets need --query-field (the text the LM scores)")
-    task = generic_task(args.query_field, args.prompt_template, args.label_field)
-    name = Path(args.data_files[0]).stem if args.data_files else str(args.data)
-    spec = DatasetSpec(task=task, card=CardInfo(pretty_name=f"{name} (Likelihood Splits)"))
-    return spec, load_examples(task, data=args.data, data_files=args.data_files)
+    """The dataset spec and loaded examples for DATA / --data-files and the generic-task flags (:func:`lsplits.api.resolve_data`)."""
+    return resolve_data(args.data, query_field=args.query_field, prompt_template=args.prompt_template,
+                        label_field=args.label_field, data_files=args.data_files)
 
 
 def input_paths(args: argparse.Namespace) -> list[Path]:
@@ -57,21 +49,20 @@ def check_out(args: argparse.Namespace, expect: Literal["folder", "file"]) -> No
 
 
 def score(args: argparse.Namespace) -> int:
-    """``lsplits score``: write per-example scores to a parquet file."""
+    """``lsplits score``: write per-example scores to a parquet file (:func:`lsplits.api.score_loaded`)."""
     from lsplits.io import atomic_write_parquet
     from lsplits.lm.distributed import is_main
-    from lsplits.lm.pipeline import compute_scores
     from lsplits.lm.plan import RunPlan
 
     plan = RunPlan.make(args.lm, args.setting, folds=args.folds, seed=args.seed, max_steps=args.max_steps)
     if not args.dry_run:
         check_out(args, "file")
     spec, loaded = resolve_dataset(args)
-    records = score_records(loaded.examples, spec.task, args.setting)
     if args.dry_run:
-        return dry_run({args.setting: (records, plan)})
-    frame = compute_scores(records, plan=plan, cache_dir=args.cache_dir, progress=not args.no_progress,
-                           compile=args.compile)
+        return dry_run({args.setting: (score_records(loaded.examples, spec.task, args.setting), plan)})
+    frame = score_loaded(spec, loaded, lm=args.lm, setting=args.setting, folds=args.folds, seed=args.seed,
+                         max_steps=args.max_steps, cache_dir=args.cache_dir, progress=not args.no_progress,
+                         compile=args.compile)
     if is_main():
         atomic_write_parquet(args.out, frame, mark="score")
         logger.info("wrote %d scores to %s", len(frame), args.out)
@@ -93,7 +84,7 @@ def dry_run(runs: dict[str, tuple[list[dict], RunPlan]]) -> int:
 
 
 def build(args: argparse.Namespace) -> int:
-    """``lsplits build``: score, split, export and optionally push."""
+    """``lsplits build``: score, split (:func:`lsplits.api.build`), export and optionally push."""
     if not args.dry_run:
         check_out(args, "folder")
         if args.push_to_hub:
@@ -106,18 +97,17 @@ def build(args: argparse.Namespace) -> int:
                           max_steps=args.max_steps)
         return dry_run({kind: (score_records(loaded.examples, spec.task, kind), run)
                         for kind, run in plan.runs.items()})
-    result = build_splits(spec, loaded, lm=args.lm, configs=args.configs, eval_size=args.eval_size,
-                          seed=args.seed, folds=args.folds, cache_dir=args.cache_dir, max_steps=args.max_steps,
-                          progress=not args.no_progress, compile=args.compile)
+    splits = build_dataset(spec, loaded, lm=args.lm, configs=args.configs, eval_size=args.eval_size,
+                           seed=args.seed, folds=args.folds, cache_dir=args.cache_dir, max_steps=args.max_steps,
+                           progress=not args.no_progress, compile=args.compile)
     from lsplits.lm.distributed import is_main
 
     if not is_main():
         return 0
-    out = export_dataset(spec, result, args.out, lm=args.lm, folds=args.folds, seed=args.seed,
-                         repo_hint=args.push_to_hub)
-    for name, reason in result.skipped.items():
+    out = splits.write(args.out, repo_hint=args.push_to_hub)
+    for name, reason in splits.skipped.items():
         print(f"skipped {name}: {reason}")
-    print(f"wrote {len(result.configs)} configs ({', '.join(result.configs)}) to {out}")
+    print(f"wrote {len(splits)} configs ({', '.join(splits)}) to {out}")
     if args.push_to_hub:
         from lsplits.hub.push import push_folder
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
+import lsplits
 from lsplits.errors import LsplitsError
 
 logger = logging.getLogger("lsplits")
@@ -370,6 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="lsplits", description=DESCRIPTION,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument("--version", action="version", version=f"lsplits {lsplits.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
         command.arguments(sub.add_parser(command.name, help=command.help))
