@@ -1,4 +1,5 @@
 # `make demo`: offline end-to-end run; `make test`: lint + full test suite.
+# `make test` also runs every docstring example of lsplits/ (pytest --doctest-modules lsplits).
 # Both create or reuse .venv/ at the repo root and install what they need.
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -52,6 +53,7 @@ browser: $(VENV)/.installed-dev
 
 test: lint browser
 	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest -q
+	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest -q --doctest-modules lsplits
 
 clean:
 	rm -rf $(VENV) out

@@ -10,7 +10,7 @@ import sys
 from .common import Sources, load_official, run_cli
 from lsplits.build.card import CardInfo
 from lsplits.build.pipeline import DatasetSpec
-from lsplits.data.loading import LoadedData
+from lsplits.data.loading import LoadedData, LoadOptions
 from lsplits.data.tasks import boolq_task
 
 CITATION = """@inproceedings{clark-etal-2019-boolq,
@@ -37,9 +37,10 @@ SPEC = DatasetSpec(
 )
 
 
-def load(data_files: list[str] | None = None, *, sources: Sources | None = None) -> LoadedData:
+def load(data_files: list[str] | None = None, options: LoadOptions | None = None, *,
+         sources: Sources | None = None) -> LoadedData:
     """BoolQ pooled over train/validation (from the Hub, or the official JSONL files)."""
-    return load_official(SPEC.task, "google/boolq", ("train", "validation"), data_files, sources=sources)
+    return load_official(SPEC.task, "google/boolq", ("train", "validation"), data_files, options=options, sources=sources)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from lsplits.data.loading import LoadedData, load_sources, parse_data_files, prepare_examples, read_records
+from lsplits.data.loading import (
+    LoadedData,
+    LoadOptions,
+    load_sources,
+    parse_data_files,
+    prepare_examples,
+    read_records,
+)
 from lsplits.data.tasks import Task
 from lsplits.errors import DataError
 
@@ -25,7 +32,8 @@ def official_split_name(path: str | Path) -> str:
 
 
 def load_official(task: Task, hub_id: str, hub_splits: Sequence[str], data_files: Sequence[str] | None,
-                  convert: Callable[[Record], Record] | None = None, *, sources: Sources | None = None) -> LoadedData:
+                  convert: Callable[[Record], Record] | None = None, *, options: LoadOptions | None = None,
+                  sources: Sources | None = None) -> LoadedData:
     """Pool ``hub_splits`` of ``hub_id`` (or local official files, or ``sources`` already read), convert
     records, check and filter.
 
@@ -45,7 +53,7 @@ def load_official(task: Task, hub_id: str, hub_splits: Sequence[str], data_files
         sources = load_sources(hub_id, splits=hub_splits)
     if convert is not None:
         sources = [(name, _convert_all(convert, records, desc), desc) for name, records, desc in sources]
-    return prepare_examples(sources, task)
+    return prepare_examples(sources, task, options)
 
 
 def _convert_all(convert: Callable[[Record], Record], records: list[Record], source: str) -> list[Record]:

@@ -17,7 +17,7 @@ from dataclasses import replace
 from .common import Sources, load_official, run_cli
 from lsplits.build.card import CardInfo
 from lsplits.build.pipeline import DatasetSpec
-from lsplits.data.loading import LoadedData
+from lsplits.data.loading import LoadedData, LoadOptions
 from lsplits.data.tasks import spider_task
 from lsplits.splits.spider import SPIDER_POLICY, normalize_question, query_hardness
 
@@ -61,10 +61,11 @@ SPEC = DatasetSpec(
 )
 
 
-def load(data_files: list[str] | None = None, *, sources: Sources | None = None) -> LoadedData:
+def load(data_files: list[str] | None = None, options: LoadOptions | None = None, *,
+         sources: Sources | None = None) -> LoadedData:
     """Spider pooled over train_spider and dev (from the Hub, or the official JSON/JSONL files),
     with a ``hardness`` field (Spider's level of the gold SQL; ``unknown`` when it cannot be parsed)."""
-    loaded = load_official(SPEC.task, "xlangai/spider", ("train", "validation"), data_files, sources=sources)
+    loaded = load_official(SPEC.task, "xlangai/spider", ("train", "validation"), data_files, options=options, sources=sources)
     for example in loaded.examples:
         example["hardness"] = query_hardness(example)
     if "hardness" not in loaded.columns:

@@ -9,17 +9,18 @@ writes what ``lsplits build --out`` writes and :meth:`~LikelihoodSplits.push_to_
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsplits.build.card import CardInfo
 from lsplits.build.pipeline import BuildResult, DatasetSpec, build_splits, export_dataset, score_records
-from lsplits.data.loading import LoadedData, load_sources, prepare_examples
+from lsplits.build.settings import BuildSettings, ScoreSettings
+from lsplits.data.loading import LoadedData, LoadOptions, load_sources, prepare_examples
 from lsplits.data.registry import builder_names, is_builder, load_builder
 from lsplits.data.tasks import DEFAULT_SETTING, Setting, generic_task, resolve_setting
 from lsplits.errors import ConfigError, DataError
@@ -64,12 +65,14 @@ def _sources(data: Any) -> Sources | str:
 
 def resolve_data(data: Any = None, *, task: str | None = None, query_field: str | None = None,
                  prompt_template: str | None = None, label_field: str | None = None,
-                 data_files: Sequence[str] | None = None) -> tuple[DatasetSpec, LoadedData]:
+                 data_files: Sequence[str] | None = None,
+                 options: LoadOptions | None = None) -> tuple[DatasetSpec, LoadedData]:
     """The dataset spec and the checked, filtered examples (with stable ids) of ``data`` or ``data_files``.
 
     ``task`` (or ``data`` itself being a builder name such as ``"snli"``) applies that builder: its
     fields, conversion, filters, split policy and card; otherwise ``query_field`` (and optionally
-    ``prompt_template``, ``label_field``) describe a generic dataset.
+    ``prompt_template``, ``label_field``) describe a generic dataset. ``options``: missing labels and
+    field renames (:class:`~lsplits.data.loading.LoadOptions`).
 
     >>> spec, loaded = resolve_data([{"text": "a b"}, {"text": ""}, {"text": "c"}], query_field="text")
     >>> [example["id"] for example in loaded.examples], loaded.dropped
@@ -86,10 +89,11 @@ def resolve_data(data: Any = None, *, task: str | None = None, query_field: str 
                               "label_field out")
         builder = load_builder(task)
         if isinstance(sources, str):  # a local file is named by split as the official files are
-            is_file = Path(sources).expanduser().is_file()
-            return builder.SPEC, builder.load(data_files=[sources]) if is_file else builder.load(
-                sources=load_sources(sources))
-        return builder.SPEC, builder.load(data_files=list(data_files) if data_files else None, sources=sources)
+            if Path(sources).expanduser().is_file():
+                return builder.SPEC, builder.load(data_files=[sources], options=options)
+            sources = load_sources(sources)
+        return builder.SPEC, builder.load(data_files=list(data_files) if data_files else None, options=options,
+                                          sources=sources)
     if not query_field:
         raise ConfigError("generic datasets need --query-field (query_field in Python): the text the LM scores")
     generic = generic_task(query_field, prompt_template or "", label_field)
@@ -99,7 +103,7 @@ def resolve_data(data: Any = None, *, task: str | None = None, query_field: str 
         name = Path(data_files[0].split("=")[-1]).stem if data_files else str(sources)
         sources = load_sources(sources, data_files)
     spec = DatasetSpec(task=generic, card=CardInfo(pretty_name=f"{name} (Likelihood Splits)"))
-    return spec, prepare_examples(sources, generic)
+    return spec, prepare_examples(sources, generic, options)
 
 
 def setting_configs(spec: DatasetSpec, setting: Setting | None) -> tuple[str, ...]:
@@ -118,15 +122,6 @@ def setting_configs(spec: DatasetSpec, setting: Setting | None) -> tuple[str, ..
     return tuple(name for name in spec.configs if available[name].setting in (None, setting))
 
 
-@dataclass(frozen=True)
-class BuildRecord:
-    """The LM settings a build's card and ``lsplits.json`` record."""
-
-    lm: str
-    folds: int
-    seed: int
-
-
 class LikelihoodSplits(Mapping[str, "datasets.DatasetDict"]):
     """A Likelihood-Split build: config name -> ``datasets.DatasetDict`` with train / validation / test.
 
@@ -134,10 +129,10 @@ class LikelihoodSplits(Mapping[str, "datasets.DatasetDict"]):
     typed exactly as the written parquet files are. A config is turned into a DatasetDict when first read.
     """
 
-    def __init__(self, spec: DatasetSpec, result: BuildResult, record: BuildRecord) -> None:
+    def __init__(self, spec: DatasetSpec, result: BuildResult, settings: BuildSettings) -> None:
         self.spec = spec
         self.result = result
-        self.record = record
+        self.settings = settings
         self._loaded: dict[str, datasets.DatasetDict] = {}
         self._schema: Any = None
 
@@ -181,8 +176,7 @@ class LikelihoodSplits(Mapping[str, "datasets.DatasetDict"]):
     def write(self, folder: str | Path, *, repo_hint: str | None = None) -> Path:
         """Write the Hub-layout folder ``lsplits build --out`` writes (parquet per config and split, card, plots,
         ``lsplits.json``); ``folder`` must be new, empty or written by lsplits. Returns the folder."""
-        return export_dataset(self.spec, self.result, folder, lm=self.record.lm, folds=self.record.folds,
-                              seed=self.record.seed, repo_hint=repo_hint)
+        return export_dataset(self.spec, self.result, folder, self.settings, repo_hint=repo_hint)
 
     def push_to_hub(self, repo_id: str, *, private: bool = False, token: str | None = None) -> str:
         """Push every config, the card and the plots to the dataset repo ``repo_id`` in one commit; the commit URL.
@@ -197,20 +191,30 @@ class LikelihoodSplits(Mapping[str, "datasets.DatasetDict"]):
             return push_folder(folder, repo_id, repo_type="dataset", private=private, token=token)
 
 
-def build(spec: DatasetSpec, loaded: LoadedData, *, lm: str, configs: Sequence[str] | None = None,
-          eval_size: int | float | None = None, folds: int = 3, seed: int = 0, max_steps: int | None = None,
-          cache_dir: str | Path | None = None, progress: bool = False, compile: bool = False) -> LikelihoodSplits:
-    """Score ``loaded`` and split it into every config: what ``lsplits build`` and :func:`likelihood_splits` run."""
-    result = build_splits(spec, loaded, lm=lm, configs=configs, eval_size=eval_size, seed=seed, folds=folds,
-                          cache_dir=cache_dir, max_steps=max_steps, progress=progress, compile=compile)
-    return LikelihoodSplits(spec, result, BuildRecord(lm=lm, folds=folds, seed=seed))
+def build(spec: DatasetSpec, loaded: LoadedData, settings: BuildSettings, *, cache_dir: str | Path | None = None,
+          progress: bool = False, compile: bool = False) -> LikelihoodSplits:
+    """Score ``loaded`` and split it into every config: what ``lsplits build`` and :func:`likelihood_splits` run.
+
+    ``settings`` decide the result; ``cache_dir`` (scores and fold checkpoints kept for a rerun), ``progress``
+    and ``compile`` only how the run goes.
+    """
+    result = build_splits(spec, loaded, settings, cache_dir=cache_dir, progress=progress, compile=compile)
+    return LikelihoodSplits(spec, result, settings)
 
 
-def likelihood_splits(data: Any, *, query_field: str | None = None, prompt_template: str | None = None,
-                      label_field: str | None = None, lm: str, setting: Setting | None = DEFAULT_SETTING,
-                      configs: Sequence[str] | None = None, eval_size: int | float | None = None, folds: int = 3,
-                      seed: int = 0, max_steps: int | None = None, task: str | None = None,
-                      cache_dir: str | Path | None = None, progress: bool = False) -> LikelihoodSplits:
+def _renames(rename: Mapping[str, str] | None) -> tuple[str, ...]:
+    return tuple(f"{old}={new}" for old, new in (rename or {}).items())
+
+
+def likelihood_splits(data: Any, *, query_field: str | None = BuildSettings.query_field,
+                      prompt_template: str = BuildSettings.prompt_template,
+                      label_field: str | None = BuildSettings.label_field, lm: str,
+                      setting: Setting | None = DEFAULT_SETTING, configs: Sequence[str] | None = BuildSettings.configs,
+                      eval_size: int | float | None = BuildSettings.eval_size, folds: int = BuildSettings.folds,
+                      seed: int = BuildSettings.seed, max_steps: int | None = BuildSettings.max_steps,
+                      task: str | None = None, missing_labels: str = BuildSettings.missing_labels,
+                      rename: Mapping[str, str] | None = None, cache_dir: str | Path | None = None,
+                      progress: bool = False) -> LikelihoodSplits:
     """Likelihood Splits of ``data``: config name -> ``datasets.DatasetDict`` (train / validation / test).
 
     Args:
@@ -227,6 +231,8 @@ def likelihood_splits(data: Any, *, query_field: str | None = None, prompt_templ
         eval_size: validation + test as a count or a fraction (default: the paper's proportion, or 20%).
         folds, seed, max_steps: k of the k-fold setting; the seed of folds, training and splits; training steps.
         task: ``"snli"``, ``"boolq"`` or ``"spider"`` applies that builder (fields, filters, Spider's policy).
+        missing_labels: ``"error"`` (an example without a label stops the build) or ``"drop"``.
+        rename: ``{old: new}`` field renames applied when loading (to keep a field named like one lsplits adds).
         cache_dir: where scores and fold checkpoints are cached (a rerun reuses them).
         progress: show progress bars.
 
@@ -242,33 +248,41 @@ def likelihood_splits(data: Any, *, query_field: str | None = None, prompt_templ
     >>> splits["ll_split"]["test"].column_names
     ['id', 'text', 'source_split', 'll_score', 'll_tokens', 'length']
     """
+    named = task or (str(data) if isinstance(data, (str, os.PathLike)) else None)
+    settings = BuildSettings(data=named, query_field=query_field, prompt_template=prompt_template,
+                             label_field=label_field, lm=lm, folds=folds, seed=seed, max_steps=max_steps,
+                             missing_labels=missing_labels, rename=_renames(rename),
+                             configs=tuple(configs) if configs is not None else None, eval_size=eval_size)
     spec, loaded = resolve_data(data, task=task, query_field=query_field, prompt_template=prompt_template,
-                                label_field=label_field)
-    if configs is None and setting is not None:
-        configs = setting_configs(spec, setting)
-    return build(spec, loaded, lm=lm, configs=configs, eval_size=eval_size, folds=folds, seed=seed,
-                 max_steps=max_steps, cache_dir=cache_dir, progress=progress)
+                                label_field=label_field, options=settings.load_options())
+    if settings.configs is None and setting is not None:
+        settings = dataclasses.replace(settings, configs=setting_configs(spec, setting))
+    return build(spec, loaded, settings, cache_dir=cache_dir, progress=progress)
 
 
-def score_loaded(spec: DatasetSpec, loaded: LoadedData, *, lm: str, setting: Setting = DEFAULT_SETTING,
-                 folds: int = 3, seed: int = 0, max_steps: int | None = None, cache_dir: str | Path | None = None,
-                 progress: bool = False, compile: bool = False) -> pd.DataFrame:
+def score_loaded(spec: DatasetSpec, loaded: LoadedData, settings: ScoreSettings, *,
+                 cache_dir: str | Path | None = None, progress: bool = False, compile: bool = False) -> pd.DataFrame:
     """``id``, ``ll_score``, ``ll_tokens`` of every example in order: what ``lsplits score`` and :func:`score` run."""
     from lsplits.lm.pipeline import compute_scores
     from lsplits.lm.plan import RunPlan
 
-    plan = RunPlan.make(lm, setting, folds=folds, seed=seed, max_steps=max_steps)
-    return compute_scores(score_records(loaded.examples, spec.task, setting), plan=plan, cache_dir=cache_dir,
-                          progress=progress, compile=compile)
+    plan = RunPlan.make(settings.lm, settings.setting, folds=settings.folds, seed=settings.seed,
+                        max_steps=settings.max_steps)
+    return compute_scores(score_records(loaded.examples, spec.task, settings.setting), plan=plan,
+                          cache_dir=cache_dir, progress=progress, compile=compile)
 
 
-def score(data: Any, *, query_field: str | None = None, prompt_template: str | None = None, lm: str,
-          setting: Setting = DEFAULT_SETTING, folds: int = 3, seed: int = 0, max_steps: int | None = None,
-          task: str | None = None, cache_dir: str | Path | None = None, progress: bool = False) -> datasets.Dataset:
+def score(data: Any, *, query_field: str | None = ScoreSettings.query_field,
+          prompt_template: str = ScoreSettings.prompt_template, lm: str, setting: Setting = ScoreSettings.setting,
+          folds: int = ScoreSettings.folds, seed: int = ScoreSettings.seed,
+          max_steps: int | None = ScoreSettings.max_steps, task: str | None = None,
+          rename: Mapping[str, str] | None = None, cache_dir: str | Path | None = None,
+          progress: bool = False) -> datasets.Dataset:
     """``data`` (any input :func:`likelihood_splits` takes) as a ``datasets.Dataset`` in input order, with
     ``id``, ``ll_score`` (sum of the query tokens' log-probabilities given the prompt) and ``ll_tokens`` added.
 
-    Examples the task's filters drop (an empty query) are left out, and logged.
+    ``setting`` is ``"ft"`` (each example scored by an LM trained in ``folds`` folds on the others) or ``"pt"``
+    (a frozen pretrained LM). Examples the task's filters drop (an empty query) are left out, and logged.
 
     >>> rows = [{"text": t} for t in ["a cat", "a dog", "the cat", "the dog", "a bird", "the bird"]]
     >>> scored = score(rows, query_field="text", lm="scratch", max_steps=2, folds=2)
@@ -277,15 +291,17 @@ def score(data: Any, *, query_field: str | None = None, prompt_template: str | N
     """
     import datasets
     import pandas as pd
+    from datasets.table import InMemoryTable
 
-    spec, loaded = resolve_data(data, task=task, query_field=query_field, prompt_template=prompt_template)
-    frame = score_loaded(spec, loaded, lm=lm, setting=setting, folds=folds, seed=seed, max_steps=max_steps,
-                         cache_dir=cache_dir, progress=progress)
     from lsplits.build.export import to_arrow, unify_types
 
+    named = task or (str(data) if isinstance(data, (str, os.PathLike)) else None)
+    settings = ScoreSettings(data=named, query_field=query_field, prompt_template=prompt_template, lm=lm,
+                             folds=folds, seed=seed, max_steps=max_steps, rename=_renames(rename), setting=setting)
+    spec, loaded = resolve_data(data, task=task, query_field=query_field, prompt_template=prompt_template,
+                                options=settings.load_options())
+    frame = score_loaded(spec, loaded, settings, cache_dir=cache_dir, progress=progress)
     table = unify_types(pd.DataFrame(loaded.examples), loaded.source)
     by_id = frame.set_index("id").loc[table["id"]]  # in the examples' order, whatever the scorer's
     table = table.assign(ll_score=by_id["ll_score"].to_numpy(), ll_tokens=by_id["ll_tokens"].to_numpy())
-    from datasets.table import InMemoryTable
-
     return datasets.Dataset(InMemoryTable(to_arrow(table)))

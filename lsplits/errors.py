@@ -1,8 +1,31 @@
-"""Error types of lsplits: every user-facing failure names the file, example and field at fault.
+"""Error types of lsplits: every user-facing failure names the file, example, field or option at fault.
 
-One family: every error a user can cause is an :class:`LsplitsError`, which the CLI and the Space
-print as one line. :class:`InvalidInput` and :class:`InvalidOption` also derive from ``ValueError``,
-what Python callers of the library functions (PRR, the estimators, the metrics) expect.
+Which class means what (one rule each; pick the first that fits):
+
+- :class:`InvalidOutput`: one output string (a beam candidate, a prediction, a reference) that a
+  similarity function's ``prepare`` cannot parse. Not a failure: the caller counts the candidate
+  invalid (similarity 0 with the others). Raise it only from a similarity function.
+- :class:`InvalidInput`: values handed to a library function that it cannot use (mismatched lengths,
+  NaN, no examples, a string where a list is due). Names the argument.
+- :class:`DataError`: a problem in the user's data (a missing field or label, an empty file, a
+  duplicate id); names the file, line, example and field.
+- :class:`InvalidOption`: one option or argument whose value lies outside what a function accepts
+  (a range, an unknown name such as an estimator, config, setting or metric, a wrong type). Names it.
+- :class:`ConfigError`: a run that cannot go ahead as configured, beyond one option's value: options
+  that conflict, a model, folder, Hub repo or token the options name that cannot be used, a folder
+  lsplits must not write into. The user fixes it by changing the command.
+- :class:`SplitInvariantError`: a split broke one of its own invariants (not a partition, a config's
+  promise); lsplits' own check, raised before anything is written.
+- :class:`SimilarityFailure`: a similarity function raised anything other than InvalidOutput (a bug,
+  in lsplits or a registered user function). Not an LsplitsError: the run fails with a traceback,
+  and the message names the metric, the example and the candidate.
+
+Every :class:`LsplitsError` is printed as one line by the process boundaries (the CLI in
+``lsplits.cli.parser.main`` and the Space), the only places that catch ``Exception``; a library
+function converts a third-party failure into one of these classes only for the exception types that
+third party documents (:func:`hub_failures`), so that a bug is never turned into a user message.
+:class:`InvalidInput` and :class:`InvalidOption` also derive from ``ValueError``, what Python callers
+of the library functions (PRR, the estimators, the metrics) expect.
 """
 
 from __future__ import annotations
@@ -34,7 +57,7 @@ class DataError(LsplitsError):
 
 
 class ConfigError(LsplitsError):
-    """Invalid settings: an eval size too large, an unknown config or metric name, a bad model."""
+    """A run that cannot go ahead as configured: conflicting options, an unusable model, folder or repo."""
 
 
 class SplitInvariantError(LsplitsError):
@@ -48,8 +71,50 @@ class InvalidInput(DataError, ValueError):
     """
 
 
+class InvalidOutput(InvalidInput):
+    """A candidate or reference that a similarity's ``prepare`` cannot parse (counted invalid, not a failure)."""
+
+
 class InvalidOption(ConfigError, ValueError):
     """An option or name outside what a function accepts (a range, an unknown estimator or metric).
 
     A ConfigError for the CLI (one line) and a ValueError for Python callers.
     """
+
+
+class SimilarityFailure(RuntimeError):
+    """A similarity function raised something other than InvalidOutput: a bug, reported with its traceback."""
+
+
+def hub_failures() -> tuple[type[BaseException], ...]:
+    """The exception types by which ``huggingface_hub`` and ``datasets`` report a failed download or load.
+
+    What a library function may turn into a one-line ConfigError/DataError (offline, unknown or gated
+    repo, missing file, unreadable data); anything else (a TypeError, a KeyError) is a bug and propagates.
+    """
+    failures: list[type[BaseException]] = [OSError, ValueError]
+    try:
+        from huggingface_hub.errors import EntryNotFoundError
+
+        failures.append(EntryNotFoundError)
+    except ImportError:  # pragma: no cover - an old huggingface_hub: its errors are OSErrors
+        pass
+    try:
+        import httpx
+
+        failures.append(httpx.HTTPError)
+    except ImportError:  # pragma: no cover - huggingface_hub without httpx uses requests (OSErrors)
+        pass
+    try:
+        from datasets.exceptions import DatasetsError
+
+        failures.append(DatasetsError)
+    except ImportError:  # pragma: no cover - datasets not installed
+        pass
+    try:
+        import yaml
+
+        failures.append(yaml.YAMLError)  # a dataset card whose YAML header does not parse
+    except ImportError:  # pragma: no cover - datasets not installed
+        pass
+    return tuple(failures)

@@ -127,11 +127,12 @@ def foreign_files(folder: str | os.PathLike[str], limit: int = 3) -> list[str]:
 
 def _is_marked_parquet(path: Path) -> bool:
     """True for a parquet file whose schema metadata carries :data:`PARQUET_MARK`."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
         return PARQUET_MARK in (pq.read_schema(path).metadata or {})
-    except Exception:  # not parquet, unreadable, truncated: not ours
+    except (OSError, ValueError, pa.ArrowException):  # not parquet, unreadable, truncated: not ours
         return False
 
 

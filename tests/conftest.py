@@ -8,7 +8,9 @@ marker variable, and at the end any process still carrying it fails the run (and
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -18,8 +20,14 @@ import pytest
 SESSION_MARKER = "LSPLITS_TEST_SESSION"
 
 
+_OWN_CACHE: list[str] = []
+
+
 def pytest_configure(config) -> None:
     os.environ.setdefault(SESSION_MARKER, uuid.uuid4().hex)
+    if not os.environ.get("LSPLITS_CACHE"):  # defaults (demo, Space, CLI) never touch the user's cache
+        _OWN_CACHE.append(tempfile.mkdtemp(prefix="lsplits-test-cache-"))
+        os.environ["LSPLITS_CACHE"] = _OWN_CACHE[0]
 
 
 def _marked_processes() -> list[tuple[int, str]]:
@@ -41,6 +49,8 @@ def _marked_processes() -> list[tuple[int, str]]:
 
 def pytest_sessionfinish(session, exitstatus) -> None:
     """Fail the run if a process the suite started outlives it (after a short grace period)."""
+    for folder in _OWN_CACHE:
+        shutil.rmtree(folder, ignore_errors=True)
     if not Path("/proc/self/environ").exists():
         return
     deadline = time.monotonic() + 10
@@ -76,7 +86,8 @@ class RecordingApi:
     def whoami(self, **kwargs):
         RecordingApi.calls.append(("whoami", self.token))
         if self.token not in RecordingApi.valid_tokens:
-            raise RuntimeError("401 Client Error: Unauthorized for url: https://huggingface.co/api/whoami-v2")
+            # the Hub's HfHubHTTPError is an OSError (it needs a real HTTP response to be built)
+            raise OSError("401 Client Error: Unauthorized for url: https://huggingface.co/api/whoami-v2")
         return {"name": "recorded-user"}
 
     def create_repo(self, repo_id, **kwargs):

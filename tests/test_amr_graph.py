@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from amr_helpers import sample_graphs
 
+from lsplits.errors import InvalidOutput
 from lsplits.similarity.amr.graph import labelled_graph, parse_amr
-from lsplits.similarity.registry import InvalidOutput
 
 
 def test_nodes_relations_attributes_and_top():

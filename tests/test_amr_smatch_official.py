@@ -20,6 +20,7 @@ import random
 import pytest
 from amr_helpers import brute_force_matches, sample_graphs
 
+from lsplits.errors import InvalidOutput
 from lsplits.similarity import registry as similarity
 from lsplits.similarity.amr.align import (
     _Climber,
@@ -30,7 +31,6 @@ from lsplits.similarity.amr.align import (
 )
 from lsplits.similarity.amr.graph import parse_amr, parse_smatch
 from lsplits.similarity.amr.smatch import SMATCH, SMATCH_CORRECTED, corpus_smatch, smatch_counts
-from lsplits.similarity.registry import InvalidOutput
 
 # (name, A, B, official (matched, triples A, triples B), corrected (matched, triples A, triples B))
 CASES = [

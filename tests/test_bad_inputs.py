@@ -160,11 +160,12 @@ CASES_OUTPUTS: list[Case] = [
 # --- Spider SQL ----------------------------------------------------------------------------------------------
 
 
-def spider_with_query(query: object) -> Callable[[Path], list[str]]:
-    """Setup: a small official-style Spider dev file whose fourth example has ``query`` as its SQL."""
+def spider_with_query(query: object, **extra: object) -> Callable[[Path], list[str]]:
+    """Setup: a small official-style Spider dev file whose fourth example has ``query`` as its SQL
+    (and every example the ``extra`` fields)."""
     def setup(folder: Path) -> list[str]:
         rows = [{"db_id": "concert_singer", "query": "SELECT name FROM singer WHERE age  >  20",
-                 "question": f"Which singers are older than {20 + i}?"} for i in range(12)]
+                 "question": f"Which singers are older than {20 + i}?", **extra} for i in range(12)]
         rows[3]["query"] = query
         data = write_jsonl(folder / "dev.jsonl", rows)
         return ["build", "spider", "--data-files", str(data), "--lm", "scratch", "--out", str(folder / "out"),
@@ -395,6 +396,14 @@ def _with_model(make: Callable[[Path, Path], Path], rows: Callable[[], list[dict
     return setup
 
 
+def _with_missing_labels(missing: object) -> list[dict]:
+    """The text rows with ``missing`` as the label of rows 5, 11 and 17."""
+    rows = text_rows()
+    for i in (5, 11, 17):
+        rows[i]["topic"] = missing
+    return rows
+
+
 def _one_class_short() -> list[dict]:
     """40 rows, 39 of topic 'a' and 1 of topic 'b': an eval of 8 needs 4 of each."""
     return [{**row, "topic": "b" if i == 0 else "a"} for i, row in enumerate(text_rows())]
@@ -550,6 +559,27 @@ CASES_DATA: list[Case] = [
     Case("eval_size_zero", _build_with("--eval-size", "0"), ("argument --eval-size", "at least 1, got 0")),
     Case("eval_size_nan", _build_with("--eval-size", "nan"), ("argument --eval-size", "(0, 1)", "nan")),
     Case("demo_n_zero", lambda f: ["demo", "--n", "0", "--out", str(f / "out")], ("argument --n", "at least 1, got 0")),
+    # issue 18 item 2: a missing label is an error (count + first example), not a class of its own
+    Case("label_null", _build_with(rows=lambda: _with_missing_labels(None)),
+         ("data.jsonl", "field 'topic'", "3 of 40 examples have no label", "the first is 'data-5'",
+          "--missing-labels drop")),
+    Case("label_nan", _build_with(rows=lambda: _with_missing_labels(float("nan"))),
+         ("field 'topic'", "3 of 40 examples have no label (null, NaN or empty)")),
+    Case("label_empty_csv", _bytes_file("data.csv", b"text,topic\nred cat,a\nblue dog,\nbig tree,b\n"),
+         ("data.csv", "field 'topic'", "1 of 3 examples have no label", "'data-1'")),
+    Case("missing_labels_unknown_choice", _build_with("--missing-labels", "keep"),
+         ("argument --missing-labels", "invalid choice: 'keep'")),
+    # issue 18 item 3: a user field lsplits writes is refused before any work, with the way out
+    *[Case(f"user_field_{name}", _build_with(rows=lambda name=name: [dict(r, **{name: 1}) for r in text_rows()]),
+           (f"field {name!r}", f"lsplits writes its own {name!r}", f"--rename {name}={name}_orig"))
+      for name in ("ll_score", "ll_tokens", "length")],
+    Case("spider_user_field_hardness", spider_with_query("SELECT name FROM singer", hardness="easy"),
+         ("field 'hardness'", "lsplits writes its own 'hardness'", "--rename hardness=hardness_orig")),
+    Case("rename_unknown_field", _build_with("--rename", "size=size_orig"),
+         ("--rename size=size_orig", "there is no field 'size'", "text, topic")),
+    Case("rename_onto_an_existing_field", _build_with("--rename", "text=topic"),
+         ("--rename text=topic", "already has a field 'topic'")),
+    Case("rename_without_equals", _build_with("--rename", "length"), ("--rename 'length'", "expected OLD=NEW")),
 ]
 
 

@@ -25,6 +25,7 @@ from lsplits.build.pipeline import (
     split_inputs,
     split_scored,
 )
+from lsplits.build.settings import BuildSettings
 from lsplits.data.loading import prepare_examples
 from lsplits.data.tasks import generic_task
 from lsplits.errors import ConfigError
@@ -62,20 +63,20 @@ def test_eval_sizes_that_leave_a_split_empty_are_refused():
 
 
 def test_plan_skips_prompted_configs_without_a_pretrained_lm():
-    plan = plan_build(spec(), lm="scratch", configs=["ll_split_pt", "random", "ll_split"])
+    plan = plan_build(spec(), BuildSettings(lm="scratch", configs=["ll_split_pt", "random", "ll_split"]))
     assert list(plan.configs) == ["random", "ll_split"] and plan.settings == ["ft"]
     assert plan.skipped == {"ll_split_pt": "needs a pretrained LM for prompting; --lm scratch has none"}
     assert plan.runs["ft"].train_config == TrainConfig.scratch()  # the scratch LM's own defaults
     with pytest.raises(ConfigError, match="no config left to build: ll_split_pt needs a pretrained LM"):
-        plan_build(spec(), lm="scratch", configs=["ll_split_pt"])
-    pretrained = plan_build(spec(max_steps=123), lm="gpt2", configs=["ll_split_pt_len", "length", "ll_split"], seed=4)
+        plan_build(spec(), BuildSettings(lm="scratch", configs=["ll_split_pt"]))
+    pretrained = plan_build(spec(max_steps=123), BuildSettings(lm="gpt2", configs=["ll_split_pt_len", "length", "ll_split"], seed=4))
     assert pretrained.settings == ["pt", "ft"] and not pretrained.skipped
     ft = pretrained.runs["ft"].train_config
     assert (ft.max_steps, ft.seed) == (123, 4) and pretrained.runs["pt"].train_config is None
-    assert plan_build(spec(max_steps=123), lm="gpt2", configs=["ll_split"], max_steps=9).runs["ft"].train_config \
+    assert plan_build(spec(max_steps=123), BuildSettings(lm="gpt2", configs=["ll_split"], max_steps=9)).runs["ft"].train_config \
         == TrainConfig(max_steps=9)  # --max-steps over the paper's steps
     with pytest.raises(ConfigError, match="unknown config\\(s\\) tmcd"):
-        plan_build(spec(), lm="scratch", configs=["tmcd"])  # only Spider's policy provides its inputs
+        plan_build(spec(), BuildSettings(lm="scratch", configs=["tmcd"]))  # only Spider's policy provides its inputs
 
 
 def test_every_config_is_index_arrays_over_one_base_table():
@@ -117,7 +118,7 @@ def test_frames_are_materialised_from_the_table_with_the_configs_scores():
 
 def test_export_writes_the_indexed_result_in_hub_layout(tmp_path):
     toy, result = scored(configs=("ll_split", "random"))
-    out = export_dataset(toy, result, tmp_path / "toy", lm="scratch", folds=3, seed=0, repo_hint="org/toy")
+    out = export_dataset(toy, result, tmp_path / "toy", BuildSettings(lm="scratch"), repo_hint="org/toy")
     for name, built in result.configs.items():
         loaded = datasets.load_dataset(str(out), name, cache_dir=str(tmp_path / "hf"))
         for split, rows in built.indices.items():
@@ -140,11 +141,11 @@ def test_metadata_and_method_text_carry_the_policy_notes():
     noted = spec(policy=SplitPolicy(name="noted", notes=lambda inputs: {"odd ids": ["toy-1", "toy-3"], "n": 2}),
                  method_note="Toy note.")
     _, result = scored(configs=("random",))
-    meta = build_metadata(noted, result, lm="gpt2", folds=2, seed=5, extra_statistics={})
+    meta = build_metadata(noted, result, BuildSettings(lm="gpt2", folds=2, seed=5), extra_statistics={})
     assert meta["notes"] == {"odd ids": ["toy-1", "toy-3"], "n": 2} and meta["split_policy"] == "noted"
     assert (meta["lm"], meta["folds"], meta["seed"], meta["query_field"], meta["label_field"]) == \
         ("gpt2", 2, 5, "text", "topic")
-    text = method_text(noted, result, lm="gpt2", folds=2, seed=5)
+    text = method_text(noted, result, BuildSettings(lm="gpt2", folds=2, seed=5))
     assert "- odd ids: 2 (toy-1, toy-3)" in text and "- n: 2" in text and "Toy note." in text
     assert "`gpt2`" in text and "cut into 2 folds" in text and "Eval size: 8 examples" in text
 

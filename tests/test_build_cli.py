@@ -12,7 +12,7 @@ import datasets
 import numpy as np
 import pytest
 
-from lsplits.build.demo import DEMO_CONFIGS, run_demo
+from lsplits.build.demo import DEMO_CONFIGS, DemoSettings, run_demo
 from lsplits.cli.parser import COMMANDS, main
 from lsplits.lm.finetune import TrainConfig
 
@@ -117,7 +117,7 @@ def test_help_lists_exactly_the_registered_commands_and_each_has_help(capsys):
 
 
 def test_small_demo_meets_the_acceptance_properties(tmp_path, capsys):
-    summary = run_demo(tmp_path / "demo-likelihood", n=240, cache_dir=tmp_path / "cache", progress=False,
+    summary = run_demo(tmp_path / "demo-likelihood", DemoSettings(n=240), cache_dir=tmp_path / "cache", progress=False,
                        train_config=TrainConfig.scratch(max_steps=20))
     assert capsys.readouterr().out == ""  # the library returns the summary; `lsplits demo` prints it
     text = summary.render()
@@ -163,3 +163,33 @@ def test_prompted_configs_with_a_local_pretrained_folder(user_file, tmp_path):
     np.testing.assert_allclose([r["ll_score"] for r in rows], expected, atol=1e-4)
     assert ds["validation"].num_rows + ds["test"].num_rows == 15
     assert set(datasets.get_dataset_config_names(str(out))) == {"ll_split_pt", "ll_split_pt_len"}
+
+
+def test_missing_labels_dropped_and_a_renamed_user_field_kept_are_counted_in_card_and_metadata(tmp_path):
+    rows = []
+    for i in range(48):
+        words = [WORDS[(i * k + k) % len(WORDS)] for k in range(1, 3 + i % 7)]
+        rows.append({"text": " ".join(words), "topic": ["a", "b"][i % 2], "length": 1000 + i})
+    for i, missing in ((3, None), (8, ""), (13, float("nan"))):
+        rows[i]["topic"] = missing
+    rows[20]["text"] = None
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")  # NaN as JSON's NaN
+    out = tmp_path / "out"
+    code = main(["build", "--data-files", str(data), "--query-field", "text", "--label-field", "topic",
+                 "--lm", "scratch", "--out", str(out), "--eval-size", "8", "--max-steps", "2",
+                 "--cache-dir", str(tmp_path / "cache"), "--no-progress", "--configs", "ll_split", "random",
+                 "--missing-labels", "drop", "--rename", "length=length_orig"])
+    assert code == 0
+    meta = json.loads((out / "lsplits.json").read_text())
+    assert meta["dropped"] == {"missing label": 3, "empty query": 1}
+    assert "Dropped when loading: 1 example (empty query), 3 examples (missing label)." in \
+        (out / "README.md").read_text()
+    for config in ("ll_split", "random"):
+        ds = datasets.load_dataset(str(out), config)
+        rows_out = [row for split in ds.values() for row in split]
+        assert len(rows_out) == 44 and {row["topic"] for row in rows_out} == {"a", "b"}
+        ids = {row["id"] for row in rows_out}
+        assert not ids & {"data-3", "data-8", "data-13", "data-20"}
+        assert all(row["length_orig"] == 1000 + int(row["id"].split("-")[1]) for row in rows_out)
+        assert all(row["length"] < 10 for row in rows_out)  # lsplits' own word count

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from space_helpers import build_fixture_dataset
 
+from lsplits.build.settings import BuildSettings
 from lsplits.cli import commands, publish
 from lsplits.cli.parser import build_parser
 from lsplits.errors import ConfigError
@@ -17,6 +18,10 @@ from lsplits.errors import ConfigError
 
 def parse(*argv: str):
     return build_parser().parse_args(list(argv))
+
+
+def build_settings(*argv):
+    return commands.settings_of(parse(*argv), BuildSettings)
 
 
 def write_jsonl(path, rows):
@@ -29,15 +34,15 @@ def test_a_builder_name_gives_its_spec_and_a_file_the_generic_task(tmp_path):
 
     rows = [{"question": f"is it {i}", "answer": i % 2 == 0, "passage": f"passage {i}"} for i in range(6)]
     official = write_jsonl(tmp_path / "boolq_dev.jsonl", rows)
-    spec, loaded = commands.resolve_dataset(parse("build", "boolq", "--data-files", str(official), "--out", "o"))
+    spec, loaded = commands.resolve_dataset(build_settings("build", "boolq", "--data-files", str(official), "--out", "o"))
     assert spec is boolq.SPEC and [ex["id"] for ex in loaded.examples] == [f"validation-{i}" for i in range(6)]
     own = write_jsonl(tmp_path / "mine.jsonl", [{"text": f"line {i}", "topic": "ab"[i % 2]} for i in range(5)])
-    spec, loaded = commands.resolve_dataset(parse("build", "--data-files", str(own), "--query-field", "text",
+    spec, loaded = commands.resolve_dataset(build_settings("build", "--data-files", str(own), "--query-field", "text",
                                                   "--label-field", "topic", "--out", "o"))
     assert (spec.task.name, spec.task.query_field, spec.task.label_field) == ("generic", "text", "topic")
     assert spec.card.pretty_name == "mine (Likelihood Splits)" and len(loaded.examples) == 5
     with pytest.raises(ConfigError, match="generic datasets need --query-field"):
-        commands.resolve_dataset(parse("build", "--data-files", str(own), "--out", "o"))
+        commands.resolve_dataset(build_settings("build", "--data-files", str(own), "--out", "o"))
 
 
 def test_inputs_and_caches_are_refused_as_outputs_before_any_work(tmp_path):

@@ -7,8 +7,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from lsplits.errors import InvalidOutput, LsplitsError, SimilarityFailure
 from lsplits.similarity import registry
-from lsplits.similarity.registry import InvalidOutput, Similarity
+from lsplits.similarity.registry import Similarity
 from lsplits.uncertainty.matrix import MatrixCache, build_matrices, build_matrix
 
 CALLS: Counter = Counter()
@@ -101,14 +102,28 @@ def test_truncate_is_the_top_left_block():
         assert full.truncate(k).invalid.tolist() == part.invalid.tolist()
 
 
-def test_failing_metric_counts_as_invalid_not_a_crash():
-    def explode(text):
-        raise KeyError(text)
+def _prepare_bug(text):
+    return {}[text] if text == "x" else text  # a bug on "x": KeyError
 
-    broken = Similarity("test-broken", explode, _jaccard, symmetric=True)
-    matrix = build_matrix(["a", "b"], broken)
-    assert matrix.invalid.tolist() == [True, True]
-    assert matrix.values.tolist() == [[1.0, 0.0], [0.0, 1.0]]
+
+def _score_bug(a, b):
+    return {}[a] if a == "x" else 0.5  # a bug when the first candidate is "x": KeyError
+
+
+@pytest.mark.parametrize("broken, message", [
+    (Similarity("test-broken", _prepare_bug, _jaccard, symmetric=True), "similarity 'test-broken' failed to prepare the candidate 'x'"),
+    (Similarity("test-broken", _prepare_letters, _score_bug, symmetric=True),
+     "similarity 'test-broken' failed to score the candidates 'x' and 'y': KeyError"),
+])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_bug_in_a_similarity_fails_naming_it_and_the_example(monkeypatch, broken, message, workers):
+    """Only InvalidOutput marks a candidate invalid; another exception is a bug, not a 0 or an invalid row."""
+    monkeypatch.setitem(registry._REGISTERED, broken.name, broken)
+    examples = [["a", "b" * n] for n in range(1, 13)] + [["x", "y"]] * 2 + [["a", "!c"]] * 4  # e12: the first "x"
+    with pytest.raises(SimilarityFailure, match=f"^example e12: {message}") as caught:
+        build_matrices(examples, "test-broken", workers=workers,
+                       progress=False, ids=[f"e{i}" for i in range(len(examples))])
+    assert not isinstance(caught.value, LsplitsError)  # a bug keeps its traceback in the CLI
 
 
 def test_cache_reuses_matrices_and_is_keyed_by_content(tmp_path):

@@ -174,3 +174,24 @@ def test_ue_metrics_module_and_app():
     shown = app.compute("0.1 0.5 0.9", "0.9 0.5 0.1", ["roc_auc", "kendall"], "0.6", "minmax")
     assert shown == {"roc_auc": 1.0, "kendall": pytest.approx(1.0)}
     assert "error" in app.compute("0.1 0.5", "0.9", ["prr"], "", "minmax")
+
+
+def test_ue_metrics_selective_threshold_is_the_library_rule():
+    from lsplits.uncertainty.selective import calibrate_threshold
+
+    u, q = [0.1, 0.2, 0.3, 0.4] * 50, [1.0, 0.9, 0.5, 0.0] * 50  # selective risks 0, 0.05, 0.2, 0.4
+    module = evaluate.load("metrics/ue_metrics")
+    out = module.compute(uncertainties=u, qualities=q, metrics=["selective_threshold"], max_risk=0.25, delta=0.1)
+    rule = calibrate_threshold(u, q, max_risk=0.25, delta=0.1)
+    assert out == {"selective_threshold": 0.3, "selective_bound": pytest.approx(rule.bound),
+                   "selective_coverage": 0.75}
+    assert 0.2 < out["selective_bound"] <= 0.25
+    strict = module.compute(uncertainties=u, qualities=q, metrics=["prr", "selective_threshold"], max_risk=0.01)
+    assert strict["selective_threshold"] == -math.inf and strict["selective_coverage"] == 0.0  # nothing certified
+    assert "prr" in strict
+    with pytest.raises(ValueError, match="selective_threshold needs max_risk"):
+        module.compute(uncertainties=u, qualities=q, metrics=["selective_threshold"])
+    with pytest.raises(ValueError, match="max_risk must be in"):
+        module.compute(uncertainties=u, qualities=q, metrics=["selective_threshold"], max_risk=1.5)
+    shown = load_app("ue_metrics").compute(" ".join(map(str, u)), " ".join(map(str, q)), ["prr"], "", "minmax", "0.25")
+    assert shown["selective_threshold"] == 0.3 and shown["selective_coverage"] == 0.75

@@ -13,7 +13,7 @@ from amr_edits import build_beams, sample_gold
 
 from lsplits.cli.parser import parse_args
 from lsplits.cli.ue import run as run_ue
-from lsplits.errors import DataError
+from lsplits.errors import ConfigError, DataError, SimilarityFailure
 from lsplits.similarity import registry
 from lsplits.similarity.amr.smatchpp_metric import f1, prepare
 from lsplits.similarity.registry import Similarity
@@ -331,3 +331,117 @@ def test_study_arrays_are_read_only(files, tmp_path):
     assert arrays and not any(a.flags.writeable for a in arrays)
     with pytest.raises(ValueError, match="read-only"):
         study.qualities["smatchpp"][0] = 0.0
+
+
+def _calibration_files(folder, copies: int = 6):
+    """A larger calibration set: the fixture's gold graphs at levels 0, 1, 3, ``copies`` times under distinct ids."""
+    gold = sample_gold()
+    rows = [{"id": f"{b['id']}#{r}", "candidates": b["candidates"], "gold": dict(gold)[b["id"].split("@")[0]]}
+            for r in range(copies) for b in build_beams(gold, levels=[0, 1, 3], k=5, seed=10 + r)]
+    (folder / "cal_beams.jsonl").write_text("".join(json.dumps({"id": r["id"], "candidates": r["candidates"]})
+                                                    + "\n" for r in rows), encoding="utf-8")
+    (folder / "cal_gold.jsonl").write_text("".join(json.dumps({"id": r["id"], "amr": r["gold"]}) + "\n"
+                                                   for r in rows), encoding="utf-8")
+    return folder / "cal_beams.jsonl", folder / "cal_gold.jsonl"
+
+
+def test_target_risk_writes_the_selective_table_csv_and_marked_plot(files, tmp_path, capsys):
+    from lsplits.uncertainty.selective import calibrate_threshold, selective_risk
+
+    cal_beams, cal_gold = _calibration_files(tmp_path)
+    out = tmp_path / "out"
+    args = _ue_args(files, tmp_path, "--beam-sizes", "3,5", "--bootstrap", "0", "--target-risk", "0.3",
+                    "--delta", "0.2", "--calibration", str(cal_beams), "--calibration-gold", str(cal_gold))
+    assert run_ue(args) == 0
+    printed = capsys.readouterr().out
+    assert "Risk-controlled selective prediction" in printed and "held-out coverage" in printed
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "## Risk-controlled selective prediction" in report and "at most **0.3**" in report
+    with open(out / "selective.csv", encoding="utf-8") as stream:
+        rows = list(csv.DictReader(stream))
+    assert [r["method"] for r in rows] == ["LexSim", "EigV-Smatch++", "DegMat-Smatch++", "Ecc-Smatch++"]
+    assert {r["k"] for r in rows} == {"5"} and {r["target_risk"] for r in rows} == {"0.3"}
+    certified = [r for r in rows if r["certified"] == "True"]
+    assert certified  # the simulated beams rank well enough to certify something
+    # the CSV holds what the library computes from the study's own arrays
+    study = run_study([files / "beams.jsonl"], files / "gold.jsonl",
+                      small_config(beam_sizes=(3, 5), n_bootstrap=0, target_risk=0.3, delta=0.2),
+                      calibration=([cal_beams], cal_gold))
+    calibration = run_study([cal_beams], cal_gold, small_config(beam_sizes=(5,), n_bootstrap=0))
+    for row in study.selective:
+        q = calibration.qualities["smatchpp"]
+        rule = calibrate_threshold(calibration.uncertainties[5][row.method][~np.isnan(q)], q[~np.isnan(q)],
+                                   max_risk=0.3, delta=0.2)
+        assert (row.rule.threshold, row.rule.certified, row.rule.accepted, row.rule.n) == (
+            rule.threshold, rule.certified, rule.accepted, rule.n)
+        keep = ~np.isnan(study.qualities["smatchpp"])
+        assert (row.coverage, row.risk) == pytest.approx(selective_risk(
+            rule, study.uncertainties[5][row.method][keep], study.qualities["smatchpp"][keep]), nan_ok=True)
+        assert row.held_out == int(keep.sum())
+    for row in rows:
+        assert row["certified"] == "False" or float(row["risk_bound"]) <= 0.3
+    assert (out / "curves" / "rejection_smatchpp_k5.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_operating_points_are_drawn_on_the_curves(files):
+    from lsplits.uncertainty.plots import rejection_figure
+    from lsplits.uncertainty.report import _operating_points
+
+    study = run_study([files / "beams.jsonl"], files / "gold.jsonl",
+                      small_config(beam_sizes=(5,), n_bootstrap=0, target_risk=0.6, calibration_fraction=0.5))
+    rows = [r for r in study.selective if r.quality == "smatchpp"]
+    figure = rejection_figure(study.curves[5, "smatchpp"], "Smatch++", "t", decorate=_operating_points(rows))
+    axes = figure.axes[0]
+    dots = [line for line in axes.get_lines() if line.get_marker() == "o"]
+    certified = [r for r in rows if r.rule.certified and not math.isnan(r.risk)]
+    assert len(dots) == len(certified)
+    for line, row in zip(dots, certified, strict=True):
+        assert (line.get_xdata()[0], line.get_ydata()[0]) == pytest.approx((1 - row.coverage, 1 - row.risk))
+    assert any(line.get_ydata()[0] == pytest.approx(0.4) for line in axes.get_lines()
+               if len(line.get_ydata()) == 2 and line.get_marker() != "o")  # the target line at 1 - 0.6
+
+
+def test_calibration_split_is_by_id_and_stated(files):
+    study = run_study([files / "beams.jsonl"], files / "gold.jsonl",
+                      small_config(beam_sizes=(5,), n_bootstrap=0, target_risk=0.5, calibration_fraction=0.5))
+    n = len(study.inputs.ids)
+    for row in study.selective:
+        assert row.rule.n + row.held_out == n  # no NaN quality here: every example on one side
+        assert abs(row.rule.n - n / 2) <= 1
+    assert f"a random 0.5 of the {n} examples (seed 0)" in study.selective_source
+
+
+@pytest.mark.parametrize("extra, error, message", [
+    (["--target-risk", "1.2"], InvalidOption, "--target-risk must be in (0, 1)"),
+    (["--target-risk", "0.2", "--delta", "0"], InvalidOption, "--delta must be in (0, 1)"),
+    (["--target-risk", "0.2", "--calibration-fraction", "1"], InvalidOption, "--calibration-fraction must be in (0, 1)"),
+    (["--calibration-fraction", "0.3"], ConfigError, "--calibration-fraction calibrates a selective threshold: give "
+                                                     "--target-risk too"),
+    (["--target-risk", "0.2", "--calibration", "x.jsonl"], ConfigError, "give the calibration beams and their gold "
+                                                                        "together"),
+    (["--target-risk", "0.2", "--calibration", "x.jsonl", "--calibration-gold", "g", "--calibration-fraction", "0.3"],
+     ConfigError, "use one or the other"),
+    (["--target-risk", "0.2", "--calibration", "x.jsonl", "--calibration-gold", "g.jsonl"], DataError,
+     "x.jsonl: calibration beams file not found"),
+])
+def test_selective_options_are_refused_before_any_matrix(files, tmp_path, extra, error, message):
+    with pytest.raises(error) as caught:
+        run_ue(_ue_args(files, tmp_path, *extra))
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+    assert not (tmp_path / "cache").exists() and not (tmp_path / "out").exists()
+
+
+def test_a_similarity_that_raises_a_bug_fails_the_study(tmp_path, monkeypatch):
+    """A bug in a similarity function is neither an invalid candidate nor a 0: the study stops, naming both."""
+    def buggy(a, b):
+        return len(a) / (len(b) - len(b))  # ZeroDivisionError for every pair
+
+    broken = Similarity("test-buggy", lambda text: text, buggy, symmetric=True)
+    monkeypatch.setitem(registry._REGISTERED, broken.name, broken)
+    beams, gold = _degraded_copies(1)
+    beams = {example: [c[0], c[0] + " x"] for example, c in beams.items()}  # two distinct candidates each
+    files = _write_beams(tmp_path, beams, gold)
+    first = next(iter(beams))
+    with pytest.raises(SimilarityFailure, match=rf"^example {first}: similarity 'test-buggy' failed to score the "
+                                                r"candidates .*: ZeroDivisionError"):
+        run_study([files[0]], files[1], small_config(similarities=("test-buggy",), beam_sizes=(2,)))

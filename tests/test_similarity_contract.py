@@ -14,9 +14,9 @@ from __future__ import annotations
 import pytest
 from amr_helpers import sample_graphs
 
+from lsplits.errors import InvalidOutput
 from lsplits.similarity import registry as similarity
 from lsplits.similarity.amr.graph import EMPTY_AMR
-from lsplits.similarity.registry import InvalidOutput
 
 AMR_METRICS = [name for name in similarity.available() if similarity.get(name).invalid_stand_in == EMPTY_AMR]
 ROOTED = {"smatch", "smatch-corrected", "smatchpp", "s2match"}  # score a TOP / root triple

@@ -12,6 +12,7 @@ from amr_edits import degrade, sample_gold
 from smatchpp import Smatchpp, eval_statistics, solvers
 from smatchpp.formalism.amr import tools as amr_tools
 
+from lsplits.errors import InvalidOutput
 from lsplits.similarity.amr import smatchpp_metric
 from lsplits.similarity.amr.smatchpp_metric import (
     SMATCHPP,
@@ -21,7 +22,7 @@ from lsplits.similarity.amr.smatchpp_metric import (
     match_counts,
     prepare,
 )
-from lsplits.similarity.registry import InvalidOutput, get
+from lsplits.similarity.registry import get
 
 
 @pytest.fixture(scope="module")

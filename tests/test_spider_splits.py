@@ -16,6 +16,7 @@ from lsplits.splits.spider import (
     atom_divergence,
     compound_divergence,
     enforce_atom_constraint,
+    enforce_atom_constraint_on_groups,
     missing_eval_atoms,
     normalize_question,
     query_hardness,
@@ -224,6 +225,100 @@ def test_template_split_is_seeded():
     sqls, _ = _template_fixture()
     first, again = template_partition(sqls, 4, seed=5), template_partition(sqls, 4, seed=5)
     assert np.array_equal(first.eval, again.eval) and np.array_equal(first.train, again.train)
+
+
+# Real-style Spider queries (concert_singer / pets_1 / car_1 shapes, as in Spider dev): template groups whose
+# members differ only in literals, and literals that occur once, which the atom constraint must bring to train.
+_COUNTRIES = ["France", "Netherlands", "United States", "France", "Netherlands", "Chile", "Japan"]
+_REAL_STYLE_SQL = [
+    *[f"SELECT name FROM singer WHERE country = '{c}'" for c in _COUNTRIES],
+    *[f"SELECT count(*) FROM singer WHERE age  >  {a}" for a in (20, 25, 30, 40, 32, 20, 29)],
+    *[f"SELECT T1.name FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.singer_id = T2.singer_id "
+      f"WHERE T2.concert_id = {c}" for c in (1, 2, 3, 2, 1)],
+    *[f"SELECT avg(age) FROM student WHERE sex = '{x}'" for x in ("F", "M", "F")],
+    *[f"SELECT count(*) FROM pets WHERE weight  >  {w} AND pettype = '{t}'" for w, t in
+      ((10, "dog"), (10, "cat"), (5, "dog"), (20, "cat"), (3, "dog"))],
+    *[f"SELECT model FROM car_names WHERE make != '{m}'" for m in ("amc", "ford", "amc")],
+    *[f"SELECT model FROM car_names WHERE make <> '{m}'" for m in ("volvo", "ford")],
+    "SELECT name, country, age FROM singer ORDER BY age DESC",
+    "SELECT DISTINCT country FROM singer WHERE age  >  20",
+    "SELECT song_name, song_release_year FROM singer ORDER BY age LIMIT 1",
+    "SELECT count(*) FROM concert WHERE YEAR = 2014 OR YEAR = 2015",
+    "SELECT name FROM stadium WHERE capacity BETWEEN 5000 AND 10000",
+    "SELECT T2.name, count(*) FROM concert AS T1 JOIN stadium AS T2 ON T1.stadium_id = T2.stadium_id "
+    "GROUP BY T1.stadium_id",
+    "SELECT max(weight), petType FROM pets GROUP BY petType",
+    "SELECT stuid FROM student EXCEPT SELECT T1.stuid FROM student AS T1 JOIN has_pet AS T2 ON "
+    "T1.stuid = T2.stuid",
+    "SELECT name FROM singer WHERE singer_id NOT IN (SELECT singer_id FROM singer_in_concert)",
+    "SELECT count(*) FROM singer WHERE age  <  30",
+    "SELECT avg(capacity), max(capacity) FROM stadium",
+    "SELECT name FROM singer WHERE age  >  (SELECT avg(age) FROM singer)",
+    # templates over common atoms only, which eval can take without leaving train short of an atom
+    "SELECT name FROM singer ORDER BY age", "SELECT country FROM singer", "SELECT count(*) FROM singer",
+    "SELECT name FROM singer WHERE age  >  20 AND country = 'France'", "SELECT DISTINCT name FROM singer",
+    "SELECT name, age FROM singer", "SELECT max(age) FROM singer", "SELECT min(age) FROM singer",
+    "SELECT count(*) FROM pets WHERE weight  >  10", "SELECT avg(weight) FROM pets",
+    "SELECT count(*) FROM singer WHERE country = 'France'", "SELECT name FROM singer ORDER BY age DESC",
+    "SELECT country, count(*) FROM singer GROUP BY country", "SELECT avg(age) FROM singer",
+    "SELECT model FROM car_names ORDER BY make", "SELECT count(*) FROM car_names WHERE make != 'ford'",
+]
+
+
+def _plain_constraint_after_template(sqls, eval_size, seed):
+    """What the build did before: the template partition, then the per-example atom swaps."""
+    return enforce_atom_constraint(template_partition(sqls, eval_size, seed), [sql_atoms(q) for q in sqls])
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_template_config_keeps_whole_templates_after_the_atom_constraint(seed):
+    from lsplits.build.configs import CONFIGS
+    from lsplits.splits.spider import SPIDER_POLICY
+
+    examples = [{"id": f"dev-{i}", "question": f"q{i}", "query": q} for i, q in enumerate(_REAL_STYLE_SQL)]
+    inputs = SPIDER_POLICY.inputs(examples, ids=[e["id"] for e in examples], lengths=[5] * len(examples),
+                                  scores={"ft": np.random.default_rng(seed).normal(size=len(examples))})
+    templates = [sql_template(q) for q in _REAL_STYLE_SQL]
+    atoms = inputs.extras["atoms"]
+    for name in ("template", "ll_split", "random", "length"):
+        partition = SPIDER_POLICY.split(CONFIGS[name], inputs, 12, seed)
+        assert partition.eval.size == 12 and not missing_eval_atoms(partition, atoms), name
+        assert sorted([*partition.train.tolist(), *partition.eval.tolist()]) == list(range(len(examples)))
+        if name == "template":
+            assert not {templates[i] for i in partition.train} & {templates[i] for i in partition.eval}
+
+
+def test_the_fixture_breaks_templates_under_per_example_swaps():
+    """The per-example swaps split template groups on these queries (the bug the group constraint fixes)."""
+    templates = [sql_template(q) for q in _REAL_STYLE_SQL]
+    broken = 0
+    for seed in range(12):
+        partition = _plain_constraint_after_template(_REAL_STYLE_SQL, 12, seed)
+        broken += bool({templates[i] for i in partition.train} & {templates[i] for i in partition.eval})
+    assert broken >= 6
+
+
+def test_the_build_refuses_a_template_partition_that_splits_a_template():
+    from lsplits.errors import SplitInvariantError
+    from lsplits.splits.spider import SPIDER_POLICY, TemplateSplit
+
+    class CuttingTemplateSplit(TemplateSplit):
+        def split(self, inputs, eval_size, seed=0):
+            return Partition(train=np.arange(1, len(inputs.ids)), eval=np.array([0]))
+
+    examples = [{"id": f"dev-{i}", "question": "q", "query": q} for i, q in enumerate(_REAL_STYLE_SQL)]
+    inputs = SPIDER_POLICY.inputs(examples, ids=[e["id"] for e in examples], lengths=[5] * len(examples))
+    with pytest.raises(SplitInvariantError, match="SQL templates are in both train and eval"):
+        SPIDER_POLICY.split(CuttingTemplateSplit(), inputs, 1, 0)
+
+
+def test_not_equal_spellings_are_one_atom_and_one_template():
+    assert sql_atoms("SELECT model FROM car_names WHERE make <> 'amc'") == \
+        sql_atoms("SELECT model FROM car_names WHERE make != 'amc'")
+    assert sql_template("SELECT model FROM car_names WHERE make <> 'amc'") == \
+        sql_template("select model from car_names where make != 'ford'")
+    assert sql_atoms("SELECT a FROM t WHERE x == 1") == sql_atoms("SELECT a FROM t WHERE x = 1")
+    assert sql_compounds("SELECT a FROM t WHERE x <> 1") == sql_compounds("SELECT a FROM t WHERE x != 1")
 
 
 def test_template_split_fails_when_whole_groups_cannot_reach_the_size():
@@ -442,8 +537,9 @@ def test_spider_policy_puts_every_strategy_through_the_atom_constraint():
 
     policy, inputs = _spider_inputs()
     atoms = inputs.extras["atoms"]
-    template = policy.split(TemplateSplit(), inputs, 10, seed=1)
-    expected = enforce_atom_constraint(template_partition(inputs.extras["sqls"], 10, seed=1), atoms)
+    template = policy.split(TemplateSplit(), inputs, 10, seed=1)  # the template config moves whole groups
+    expected = enforce_atom_constraint_on_groups(template_partition(inputs.extras["sqls"], 10, seed=1), atoms,
+                                                 [sql_template(q) for q in inputs.extras["sqls"]])
     assert np.array_equal(template.eval, expected.eval) and np.array_equal(template.train, expected.train)
     assert _naive_missing(template.train, template.eval, atoms) == set()
     start = policy.split(TMCDSplit(max_swaps=0), inputs, 10, seed=2)  # no swap: the constrained random start
@@ -482,6 +578,7 @@ def test_a_library_user_builds_a_spider_split_without_the_builders():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     _, inputs = _spider_inputs()
-    expected = enforce_atom_constraint(template_partition(inputs.extras["sqls"], 10, seed=1), inputs.extras["atoms"])
+    expected = enforce_atom_constraint_on_groups(template_partition(inputs.extras["sqls"], 10, seed=1),
+                                                 inputs.extras["atoms"], [sql_template(q) for q in inputs.extras["sqls"]])
     assert result.stdout.split("] ")[1].strip() == "False"
     assert result.stdout.split("] ")[0] + "]" == str(sorted(expected.eval.tolist()))

@@ -70,7 +70,7 @@ REAL_STYLE = [
     ("SELECT DISTINCT(a) FROM t", {"t"}, {"select distinct -> a"}),
     ("SELECT a FROM t WHERE a BETWEEN -5 AND 10 AND b NOT BETWEEN 1 AND 2.5", {"t"},
      {"between -> -5", "between -> 10", "not between -> 2.5"}),
-    ("SELECT a FROM t WHERE a <> 1 AND b != 2 AND c == 3", {"t"}, {"and -> <>", "and -> !=", "and -> =="}),
+    ("SELECT a FROM t WHERE a <> 1 AND b != 2 AND c == 3", {"t"}, {"and -> !=", "and -> ="}),
     ("select a-1, a -1, a*-1, -a from t", {"t"}, {"select -> -", "- -> 1", "* -> -1", "select -> neg"}),
     ("SELECT a FROM t WHERE a IN (SELECT b FROM u EXCEPT (SELECT c FROM v INTERSECT SELECT d FROM w))",
      {"t", "u", "v", "w"}, {"query -> except", "query -> intersect"}),

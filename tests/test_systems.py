@@ -368,3 +368,46 @@ def test_one_shared_beam_size_and_two_points_skip_the_degenerate_parts(inputs, t
     assert text.count("Skipped: only 2 system x beam-size configuration(s)") == len(QUALITIES)
     assert "| Smatch++ | n/a | n/a | 2 | n/a | n/a | 2 |" in text
     assert "needs at least 3 points" in text
+
+
+def test_coverage_at_the_same_target_risk_per_system(inputs, tmp_path, capsys):
+    """With --target-risk, each system's threshold is calibrated on the same ids (at the common largest k),
+    the cross-system report tabulates the held-out coverage, and tables/selective.csv holds the rules."""
+    from lsplits.uncertainty.selective import calibrate_threshold, calibration_mask, selective_risk
+
+    folder, _, paths = inputs
+    out = tmp_path / "out"
+    assert run_ue(ue_args(paths, folder / "gold.jsonl", out, folder / "cache", "--target-risk", "0.5",
+                          "--delta", "0.2", "--calibration-fraction", "0.6")) == 0
+    assert "Coverage at the same target risk" in capsys.readouterr().out
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "## Coverage at the same target risk" in report and "at most **0.5**" in report
+    rows = read_csv(out / "tables" / "selective.csv")
+    assert {r["system"] for r in rows} == set(SYSTEMS) and {r["k"] for r in rows} == {str(max(BEAM_SIZES))}
+    study = run_systems([SystemSpec(name, tuple(map(str, files))) for name, files in paths.items()],
+                        folder / "gold.jsonl", small_config(folder / "cache", similarities=SIMILARITIES,
+                                                            qualities=QUALITIES, beam_sizes=BEAM_SIZES,
+                                                            target_risk=0.5, delta=0.2, calibration_fraction=0.6))
+    for system in study.systems:
+        per = system.study
+        split = calibration_mask(per.inputs.ids, 0.6, 0)
+        calibrating = {i for i, c in zip(per.inputs.ids, split, strict=True) if c}
+        assert len(calibrating) == round(0.6 * len(per.inputs.ids))
+        for method in study.methods:
+            row = study.selective[method, system.name, QUALITIES[0]]
+            u, q = per.uncertainties[max(BEAM_SIZES)][method], per.qualities[QUALITIES[0]]
+            rule = calibrate_threshold(u[split], q[split], max_risk=0.5, delta=0.2)
+            assert (row.rule.threshold, row.rule.certified, row.rule.accepted, row.rule.n) == (
+                rule.threshold, rule.certified, rule.accepted, rule.n)
+            assert (row.coverage, row.risk) == pytest.approx(selective_risk(rule, u[~split], q[~split]), nan_ok=True)
+        # the same ids calibrate every system
+        assert calibrating == {i for i, c in zip(study.systems[0].study.inputs.ids,
+                                                 calibration_mask(study.systems[0].study.inputs.ids, 0.6, 0),
+                                                 strict=True) if c}
+
+
+def test_calibration_files_are_for_one_system(inputs, tmp_path):
+    folder, _, paths = inputs
+    with pytest.raises(ConfigError, match="--calibration is for one system"):
+        run_ue(ue_args(paths, folder / "gold.jsonl", tmp_path / "out", tmp_path / "cache", "--target-risk", "0.5",
+                       "--calibration", str(paths["strong"][0]), "--calibration-gold", str(folder / "gold.jsonl")))

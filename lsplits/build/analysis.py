@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from lsplits.errors import DataError
+from lsplits.progress import progress_bar
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ def rare_word_counts(texts: Iterable[str], *, progress: bool = True) -> np.ndarr
     """
     texts = ["" if t is None or (isinstance(t, float) and math.isnan(t)) else str(t) for t in texts]
     counts: dict[str, tuple[int, int]] = {}
-    for text in tqdm(dict.fromkeys(texts), desc="rare words", unit="text", disable=not progress):
+    for text in progress_bar(dict.fromkeys(texts), desc="rare words", unit="text", disable=not progress):
         tokens = words(text)
         counts[text] = (sum(is_rare_word(w) for w in tokens), len(tokens))
     return np.array([counts[t] for t in texts], dtype=np.int64).reshape(len(texts), 2)

@@ -48,12 +48,13 @@ def size_category(n: int) -> str:
 
 def render_card(info: CardInfo, folder: WrittenFolder, descriptions: Mapping[str, str], *, repo_hint: str,
                 method: str, statistics: str = "", plots: Mapping[str, str] | None = None,
-                strategies: Mapping[str, str] | None = None) -> str:
+                strategies: Mapping[str, str] | None = None, settings: str = "") -> str:
     """Render the README.md: YAML header, method, configs table with sizes, statistics, plots, usage, citations.
 
     ``folder`` is what :func:`lsplits.build.export.write_hub_folder` wrote (its first config is the
     default); ``plots`` maps a caption to a path in the repo; ``statistics`` is ready markdown;
-    ``strategies`` maps a config to the repr of its split strategy.
+    ``strategies`` maps a config to the repr of its split strategy; ``settings`` is the ready markdown of
+    the build's recorded settings.
     """
     sizes = folder.num_rows
     default = folder.default
@@ -85,6 +86,8 @@ def render_card(info: CardInfo, folder: WrittenFolder, descriptions: Mapping[str
     if strategies:
         lines += ["Split strategy of each config (`lsplits.build.configs`; parameters also in `lsplits.json`):", ""]
         lines += [f"- `{name}`: `{text}`" for name, text in strategies.items()] + [""]
+    if settings:
+        lines += ["## Settings", "", settings, ""]
     if statistics:
         lines += ["## Statistics", "", statistics, ""]
     for caption, path in (plots or {}).items():

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from lsplits.errors import ConfigError
+from lsplits.errors import InvalidOption
 from lsplits.splits.spider import TemplateSplit, TMCDSplit
 from lsplits.splits.strategy import (
     PLAIN_POLICY,
@@ -54,5 +54,5 @@ def resolve_configs(names: list[str] | tuple[str, ...],
     """Look up config names (name -> strategy, duplicates dropped), raising ConfigError that lists the valid ones."""
     unknown = [name for name in names if name not in available]
     if unknown:
-        raise ConfigError(f"unknown config(s) {', '.join(unknown)}; choose from {', '.join(available)}")
+        raise InvalidOption(f"unknown config(s) {', '.join(unknown)}; choose from {', '.join(available)}")
     return {name: available[name] for name in dict.fromkeys(names)}

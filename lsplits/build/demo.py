@@ -19,9 +19,11 @@ import pandas as pd
 from lsplits.build.card import CardInfo
 from lsplits.build.export import plot_path
 from lsplits.build.pipeline import DatasetSpec, build_splits, export_dataset
+from lsplits.build.settings import DEFAULT_EVAL_FRACTION, SCRATCH_LM, BuildSettings
 from lsplits.data.loading import prepare_examples
 from lsplits.data.synthetic import DEMO_TASK, has_rare_word, is_rare_construction, make_demo_dataset
-from lsplits.io import check_output
+from lsplits.errors import ConfigError
+from lsplits.io import cache_folder, check_output
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +36,30 @@ DEMO_SPEC = DatasetSpec(
                           "rare construction, re-split by a small LM trained from scratch in 3 folds."),
     configs=DEMO_CONFIGS,
 )
+
+
+DEMO_OUT = Path("out/demo-likelihood")
+"""Where ``lsplits demo`` writes by default (``make demo``; the Space looks there first)."""
+
+
+@dataclass(frozen=True)
+class DemoSettings:
+    """What the demo computes: the synthetic data's size and seed and the eval share; the LM is the scratch
+    LM in :attr:`BuildSettings.folds` folds, the configs :data:`DEMO_CONFIGS`. Checked when built."""
+
+    n: int = 3000
+    seed: int = 0
+    eval_size: int | float = DEFAULT_EVAL_FRACTION
+
+    def __post_init__(self) -> None:
+        self.build_settings()  # checks seed and eval size as a build does
+        if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 1:
+            raise ConfigError(f"n (--n) must be a whole number of at least 1, got {self.n!r}")
+
+    def build_settings(self) -> BuildSettings:
+        """The :class:`BuildSettings` of the demo's build (recorded in its ``lsplits.json``)."""
+        return BuildSettings(data="synthetic demo data", lm=SCRATCH_LM, seed=self.seed, configs=DEMO_CONFIGS,
+                             eval_size=self.eval_size)
 
 
 @dataclass
@@ -75,19 +101,20 @@ def summary_table(frames: Mapping[str, Mapping[str, pd.DataFrame]]) -> pd.DataFr
     return pd.DataFrame(rows)
 
 
-def run_demo(out: str | Path = "out/demo-likelihood", *, n: int = 3000, seed: int = 0,
-             cache_dir: str | Path | None = None, progress: bool = True, train_config=None,
-             eval_size: int | float = 0.2) -> DemoSummary:
+def run_demo(out: str | Path = DEMO_OUT, settings: DemoSettings | None = None, *, cache_dir: str | Path | None = None,
+             progress: bool = True, train_config=None) -> DemoSummary:
     """Generate the data, build the five demo configs, export them and return the summary (printed by
-    ``lsplits demo``: :meth:`DemoSummary.render`)."""
+    ``lsplits demo``: :meth:`DemoSummary.render`). Scores are cached under ``cache_dir``, default the one cache
+    root of every command (:func:`lsplits.io.cache_folder` ``scores``), so a rerun or the Space reuses them."""
     start = time.perf_counter()
+    settings = settings or DemoSettings()
     out = check_output(out, expect="folder")  # never replace a folder lsplits did not write, before any work
-    cache_dir = Path(cache_dir) if cache_dir is not None else out.parent / ".lsplits-cache"
-    examples = make_demo_dataset(n, seed=seed)
+    cache_dir = Path(cache_dir) if cache_dir is not None else cache_folder("scores")
+    examples = make_demo_dataset(settings.n, seed=settings.seed)
     loaded = prepare_examples([("demo", examples, "synthetic demo data")], DEMO_TASK)
-    result = build_splits(DEMO_SPEC, loaded, lm="scratch", eval_size=eval_size, seed=seed, folds=3,
-                          cache_dir=cache_dir, train_config=train_config, progress=progress)
-    export_dataset(DEMO_SPEC, result, out, lm="scratch", folds=3, seed=seed, repo_hint=str(out))
+    build = settings.build_settings()
+    result = build_splits(DEMO_SPEC, loaded, build, cache_dir=cache_dir, train_config=train_config, progress=progress)
+    export_dataset(DEMO_SPEC, result, out, build, repo_hint=str(out))
     table = summary_table(result.frames())
     ratio = {}
     for name in result.configs:
@@ -96,5 +123,4 @@ def run_demo(out: str | Path = "out/demo-likelihood", *, n: int = 3000, seed: in
         ratio[name] = float(rows.loc["eval", "rare-word share"] / train_share) if train_share else float("nan")
     seconds = time.perf_counter() - start
     summary = DemoSummary(table=table, rare_ratio=ratio, out=out, seconds=seconds)
-    logger.info("demo finished in %.0f s", seconds)
     return summary

@@ -211,7 +211,9 @@ def write_hub_folder(out: str | Path, configs: Frames, card: str | Callable[[Wri
             (tmp / METADATA_FILE).write_text(json.dumps(dict(metadata), indent=2, sort_keys=True), encoding="utf-8")
         written = WrittenFolder(data_files=data_files, num_rows=num_rows)
         (tmp / CARD_FILE).write_text(card(written) if callable(card) else card, encoding="utf-8")
-    logger.info("wrote %d configs to %s", len(data_files), out)
+    plot_files = sorted(path for path in (extra_files or {}) if path.startswith(f"{PLOTS_FOLDER}/"))
+    logger.info("wrote %d configs to %s%s", len(data_files), out,
+                f" ({len(plot_files)} plots in {out / PLOTS_FOLDER})" if plot_files else "")
     return out
 
 

@@ -10,10 +10,11 @@ optional push.
 
 from __future__ import annotations
 
+import json
 import logging
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ import pandas as pd
 from lsplits.build.card import CardInfo, render_card
 from lsplits.build.configs import DEFAULT_CONFIGS, available_configs, resolve_configs
 from lsplits.build.export import unify_types
+from lsplits.build.settings import DEFAULT_EVAL_FRACTION, MIN_EVAL_SIZE, SETTINGS_KEY, BuildSettings
 from lsplits.data.loading import ID_FIELD, LoadedData
 from lsplits.data.tasks import DEFAULT_SETTING, Setting, Task
 from lsplits.data.text import word_count
@@ -52,11 +54,11 @@ class DatasetSpec:
         return available_configs(self.policy)
 
     def default_eval_size(self, n: int) -> int:
-        """Eval size in the paper's proportion (validation + test over all), or 20% without one."""
+        """Eval size in the paper's proportion (validation + test over all), or :data:`DEFAULT_EVAL_FRACTION`."""
         if self.paper_sizes:
             train, validation, test = self.paper_sizes
-            return max(2, round(n * (validation + test) / (train + validation + test)))
-        return max(2, round(0.2 * n))
+            return max(MIN_EVAL_SIZE, round(n * (validation + test) / (train + validation + test)))
+        return max(MIN_EVAL_SIZE, round(DEFAULT_EVAL_FRACTION * n))
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,8 @@ class BuildResult:
     inputs: SplitInputs
     skipped: dict[str, str]
     eval_size: int
+    dropped: dict[str, int] = field(default_factory=dict)  # reason -> examples dropped when loading
+    runs: dict[str, Any] = field(default_factory=dict)  # setting -> the RunPlan that scored it (empty: scored elsewhere)
 
     @property
     def partitions(self) -> dict[str, Partition]:
@@ -115,10 +119,6 @@ class ConfigFrames(Mapping[str, dict[str, pd.DataFrame]]):
 
     def __len__(self) -> int:
         return len(self._result.configs)
-
-
-MIN_EVAL_SIZE = 2
-"""Validation and test get half of eval each, so eval needs at least 2 examples."""
 
 
 def checked_eval_size(eval_size: int | float | None, n: int, *, default: int) -> int:
@@ -160,40 +160,45 @@ class BuildPlan:
         return list(self.runs)
 
 
-def plan_build(spec: DatasetSpec, *, lm: str, configs: Sequence[str] | None = None, folds: int = 3, seed: int = 0,
-               train_config: Any = None, max_steps: int | None = None) -> BuildPlan:
+def plan_build(spec: DatasetSpec, settings: BuildSettings, *, train_config: Any = None) -> BuildPlan:
     """Decide configs, skipped configs and the LM run of each setting; ConfigError if nothing is left.
 
     A config whose setting the LM cannot score (prompting with the scratch LM) is skipped, not failed;
-    pretrained LMs train for the dataset's paper steps unless ``train_config`` / ``max_steps`` say otherwise.
+    pretrained LMs train for the dataset's paper steps unless ``train_config`` / ``settings.max_steps`` say
+    otherwise.
     """
     from lsplits.lm.plan import PRETRAINED_ONLY, RunPlan, runs_with
 
-    chosen = resolve_configs(list(configs or spec.configs), spec.available_configs)
+    lm = settings.lm
+    chosen = resolve_configs(list(settings.configs or spec.configs), spec.available_configs)
     skipped = {name: PRETRAINED_ONLY for name, strategy in chosen.items()
                if not runs_with(lm, strategy.setting or DEFAULT_SETTING)}
     chosen = {name: strategy for name, strategy in chosen.items() if name not in skipped}
     if not chosen:
         raise ConfigError("no config left to build: " + "; ".join(f"{k} {v}" for k, v in skipped.items()))
-    runs = {setting: RunPlan.make(lm, setting, folds=folds, seed=seed, train_config=train_config,
-                                  max_steps=max_steps, paper_steps=spec.max_steps)
+    runs = {setting: RunPlan.make(lm, setting, folds=settings.folds, seed=settings.seed, train_config=train_config,
+                                  max_steps=settings.max_steps, paper_steps=spec.max_steps)
             for setting in dict.fromkeys(s.setting or DEFAULT_SETTING for s in chosen.values())}
     return BuildPlan(configs=chosen, skipped=skipped, runs=runs)
 
 
-def build_splits(spec: DatasetSpec, loaded: LoadedData, *, lm: str, configs: Sequence[str] | None = None,
-                 eval_size: int | float | None = None, seed: int = 0, folds: int = 3,
-                 cache_dir: str | Path | None = None, train_config: Any = None, max_steps: int | None = None,
-                 progress: bool = True, compile: bool = False) -> BuildResult:
-    """Score the examples as the requested configs need and compute every config's split."""
+def build_splits(spec: DatasetSpec, loaded: LoadedData, settings: BuildSettings, *,
+                 cache_dir: str | Path | None = None, train_config: Any = None, progress: bool = True,
+                 compile: bool = False) -> BuildResult:
+    """Score the examples as the requested configs need and compute every config's split.
+
+    ``settings`` decide the result; ``cache_dir``, ``progress`` and ``compile`` only how the run goes;
+    ``train_config`` replaces the LM's training recipe (the demo Space's short one); it is recorded with
+    the run plans.
+    """
     from lsplits.lm.pipeline import check_lm, compute_scores
 
     examples = loaded.examples
     task = spec.task
-    plan = plan_build(spec, lm=lm, configs=configs, folds=folds, seed=seed, train_config=train_config,
-                      max_steps=max_steps)
+    lm = settings.lm
+    plan = plan_build(spec, settings, train_config=train_config)
     n = len(examples)
-    size = checked_eval_size(eval_size, n, default=spec.default_eval_size(n))
+    size = checked_eval_size(settings.eval_size, n, default=spec.default_eval_size(n))
     inputs = split_inputs(spec, examples)
     check_label_quotas(inputs.labels, size, field=task.label_field)  # cheap checks before any scoring
     for kind in plan.settings:
@@ -205,8 +210,10 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, *, lm: str, configs: Seq
         frame = compute_scores(score_records(examples, task, kind), plan=run, cache_dir=cache_dir,
                                progress=progress, compile=compile)
         scores[kind] = (frame["ll_score"].to_numpy(dtype=np.float64), frame["ll_tokens"].to_numpy(dtype=np.int64))
-    result = split_configs(spec.policy, plan.configs, base, inputs, scores, eval_size=size, seed=seed,
+    result = split_configs(spec.policy, plan.configs, base, inputs, scores, eval_size=size, seed=settings.seed,
                            skipped=plan.skipped)
+    result.dropped = dict(loaded.dropped)
+    result.runs = dict(plan.runs)
     for name, reason in plan.skipped.items():
         logger.warning("skipping config %s: %s", name, reason)
     return result
@@ -257,8 +264,28 @@ def split_scored(task: Task, examples: Sequence[Mapping[str, Any]], scores: Mapp
                          eval_size=size, seed=seed)
 
 
-def method_text(spec: DatasetSpec, result: BuildResult, *, lm: str, folds: int, seed: int) -> str:
-    """A few lines on how this dataset was built (LM, folds, eval size, seed)."""
+def training_text(run: Any) -> str:
+    """One sentence on how a :class:`~lsplits.lm.plan.RunPlan` trains (or that it does not)."""
+    if run.train_config is None:
+        return f"In the `{run.setting}` setting the frozen LM scores every example; nothing is trained."
+    config = run.train_config
+    warmup = f"linear warm-up over {config.warmup_steps} steps, then constant" if config.warmup_steps else "constant"
+    text = (f"In the `{run.setting}` setting each of the {run.folds} fold models trains for {config.max_steps} "
+            f"steps (AdamW, lr {config.lr:g}, {warmup}, batch {config.batch_size}, weight decay "
+            f"{config.weight_decay:g}), keeping the weights with the best validation perplexity, measured every "
+            f"{config.eval_every} steps on {config.val_fraction:.0%} of its training data.")
+    if run.scratch_config is not None:
+        scratch = run.scratch_config
+        text += (f" The scratch LM is a GPT-2 of {scratch.n_layer} layers, {scratch.n_head} heads and width "
+                 f"{scratch.n_embd} (dropout {scratch.dropout:g}) with a byte-level BPE tokenizer of at most "
+                 f"{scratch.vocab_size:,} tokens trained on the data; each fold starts from its own seeded "
+                 "random weights.")
+    return text
+
+
+def method_text(spec: DatasetSpec, result: BuildResult, settings: BuildSettings) -> str:
+    """A few lines on how this dataset was built (LM, folds, training, eval size, seed)."""
+    lm = settings.lm
     lm_text = "a small GPT-2-style LM trained from scratch on the data (offline demo setting)" \
         if lm == "scratch" else f"`{lm}`"
     lines = [
@@ -266,10 +293,14 @@ def method_text(spec: DatasetSpec, result: BuildResult, *, lm: str, folds: int, 
         "finds least likely form the evaluation set: the model must generalise to the long tail.",
         "",
         f"Each example was scored by {lm_text}: the score is the sum of log-probabilities of the query "
-        f"tokens given the prompt; in the fine-tuned setting the data is cut into {folds} folds and each fold "
-        "is scored by a model fine-tuned on the other folds, so no example is scored by a model trained on it.",
-        f"Eval size: {result.eval_size:,} examples, halved into validation and test (seed {seed}).",
+        f"tokens given the prompt; in the fine-tuned setting the data is cut into {settings.folds} folds and each "
+        "fold is scored by a model fine-tuned on the other folds, so no example is scored by a model trained on it.",
+        f"Eval size: {result.eval_size:,} examples, halved into validation and test (seed {settings.seed}).",
     ]
+    if result.dropped:
+        lines += ["", "Dropped when loading: " + ", ".join(f"{count:,} example{'s' * (count != 1)} ({reason})"
+                                                         for reason, count in result.dropped.items()) + "."]
+    lines += [""] + [training_text(run) for run in result.runs.values()] if result.runs else []
     if spec.method_note:
         lines += ["", spec.method_note]
     notes = spec.policy.notes_of(result.inputs)
@@ -282,19 +313,44 @@ def method_text(spec: DatasetSpec, result: BuildResult, *, lm: str, folds: int, 
     return "\n".join(lines)
 
 
-def build_metadata(spec: DatasetSpec, result: BuildResult, *, lm: str, folds: int, seed: int,
-                   extra_statistics: Mapping[str, Mapping[str, float]]) -> dict[str, Any]:
-    """The build's settings as ``lsplits.json`` records them (``lsplits analyze`` and the Space read them back)."""
+def recorded_settings(result: BuildResult, settings: BuildSettings) -> dict[str, Any]:
+    """Every setting that changes the build's numbers, as ``lsplits.json`` and the card record them: the
+    :class:`BuildSettings`, each scoring run's plan (training and scratch-LM recipe), the LM's identity
+    (revision or weights hash) and the lsplits version."""
+    from lsplits import __version__
+    from lsplits.lm.model_files import model_identity
+
+    return {SETTINGS_KEY: settings.to_dict(),
+            "runs": {kind: run.to_dict() for kind, run in result.runs.items()},
+            "lm_identity": model_identity(settings.lm),
+            "lsplits_version": __version__}
+
+
+def build_metadata(spec: DatasetSpec, result: BuildResult, settings: BuildSettings, *,
+                   extra_statistics: Mapping[str, Mapping[str, float]],
+                   recorded: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The build's settings as ``lsplits.json`` records them (``lsplits analyze``, the Space and
+    ``lsplits build --settings`` read them back); ``recorded``: :func:`recorded_settings`, if computed."""
     task = spec.task
     return dict(task=task.name, query_field=task.query_field, label_field=task.label_field,
-                categorical_columns=list(spec.categorical_columns), lm=lm, folds=folds, seed=seed,
-                eval_size=result.eval_size, configs=list(result.configs), skipped=result.skipped,
+                categorical_columns=list(spec.categorical_columns), lm=settings.lm, folds=settings.folds,
+                seed=settings.seed, eval_size=result.eval_size, configs=list(result.configs), skipped=result.skipped,
+                dropped=result.dropped,
                 extra_statistics=extra_statistics, notes=spec.policy.notes_of(result.inputs),
                 split_policy=spec.policy.name,
-                strategies={name: built.strategy.record() for name, built in result.configs.items()})
+                strategies={name: built.strategy.record() for name, built in result.configs.items()},
+                **(recorded if recorded is not None else recorded_settings(result, settings)))
 
 
-def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, *, lm: str, folds: int, seed: int,
+def settings_markdown(recorded: Mapping[str, Any]) -> str:
+    """The card's "Settings" section body: every recorded setting, as JSON, and how to rebuild with them."""
+    return "\n".join([
+        "Every setting that changes the numbers of this dataset (also in `lsplits.json`); "
+        "`lsplits build --settings lsplits.json --data-files ... --out NEW` rebuilds it from the same data:",
+        "", "```json", json.dumps(dict(recorded), indent=2, sort_keys=False, default=str), "```"])
+
+
+def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, settings: BuildSettings, *,
                    repo_hint: str | None = None, progress: bool = False) -> Path:
     """Write the Hub-layout folder with card, statistics, plots and ``lsplits.json``; returns the folder.
 
@@ -316,16 +372,16 @@ def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, *, l
         statistics = dataset_report.extra_statistics_markdown(extra_stats) + "\n\n" + statistics
     descriptions = {name: built.strategy.description for name, built in result.configs.items()}
     strategies = {name: repr(built.strategy) for name, built in result.configs.items()}
+    recorded = recorded_settings(result, settings)
+    metadata = build_metadata(spec, result, settings, extra_statistics=extra_stats, recorded=recorded)
     with tempfile.TemporaryDirectory() as tmp:
         written = dataset_report.config_plots(frames, stats, Path(tmp))
 
         def card(folder) -> str:  # the card lists the content-named files
             return render_card(spec.card, folder, descriptions, repo_hint=repo_hint or f"your-org/{Path(out).name}",
-                               method=method_text(spec, result, lm=lm, folds=folds, seed=seed),
-                               statistics=statistics, plots={caption: path for caption, path, _ in written},
-                               strategies=strategies)
+                               method=method_text(spec, result, settings), statistics=statistics,
+                               plots={caption: path for caption, path, _ in written}, strategies=strategies,
+                               settings=settings_markdown(recorded))
 
         return write_hub_folder(out, frames, card, {repo_path: local for _, repo_path, local in written},
-                                metadata=build_metadata(spec, result, lm=lm, folds=folds, seed=seed,
-                                                        extra_statistics=extra_stats),
-                                examples=result.config_table(next(iter(result.configs))))
+                                metadata=metadata, examples=result.config_table(next(iter(result.configs))))

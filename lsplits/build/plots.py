@@ -33,7 +33,7 @@ def save_figure(figure: Figure, path: str | os.PathLike[str]) -> Path:
     path = Path(path)
     with atomic_path(path) as tmp:
         figure.savefig(tmp, format="png", dpi=_DPI, bbox_inches="tight")
-    logger.info("wrote plot %s", path)
+    logger.debug("wrote plot %s", path)  # often a staging path: the final folder is logged by its writer
     return path
 
 

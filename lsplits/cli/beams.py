@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from lsplits.errors import ConfigError
+from lsplits.errors import ConfigError, InvalidOption
 from lsplits.generation.cache import (
     BeamSettings,
     _check_lengths,
@@ -31,7 +31,7 @@ def run_beams(args: Namespace) -> int:
     if args.format not in FORMATS:
         raise ConfigError(f"--format {args.format!r} is not one of {', '.join(FORMATS)}")
     if args.token_budget is not None and args.token_budget < 1:
-        raise ConfigError(f"--token-budget must be at least 1, got {args.token_budget}")
+        raise InvalidOption(f"--token-budget must be at least 1, got {args.token_budget}")
     settings = BeamSettings(k=args.k, prompt_template=args.prompt_template, max_new_tokens=args.max_new_tokens,
                             shard_size=args.shard_size)
     check_settings(settings)

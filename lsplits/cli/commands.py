@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from lsplits.api import build as build_dataset
 from lsplits.api import resolve_data, score_loaded
 from lsplits.build.pipeline import DatasetSpec, plan_build, score_records
+from lsplits.build.settings import BuildSettings, RunSettings, ScoreSettings
 from lsplits.data.loading import LoadedData
 from lsplits.data.registry import is_builder
 
@@ -23,11 +24,22 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+S = TypeVar("S", bound=RunSettings)
 
-def resolve_dataset(args: argparse.Namespace) -> tuple[DatasetSpec, LoadedData]:
-    """The dataset spec and loaded examples for DATA / --data-files and the generic-task flags (:func:`lsplits.api.resolve_data`)."""
-    return resolve_data(args.data, query_field=args.query_field, prompt_template=args.prompt_template,
-                        label_field=args.label_field, data_files=args.data_files)
+
+def settings_of(args: argparse.Namespace, kind: type[S]) -> S:
+    """The command's settings object (:mod:`lsplits.build.settings`) from its parsed options; checked when built."""
+    import dataclasses
+
+    return kind(**{f.name: getattr(args, f.name) for f in dataclasses.fields(kind)})
+
+
+def resolve_dataset(settings: RunSettings) -> tuple[DatasetSpec, LoadedData]:
+    """The dataset spec and loaded examples for DATA / --data-files and the generic-task fields
+    (:func:`lsplits.api.resolve_data`, which the Python API runs too)."""
+    return resolve_data(settings.data, query_field=settings.query_field, prompt_template=settings.prompt_template,
+                        label_field=settings.label_field, data_files=settings.data_files,
+                        options=settings.load_options())
 
 
 def input_paths(args: argparse.Namespace) -> list[Path]:
@@ -54,14 +66,15 @@ def score(args: argparse.Namespace) -> int:
     from lsplits.lm.distributed import is_main
     from lsplits.lm.plan import RunPlan
 
-    plan = RunPlan.make(args.lm, args.setting, folds=args.folds, seed=args.seed, max_steps=args.max_steps)
+    settings = settings_of(args, ScoreSettings)
+    plan = RunPlan.make(settings.lm, settings.setting, folds=settings.folds, seed=settings.seed,
+                        max_steps=settings.max_steps)
     if not args.dry_run:
         check_out(args, "file")
-    spec, loaded = resolve_dataset(args)
+    spec, loaded = resolve_dataset(settings)
     if args.dry_run:
-        return dry_run({args.setting: (score_records(loaded.examples, spec.task, args.setting), plan)})
-    frame = score_loaded(spec, loaded, lm=args.lm, setting=args.setting, folds=args.folds, seed=args.seed,
-                         max_steps=args.max_steps, cache_dir=args.cache_dir, progress=not args.no_progress,
+        return dry_run({settings.setting: (score_records(loaded.examples, spec.task, settings.setting), plan)})
+    frame = score_loaded(spec, loaded, settings, cache_dir=args.cache_dir, progress=not args.no_progress,
                          compile=args.compile)
     if is_main():
         atomic_write_parquet(args.out, frame, mark="score")
@@ -84,22 +97,21 @@ def dry_run(runs: dict[str, tuple[list[dict], RunPlan]]) -> int:
 
 
 def build(args: argparse.Namespace) -> int:
-    """``lsplits build``: score, split (:func:`lsplits.api.build`), export and optionally push."""
+    """``lsplits build``: score and split (:func:`lsplits.api.build`), write and optionally push."""
+    settings = settings_of(args, BuildSettings)
     if not args.dry_run:
         check_out(args, "folder")
         if args.push_to_hub:
             from lsplits.hub.push import check_hub_access
 
             check_hub_access(args.push_to_hub, option="--push-to-hub")
-    spec, loaded = resolve_dataset(args)
+    spec, loaded = resolve_dataset(settings)
     if args.dry_run:
-        plan = plan_build(spec, lm=args.lm, configs=args.configs, folds=args.folds, seed=args.seed,
-                          max_steps=args.max_steps)
+        plan = plan_build(spec, settings)
         return dry_run({kind: (score_records(loaded.examples, spec.task, kind), run)
                         for kind, run in plan.runs.items()})
-    splits = build_dataset(spec, loaded, lm=args.lm, configs=args.configs, eval_size=args.eval_size,
-                           seed=args.seed, folds=args.folds, cache_dir=args.cache_dir, max_steps=args.max_steps,
-                           progress=not args.no_progress, compile=args.compile)
+    splits = build_dataset(spec, loaded, settings, cache_dir=args.cache_dir, progress=not args.no_progress,
+                           compile=args.compile)
     from lsplits.lm.distributed import is_main
 
     if not is_main():
@@ -117,9 +129,9 @@ def build(args: argparse.Namespace) -> int:
 
 def demo(args: argparse.Namespace) -> int:
     """``lsplits demo``: the offline end-to-end run."""
-    from lsplits.build.demo import run_demo
+    from lsplits.build.demo import DemoSettings, run_demo
 
-    summary = run_demo(out=args.out, n=args.n, seed=args.seed, cache_dir=args.cache_dir,
+    summary = run_demo(args.out, DemoSettings(n=args.n, seed=args.seed), cache_dir=args.cache_dir,
                        progress=not args.no_progress)
     print(summary.render())
     return 0

@@ -11,10 +11,10 @@ import importlib
 import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import lsplits
 from lsplits.errors import LsplitsError
@@ -63,22 +63,20 @@ def whole_number(minimum: int) -> Callable[[str], int]:
 
 
 def _eval_size(text: str) -> int | float:
-    """Parse --eval-size: an integer count (at least 1) or a fraction in (0, 1)."""
+    """Parse --eval-size: an integer count or a fraction, checked by :func:`lsplits.build.settings.check_eval_size`."""
+    from lsplits.build.settings import check_eval_size
+
     try:
-        count = int(text)
+        value: int | float = int(text)
     except ValueError:
-        pass
-    else:
-        if count < 1:
-            raise argparse.ArgumentTypeError(f"a count must be at least 1, got {count}")
-        return count
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is neither a count nor a fraction") from None
     try:
-        value = float(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r} is neither a count nor a fraction") from exc
-    if not 0 < value < 1:  # NaN fails this too
-        raise argparse.ArgumentTypeError(f"a fraction must lie in (0, 1), got {text}")
-    return value
+        return check_eval_size(value)
+    except LsplitsError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -97,18 +95,31 @@ def _sizes(text: str) -> tuple[int, ...]:
     return sizes
 
 
-def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
+def _add_data_arguments(parser: argparse.ArgumentParser, settings: type) -> None:
     from lsplits.data.registry import builder_names
 
     builders = ", ".join(builder_names())
-    parser.add_argument("data", nargs="?", default=None,
-                        help=f"a registered builder ({builders}), a Hub dataset id, or a local file")
-    parser.add_argument("--data-files", nargs="+", metavar="[SPLIT=]FILE",
-                        help="local JSONL/JSON/CSV/parquet files (optionally named: train=a.jsonl)")
-    parser.add_argument("--query-field", help="field scored by the LM (generic datasets)")
-    parser.add_argument("--prompt-template", default="",
-                        help='prompt before the query, with {field} placeholders, e.g. "Title: {title}"')
-    parser.add_argument("--label-field", help="field to balance eval by (generic datasets)")
+    parser.add_argument("data", nargs="?", default=settings.data,
+                        help=f"a registered builder ({builders}), a Hub dataset id, or a local file "
+                             "(default: none, --data-files only)")
+    parser.add_argument("--data-files", nargs="+", metavar="[SPLIT=]FILE", default=settings.data_files,
+                        help="local JSONL/JSON/CSV/parquet files (optionally named: train=a.jsonl; default: none)")
+    parser.add_argument("--query-field", default=settings.query_field,
+                        help="field scored by the LM (generic datasets; default: none, builders know theirs)")
+    parser.add_argument("--prompt-template", default=settings.prompt_template,
+                        help='prompt before the query, with {field} placeholders, e.g. "Title: {title}" '
+                             '(default: %(default)r, no prompt)')
+    parser.add_argument("--label-field", default=settings.label_field,
+                        help="field to balance eval by (generic datasets; default: none, no balancing)")
+    from lsplits.data.loading import LSPLITS_FIELDS, MISSING_LABEL_CHOICES
+
+    parser.add_argument("--missing-labels", choices=MISSING_LABEL_CHOICES, default=settings.missing_labels,
+                        help="examples whose label is null, NaN or empty: 'error' stops with their count and the "
+                             "first one, 'drop' drops them (counted in the log, the card and lsplits.json) "
+                             "(default: %(default)s)")
+    parser.add_argument("--rename", nargs="+", metavar="OLD=NEW", default=settings.rename,
+                        help="rename fields of the data before anything else, e.g. to keep your own "
+                             f"{', '.join(LSPLITS_FIELDS)}, which lsplits writes (default: none)")
 
 
 def default_cache_dir() -> Path:
@@ -118,17 +129,21 @@ def default_cache_dir() -> Path:
     return cache_folder("scores")
 
 
-def _add_lm_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--lm", default="scratch",
-                        help="causal LM: a Hub id (gpt2-medium), a local folder, or 'scratch' (tiny offline LM)")
-    parser.add_argument("--folds", type=whole_number(2), default=3, help="k for k-fold fine-tuning (default 3)")
-    parser.add_argument("--seed", type=whole_number(0), default=0, help="seed for folds, training and splits")
+def _add_lm_arguments(parser: argparse.ArgumentParser, settings: type) -> None:
+    parser.add_argument("--lm", default=settings.lm,
+                        help="causal LM: a Hub id (gpt2-medium), a local folder, or 'scratch' (tiny offline LM; "
+                             "default %(default)s)")
+    parser.add_argument("--folds", type=whole_number(2), default=settings.folds,
+                        help="k for k-fold fine-tuning (default %(default)s)")
+    parser.add_argument("--seed", type=whole_number(0), default=settings.seed,
+                        help="seed for folds, training and splits (default %(default)s)")
     parser.add_argument("--cache-dir", type=Path, default=default_cache_dir(),
-                        help="score shards and fold checkpoints, so a killed run resumes "
-                             "(default: $LSPLITS_CACHE or ~/.cache/lsplits/scores)")
+                        help="score shards and fold checkpoints, so a killed run resumes (default %(default)s: "
+                             "$LSPLITS_CACHE/scores, else ~/.cache/lsplits/scores)")
     parser.add_argument("--compile", action="store_true", help="torch.compile the LM for scoring (long GPU runs)")
-    parser.add_argument("--max-steps", type=whole_number(1), default=None,
-                        help="training steps per fold (overrides default)")
+    parser.add_argument("--max-steps", type=whole_number(1), default=settings.max_steps,
+                        help="training steps per fold (default: the LM's recipe, the scratch LM's own or the "
+                             "paper's steps for a pretrained LM; lsplits.json records it)")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the token count, the time projected from a short warm-up and the cache's disk use")
@@ -139,39 +154,54 @@ def _add_lm_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _score_arguments(parser: argparse.ArgumentParser) -> None:
-    from lsplits.data.tasks import DEFAULT_SETTING, SETTING_HELP, SETTINGS
+    from lsplits.build.settings import ScoreSettings
+    from lsplits.data.tasks import SETTING_HELP, SETTINGS
 
-    _add_data_arguments(parser)
-    _add_lm_arguments(parser)
-    parser.add_argument("--setting", choices=SETTINGS, default=DEFAULT_SETTING,
+    _add_data_arguments(parser, ScoreSettings)
+    _add_lm_arguments(parser, ScoreSettings)
+    parser.add_argument("--setting", choices=SETTINGS, default=ScoreSettings.setting,
                         help="; ".join(f"{name}: {text}" for name, text in SETTING_HELP.items())
                         + " (default: %(default)s)")
     parser.add_argument("--out", type=Path, required=True, help="output parquet (id, ll_score, ll_tokens, fold)")
 
 
 def _build_arguments(parser: argparse.ArgumentParser) -> None:
-    _add_data_arguments(parser)
-    _add_lm_arguments(parser)
+    from lsplits.build.settings import DEFAULT_EVAL_FRACTION, BuildSettings
+
+    _add_data_arguments(parser, BuildSettings)
+    _add_lm_arguments(parser, BuildSettings)
+    parser.add_argument("--settings", type=Path, metavar="LSPLITS_JSON", default=None,
+                        help="start from the settings a build recorded (DIR/lsplits.json): options given on the "
+                             "command line win; with the same data this reproduces the build (default: none)")
     parser.add_argument("--out", type=Path, required=True, help="output folder (Hub dataset layout)")
-    parser.add_argument("--configs", nargs="+", help="configs to build (default: the dataset's standard set)")
-    parser.add_argument("--eval-size", type=_eval_size, default=None,
-                        help="eval examples: a count (2000) or a fraction (0.2); default: the paper's proportion")
-    parser.add_argument("--push-to-hub", metavar="REPO_ID", help="push the folder to this Hub dataset repo")
+    parser.add_argument("--configs", nargs="+", default=BuildSettings.configs,
+                        help="configs to build (default: the dataset's standard set)")
+    parser.add_argument("--eval-size", type=_eval_size, default=BuildSettings.eval_size,
+                        help="eval examples: a count (2000) or a fraction (0.2); default: the paper's proportion, "
+                             f"else {DEFAULT_EVAL_FRACTION}")
+    parser.add_argument("--push-to-hub", metavar="REPO_ID", help="push the folder to this Hub dataset repo "
+                        "(default: none, no push)")
     parser.add_argument("--private", action="store_true", help="create the Hub repo as private")
 
 
 def _push_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("folder", type=Path)
-    parser.add_argument("repo_id")
-    parser.add_argument("--private", action="store_true")
+    parser.add_argument("folder", type=Path, help="a folder written by `lsplits build` or `lsplits demo`")
+    parser.add_argument("repo_id", help="the Hub dataset repo, e.g. your-name/snli-likelihood (created if needed)")
+    parser.add_argument("--private", action="store_true", help="create the Hub repo as private")
 
 
 def _demo_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", type=Path, default=Path("out/demo-likelihood"))
-    parser.add_argument("--n", type=whole_number(1), default=3000, help="number of synthetic examples")
-    parser.add_argument("--seed", type=whole_number(0), default=0)
-    parser.add_argument("--cache-dir", type=Path, default=None)
-    parser.add_argument("--no-progress", action="store_true")
+    from lsplits.build.demo import DEMO_OUT, DemoSettings
+
+    parser.add_argument("--out", type=Path, default=DEMO_OUT, help="output folder (default %(default)s)")
+    parser.add_argument("--n", type=whole_number(1), default=DemoSettings.n,
+                        help="number of synthetic examples (default %(default)s)")
+    parser.add_argument("--seed", type=whole_number(0), default=DemoSettings.seed,
+                        help="seed of the data, folds, training and splits (default %(default)s)")
+    parser.add_argument("--cache-dir", type=Path, default=None,
+                        help="score shards and fold checkpoints, shared with `lsplits build`, so a rerun or the "
+                             "Space reuses them (default: $LSPLITS_CACHE/scores or ~/.cache/lsplits/scores)")
+    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 
 def _analyze_arguments(parser: argparse.ArgumentParser) -> None:
@@ -188,7 +218,9 @@ def _ue_arguments(parser: argparse.ArgumentParser) -> None:
         ESTIMATORS,
     )
     from lsplits.uncertainty.lexical import LEXICAL_SIMILARITIES
+    from lsplits.uncertainty.selective import DEFAULT_DELTA, DEFAULT_METHOD, METHODS
     from lsplits.uncertainty.study import (
+        DEFAULT_CALIBRATION_FRACTION,
         PAPER_BEAM_SIZES,
         PAPER_QUALITIES,
         PAPER_REPORT_ESTIMATORS,
@@ -234,6 +266,25 @@ def _ue_arguments(parser: argparse.ArgumentParser) -> None:
                         help="largest rejection rate in the PRR area, in (0, 1] (default 1: the whole curve)")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the CI (0: none)")
     parser.add_argument("--confidence", type=float, default=0.95, help="level of the bootstrap CI (default 0.95)")
+    selective = parser.add_argument_group(
+        "risk-controlled selective prediction",
+        "the rejection threshold certified to keep the mean loss 1 - quality of the kept outputs at most R with "
+        "probability >= 1 - D (Learn-then-Test), per estimator x quality at the largest beam size")
+    selective.add_argument("--target-risk", type=float, default=None, metavar="R",
+                           help="selective risk to certify, in (0, 1) (default: none, no selective table)")
+    selective.add_argument("--delta", type=float, default=DEFAULT_DELTA, metavar="D",
+                           help=f"allowed probability that the certified risk is exceeded, in (0, 1) "
+                                f"(default {DEFAULT_DELTA})")
+    selective.add_argument("--selective-method", default=DEFAULT_METHOD, choices=METHODS,
+                           help=f"the bound (default {DEFAULT_METHOD}: Waudby-Smith-Ramdas betting)")
+    selective.add_argument("--calibration-fraction", type=float, default=None, metavar="F",
+                           help=f"share of the examples (by id, seeded by --seed) that calibrates; the rest tests "
+                                f"(default {DEFAULT_CALIBRATION_FRACTION}; not with --calibration)")
+    selective.add_argument("--calibration", nargs="+", default=None, metavar="BEAMS",
+                           help="calibrate on these beams instead (like BEAMS; one system only) and hold out all "
+                                "of BEAMS; needs --calibration-gold")
+    selective.add_argument("--calibration-gold", default=None, metavar="GOLD",
+                           help="gold graphs of the --calibration beams (default: none)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=0, help="processes (default 0: one per CPU core)")
     parser.add_argument("--cache", default=None,
@@ -366,22 +417,38 @@ COMMANDS: tuple[Command, ...] = (
 """Every subcommand of ``lsplits``, in the order ``lsplits --help`` lists them."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser (also used to render the README's command reference)."""
+def build_parser(defaults: Mapping[str, Mapping[str, Any]] | None = None) -> argparse.ArgumentParser:
+    """The full argument parser (also used to render the README's command reference); ``defaults`` replaces
+    a command's defaults (command name -> option dest -> value: ``build --settings``)."""
     parser = OneLineParser(prog="lsplits", description=DESCRIPTION,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     parser.add_argument("--version", action="version", version=f"lsplits {lsplits.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
-        command.arguments(sub.add_parser(command.name, help=command.help))
+        command_parser = sub.add_parser(command.name, help=command.help)
+        command.arguments(command_parser)
+        command_parser.set_defaults(**dict((defaults or {}).get(command.name, {})))
     return parser
 
 
+def recorded_defaults(args: argparse.Namespace) -> dict[str, dict[str, Any]] | None:
+    """For ``build --settings FILE``: the recorded :class:`~lsplits.build.settings.BuildSettings` as the build
+    command's defaults, so options given on the command line still win (None without ``--settings``)."""
+    path = getattr(args, "settings", None)
+    if path is None:
+        return None
+    from lsplits.build.settings import BuildSettings
+
+    return {args.command: BuildSettings.from_file(path).to_dict()}
+
+
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    """``argv`` (``["ue", "beams.jsonl", ...]``) parsed as the command line is, for callers that run a command's
-    function themselves (tests, benchmarks)."""
-    return build_parser().parse_args(list(argv))
+    """``argv`` (``["ue", "beams.jsonl", ...]``) parsed as the command line is (``--settings`` included), for
+    callers that run a command's function themselves (tests, benchmarks)."""
+    args = build_parser().parse_args(list(argv))
+    recorded = recorded_defaults(args)
+    return args if recorded is None else build_parser(recorded).parse_args(list(argv))
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -403,6 +470,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for noisy in ("penman", "httpx", "urllib3"):  # penman logs every parsed graph at INFO
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
+        recorded = recorded_defaults(args)
+        if recorded is not None:
+            args = build_parser(recorded).parse_args(argv)
         return run_command(args)
     except LsplitsError as exc:
         print(f"lsplits {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)

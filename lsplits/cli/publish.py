@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lsplits.errors import ConfigError
+from lsplits.errors import ConfigError, InvalidOption
 from lsplits.hub import demo_space, metric_spaces
 from lsplits.hub.push import check_hub_access, push_folder
 
@@ -27,7 +27,7 @@ def push_metrics(args: Namespace) -> int:
     modules = tuple(part.strip() for part in args.only.split(",") if part.strip())
     unknown = [m for m in modules if m not in metric_spaces.METRIC_MODULES]
     if unknown:
-        raise ConfigError(f"unknown metric module(s) {', '.join(unknown)}; choose from {', '.join(metric_spaces.METRIC_MODULES)}")
+        raise InvalidOption(f"unknown metric module(s) {', '.join(unknown)}; choose from {', '.join(metric_spaces.METRIC_MODULES)}")
     if args.stage is not None:
         staged = metric_spaces.stage_metrics(args.stage, metrics_dir=args.metrics_dir, modules=modules)
         for name in modules:

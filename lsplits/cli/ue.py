@@ -15,8 +15,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsplits.errors import ConfigError
-from lsplits.uncertainty.report import main_table_markdown, write_report
-from lsplits.uncertainty.study import CLI_OPTIONS, StudyConfig, default_cache_dir, run_study
+from lsplits.uncertainty.report import main_table_markdown, selective_markdown, write_report
+from lsplits.uncertainty.study import (
+    CLI_OPTIONS,
+    DEFAULT_CALIBRATION_FRACTION,
+    StudyConfig,
+    default_cache_dir,
+    run_study,
+)
 from lsplits.uncertainty.systems import parse_systems, run_systems
 from lsplits.uncertainty.systems_report import summary_markdown, write_systems_report
 
@@ -34,8 +40,33 @@ def config_from_args(args: Namespace) -> StudyConfig:
         cache_dir=None if args.no_cache else Path(args.cache) if args.cache else default_cache_dir(),
         progress=not args.no_progress, estimators=tuple(args.estimators),
         lexical_similarities=tuple(args.lexsim_similarities), metrics=tuple(args.metrics), bad_below=args.bad_below,
-        normalizer=args.normalizer, sets_threshold=args.sets_threshold, kle_t=args.kle_t, option_names=CLI_OPTIONS,
+        normalizer=args.normalizer, sets_threshold=args.sets_threshold, kle_t=args.kle_t,
+        target_risk=args.target_risk, delta=args.delta, selective_method=args.selective_method,
+        calibration_fraction=(DEFAULT_CALIBRATION_FRACTION if args.calibration_fraction is None
+                              else args.calibration_fraction),
+        option_names=CLI_OPTIONS,
     )
+
+
+def calibration_from_args(args: Namespace) -> tuple[list[str], str] | None:
+    """The ``--calibration BEAMS --calibration-gold GOLD`` pair, or None; ConfigError (one line) when they
+    are given without each other, with ``--calibration-fraction``, ``--system`` or without ``--target-risk``."""
+    given = [name for name, value in (("--calibration", args.calibration), ("--calibration-gold",
+                                      args.calibration_gold), ("--calibration-fraction", args.calibration_fraction))
+             if value is not None]
+    if given and args.target_risk is None:
+        raise ConfigError(f"{given[0]} calibrates a selective threshold: give --target-risk too")
+    if args.calibration is None and args.calibration_gold is None:
+        return None
+    if args.calibration is None or args.calibration_gold is None:
+        raise ConfigError("give the calibration beams and their gold together: --calibration BEAMS "
+                          "--calibration-gold GOLD")
+    if args.calibration_fraction is not None:
+        raise ConfigError("--calibration-fraction splits BEAMS; with --calibration the calibration set is given: "
+                          "use one or the other")
+    if args.system:
+        raise ConfigError("--calibration is for one system; with --system, use --calibration-fraction")
+    return list(args.calibration), args.calibration_gold
 
 
 def _system_files(values: Sequence[str] | None) -> list[str]:
@@ -48,14 +79,19 @@ def run(args: Namespace) -> int:
     """``lsplits ue``: check the output folder and the options, run the study, write the report; the exit code."""
     from lsplits.io import check_output
 
-    check_output(args.out, expect="folder", inputs=[*args.beams, *_system_files(args.system), args.gold],
+    calibration = calibration_from_args(args)
+    check_output(args.out, expect="folder", inputs=[*args.beams, *_system_files(args.system), args.gold,
+                                                    *(calibration[0] if calibration else ()),
+                                                    *(calibration[1:] if calibration else ())],
                  caches=[] if args.no_cache else [args.cache or default_cache_dir()])  # before any work
     config = config_from_args(args)
     if args.system or not args.beams:
         return _run_systems(args, config)
-    study = run_study(args.beams, args.gold, config)
+    study = run_study(args.beams, args.gold, config, calibration=calibration)
     report = write_report(study, args.out)
     print(main_table_markdown(study))
+    if study.selective:
+        print("\nRisk-controlled selective prediction\n" + "\n".join(selective_markdown(study)))
     print(f"\nreport written to {report}")
     return 0
 

@@ -4,6 +4,12 @@ Every loaded example carries ``id``: the dataset's own unique ``id`` field when 
 otherwise ``"{source}-{index}"`` where ``source`` is the split name (Hub) or the split/file name
 (local files) and ``index`` the 0-based position in that source. Ids therefore point back to where
 an example came from and stay the same from run to run.
+
+Two silent mistakes are refused here, before any work (:class:`LoadOptions` says how to proceed):
+an example without a label (null, NaN, empty) is an error unless ``missing_labels="drop"``, and a
+user field named like one lsplits writes (:data:`LSPLITS_FIELDS`) is an error unless it is renamed.
+Every example dropped, and why, is counted in :attr:`LoadedData.dropped` (the card and
+``lsplits.json`` report it).
 """
 
 from __future__ import annotations
@@ -15,13 +21,82 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lsplits.data.tasks import Task
-from lsplits.errors import DataError
+from lsplits.data.tasks import Task, is_missing
+from lsplits.errors import DataError, InvalidOption, hub_failures
 
 logger = logging.getLogger(__name__)
 
 ID_FIELD = "id"
 SOURCE_FIELD = "source_split"
+LSPLITS_FIELDS = ("ll_score", "ll_tokens", "length")
+"""Fields lsplits adds to every exported example; a user field of the same name would be overwritten."""
+MISSING_LABEL_CHOICES = ("error", "drop")
+DEFAULT_MISSING_LABELS = "error"
+MISSING_LABEL = "missing label"
+"""The reason recorded in :attr:`LoadedData.dropped` for examples dropped by ``missing_labels="drop"``."""
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """How loading treats examples without a label and user fields that clash with lsplits' own.
+
+    ``missing_labels``: ``"error"`` (default: one line with the count and the first example) or
+    ``"drop"`` (drop them, counted). ``rename``: ``(OLD, NEW)`` pairs applied to every record first,
+    so a user's ``length`` survives as, say, ``length_orig`` (``--rename length=length_orig``).
+    """
+
+    missing_labels: str = DEFAULT_MISSING_LABELS
+    rename: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.missing_labels not in MISSING_LABEL_CHOICES:
+            raise InvalidOption(f"--missing-labels {self.missing_labels!r}: choose one of "
+                                f"{', '.join(MISSING_LABEL_CHOICES)}")
+        olds = [old for old, _ in self.rename]
+        news = [new for _, new in self.rename]
+        for old, new in self.rename:
+            if not old or not new or old == new:
+                raise InvalidOption(f"--rename {old}={new}: give OLD=NEW with two different, non-empty names")
+        for names in (olds, news):
+            twice = next((name for name in names if names.count(name) > 1), None)
+            if twice is not None:
+                raise InvalidOption(f"--rename: {twice!r} is named twice")
+
+    @classmethod
+    def from_cli(cls, missing_labels: str = DEFAULT_MISSING_LABELS, rename: Sequence[str] | None = None) -> LoadOptions:
+        """The options from ``--missing-labels`` and ``--rename OLD=NEW ...`` (InvalidOption naming a bad pair)."""
+        pairs = []
+        for item in rename or ():
+            old, sep, new = item.partition("=")
+            if not sep:
+                raise InvalidOption(f"--rename {item!r}: expected OLD=NEW (for example length=length_orig)")
+            pairs.append((old.strip(), new.strip()))
+        return cls(missing_labels=missing_labels, rename=tuple(pairs))
+
+
+def _renamed(records: list[dict[str, Any]], rename: Sequence[tuple[str, str]], description: str
+             ) -> list[dict[str, Any]]:
+    """``records`` with the fields renamed; DataError when OLD is not a field or NEW already is one."""
+    if not rename or not records:
+        return records
+    first = records[0]
+    for old, new in rename:
+        if old not in first:
+            raise DataError(f"--rename {old}={new}: there is no field {old!r} (the file has: "
+                            f"{', '.join(map(str, first)) or 'no fields'})", source=description, field=old)
+        if new in first and new not in dict(rename):
+            raise DataError(f"--rename {old}={new}: the data already has a field {new!r}; choose another name",
+                            source=description, field=new)
+    mapping = dict(rename)
+    return [{mapping.get(name, name): value for name, value in record.items()} for record in records]
+
+
+def check_field_names(columns: Sequence[str], task: Task, description: str) -> None:
+    """DataError naming the first user field that lsplits would overwrite (``ll_score``, ``length``, ...)."""
+    for name in (*LSPLITS_FIELDS, *task.added_fields):
+        if name in columns:
+            raise DataError(f"lsplits writes its own {name!r} into every example and would overwrite yours; "
+                            f"keep your values with --rename {name}={name}_orig", source=description, field=name)
 
 
 @dataclass
@@ -264,22 +339,32 @@ def load_sources(data: str | None = None, data_files: Sequence[str] | None = Non
 
     try:
         dataset_dict = datasets.load_dataset(data)
-    except Exception as exc:  # offline, missing repo, ...: one readable line
+    except hub_failures() as exc:  # offline, missing repo, ...: one readable line
         raise DataError(f"cannot load the dataset from the Hub or folder: {_one_line(exc)}", source=data) from exc
     names = list(splits) if splits else list(dataset_dict)
     return [(name, dataset_dict[name].to_list(), f"{data}[{name}]") for name in names]
 
 
-def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task: Task) -> LoadedData:
-    """Check fields, assign stable ids, apply the task's filters; raises DataError on bad input."""
+def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task: Task,
+                     options: LoadOptions | None = None) -> LoadedData:
+    """Check fields, assign stable ids, apply the task's filters; raises DataError on bad input.
+
+    ``options`` (:class:`LoadOptions`) renames fields first and says what to do with examples without
+    a label; a user field that lsplits writes is refused (:func:`check_field_names`).
+    """
+    options = options or LoadOptions()
     examples: list[dict[str, Any]] = []
     dropped: dict[str, int] = {}
     columns: list[str] = []
     seen_ids: dict[str, str] = {}
+    unlabelled: list[tuple[str, str]] = []  # (example id, source) of examples without a label
+    total = 0
     for source_name, records, description in sources:
         if not records:
             continue
+        records = _renamed(records, options.rename, description)
         first = list(records[0])
+        check_field_names(first, task, description)
         task.check_fields(first, description)
         columns.extend(c for c in first if c not in columns)
         use_own_ids = ID_FIELD in first
@@ -292,6 +377,10 @@ def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task:
                 raise DataError(f"duplicate id (also in {seen_ids[example_id]})", source=description,
                                 example=example_id)
             seen_ids[example_id] = description
+            total += 1
+            if task.label_field and is_missing(record[task.label_field]):
+                unlabelled.append((example_id, description))
+                continue
             reason = task.keep(record)
             if reason is not None:
                 dropped[reason] = dropped.get(reason, 0) + 1
@@ -300,10 +389,17 @@ def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task:
             example.setdefault(SOURCE_FIELD, source_name)
             examples.append(example)
     description = ", ".join(d for _, _, d in sources)
+    if unlabelled:
+        if options.missing_labels == "error":
+            first_id, first_source = unlabelled[0]
+            raise DataError(f"{len(unlabelled)} of {total} examples have no label (null, NaN or empty), the first "
+                            f"is {first_id!r}; fill them in, or pass --missing-labels drop to drop them",
+                            source=first_source, field=task.label_field)
+        dropped[MISSING_LABEL] = len(unlabelled)
     if not examples:
         raise DataError("the dataset is empty after loading and filtering", source=description or None)
     for reason, count in dropped.items():
-        logger.info("dropped %d examples: %s", count, reason)
+        logger.info("dropped %d of %d examples: %s", count, total, reason)
     if ID_FIELD not in columns:
         columns.insert(0, ID_FIELD)
     if SOURCE_FIELD not in columns:
@@ -312,6 +408,6 @@ def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task:
 
 
 def load_examples(task: Task, data: str | None = None, data_files: Sequence[str] | None = None,
-                  splits: Sequence[str] | None = None) -> LoadedData:
-    """Load, check and filter a dataset for ``task`` from the Hub or local files."""
-    return prepare_examples(load_sources(data, data_files, splits), task)
+                  splits: Sequence[str] | None = None, options: LoadOptions | None = None) -> LoadedData:
+    """Load, check and filter a dataset for ``task`` from the Hub or local files (see :class:`LoadOptions`)."""
+    return prepare_examples(load_sources(data, data_files, splits), task, options)

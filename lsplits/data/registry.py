@@ -1,7 +1,7 @@
 """The dataset builders ``lsplits build NAME`` knows, by name.
 
 A builder is a module with ``SPEC`` (a :class:`lsplits.build.pipeline.DatasetSpec`) and
-``load(data_files=None)`` (the pooled, filtered examples). Builders register themselves: the
+``load(data_files=None, options=None)`` (the pooled, filtered examples). Builders register themselves: the
 ``builders`` package registers each of its modules when it is imported (so a new module there is a
 new ``lsplits build NAME``), and any other package can call :func:`register_builder`. A module is
 imported only when its builder is used, so listing the names (``lsplits build --help``) stays cheap.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from lsplits.errors import ConfigError
+from lsplits.errors import ConfigError, InvalidOption
 
 BUILTIN_PACKAGE = "lsplits.builders"
 """The package of the built-in builders (SNLI, BoolQ, Spider), imported the first time a name is asked for."""
@@ -49,5 +49,5 @@ def is_builder(name: str | None) -> bool:
 def load_builder(name: str) -> ModuleType:
     """The builder module registered as ``name`` (with ``SPEC`` and ``load``); ConfigError listing the names."""
     if not is_builder(name):
-        raise ConfigError(f"unknown builder {name!r}; registered: {', '.join(builder_names()) or 'none'}")
+        raise InvalidOption(f"unknown builder {name!r}; registered: {', '.join(builder_names()) or 'none'}")
     return importlib.import_module(_BUILDERS[name])

@@ -259,7 +259,7 @@ def _example(rng: random.Random, example_id: str) -> dict[str, str]:
     return {"id": example_id, "premise": scene.render(), "hypothesis": hypothesis, "label": label}
 
 
-def make_demo_dataset(n: int = 3000, seed: int = 0) -> list[dict[str, str]]:
+def make_demo_dataset(n: int, seed: int = 0) -> list[dict[str, str]]:
     """Generate ``n`` demo examples (``id``, ``premise``, ``hypothesis``, ``label``), deterministically.
 
     Ids are ``demo-00000``, ``demo-00001``, ... (zero-padded to at least five digits); labels are

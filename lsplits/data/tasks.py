@@ -34,6 +34,8 @@ class Task:
         label_field: field used for label balance, or None.
         required_fields: fields every example must have (checked with a clear error).
         filters: (reason, keep predicate) pairs; examples failing a predicate are dropped.
+        added_fields: fields the dataset's builder writes into every example (Spider: ``hardness``),
+            so a user field of that name is refused instead of overwritten.
     """
 
     name: str
@@ -43,6 +45,7 @@ class Task:
     label_field: str | None = None
     required_fields: tuple[str, ...] = ()
     filters: tuple[tuple[str, Callable[[Example], bool]], ...] = field(default_factory=tuple)
+    added_fields: tuple[str, ...] = ()
 
     def prompt_text(self, example: Example, setting: Setting = DEFAULT_SETTING) -> str:
         """The unscored context for ``example`` (BOS is prepended by the scorer)."""
@@ -73,6 +76,21 @@ class Task:
                 raise DataError(
                     f"missing field {name!r} (the file has: {', '.join(columns) or 'no fields'})",
                     source=source, field=name)
+
+
+def is_missing(value: object) -> bool:
+    """Whether a field value is absent: None, NaN, or a string that is empty or only whitespace.
+
+    >>> [is_missing(v) for v in (None, float("nan"), " ", "", 0, "a")]
+    [True, True, True, True, False, False]
+    """
+    if value is None:
+        return True
+    if isinstance(value, float):
+        return value != value
+    if isinstance(value, str):
+        return not value.strip()
+    return False
 
 
 def resolve_setting(value: object, *, what: str = "setting") -> Setting:
@@ -118,7 +136,7 @@ def generic_task(query_field: str, prompt_template: str = "", label_field: str |
         query=_same(lambda ex: sep + str(ex[query_field])),
         label_field=label_field,
         required_fields=tuple(dict.fromkeys([query_field, *fields])),
-        filters=(("empty query", lambda ex: bool(str(ex[query_field] or "").strip())),),
+        filters=(("empty query", lambda ex: not is_missing(ex[query_field])),),
     )
 
 
@@ -183,4 +201,4 @@ def spider_task() -> Task:
     prompts = {"pt": lambda ex: "write a database question:", "ft": lambda ex: ""}
     queries = {"pt": lambda ex: " " + str(ex["question"]), "ft": lambda ex: str(ex["question"])}
     return Task(name="spider", query_field="question", prompt=lambda s: prompts[s], query=lambda s: queries[s],
-                required_fields=("question", "query", "db_id"))
+                required_fields=("question", "query", "db_id"), added_fields=("hardness",))

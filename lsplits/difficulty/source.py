@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from lsplits.build.report import METADATA_FILE
-from lsplits.errors import ConfigError, DataError
+from lsplits.errors import ConfigError, DataError, hub_failures
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ def open_built(location: str) -> BuiltDataset:
 
     try:
         meta_path = Path(hf_hub_download(text, METADATA_FILE, repo_type="dataset"))
-    except Exception as exc:  # offline, unknown repo, no lsplits.json, no access: one readable line
+    except hub_failures() as exc:  # offline, unknown repo, no lsplits.json, no access: one readable line
         from lsplits.lm.model_files import first_line
 
         raise ConfigError(f"cannot download {METADATA_FILE} of the Hub dataset {text!r}: {first_line(exc)}") from exc
@@ -117,7 +117,7 @@ def _config_names(location: str, source: str) -> list[str]:
     try:
         with _quiet_datasets():
             return list(datasets.get_dataset_config_names(location))
-    except Exception as exc:  # a card without configs, unreadable YAML, an unreachable repo
+    except hub_failures() as exc:  # a card without configs, unreadable YAML, an unreachable repo
         from lsplits.lm.model_files import first_line
 
         raise DataError(f"cannot list the dataset's configs: {first_line(exc)}", source=source) from exc

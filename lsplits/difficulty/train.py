@@ -37,7 +37,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import torch
-from tqdm.auto import tqdm
 
 from lsplits.difficulty.source import frames_fingerprint
 from lsplits.difficulty.tasks import (
@@ -56,6 +55,7 @@ from lsplits.lm.distributed import use_cpu
 from lsplits.lm.finetune import length_grouped_batches
 from lsplits.lm.pipeline import _folder_fingerprint
 from lsplits.lm.scoring import bf16_on, resolve_device
+from lsplits.progress import progress_bar
 
 logger = logging.getLogger(__name__)
 
@@ -247,7 +247,7 @@ class _Trainer:
     def run(self) -> ConfigRun:
         settings, state = self.settings, self.state
         lengths = self.data["train"].lengths
-        bar = tqdm(total=self.total_steps, initial=state["step"], desc=f"{self.config}", unit="step",
+        bar = progress_bar(total=self.total_steps, initial=state["step"], desc=f"{self.config}", unit="step",
                    disable=not self.progress, leave=False)
         logger.info("%s / %s: %d train examples, %d steps (%d per epoch), evaluation every %d steps",
                     self.name, self.config, len(lengths), self.total_steps, self.steps_per_epoch, self.eval_every)
@@ -344,7 +344,7 @@ class _Trainer:
         model = self.accelerator.unwrap_model(self.model)
         model.eval()
         found: list[tuple[int, str]] = []
-        for index in tqdm(batches[self.rank::self.world], desc=f"{self.config} {split}", unit="batch",
+        for index in progress_bar(batches[self.rank::self.world], desc=f"{self.config} {split}", unit="batch",
                           disable=not (self.progress and progress), leave=False):
             batch = {k: v.to(self.accelerator.device)
                      for k, v in collate(self.kind, self.tokenizer, data, index, with_targets=False).items()}

@@ -8,7 +8,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from lsplits.errors import DataError
+from lsplits.errors import DataError, hub_failures
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ def _from_dataset(name: str, split: str, input_field: str | None, id_field: str 
 
     try:
         dataset = datasets.load_dataset(name, split=split)
-    except Exception as exc:  # datasets raises many types (FileNotFoundError, ConnectionError, ValueError, ...)
+    except hub_failures() as exc:  # what datasets documents for a failed load; a bug propagates
         detail = " ".join(str(exc).split())[:300]
         raise DataError(f"cannot load split {split!r} of dataset {name!r}: {type(exc).__name__}: {detail}",
                         source=name) from exc

@@ -104,9 +104,9 @@ def generate_beams(model, tokenizer, texts: Sequence[str], *, k: int = 10, promp
         DataError: an input longer than the model's window.
     """
     import torch
-    from tqdm.auto import tqdm
 
     from lsplits.lm.scoring import autocast_for, token_budget_batches
+    from lsplits.progress import progress_bar
 
     _check_count(k, "k")
     _check_count(max_new_tokens, "max_new_tokens")
@@ -125,7 +125,7 @@ def generate_beams(model, tokenizer, texts: Sequence[str], *, k: int = 10, promp
     results: list[list[str]] = [[] for _ in texts]
     was_training = model.training
     model.eval()
-    bar = tqdm(total=len(texts), desc=f"beam search (k={k})", unit="ex", disable=not progress, leave=False)
+    bar = progress_bar(total=len(texts), desc=f"beam search (k={k})", unit="ex", disable=not progress, leave=False)
     try:
         for batch in token_budget_batches([k * (len(tokens) + max_new_tokens) for tokens in encoded], budget):
             rows = [encoded[i] for i in batch]
@@ -184,8 +184,8 @@ def encode_inputs(tokenizer, config, kind: str, prompts: Sequence[str], max_new_
 
 def invalid_penman(beams: Sequence[Sequence[str]]) -> int:
     """How many candidates are not one well-formed AMR graph (the reader every AMR metric uses)."""
+    from lsplits.errors import InvalidOutput
     from lsplits.similarity.amr.graph import parse_amr
-    from lsplits.similarity.registry import InvalidOutput
 
     invalid = 0
     for candidates in beams:

@@ -60,6 +60,23 @@ BIBTEX: dict[str, str] = {
   booktitle = {Advances in Neural Information Processing Systems},
   year = {2017}
 }""",
+    "angelopoulos2021learn": """\
+@article{angelopoulos2021learn,
+  title = {Learn then Test: Calibrating Predictive Algorithms to Achieve Risk Control},
+  author = {Angelopoulos, Anastasios N. and Bates, Stephen and Cand{\\`e}s, Emmanuel J. and Jordan, Michael I. and Lei, Lihua},
+  journal = {arXiv preprint arXiv:2110.01052},
+  year = {2021}
+}""",
+    "waudbysmith2023estimating": """\
+@article{waudbysmith2023estimating,
+  title = {Estimating Means of Bounded Random Variables by Betting},
+  author = {Waudby-Smith, Ian and Ramdas, Aaditya},
+  journal = {Journal of the Royal Statistical Society Series B: Statistical Methodology},
+  volume = {86},
+  number = {1},
+  pages = {1--27},
+  year = {2024}
+}""",
 }
 
 Dtype = str | Sequence[str]

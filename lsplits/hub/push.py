@@ -13,7 +13,7 @@ import logging
 import os
 from pathlib import Path
 
-from lsplits.errors import ConfigError
+from lsplits.errors import ConfigError, hub_failures
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ def check_hub_access(repo_id: str, *, token: str | None = None, option: str | No
         raise ConfigError(f"{where}: no Hugging Face token; run `hf auth login` or set HF_TOKEN")
     try:
         info = huggingface_hub.HfApi(token=token).whoami()
-    except Exception as exc:  # refused token, no network: one readable line
+    except hub_failures() as exc:  # refused token, no network: one readable line
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise ConfigError(f"{where}: the Hub did not accept the token or cannot be reached: {first}") from exc
     return str(info.get("name", "")) if isinstance(info, dict) else ""

@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from lsplits.errors import ConfigError, DataError
 from lsplits.io import atomic_path, atomic_write_text
@@ -44,6 +43,7 @@ from lsplits.lm.scoring import (
     resolve_device,
     score_encoded,
 )
+from lsplits.progress import progress_bar
 
 logger = logging.getLogger(__name__)
 
@@ -207,7 +207,7 @@ def finetune(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queries:
     wrapper, optimizer = accelerator.prepare(QueryLogProbs(model), optimizer)
     lm = accelerator.unwrap_model(wrapper).lm
 
-    bar = tqdm(total=config.max_steps, desc=desc, unit="step", disable=not progress, leave=False)
+    bar = progress_bar(total=config.max_steps, desc=desc, unit="step", disable=not progress, leave=False)
     best = _BestWeights(lm, val_pairs, config.eval_token_budget, rank=rank, world=world,
                         keep_copy=accelerator.is_main_process)
 

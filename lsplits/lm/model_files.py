@@ -10,6 +10,7 @@ tokens, so every example would get the same score and a "split" would be a list 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -82,6 +83,27 @@ def check_model_files(name: str) -> None:
         problem = weights_problem(path)
         if problem is not None:
             raise ConfigError(f"{path}: {problem}; download or save the model again")
+
+
+def model_identity(name: str) -> dict[str, str | None]:
+    """What pins down the weights of LM ``name``, for ``lsplits.json``: a Hub model's cached revision (its
+    snapshot's commit), a local folder's weights hash (SHA-256 of its weight files, first 16 hex digits),
+    nothing for the scratch LM (its recipe and seed are recorded instead) or an uncached Hub id."""
+    from lsplits.build.settings import SCRATCH_LM
+
+    if name == SCRATCH_LM:
+        return {"kind": "scratch", "revision": None, "weights_sha256": None}
+    path = Path(name).expanduser()
+    if path.is_dir():
+        digest = hashlib.sha256()
+        for weights in weight_files(path):
+            with weights.open("rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+        return {"kind": "local", "revision": None, "weights_sha256": digest.hexdigest()[:16]}
+    cached = _cached_config(name)
+    revision = cached.parent.name if cached is not None and cached.parent.parent.name == "snapshots" else None
+    return {"kind": "hub", "revision": revision, "weights_sha256": None}
 
 
 def weight_files(folder: Path) -> list[Path]:

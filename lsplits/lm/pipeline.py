@@ -38,9 +38,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
-from lsplits.errors import ConfigError, DataError, SplitInvariantError
+from lsplits.errors import ConfigError, DataError, InvalidOption, SplitInvariantError
 from lsplits.io import atomic_write_parquet, atomic_write_text
 from lsplits.lm.distributed import barrier, is_main, launched, main_first, process_device, rank, world_size
 from lsplits.lm.encode import check_queries
@@ -56,6 +55,7 @@ from lsplits.lm.plan import SCRATCH, RunPlan
 from lsplits.lm.scoring import load_causal_lm, score_pairs
 from lsplits.lm.scratch import ScratchConfig, scratch_model, scratch_tokenizer
 from lsplits.lm.shards import folder_fingerprint, missing_shards, split_into_shards, this_process_share
+from lsplits.progress import progress_bar
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path | Non
         seed: seeds the fold assignment and the scratch model's initial weights.
         cache_dir: where shards and checkpoints are kept for reuse (default: a temporary folder).
         train_config: default ``TrainConfig.scratch()`` for ``"scratch"``, else ``TrainConfig()``.
-        progress: show tqdm bars.
+        progress: show progress bars (:mod:`lsplits.progress`).
         scratch_config: sizes of the scratch tokenizer and model (default ``ScratchConfig()``).
         max_steps: training steps instead of the training config's.
         plan: the settled run (:class:`~lsplits.lm.plan.RunPlan`) instead of ``lm`` ... ``max_steps``.
@@ -108,7 +108,7 @@ def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path | Non
                    scratch_config=scratch_config, max_steps=max_steps)
     lm = plan.lm
     if plan.setting == "ft" and plan.folds > len(ids):
-        raise ConfigError(f"folds must be between 2 and the number of examples ({len(ids)}), got {plan.folds}")
+        raise InvalidOption(f"folds must be between 2 and the number of examples ({len(ids)}), got {plan.folds}")
     if shard_size < 1:
         raise ConfigError(f"shard_size must be positive, got {shard_size}")
     if launched() and cache_dir is None:
@@ -189,7 +189,7 @@ class _Job:
 
     def run_folds(self, fold_of: np.ndarray) -> None:
         folds = int(fold_of.max()) + 1
-        for fold in tqdm(range(folds), desc="folds", unit="fold", disable=not self.progress):
+        for fold in progress_bar(range(folds), desc="folds", unit="fold", disable=not self.progress):
             train_index = np.flatnonzero(fold_of != fold)
             scored_index = np.flatnonzero(fold_of == fold)
 
@@ -237,14 +237,18 @@ class _Job:
         path = _shard_path(fold_dir, number)
         if not path.exists():
             return False
+        import pyarrow as pa
+
         try:
             table = pd.read_parquet(path)
+        except (OSError, ValueError, pa.ArrowException) as exc:  # a damaged file: "score it again"
+            ok, problem = False, f"it cannot be read ({first_line(exc)})"
+        else:
+            scores = pd.to_numeric(table.get("ll_score", pd.Series(dtype=float)), errors="coerce")
             ok = (list(table.columns) == _SHARD_COLUMNS and np.array_equal(table["position"].to_numpy(), shard)
                   and table["id"].astype(str).tolist() == [self.ids[i] for i in shard]
-                  and bool(np.isfinite(table["ll_score"].to_numpy(dtype=np.float64)).all()))
+                  and bool(np.isfinite(scores.to_numpy(dtype=np.float64)).all()))
             problem = "it holds other examples or non-finite scores"
-        except Exception as exc:  # pyarrow raises many types for a damaged file; all mean "score it again"
-            ok, problem = False, f"it cannot be read ({first_line(exc)})"
         if not ok and is_main():
             logger.warning("cached score shard %s is damaged (%s); scoring it again", path, problem)
         return ok

@@ -18,12 +18,13 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from lsplits.build.settings import PT_NEEDS_PRETRAINED, SCRATCH_LM
 from lsplits.data.tasks import resolve_setting
 from lsplits.errors import ConfigError
 from lsplits.lm.finetune import TrainConfig, check_setting
 from lsplits.lm.scratch import ScratchConfig
 
-SCRATCH = "scratch"
+SCRATCH = SCRATCH_LM
 """The ``lm`` name of the small GPT-2 trained from random weights on the data itself (offline)."""
 
 PRETRAINED_ONLY = "needs a pretrained LM for prompting; --lm scratch has none"
@@ -77,8 +78,7 @@ class RunPlan:
         lm = str(lm)
         setting = resolve_setting(setting)
         if not runs_with(lm, setting):
-            raise ConfigError("--setting pt needs a pretrained LM (--lm gpt2, a Hub id or a local model folder), not "
-                              "scratch: the scratch LM has to be trained first (--setting ft)")
+            raise ConfigError(PT_NEEDS_PRETRAINED)
         check_setting("the run's", "seed", seed, whole=True, minimum=0)
         check_setting("the run's", "max_steps", max_steps, whole=True, minimum=1, optional=True)
         if needs_pretrained(setting):

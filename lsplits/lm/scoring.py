@@ -32,11 +32,11 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from lsplits.errors import ConfigError
 from lsplits.lm.encode import EncodedPair, encode_pairs, model_window
 from lsplits.lm.model_files import check_model_files, first_line, load_tokenizer
+from lsplits.progress import progress_bar
 
 logger = logging.getLogger(__name__)
 
@@ -262,7 +262,7 @@ def score_encoded(model: torch.nn.Module, pairs: Sequence[EncodedPair], *,
     wrapper = QueryLogProbs(model)
     was_training = model.training
     model.eval()
-    bar = tqdm(total=len(pairs), desc=desc, unit="ex", disable=not progress, leave=False)
+    bar = progress_bar(total=len(pairs), desc=desc, unit="ex", disable=not progress, leave=False)
     pending: list[tuple[np.ndarray, torch.Tensor]] = []  # sums left on the device, fetched in groups
 
     def fetch() -> None:
@@ -302,7 +302,7 @@ def score_pairs(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queri
         ids: example ids for error messages.
         token_budget: most padded tokens in one forward pass (default: :func:`default_token_budget`).
         device: where to run; default: where the model already is.
-        progress: show a tqdm bar (labelled ``desc``).
+        progress: show a progress bar (labelled ``desc``; :mod:`lsplits.progress`).
         max_length: window in tokens; default: the model's (long prompts are truncated from the start).
         compile: run the model through ``torch.compile`` (see :func:`compile_model`).
 

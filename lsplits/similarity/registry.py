@@ -18,11 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lsplits.errors import ConfigError, InvalidInput, InvalidOption
-
-
-class InvalidOutput(InvalidInput):
-    """A candidate or reference that cannot be parsed by a similarity's ``prepare``."""
+from lsplits.errors import ConfigError, InvalidOption
 
 
 @dataclass(frozen=True)
@@ -107,12 +103,12 @@ def display(name: str) -> str:
 
 
 def get(name: str) -> Similarity:
-    """Return the similarity registered as ``name``; raises ConfigError listing the choices."""
+    """Return the similarity registered as ``name``; raises InvalidOption listing the choices."""
     key = name.lower()
     if key in _REGISTERED:
         return _REGISTERED[key]
     if key not in _BUILTINS:
-        raise ConfigError(f"unknown similarity {name!r}; choose one of {', '.join(available())}")
+        raise InvalidOption(f"unknown similarity {name!r}; choose one of {', '.join(available())}")
     module_name, attribute = _BUILTINS[key].split(":")
     try:
         # relative to this package when flattened into a metric Space (lsplits.hub.flatten): ".x:NAME"

@@ -1,21 +1,24 @@
 """The Spider atom constraint (METHOD A2): every SQL atom that occurs in eval must occur in train.
 
-Applied to every Spider partition (likelihood, random, length, template) after the engine cuts it,
-and inside :func:`~lsplits.splits.tmcd.tmcd_partition`. Atoms come from
-:func:`~lsplits.splits.sql.sql_atoms`.
+Applied to every Spider partition (likelihood, random, length) after the engine cuts it, and inside
+:func:`~lsplits.splits.tmcd.tmcd_partition`. The template split moves whole template groups instead
+(:func:`enforce_atom_constraint_on_groups`), so that no template ends up on both sides. Atoms come
+from :func:`~lsplits.splits.sql.sql_atoms`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Sequence
+from collections import Counter
+from collections.abc import Collection, Hashable, Sequence
 
 import numpy as np
 
-from lsplits.errors import ConfigError
+from lsplits.errors import ConfigError, SplitInvariantError
 from lsplits.splits.engine import Partition
 
-__all__ = ["enforce_atom_constraint", "missing_eval_atoms"]
+__all__ = ["enforce_atom_constraint", "enforce_atom_constraint_on_groups", "groups_on_both_sides",
+           "missing_eval_atoms"]
 
 logger = logging.getLogger(__name__)
 
@@ -120,3 +123,68 @@ def enforce_atom_constraint(partition: Partition,
     new_eval = np.fromiter(eval_key, dtype=np.int64, count=len(eval_key))
     return Partition(train=new_train[np.argsort(rank[new_train], kind="stable")],
                      eval=new_eval[np.argsort(rank[new_eval], kind="stable")])
+
+
+def groups_on_both_sides(partition: Partition, group_of: Sequence[Hashable]) -> set[Hashable]:
+    """The groups (e.g. SQL templates) that have members in both train and eval (empty when none is split)."""
+    return {group_of[i] for i in partition.train.tolist()} & {group_of[i] for i in partition.eval.tolist()}
+
+
+def enforce_atom_constraint_on_groups(partition: Partition, atoms_per_example: Sequence[Collection[str]],
+                                      group_of: Sequence[Hashable]) -> Partition:
+    """The atom constraint for a partition of whole groups (the template split): groups move, never examples.
+
+    Eval groups that hold atoms missing from train move to train as a whole, one at a time, the one holding
+    the most missing atoms first (ties: the last drawn), until none is missing; then train groups refill eval to its size,
+    in train's order, each only when it fits the room left and takes no atom away from train (every atom it
+    holds stays held by another train example). So the missing atoms are all resolved, eval keeps its size,
+    and no group is ever cut. ConfigError when the refill cannot reach the size; SplitInvariantError when
+    ``partition`` already cuts a group.
+
+    Both sides keep their input order, with moved groups at the back of their new side.
+    """
+    if groups_on_both_sides(partition, group_of):
+        raise SplitInvariantError("the partition already splits a group; the group atom constraint needs whole groups")
+    if not missing_eval_atoms(partition, atoms_per_example):
+        return partition
+    members: dict[Hashable, list[int]] = {}
+    for index in [*partition.eval.tolist(), *partition.train.tolist()]:
+        members.setdefault(group_of[index], []).append(index)
+    group_atoms = {key: Counter(atom for i in indices for atom in atoms_per_example[i])
+                   for key, indices in members.items()}
+    eval_groups = list(dict.fromkeys(group_of[i] for i in partition.eval.tolist()))
+    train_groups = list(dict.fromkeys(group_of[i] for i in partition.train.tolist()))
+    train_count: Counter[str] = Counter()
+    for key in train_groups:
+        train_count.update(group_atoms[key])
+    leaving: list[Hashable] = []
+    while True:  # move out the eval group holding the most missing atoms (ties: the last drawn), one at a time
+        held = {key: sum(train_count[atom] == 0 for atom in group_atoms[key]) for key in eval_groups}
+        most = max(held.values(), default=0)
+        if not most:
+            break
+        key = next(key for key in reversed(eval_groups) if held[key] == most)
+        eval_groups.remove(key)
+        leaving.append(key)
+        train_count.update(group_atoms[key])
+    room = partition.eval.size - sum(len(members[key]) for key in eval_groups)
+    entering = []
+    for key in train_groups:  # groups that left eval are not candidates: each holds an atom only it brings
+        if room == 0:
+            break
+        size = len(members[key])
+        if size <= room and all(train_count[atom] > count for atom, count in group_atoms[key].items()):
+            train_count.subtract(group_atoms[key])
+            entering.append(key)
+            room -= size
+    if room:
+        raise ConfigError(
+            f"cannot satisfy the Spider atom constraint with whole template groups: after moving {len(leaving)} "
+            f"eval groups that hold atoms missing from train, no choice of train groups refills eval to "
+            f"{partition.eval.size} examples ({room} short); try another seed or eval size")
+    logger.info("atom constraint on whole groups: %d groups (%d examples) left eval, %d groups entered",
+                len(leaving), sum(len(members[key]) for key in leaving), len(entering))
+    entered = set(entering)
+    new_eval = [i for key in [*eval_groups, *entering] for i in members[key]]
+    new_train = [i for key in [*train_groups, *leaving] if key not in entered for i in members[key]]
+    return Partition(train=np.asarray(new_train, dtype=np.int64), eval=np.asarray(new_eval, dtype=np.int64))

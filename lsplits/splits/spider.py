@@ -31,8 +31,13 @@ from typing import Any
 import numpy as np
 
 from lsplits.data.loading import ID_FIELD
-from lsplits.errors import ConfigError, DataError
-from lsplits.splits.atom_constraint import enforce_atom_constraint, missing_eval_atoms
+from lsplits.errors import ConfigError, DataError, SplitInvariantError
+from lsplits.splits.atom_constraint import (
+    enforce_atom_constraint,
+    enforce_atom_constraint_on_groups,
+    groups_on_both_sides,
+    missing_eval_atoms,
+)
 from lsplits.splits.divergence import atom_divergence, compound_divergence
 from lsplits.splits.engine import Partition, resolve_eval_size
 from lsplits.splits.hardness import HARDNESS_LEVELS, UNKNOWN_HARDNESS, spider_hardness
@@ -51,6 +56,7 @@ __all__ = [
     "checked_query",
     "compound_divergence",
     "enforce_atom_constraint",
+    "enforce_atom_constraint_on_groups",
     "missing_eval_atoms",
     "normalize_question",
     "normalize_sql",
@@ -187,16 +193,28 @@ def spider_extras(examples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class TemplateSplit(SplitStrategy):
-    """Whole SQL-template groups drawn at random into eval (:func:`template_partition`)."""
+    """Whole SQL-template groups drawn at random into eval (:func:`template_partition`); the atom constraint
+    then moves whole groups (:func:`enforce_atom_constraint_on_groups`), so no template is on both sides."""
 
-    requires = ("sqls",)
+    requires = ("sqls", "atoms")
 
     @property
     def description(self) -> str:
-        return "whole SQL-template groups (Finegan-Dollak et al., 2018) drawn at random"
+        return ("whole SQL-template groups (Finegan-Dollak et al., 2018) drawn at random; the atom constraint "
+                "moves whole groups, so no template is in both train and eval (checked by the build)")
 
     def split(self, inputs: SplitInputs, eval_size: int | float, seed: int = 0) -> Partition:
-        return template_partition(inputs.extra("sqls", self), eval_size, seed)
+        sqls = inputs.extra("sqls", self)
+        partition = template_partition(sqls, eval_size, seed)
+        return enforce_atom_constraint_on_groups(partition, inputs.extra("atoms", self),
+                                                 [sql_template(sql) for sql in sqls])
+
+    def check(self, partition: Partition, inputs: SplitInputs) -> None:
+        """SplitInvariantError when a template has examples in both train and eval."""
+        shared = groups_on_both_sides(partition, [sql_template(sql) for sql in inputs.extra("sqls", self)])
+        if shared:
+            raise SplitInvariantError(f"template split: {len(shared)} SQL templates are in both train and eval "
+                                      f"(e.g. {sorted(shared)[0]!r}); the split must keep template groups whole")
 
 
 @dataclass(frozen=True)

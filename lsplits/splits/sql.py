@@ -5,7 +5,9 @@ Every Spider-specific view of a query starts here. A query is normalised the way
 collapsed, lowercased, trailing ``;`` removed. sqlparse's lexer then tokenises it, and the
 non-whitespace token values are the query's *atoms* (METHOD A2): keywords, table and column names, aliases,
 punctuation, operators and literals, exactly as sqlparse cuts them (``t1.name`` is three atoms
-``t1``, ``.``, ``name``; ``group by`` and ``not like`` are one atom each).
+``t1``, ``.``, ``name``; ``group by`` and ``not like`` are one atom each). Operators SQL treats as
+the same are one atom: ``<>`` is read as ``!=`` and ``==`` as ``=`` (:data:`OPERATOR_SYNONYMS`), so
+they give the same atoms, templates and compounds.
 
 The structural parse (compounds, hardness) lives in :mod:`lsplits.splits.sql_tree`.
 """
@@ -21,6 +23,7 @@ from sqlparse import tokens as ttypes
 from lsplits.errors import DataError
 
 __all__ = [
+    "OPERATOR_SYNONYMS",
     "TEMPLATE_VALUE",
     "SqlToken",
     "normalize_sql",
@@ -31,6 +34,9 @@ __all__ = [
 
 #: Placeholder that replaces every string and number literal in a program template.
 TEMPLATE_VALUE = "value"
+
+#: Operators that SQL (SQLite, Spider's engine) treats as the same, mapped to one spelling.
+OPERATOR_SYNONYMS = {"<>": "!=", "==": "="}
 
 
 @dataclass(frozen=True)
@@ -84,8 +90,13 @@ def sql_tokens(sql: str) -> tuple[SqlToken, ...]:
         raise DataError(f"empty SQL query {sql!r}", field="query")
     # sqlparse's lexer alone: the tokens of sqlparse.parse without its grouping pass, which is
     # slower and refuses deeply nested parentheses ("maximum grouping depth exceeded").
-    return tuple(SqlToken(value, _token_kind(ttype, value)) for ttype, value in lexer.tokenize(normalized)
-                 if ttype not in ttypes.Whitespace and ttype not in ttypes.Comment)
+    tokens = []
+    for ttype, value in lexer.tokenize(normalized):
+        if ttype in ttypes.Whitespace or ttype in ttypes.Comment:
+            continue
+        kind = _token_kind(ttype, value)
+        tokens.append(SqlToken(OPERATOR_SYNONYMS.get(value, value) if kind == "operator" else value, kind))
+    return tuple(tokens)
 
 
 def sql_atoms(sql: str) -> frozenset[str]:

@@ -89,6 +89,11 @@ class SplitStrategy(abc.ABC):
     def split(self, inputs: SplitInputs, eval_size: int | float, seed: int = 0) -> Partition:
         """The train/eval partition of the examples of ``inputs`` (deterministic under ``seed``)."""
 
+    def check(self, partition: Partition, inputs: SplitInputs) -> None:
+        """Raise SplitInvariantError when ``partition`` (after the policy's constraint) breaks a promise the
+        strategy's description makes; the build calls it on every config (default: no promise to check)."""
+        return None
+
     def params(self) -> dict[str, Any]:
         """The strategy's parameters by name (what its repr shows)."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
@@ -184,9 +189,13 @@ class SplitPolicy:
 
     def split(self, strategy: SplitStrategy, inputs: SplitInputs, eval_size: int | float,
               seed: int = 0) -> Partition:
-        """``strategy``'s partition of ``inputs``, passed through this policy's constraint."""
+        """``strategy``'s partition of ``inputs``, passed through this policy's constraint, then checked
+        against the strategy's own promise (:meth:`SplitStrategy.check`)."""
         partition = strategy.split(inputs, eval_size, seed)
-        return self.constraint(partition, inputs) if self.constraint is not None else partition
+        if self.constraint is not None:
+            partition = self.constraint(partition, inputs)
+        strategy.check(partition, inputs)
+        return partition
 
     def statistics_of(self, inputs: SplitInputs, partitions: Mapping[str, Partition]) -> dict[str, dict[str, float]]:
         """The policy's per-config numbers ({} without any)."""

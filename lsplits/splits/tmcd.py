@@ -24,9 +24,9 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from lsplits.errors import ConfigError
+from lsplits.progress import progress_bar
 from lsplits.splits.atom_constraint import enforce_atom_constraint
 from lsplits.splits.divergence import ATOM_ALPHA, COMPOUND_ALPHA
 from lsplits.splits.engine import Partition, random_partition, resolve_eval_size
@@ -168,7 +168,7 @@ def tmcd_partition(atoms: Sequence[Collection[str]], compounds: Sequence[Mapping
         return 1.0 - scores > max_atom_divergence + _TOLERANCE
 
     swaps = 0
-    progress = tqdm(total=max_swaps, desc="tmcd swaps", unit="swap", disable=not show_progress)
+    progress = progress_bar(total=max_swaps, desc="tmcd swaps", unit="swap", disable=not show_progress)
     while max_swaps is None or swaps < max_swaps:
         before = compound_counts.coefficient()
         if math.isnan(before):

@@ -20,7 +20,7 @@ from lsplits.uncertainty.estimators import (
     LEXICAL_ESTIMATORS,
     PAPER_ESTIMATORS,
     EstimatorSettings,
-    UncertaintyConfigError,
+    InvalidOption,
     check_estimators,
     estimate_many,
 )
@@ -71,7 +71,7 @@ def beam_uncertainties(examples: Sequence[Sequence[str]], similarity: Similarity
     settings = settings or EstimatorSettings(ecc_threshold=ecc_threshold)
     settings.check()
     if any(name in LEXICAL_ESTIMATORS for name in names) and lexical_similarity not in LEXICAL_SIMILARITIES:
-        raise UncertaintyConfigError(f"LexSim needs a lexical similarity, got {lexical_similarity!r}; choose one of "
+        raise InvalidOption(f"LexSim needs a lexical similarity, got {lexical_similarity!r}; choose one of "
                                      f"{', '.join(LEXICAL_SIMILARITIES)}")
     if any(len(candidates) == 0 for candidates in examples):
         raise InvalidInput("every example needs at least one candidate")

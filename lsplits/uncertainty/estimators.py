@@ -62,13 +62,6 @@ def _rounded(values: np.ndarray) -> np.ndarray:
     return np.round(values, _DECIMALS) + 0.0
 
 
-class UncertaintyConfigError(InvalidOption):
-    """An unknown estimator, metric or normaliser name, or an option it does not take.
-
-    A ConfigError (the CLI prints it as one line) and a ValueError (what the library's callers catch).
-    """
-
-
 def _normalized_laplacians(adjacency: np.ndarray) -> np.ndarray:
     """``D^-1/2 (D - A) D^-1/2`` of a symmetric stack, with ``0^-1/2 := 0`` for zero-degree rows."""
     degree = adjacency.sum(axis=-1)
@@ -225,12 +218,12 @@ LEXICAL_ESTIMATORS = ("lexsim",)  # computed on lexical similarities of the cand
 def get_estimator(name: str) -> Callable[..., float | np.ndarray]:
     """The estimator function named ``name`` (case-insensitive); ValueError lists the choices."""
     if not isinstance(name, str):
-        raise UncertaintyConfigError(f"the estimator name must be a string, got {name!r} ({type(name).__name__}); "
+        raise InvalidOption(f"the estimator name must be a string, got {name!r} ({type(name).__name__}); "
                                      f"choose one of {', '.join(ESTIMATORS)}")
     try:
         return ESTIMATORS[name.lower()]
     except KeyError:
-        raise UncertaintyConfigError(f"unknown estimator {name!r}; choose one of {', '.join(ESTIMATORS)}") from None
+        raise InvalidOption(f"unknown estimator {name!r}; choose one of {', '.join(ESTIMATORS)}") from None
 
 
 def estimator_options(name: str) -> dict[str, object]:
@@ -278,14 +271,14 @@ def estimate(name: str, matrix, **options) -> float | np.ndarray:
 
         similarity = options.pop("similarity", "rougel")
         if similarity not in LEXICAL_SIMILARITIES:
-            raise UncertaintyConfigError(f"lexsim on strings needs a lexical similarity, got {similarity!r}; "
+            raise InvalidOption(f"lexsim on strings needs a lexical similarity, got {similarity!r}; "
                                          f"choose one of {', '.join(LEXICAL_SIMILARITIES)}")
         matrix = build_matrix(list(matrix), LEXICAL_SIMILARITIES[similarity]).values
     accepted = estimator_options(key)
     unknown = sorted(set(options) - set(accepted))
     if unknown:
         takes = ", ".join(accepted) or "no options"
-        raise UncertaintyConfigError(f"estimator {key!r} does not take option(s) {', '.join(unknown)} "
+        raise InvalidOption(f"estimator {key!r} does not take option(s) {', '.join(unknown)} "
                                      f"(it takes: {takes})")
     for option, value in options.items():
         _check_option_type(key, option, value, accepted[option])
@@ -296,7 +289,7 @@ def _check_option_type(estimator: str, option: str, value: object, default: obje
     """InvalidOption unless ``value`` has the kind of the option's default (a number, or True/False)."""
     if isinstance(default, bool):
         if not isinstance(value, bool):
-            raise UncertaintyConfigError(f"{estimator} option {option} must be True or False, got {value!r}")
+            raise InvalidOption(f"{estimator} option {option} must be True or False, got {value!r}")
     elif isinstance(default, (int, float)):
         check_number(value, f"{estimator} option {option}")
 
@@ -355,19 +348,19 @@ class EstimatorSettings:
         return {}
 
     def check(self) -> None:
-        """Raise UncertaintyConfigError for a value no estimator accepts (before any long computation)."""
+        """Raise InvalidOption for a value no estimator accepts (before any long computation)."""
         if not 0.0 < self.sets_threshold <= 1.0:
-            raise UncertaintyConfigError(f"the semantic-set threshold must be in (0, 1], got {self.sets_threshold}")
+            raise InvalidOption(f"the semantic-set threshold must be in (0, 1], got {self.sets_threshold}")
         if not self.kle_t > 0:
-            raise UncertaintyConfigError(f"the KLE heat-kernel time t must be positive, got {self.kle_t}")
+            raise InvalidOption(f"the KLE heat-kernel time t must be positive, got {self.kle_t}")
         check_ecc_threshold(self.ecc_threshold)
 
 
 def check_estimators(names: Sequence[str]) -> tuple[str, ...]:
-    """The estimator names, lower-cased; UncertaintyConfigError for an unknown one or an empty list."""
+    """The estimator names, lower-cased; InvalidOption for an unknown one or an empty list."""
     keys = tuple(name.lower() for name in names)
     if not keys:
-        raise UncertaintyConfigError("choose at least one uncertainty estimator")
+        raise InvalidOption("choose at least one uncertainty estimator")
     for key in keys:
         get_estimator(key)
     return keys

@@ -1,7 +1,8 @@
 """Similarity matrices between the beam candidates of each example (METHOD B2).
 
 ``S[j, l] = similarity(candidate j, candidate l)`` for any registered :class:`~lsplits.similarity.registry.Similarity`,
-then: a candidate whose ``prepare`` fails is invalid and gets 0 with every other candidate; the matrix is
+then: a candidate whose ``prepare`` raises InvalidOutput is invalid and gets 0 with every other
+candidate (any other exception from the similarity fails the run, naming it and the example); the matrix is
 symmetrised as ``(S + S.T) / 2``, clipped to [0, 1], and its diagonal is 1.
 
 Work is kept to the minimum: each distinct candidate string is prepared once per example (identical
@@ -26,10 +27,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
+from lsplits.errors import InvalidOutput, SimilarityFailure
+from lsplits.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
-from lsplits.similarity.registry import InvalidOutput, Similarity
+from lsplits.similarity.registry import Similarity
 
 logger = logging.getLogger(__name__)
 
@@ -64,25 +66,32 @@ class SimilarityMatrix:
 
 
 def _prepare(similarity: Similarity, text: str) -> tuple[Any, str]:
-    """Prepared object and "" for a valid output; None and the reason for an invalid one."""
+    """Prepared object and "" for a valid output; None and the reason for an invalid one.
+
+    Only the similarity's own :class:`~lsplits.errors.InvalidOutput` marks a candidate invalid; any
+    other exception is a bug and fails the run as a :class:`~lsplits.errors.SimilarityFailure`.
+    """
     try:
         return similarity.prepare(text), ""
     except InvalidOutput as exc:
         return None, str(exc) or "invalid output"
-    except Exception as exc:  # a metric that fails on odd input must not stop a whole report
-        logger.warning("similarity %r failed to prepare a candidate (%s: %s); counted as invalid",
-                       similarity.name, type(exc).__name__, exc)
-        return None, f"{type(exc).__name__}: {exc}"
+    except Exception as exc:  # re-raised: a bug must not become an invalid candidate
+        raise SimilarityFailure(f"similarity {similarity.name!r} failed to prepare the candidate {_short(text)}: "
+                                f"{type(exc).__name__}: {exc}") from exc
 
 
-def _score(similarity: Similarity, a: Any, b: Any) -> float:
-    """One pairwise score; an exception inside the metric counts as similarity 0 (logged)."""
+def _score(similarity: Similarity, a: tuple[Any, str], b: tuple[Any, str]) -> float:
+    """One pairwise score of two prepared candidates (object, text); any exception fails the run."""
     try:
-        return float(similarity.score(a, b))
-    except Exception as exc:
-        logger.warning("similarity %r failed on a candidate pair (%s: %s); using 0",
-                       similarity.name, type(exc).__name__, exc)
-        return 0.0
+        return float(similarity.score(a[0], b[0]))
+    except Exception as exc:  # re-raised: a bug must not become a similarity of 0
+        raise SimilarityFailure(f"similarity {similarity.name!r} failed to score the candidates {_short(a[1])} "
+                                f"and {_short(b[1])}: {type(exc).__name__}: {exc}") from exc
+
+
+def _short(text: str, limit: int = 60) -> str:
+    """``text`` quoted, cut to ``limit`` characters for an error message."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
 def build_matrix(candidates: Sequence[str], similarity: Similarity) -> SimilarityMatrix:
@@ -96,7 +105,8 @@ def build_matrix(candidates: Sequence[str], similarity: Similarity) -> Similarit
     k = len(candidates)
     distinct: dict[str, int] = {}
     slot = np.array([distinct.setdefault(text, len(distinct)) for text in candidates], dtype=int)
-    prepared = [_prepare(similarity, text) for text in distinct]
+    texts = list(distinct)
+    prepared = [_prepare(similarity, text) for text in texts]
     valid = np.array([not error for _, error in prepared], dtype=bool)
     n = len(distinct)
     pairwise = np.eye(n)
@@ -106,7 +116,7 @@ def build_matrix(candidates: Sequence[str], similarity: Similarity) -> Similarit
         for b in range(a + 1 if similarity.symmetric else 0, n):
             if a == b or not valid[b]:
                 continue
-            pairwise[a, b] = _score(similarity, prepared[a][0], prepared[b][0])
+            pairwise[a, b] = _score(similarity, (prepared[a][0], texts[a]), (prepared[b][0], texts[b]))
             if similarity.symmetric:
                 pairwise[b, a] = pairwise[a, b]
     values = pairwise[np.ix_(slot, slot)]
@@ -190,7 +200,7 @@ def _pool_context() -> multiprocessing.context.BaseContext:
 
 def build_matrices(examples: Sequence[Sequence[str]], similarity: Similarity | str, *,
                    workers: int = 1, cache: MatrixCache | str | os.PathLike[str] | None = None,
-                   progress: bool = True) -> list[SimilarityMatrix]:
+                   progress: bool = True, ids: Sequence[str] | None = None) -> list[SimilarityMatrix]:
     """Similarity matrices of many examples, in order.
 
     Args:
@@ -198,7 +208,11 @@ def build_matrices(examples: Sequence[Sequence[str]], similarity: Similarity | s
         similarity: a Similarity or a registered name.
         workers: processes to use; 1 computes in this process, 0 or less means one per CPU core.
         cache: a MatrixCache or a folder for one; matrices found there are not recomputed.
-        progress: show a tqdm progress bar.
+        progress: show a progress bar (:mod:`lsplits.progress`).
+        ids: the examples' ids, named when a similarity fails (default: their positions, ``#0``, ...).
+
+    Raises:
+        SimilarityFailure: the similarity raised anything but InvalidOutput; names it and the example.
     """
     if isinstance(similarity, str):
         similarity = similarity_registry.get(similarity)
@@ -222,9 +236,15 @@ def build_matrices(examples: Sequence[Sequence[str]], similarity: Similarity | s
                     len(first_of) - len(todo), len(first_of))
     workers = workers if workers > 0 else (os.cpu_count() or 1)
     workers = min(workers, max(1, len(todo) // 4))
-    bar = tqdm(total=len(todo), desc=f"similarity {similarity.name}", unit="example", disable=not progress)
+    bar = progress_bar(total=len(todo), desc=f"similarity {similarity.name}", unit="example", disable=not progress)
+    computed = _compute(similarity, [examples[i] for i in todo], workers)
     with bar:
-        for index, matrix in zip(todo, _compute(similarity, [examples[i] for i in todo], workers), strict=True):
+        for index in todo:
+            try:
+                matrix = next(computed)
+            except SimilarityFailure as exc:  # re-raised with the example that the worker cannot know
+                label = ids[index] if ids is not None else f"#{index}"
+                raise SimilarityFailure(f"example {label}: {exc}") from exc
             results[index] = matrix
             if cache is not None:
                 cache.store(similarity, examples[index], matrix)

@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lsplits.errors import InvalidInput, InvalidOption
-from lsplits.uncertainty.estimators import UncertaintyConfigError
 
 logger = logging.getLogger(__name__)
 
@@ -212,12 +211,12 @@ def get_normalizer(name: str, **options):
     """A fresh normaliser by name (``num_bins`` for binned_pcc, as LM-Polygraph); ConfigError lists the choices."""
     key = name.lower()
     if key not in NORMALIZERS:
-        raise UncertaintyConfigError(f"unknown normaliser {name!r}; choose one of {', '.join(NORMALIZERS)}")
+        raise InvalidOption(f"unknown normaliser {name!r}; choose one of {', '.join(NORMALIZERS)}")
     if options and key != "binned_pcc":
-        raise UncertaintyConfigError(f"normaliser {key!r} takes no options, got {', '.join(options)}")
+        raise InvalidOption(f"normaliser {key!r} takes no options, got {', '.join(options)}")
     unknown = set(options) - {"num_bins"}
     if unknown:
-        raise UncertaintyConfigError(f"normaliser 'binned_pcc' takes only num_bins, got {', '.join(sorted(unknown))}")
+        raise InvalidOption(f"normaliser 'binned_pcc' takes only num_bins, got {', '.join(sorted(unknown))}")
     return NORMALIZERS[key](**options)
 
 

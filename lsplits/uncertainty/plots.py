@@ -132,6 +132,26 @@ def rejection_figure(curves: Mapping[str, RejectionCurve], quality_label: str, t
     return figure
 
 
+def operating_points(points: Mapping[str, tuple[float, float]], target: float | None, target_label: str,
+                     label: str) -> Callable[[object, list[str]], None]:
+    """A ``decorate`` hook for :func:`rejection_figure`: a dot at ``points[method]`` (rejection rate, mean quality
+    of kept) in each method's line colour, one legend entry ``label``; a thin unlabelled line at ``target``."""
+
+    def decorate(axes, methods: list[str]) -> None:
+        colours = {line.get_label(): line.get_color() for line in axes.get_lines()}
+        if target is not None:
+            axes.axhline(target, color="grey", linewidth=0.8, linestyle=":")
+            axes.annotate(target_label, (0.01, target), xycoords=("axes fraction", "data"), fontsize=7,
+                          color="grey", va="bottom")
+        shown = [m for m in methods if m in points]
+        for i, method in enumerate(shown):
+            axes.plot([points[method][0]], [points[method][1]], marker="o", markersize=7, linestyle="none",
+                      markerfacecolor=colours.get(method, "black"), markeredgecolor="black",
+                      label=label if i == 0 else None)
+
+    return decorate
+
+
 def heatmap(axes, matrix: np.ndarray, rows: Sequence[str] | None, columns: Sequence[str], *, vmin: float,
             vmax: float, cmap: str, dark: Callable[[float], bool], fontsize: float = 6, digits: int = 2):
     """An annotated heatmap on ``axes`` (white text where ``dark(value)``; row labels only when given); the image."""

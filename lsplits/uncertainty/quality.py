@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lsplits.errors import DataError
+from lsplits.errors import DataError, InvalidOutput
 from lsplits.similarity import registry as similarity_registry
 from lsplits.similarity.amr.graph import EMPTY_AMR
-from lsplits.similarity.registry import InvalidOutput, Similarity
+from lsplits.similarity.registry import Similarity
 
 logger = logging.getLogger(__name__)
 

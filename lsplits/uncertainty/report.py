@@ -27,8 +27,8 @@ from lsplits.io import output_folder
 from lsplits.similarity.registry import display
 from lsplits.uncertainty._format import number as _number
 from lsplits.uncertainty._format import table as _table
-from lsplits.uncertainty.plots import rejection_figure
-from lsplits.uncertainty.study import PRRRow, Study, method_name
+from lsplits.uncertainty.plots import operating_points, rejection_figure
+from lsplits.uncertainty.study import PRRRow, SelectiveRow, Study, method_name
 
 _LISTED = 20  # ids listed in the markdown; the CSV files hold all of them
 CONSTANT_MARK = "†"
@@ -182,10 +182,47 @@ def _inputs_section(study: Study) -> list[str]:
     return lines
 
 
+def selective_markdown(study: Study) -> list[str]:
+    """The certified thresholds at the target risk, one table per quality metric (empty without a target)."""
+    if not study.selective:
+        return []
+    first = study.selective[0]
+    rule = first.rule
+    lines = [f"Target: selective risk (mean 1 - quality of the kept outputs) at most **{rule.max_risk:g}** with "
+             f"probability at least {1 - rule.delta:g} (delta = {rule.delta:g}) over calibration sets, at k = "
+             f"{first.k}; bound {rule.method} (Learn-then-Test, fixed-sequence over coverage levels 10%, 11%, ..., "
+             f"100%); {study.selective_source}. Accept an output when its uncertainty is <= the threshold; "
+             "\"none\": no threshold is certified, reject everything. Held-out risk is what the threshold achieved "
+             "on examples it did not see (in `selective.csv` too)."]
+    for quality in study.qualities:
+        rows = []
+        for row in (r for r in study.selective if r.quality == quality):
+            certified = row.rule.certified
+            rows.append([row.method, _number(row.rule.threshold, 4) if certified else "none",
+                         _number(row.rule.bound) if certified else "n/a", _number(row.rule.coverage),
+                         _number(row.rule.risk), f"{row.rule.n}", _number(row.coverage), _number(row.risk),
+                         f"{row.held_out}"])
+        lines += ["", f"### Quality: {display(quality)}", "",
+                  *_table(["UE method", "threshold", "risk bound", "calib. coverage", "calib. risk", "calib. n",
+                           "held-out coverage", "held-out risk", "held-out n"], rows)]
+    return lines
+
+
+def _operating_points(rows: Sequence[SelectiveRow]):
+    """The decorate hook marking each certified method's held-out operating point and the target (:mod:`.plots`)."""
+    points = {row.method: (1 - row.coverage, 1 - row.risk) for row in rows
+              if row.rule.certified and not math.isnan(row.risk)}
+    target = rows[0].rule.max_risk
+    return operating_points(points, 1 - target, f"target: risk {target:g} (mean quality {1 - target:g})",
+                            "certified threshold (held-out)")
+
+
 def _plot_curves(study: Study, folder: Path) -> list[str]:
     names = []
     for (k, q), curves in study.curves.items():
-        figure = rejection_figure(curves, display(q), f"Prediction-rejection curves, k = {k}, quality {display(q)}")
+        rows = [row for row in study.selective if row.k == k and row.quality == q]
+        figure = rejection_figure(curves, display(q), f"Prediction-rejection curves, k = {k}, quality {display(q)}",
+                                  decorate=_operating_points(rows) if rows else None)
         name = f"curves/rejection_{q}_k{k}.png"
         figure.savefig(folder / name, dpi=110, bbox_inches="tight")
         names.append(name)
@@ -219,6 +256,14 @@ def _write_tables(study: Study, folder: Path) -> None:
     if study.metrics:
         _write_csv(folder / "ue_metrics.csv", ["k", "method", "quality", "metric", "value"],
                    ([r.k, r.method, r.quality, r.metric, r.value] for r in study.metrics))
+    if study.selective:
+        _write_csv(folder / "selective.csv", ["k", "method", "quality", "target_risk", "delta", "bound_method",
+                                              "certified", "threshold", "risk_bound", "calibration_coverage",
+                                              "calibration_risk", "calibration_n", "held_out_coverage",
+                                              "held_out_risk", "held_out_n"],
+                   ([r.k, r.method, r.quality, r.rule.max_risk, r.rule.delta, r.rule.method, r.rule.certified,
+                     r.rule.threshold, r.rule.bound, r.rule.coverage, r.rule.risk, r.rule.n, r.coverage, r.risk,
+                     r.held_out] for r in study.selective))
     for k, matrix in study.spearman.items():
         _write_csv(folder / f"spearman_k{k}.csv", ["method", *study.methods],
                    ([m, *matrix[i]] for i, m in enumerate(study.methods)))
@@ -238,6 +283,8 @@ def render_markdown(study: Study, plots: Sequence[str]) -> str:
              "", "## Top-1 quality against gold", "", *_quality_table(study),
              "", "## Main result", "", main_table_markdown(study),
              *_metrics_section(study),
+             *(["", "## Risk-controlled selective prediction", "", *selective_markdown(study)]
+               if study.selective else []),
              "", "## PRR across beam sizes", *_beam_tables(study),
              "", f"## Spearman correlation between estimators (k = {k})", "", *_spearman_table(study, k),
              "", "## Prediction-rejection curves", ""]

@@ -53,7 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lsplits.errors import InvalidInput, InvalidOption
-from lsplits.uncertainty.options import check_delta, check_target_risk
+from lsplits.uncertainty.options import check_calibration_fraction, check_delta, check_target_risk
 from lsplits.uncertainty.prr import as_inputs
 
 METHODS = ("ltt-wsr", "ltt-hoeffding", "ltt-hb")
@@ -147,6 +147,21 @@ def oracle_threshold(uncertainties, qualities, max_risk: float, loss: Loss | Non
     if not ok.size:
         return -math.inf, 0.0
     return float(values[ok[-1]]), float(ends[ok[-1]] / u.size)
+
+
+def calibration_mask(ids: Sequence[str], fraction: float, seed: int = 0) -> np.ndarray:
+    """Which examples calibrate (True) and which are held out: a seeded random ``fraction`` of the distinct ids.
+
+    Decided by id, not position, so two lists of the same ids (two systems' outputs) split alike. At least one
+    example falls on each side; InvalidInput with fewer than two ids.
+    """
+    check_calibration_fraction(fraction)
+    distinct = sorted(set(ids))
+    if len(distinct) < 2:
+        raise InvalidInput(f"a calibration split needs at least 2 examples, got {len(distinct)}")
+    size = min(len(distinct) - 1, max(1, round(fraction * len(distinct))))
+    chosen = {distinct[i] for i in np.random.default_rng(seed).permutation(len(distinct))[:size]}
+    return np.array([i in chosen for i in ids], dtype=bool)
 
 
 def _tie_ends(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from lsplits.errors import ConfigError, DataError
 from lsplits.io import cache_folder
+from lsplits.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
 from lsplits.uncertainty.beam import LEXICAL_SIMILARITY
 from lsplits.uncertainty.estimators import (
@@ -46,7 +46,7 @@ from lsplits.uncertainty.estimators import (
     LEXICAL_ESTIMATORS,
     SPECTRAL_ESTIMATORS,
     EstimatorSettings,
-    UncertaintyConfigError,
+    InvalidOption,
     check_estimators,
     estimate_many,
     spectral_many,
@@ -57,14 +57,26 @@ from lsplits.uncertainty.matrix import SimilarityMatrix, build_matrices
 from lsplits.uncertainty.normalization import get_normalizer
 from lsplits.uncertainty.options import (
     check_bad_below,
+    check_calibration_fraction,
     check_confidence,
+    check_delta,
     check_ecc_threshold,
     check_max_rejection,
     check_n_bootstrap,
     check_seed,
+    check_target_risk,
 )
 from lsplits.uncertainty.prr import PRRResult, RejectionCurve, prr_and_curve
 from lsplits.uncertainty.quality import placeholder_for, score_predictions
+from lsplits.uncertainty.selective import (
+    DEFAULT_DELTA,
+    DEFAULT_METHOD,
+    METHODS,
+    SelectiveThreshold,
+    calibrate_threshold,
+    calibration_mask,
+    selective_risk,
+)
 from lsplits.uncertainty.ue_metrics import PAPER_METRICS, check_metrics, compute_metrics
 
 logger = logging.getLogger(__name__)
@@ -75,7 +87,10 @@ PAPER_BEAM_SIZES = (3, 5, 8, 10)
 GRAPH_ESTIMATORS = ("eigv", "degmat", "ecc")
 PAPER_REPORT_ESTIMATORS = ("lexsim", *GRAPH_ESTIMATORS)
 CLI_OPTIONS = {"ecc_threshold": "--ecc-threshold", "max_rejection": "--max-rejection", "n_bootstrap": "--bootstrap",
-               "confidence": "--confidence", "seed": "--seed", "bad_below": "--bad-below"}
+               "confidence": "--confidence", "seed": "--seed", "bad_below": "--bad-below",
+               "target_risk": "--target-risk", "delta": "--delta", "calibration_fraction": "--calibration-fraction",
+               "selective_method": "--selective-method"}
+DEFAULT_CALIBRATION_FRACTION = 0.5
 
 
 def default_cache_dir() -> Path:
@@ -84,10 +99,10 @@ def default_cache_dir() -> Path:
 
 
 def _refused(setting: str, check):
-    """``check()``, its UncertaintyConfigError re-raised as a ConfigError naming the setting and its option."""
+    """``check()``, its InvalidOption re-raised as a ConfigError naming the setting and its option."""
     try:
         return check()
-    except UncertaintyConfigError as exc:
+    except InvalidOption as exc:
         raise ConfigError(f"{setting} (--{setting.replace('_', '-')}): {exc}") from None
 
 
@@ -117,6 +132,10 @@ class StudyConfig:
     normalizer: str = "minmax"
     sets_threshold: float = DEFAULT_SETS_THRESHOLD
     kle_t: float = DEFAULT_KLE_T
+    target_risk: float | None = None  # selective prediction (.selective) when set
+    delta: float = DEFAULT_DELTA
+    calibration_fraction: float = DEFAULT_CALIBRATION_FRACTION  # used when no calibration files are given
+    selective_method: str = DEFAULT_METHOD
     option_names: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -140,6 +159,13 @@ class StudyConfig:
         check_confidence(self.confidence, names.get("confidence", "confidence"))
         check_seed(self.seed, names.get("seed", "seed"))
         check_bad_below(self.bad_below, names.get("bad_below", "bad_below"))
+        if self.target_risk is not None:
+            check_target_risk(self.target_risk, names.get("target_risk", "target_risk"))
+        check_delta(self.delta, names.get("delta", "delta"))
+        check_calibration_fraction(self.calibration_fraction, names.get("calibration_fraction", "calibration_fraction"))
+        if self.selective_method not in METHODS:
+            raise ConfigError(f"{names.get('selective_method', 'selective_method')} must be one of "
+                              f"{', '.join(METHODS)}, got {self.selective_method!r}")
 
     def estimator_settings(self) -> EstimatorSettings:
         """The estimators' options under this configuration."""
@@ -170,6 +196,20 @@ class MetricRow:
 
 
 @dataclass(frozen=True)
+class SelectiveRow:
+    """The certified threshold of one estimator (``method``) and quality metric at beam size ``k`` (target risk
+    ``rule.max_risk``), with what it keeps of the held-out examples: ``coverage`` and the achieved ``risk``."""
+
+    k: int
+    method: str
+    quality: str
+    rule: SelectiveThreshold
+    held_out: int
+    coverage: float
+    risk: float  # NaN when nothing is kept
+
+
+@dataclass(frozen=True)
 class Study:
     """Everything the report shows, computed by :func:`run_study` and not changed afterwards (arrays read-only)."""
 
@@ -189,6 +229,8 @@ class Study:
     curves: dict[tuple[int, str], dict[str, RejectionCurve]] = field(default_factory=dict)
     spearman: dict[int, np.ndarray] = field(default_factory=dict)
     metrics: tuple[MetricRow, ...] = ()
+    selective: tuple[SelectiveRow, ...] = ()
+    selective_source: str = ""  # where the calibration examples came from, in words
 
 
 def _read_only(values: np.ndarray) -> np.ndarray:
@@ -276,9 +318,12 @@ def _all_invalid(matrices: dict[str, list[SimilarityMatrix]], k: int) -> dict[st
             for name, found in matrices.items() if name != LEXICAL_SIMILARITY}
 
 
-def check_input_files(beam_paths: Sequence[str | os.PathLike[str]], gold_path: str | os.PathLike[str]) -> None:
-    """A DataError naming the first beams or gold path that is not an existing file (before anything is read)."""
-    for what, path in [*(("beams", p) for p in beam_paths), ("gold", gold_path)]:
+def check_input_files(beam_paths: Sequence[str | os.PathLike[str]], gold_path: str | os.PathLike[str],
+                      what: str = "") -> None:
+    """A DataError naming the first beams or gold path that is not an existing file (before anything is read);
+    ``what`` qualifies them in the message (``calibration``)."""
+    prefix = f"{what} " if what else ""
+    for what, path in [*((f"{prefix}beams", p) for p in beam_paths), (f"{prefix}gold", gold_path)]:
         path = Path(path)
         if not path.exists():
             raise DataError(f"{what} file not found", source=str(path))
@@ -300,28 +345,92 @@ def _score_top1(config: StudyConfig, inputs: Inputs, gold_path: str | os.PathLik
         qualities[name] = _read_only(np.array(scored.scores, dtype=float))
         corpus[name] = scored.corpus
         invalid_top1[name] = len(scored.invalid_predictions)
-    for name, values in qualities.items():  # ECE compares confidences in [0, 1] with qualities: check before the matrices
+    for name, values in qualities.items():  # ECE and the selective risk need qualities in [0, 1]: check before the matrices
         finite = values[~np.isnan(values)]
+        if config.target_risk is not None and finite.size and (finite.min() < 0 or finite.max() > 1):
+            raise ConfigError(f"target_risk (--target-risk): the selective risk 1 - quality needs qualities in "
+                              f"[0, 1], but {name!r} scores from {finite.min():g} to {finite.max():g}")
         if "ece" in config.metrics and finite.size and (finite.min() < 0 or finite.max() > 1):
             raise ConfigError(f"metrics (--metrics): ece needs qualities in [0, 1], but {name!r} scores from "
                               f"{finite.min():g} to {finite.max():g}")
     return qualities, corpus, invalid_top1
 
 
+def _matrices(inputs: Inputs, config: StudyConfig) -> dict[str, list[SimilarityMatrix]]:
+    """Every similarity's matrices of the inputs that the estimators or the invalid-candidate counts need."""
+    needed = dict.fromkeys(name for _, name, _ in _method_pairs(config))
+    needed.update(dict.fromkeys(config.similarities))  # invalid candidates are counted for each similarity
+    return {name: build_matrices(inputs.candidates, name, cache=config.cache_dir, progress=config.progress, ids=inputs.ids,
+                                 workers=1 if name in LEXICAL_SIMILARITIES else config.workers)  # cheap: no pool
+            for name in needed}
+
+
+def _load_scored(beam_paths: Sequence[str | os.PathLike[str]], gold_path: str | os.PathLike[str],
+                 config: StudyConfig) -> tuple[Inputs, dict[str, np.ndarray]]:
+    """A calibration set's inputs and top-1 qualities (read and scored before any matrix is built)."""
+    inputs = load_inputs(list(beam_paths), gold_path)
+    return inputs, _score_top1(config, inputs, gold_path)[0]
+
+
+def selective_rows(config: StudyConfig, k: int, uncertainties: dict[str, np.ndarray], qualities: dict[str, np.ndarray],
+               ids: Sequence[str], calibration: tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None
+               ) -> list[SelectiveRow]:
+    """The certified threshold of every method x quality at beam size k and what it keeps of the held-out part.
+
+    Without calibration files the examples are split by :func:`~.selective.calibration_mask` (the same ids
+    calibrate every method, and every system of a cross-system study); with them, all examples are held out.
+    """
+    split = calibration_mask(ids, config.calibration_fraction, config.seed) if calibration is None else None
+    rows = []
+    for quality, q in qualities.items():
+        for method, u in uncertainties.items():
+            if calibration is None:
+                known = ~np.isnan(q)
+                cal_u, cal_q = u[split & known], q[split & known]
+                test_u, test_q = u[~split & known], q[~split & known]
+            else:
+                cal_q = calibration[1][quality]
+                cal_u, cal_q = calibration[0][method][~np.isnan(cal_q)], cal_q[~np.isnan(cal_q)]
+                test_u, test_q = u[~np.isnan(q)], q[~np.isnan(q)]
+            if not cal_u.size or not test_u.size:
+                raise DataError(f"selective prediction needs calibration and held-out examples with a {quality} "
+                                f"quality; got {cal_u.size} and {test_u.size}", field=quality)
+            rule = calibrate_threshold(cal_u, cal_q, max_risk=config.target_risk, delta=config.delta,
+                                       method=config.selective_method, seed=config.seed)
+            coverage, risk = selective_risk(rule, test_u, test_q)
+            rows.append(SelectiveRow(k, method, quality, rule, int(test_u.size), coverage, risk))
+    return rows
+
+
+def _selective_source(config: StudyConfig, calibration, inputs: Inputs) -> str:
+    if calibration is None:
+        return (f"a random {config.calibration_fraction:g} of the {len(inputs.ids)} examples (seed {config.seed}) "
+                "calibrates, the rest is held out")
+    return (f"calibration set {', '.join(f'`{p}`' for p in calibration[0])} with gold `{calibration[1]}`; "
+            f"all {len(inputs.ids)} examples are held out")
+
+
 def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.PathLike[str],
-              config: StudyConfig | None = None) -> Study:
-    """Read the inputs and compute the whole grid of the report (names and files are checked first)."""
+              config: StudyConfig | None = None,
+              calibration: tuple[Sequence[str | os.PathLike[str]], str | os.PathLike[str]] | None = None) -> Study:
+    """Read the inputs and compute the whole grid of the report (names and files are checked first).
+
+    With ``config.target_risk``, also the risk-controlled selective threshold of every estimator x quality at
+    the largest beam size, calibrated on ``calibration`` (beam files, gold file) when given, else on a random
+    ``config.calibration_fraction`` of the examples (:class:`SelectiveRow`).
+    """
     config = config or StudyConfig()
     for name in (*config.similarities, *config.qualities):
         similarity_registry.get(name)  # fail early, before any long computation, on an unknown name
+    if calibration is not None and config.target_risk is None:
+        raise ConfigError("calibration files (--calibration) calibrate a selective threshold: give --target-risk")
     check_input_files(beam_paths, gold_path)
+    if calibration is not None:
+        check_input_files(calibration[0], calibration[1], what="calibration")
     inputs = load_inputs(beam_paths, gold_path)
     qualities, corpus, invalid_top1 = _score_top1(config, inputs, gold_path)
-    needed = dict.fromkeys(name for _, name, _ in _method_pairs(config))
-    needed.update(dict.fromkeys(config.similarities))  # invalid candidates are counted for each similarity
-    matrices = {name: build_matrices(inputs.candidates, name, cache=config.cache_dir, progress=config.progress,
-                                     workers=1 if name in LEXICAL_SIMILARITIES else config.workers)  # cheap: no pool
-                for name in needed}
+    calibration_set = _load_scored(calibration[0], calibration[1], config) if calibration is not None else None
+    matrices = _matrices(inputs, config)
     beam_sizes = choose_beam_sizes(config.beam_sizes, max(len(c) for c in inputs.candidates))
     uncertainties = {k: _estimate(matrices, k, config) for k in beam_sizes}
     methods = tuple(uncertainties[beam_sizes[0]])
@@ -335,7 +444,7 @@ def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.Path
     prr_rows: list[PRRRow] = []
     metric_rows: list[MetricRow] = []
     all_curves: dict[tuple[int, str], dict[str, RejectionCurve]] = {}
-    grid = tqdm(total=len(beam_sizes) * len(qualities) * len(methods), desc="PRR", unit="estimate",
+    grid = progress_bar(total=len(beam_sizes) * len(qualities) * len(methods), desc="PRR", unit="estimate",
                 disable=not config.progress)
     with grid:
         for k in beam_sizes:
@@ -352,6 +461,14 @@ def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.Path
                     metric_rows += _extra_metrics(config, k, quality_name, u[keep], q[keep], method, curve)
                     grid.update()
                 all_curves[k, quality_name] = curves
+    selective: list[SelectiveRow] = []
+    if config.target_risk is not None:
+        k = beam_sizes[-1]
+        calibrated = None
+        if calibration_set is not None:
+            cal_inputs, cal_qualities = calibration_set
+            calibrated = (_estimate(_matrices(cal_inputs, config), k, config), cal_qualities)
+        selective = selective_rows(config, k, uncertainties[k], qualities, inputs.ids, calibrated)
     undefined = sum(np.isnan(row.value) for row in metric_rows)
     if undefined:
         logger.warning("%d uncertainty-metric value(s) are undefined (NaN in the report): constant uncertainties "
@@ -367,4 +484,6 @@ def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.Path
         prr=tuple(prr_rows), curves=all_curves,
         spearman={k: _read_only(_spearman(uncertainties[k])) for k in beam_sizes},
         metrics=tuple(metric_rows),
+        selective=tuple(selective),
+        selective_source=_selective_source(config, calibration, inputs) if config.target_risk is not None else "",
     )

@@ -15,6 +15,9 @@ twice); this module then compares them:
   per quality metric (the paper's "across 6 parsers x 4 beams": one point per configuration);
 - the Spearman correlation between top-1 Smatch and mean PRR, per quality metric, over systems (each
   system's Figure-1 value) and, as the paper's Figure 4, over system x beam-size points;
+- with a target risk (``--target-risk``): the coverage each system keeps at that target, per estimator and
+  quality metric at the largest common beam size (the certified threshold of :mod:`.selective`, calibrated on
+  the same ids in every system, and its held-out coverage and risk);
 - beyond the paper: for every two systems, the difference of their Figure-1 mean PRR with a paired
   bootstrap interval: each resample draws the same examples for both systems, so it needs both to
   cover the same example ids (checked before any computation).
@@ -37,20 +40,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from lsplits.errors import ConfigError, DataError
+from lsplits.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
 from lsplits.uncertainty.inputs import Inputs, load_inputs
 from lsplits.uncertainty.prr import PRRResult, _aucs, _ratio, _rejection_steps, prr
 from lsplits.uncertainty.quality import placeholder_for, score_predictions
 from lsplits.uncertainty.study import (
+    SelectiveRow,
     Study,
     StudyConfig,
     _spearman,
     choose_beam_sizes,
     method_family,
     run_study,
+    selective_rows,
 )
 
 logger = logging.getLogger(__name__)
@@ -171,6 +176,7 @@ class SystemsStudy:
     correlations: list[PerformanceCorrelation] = field(default_factory=list)
     pairwise: list[PairwiseDifference] = field(default_factory=list)
     undefined: int = 0  # NaN PRR values left out of the means
+    selective: dict[tuple[str, str, str], SelectiveRow] = field(default_factory=dict)  # (method, system, quality)
 
     @property
     def names(self) -> list[str]:
@@ -289,6 +295,12 @@ def _tables(study: SystemsStudy) -> None:
         study.stability[q, m, k] = _mean([value[s, k, m, q] for s in names])
     for m, s, q in itertools.product(methods, names, qualities):
         study.largest[m, s, q] = study.prr(s, ks[-1], m, q)
+    if study.config.target_risk is not None:  # at the common largest k, which may be below a system's own
+        for system in study.systems:
+            per = system.study
+            for row in selective_rows(study.config, ks[-1], per.uncertainties[ks[-1]], per.qualities,
+                                      per.inputs.ids, None):
+                study.selective[row.method, system.name, row.quality] = row
     for q in qualities:
         points = [(s, k) for s in names for k in ks
                   if not any(math.isnan(value[s, k, m, q]) for m in methods)]
@@ -364,7 +376,7 @@ def paired_differences(study: SystemsStudy) -> list[PairwiseDifference]:
     pairs = [(q, a, b) for q in study.qualities for a, b in itertools.combinations(study.systems, 2)]
     alpha = (1.0 - config.confidence) / 2
     results = []
-    for quality, a, b in tqdm(pairs, desc="paired bootstrap", unit="pair", disable=not config.progress):
+    for quality, a, b in progress_bar(pairs, desc="paired bootstrap", unit="pair", disable=not config.progress):
         keep = ~(np.isnan(a.study.qualities[quality][orders[a.name]]) |
                  np.isnan(b.study.qualities[quality][orders[b.name]]))
         (prr_a, samples_a), (prr_b, samples_b) = means(a, quality, keep), means(b, quality, keep)

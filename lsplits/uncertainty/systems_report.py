@@ -145,6 +145,28 @@ def table4_markdown(study: SystemsStudy) -> str:
     return "\n".join(_table(["UE method", *(f"{s} {display(q)}" for s, q in columns)], rows))
 
 
+def selective_markdown(study: SystemsStudy) -> str:
+    """The held-out coverage each system keeps at the target risk: estimator x system, one table per quality."""
+    if not study.selective:
+        return ""
+    first = next(iter(study.selective.values()))
+    lines = [f"Share of held-out outputs each system keeps under the threshold certified to keep the selective risk "
+             f"(mean 1 - quality of the kept) at most **{first.rule.max_risk:g}** with probability >= "
+             f"{1 - first.rule.delta:g} ({first.rule.method}, k = {first.k}; {first.rule.n} calibration examples, "
+             f"the same ids in every system). Achieved held-out risk in brackets; \"none\": nothing certified, "
+             "everything rejected. Thresholds and bounds are in `tables/selective.csv` and each system's report."]
+    for quality in study.qualities:
+        rows = []
+        for method in study.methods:
+            cells = [method]
+            for system in study.names:
+                row = study.selective[method, system, quality]
+                cells.append(f"{_number(row.coverage)} [{_number(row.risk)}]" if row.rule.certified else "none")
+            rows.append(cells)
+        lines += ["", f"### Quality: {display(quality)}", "", *_table(["UE method", *study.names], rows)]
+    return "\n".join(lines)
+
+
 def _agreement_markdown(study: SystemsStudy, quality: str) -> list[str]:
     matrix = study.agreement[quality]
     rows = [[f"{i + 1}. {m}", *(_number(v, 2) for v in matrix[i])] for i, m in enumerate(study.methods)]
@@ -216,6 +238,9 @@ def render_markdown(study: SystemsStudy) -> str:
     else:
         lines += ["", "## Figures 7/9/10 and 5: PRR against beam size", "", _single_beam_note(study)]
     lines += ["", f"## Table 4: PRR at beam size k = {k} (best per column in bold)", "", table4_markdown(study)]
+    if study.selective:
+        lines += ["", "## Coverage at the same target risk (risk-controlled selective prediction)", "",
+                  selective_markdown(study)]
     for quality in study.qualities:
         figure = AGREEMENT_FIGURES.get(quality, "Figures 6/8/11")
         points = study.agreement_points[quality]
@@ -239,7 +264,9 @@ def summary_markdown(study: SystemsStudy) -> str:
                          "Figure 1: mean PRR over estimators and beam sizes", figure1_markdown(study),
                          f"Top-1 {display(PERFORMANCE_METRIC)} vs mean PRR (Spearman)", correlation_markdown(study),
                          "Paired bootstrap differences of mean PRR",
-                         pairwise_markdown(study) if study.pairwise else "(one system: nothing to compare)"])
+                         pairwise_markdown(study) if study.pairwise else "(one system: nothing to compare)",
+                         *(["Coverage at the same target risk", selective_markdown(study)] if study.selective
+                           else [])])
 
 
 # --- CSV -----------------------------------------------------------------------------------------------
@@ -273,6 +300,14 @@ def _write_tables(study: SystemsStudy, folder: Path) -> None:
                 "n_points"],
                ([c.quality, PERFORMANCE_METRIC, c.rho_systems, c.p_systems, c.n_systems, c.rho_points, c.p_points,
                  c.n_points] for c in study.correlations))
+    if study.selective:
+        _write_csv(tables / "selective.csv",
+                   ["method", "system", "quality", "k", "target_risk", "delta", "bound_method", "certified",
+                    "threshold", "risk_bound", "calibration_coverage", "calibration_risk", "calibration_n",
+                    "held_out_coverage", "held_out_risk", "held_out_n"],
+                   ([m, s, q, r.k, r.rule.max_risk, r.rule.delta, r.rule.method, r.rule.certified, r.rule.threshold,
+                     r.rule.bound, r.rule.coverage, r.rule.risk, r.rule.n, r.coverage, r.risk, r.held_out]
+                    for (m, s, q), r in study.selective.items()))
     _write_csv(tables / "pairwise.csv",
                ["quality", "system_a", "system_b", "prr_a", "prr_b", "difference", "ci_low", "ci_high", "n",
                 "resamples", "verdict"],

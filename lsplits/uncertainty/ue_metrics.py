@@ -25,6 +25,11 @@ example. Every metric is order-independent (ties are averaged over, never broken
   (as LM-Polygraph's ``ECE(normalize=True)``) and supervised ones (the PCC normalisers, which see
   q) are cross-fitted over 5 folds, so no example's confidence was fitted on its own quality.
 
+Beside the metrics, ``selective_threshold`` (:func:`selective_threshold`, keys ``selective_threshold``,
+``selective_bound``, ``selective_coverage``) turns the ranking into a decision: the rejection threshold
+certified by :mod:`.selective` to keep the mean loss ``1 - q`` of the accepted examples <= ``max_risk``
+with probability >= ``1 - delta``.
+
 Undefined values are NaN with an :class:`UndefinedMetricWarning`, never a silent number: ROC-AUC
 without both bad and good examples, PR-AUC without a bad one, rank correlations of a constant u or q.
 """
@@ -38,7 +43,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from lsplits.errors import InvalidInput, InvalidOption
-from lsplits.uncertainty.estimators import UncertaintyConfigError
 from lsplits.uncertainty.normalization import get_normalizer
 from lsplits.uncertainty.options import check_bad_below
 from lsplits.uncertainty.prr import RejectionCurve, as_inputs, prr, rejection_curve
@@ -51,6 +55,7 @@ except ImportError:  # pragma: no cover - depends on the SciPy build
 METRICS = ("prr", "roc_auc", "pr_auc", "aurc", "e_aurc", "rpp", "spearman", "kendall", "ece")
 PAPER_METRICS = ("prr",)
 NEEDS_BAD_BELOW = ("roc_auc", "pr_auc")
+SELECTIVE = "selective_threshold"  # not a ranking metric: three values, computed on request (compute_metrics)
 HIGHER_IS_BETTER = {"prr": True, "roc_auc": True, "pr_auc": True, "aurc": False, "e_aurc": False, "rpp": False,
                     "spearman": True, "kendall": True, "ece": False}
 DISPLAY_NAMES = {"prr": "PRR", "roc_auc": "ROC-AUC", "pr_auc": "PR-AUC", "aurc": "AURC", "e_aurc": "E-AURC",
@@ -75,7 +80,7 @@ def _undefined(metric: str, reason: str) -> float:
 def _bad(q: np.ndarray, bad_below: float | None, metric: str) -> np.ndarray:
     """Which predictions are bad (``q < bad_below``), with ``bad_below`` checked as ``lsplits ue --bad-below`` is."""
     if bad_below is None:
-        raise UncertaintyConfigError(f"{metric} needs bad_below: the quality under which a prediction counts "
+        raise InvalidOption(f"{metric} needs bad_below: the quality under which a prediction counts "
                                      "as bad (the positive class)")
     return q < check_bad_below(bad_below)
 
@@ -309,26 +314,45 @@ def check_metrics(metrics: Sequence[str], bad_below: float | None = None) -> tup
     """The metric names, lower-cased and checked before any work (unknown name, missing bad_below)."""
     names = tuple(m.lower() for m in metrics)
     if not names:
-        raise UncertaintyConfigError("choose at least one uncertainty metric")
+        raise InvalidOption("choose at least one uncertainty metric")
     unknown = [m for m in names if m not in METRICS]
     if unknown:
-        raise UncertaintyConfigError(f"unknown uncertainty metric(s) {', '.join(map(repr, unknown))}; choose from "
+        raise InvalidOption(f"unknown uncertainty metric(s) {', '.join(map(repr, unknown))}; choose from "
                                      f"{', '.join(METRICS)}")
     needing = [m for m in names if m in NEEDS_BAD_BELOW]
     check_bad_below(bad_below)
     if needing and bad_below is None:
-        raise UncertaintyConfigError(f"{' and '.join(needing)} need{'s' if len(needing) == 1 else ''} bad_below "
+        raise InvalidOption(f"{' and '.join(needing)} need{'s' if len(needing) == 1 else ''} bad_below "
                                      "(--bad-below): the quality under which a prediction counts as bad")
     return names
+
+
+def selective_threshold(uncertainties, qualities, *, max_risk: float, delta: float = 0.1,
+                        method: str = "ltt-wsr") -> dict[str, float]:
+    """The certified rejection threshold (:func:`lsplits.uncertainty.selective.calibrate_threshold`) as plain floats.
+
+    ``selective_threshold`` (``-inf`` when none is certified: reject everything), ``selective_bound`` (the
+    upper confidence bound on the selective risk there, NaN if none) and ``selective_coverage`` (share kept).
+
+    >>> selective_threshold([0.1, 0.2, 0.3, 0.4] * 50, [1.0, 0.9, 0.5, 0.0] * 50, max_risk=0.2)["selective_coverage"]
+    0.5
+    """
+    from lsplits.uncertainty.selective import calibrate_threshold
+
+    rule = calibrate_threshold(uncertainties, qualities, max_risk=max_risk, delta=delta, method=method)
+    return {"selective_threshold": rule.threshold, "selective_bound": rule.bound, "selective_coverage": rule.coverage}
 
 
 def compute_metrics(uncertainties, qualities, metrics: Sequence[str] | None = None, *, bad_below: float | None = None,
                     normalizer: str = "minmax", calibration_uncertainties=None, calibration_qualities=None,
                     max_rejection: float = 1.0, n_bins: int = ECE_BINS,
-                    curve: RejectionCurve | None = None) -> dict[str, float]:
+                    curve: RejectionCurve | None = None, max_risk: float | None = None, delta: float = 0.1,
+                    selective_method: str = "ltt-wsr") -> dict[str, float]:
     """Every requested metric of one (uncertainties, qualities) pair: ``{"prr": ..., "roc_auc": ...}``.
 
-    ``metrics=None``: every metric the arguments allow (ROC-AUC and PR-AUC only with ``bad_below``).
+    ``metrics=None``: every metric the arguments allow (ROC-AUC and PR-AUC only with ``bad_below``, the
+    selective threshold only with ``max_risk``). ``"selective_threshold"`` adds the three keys of
+    :func:`selective_threshold` at ``max_risk``, ``delta`` and ``selective_method``.
     ``calibration_uncertainties`` and ``calibration_qualities`` (both or neither) fit ECE's normaliser.
     ``curve``: the whole (``max_rejection`` 1) rejection curve of the pair when the caller has it, for AURC.
 
@@ -338,7 +362,12 @@ def compute_metrics(uncertainties, qualities, metrics: Sequence[str] | None = No
     """
     if metrics is None:
         metrics = [m for m in METRICS if bad_below is not None or m not in NEEDS_BAD_BELOW]
-    names = check_metrics(metrics, bad_below)
+        metrics += [SELECTIVE] if max_risk is not None else []
+    selective = any(m.lower() == SELECTIVE for m in metrics)
+    if selective and max_risk is None:
+        raise InvalidOption(f"{SELECTIVE} needs max_risk: the mean loss 1 - quality to certify")
+    names = [m for m in metrics if m.lower() != SELECTIVE]
+    names = check_metrics(names, bad_below) if names or not selective else ()
     if (calibration_uncertainties is None) != (calibration_qualities is None):
         raise InvalidOption("give both calibration_uncertainties and calibration_qualities, or neither")
     calibration = None if calibration_uncertainties is None else (calibration_uncertainties, calibration_qualities)
@@ -355,4 +384,7 @@ def compute_metrics(uncertainties, qualities, metrics: Sequence[str] | None = No
         "kendall": lambda: kendall(u, q),
         "ece": lambda: ece(u, q, normalizer=normalizer, calibration=calibration, n_bins=n_bins),
     }
-    return {name: float(functions[name]()) for name in names}
+    values = {name: float(functions[name]()) for name in names}
+    if selective:
+        values.update(selective_threshold(u, q, max_risk=max_risk, delta=delta, method=selective_method))
+    return values

@@ -10,11 +10,16 @@ from lsplits.uncertainty.ue_metrics import METRICS
 MODULE = evaluate.load(str(Path(__file__).with_name("ue_metrics.py")))
 
 
-def compute(uncertainties: str, qualities: str, metrics: list[str], bad_below: str, normalizer: str) -> dict:
-    """The chosen metrics of the two lists typed in the form, or the reason they cannot be computed."""
+def compute(uncertainties: str, qualities: str, metrics: list[str], bad_below: str, normalizer: str,
+            max_risk: str = "", delta: str = "0.1") -> dict:
+    """The chosen metrics of the two lists typed in the form (and the certified threshold when a target risk is
+    typed), or the reason they cannot be computed."""
+    target = float(max_risk) if max_risk.strip() else None
+    chosen = [*metrics, *(["selective_threshold"] if target is not None else [])]
     return form_result(lambda: MODULE.compute(
-        uncertainties=parse_numbers(uncertainties), qualities=parse_numbers(qualities), metrics=list(metrics),
-        bad_below=float(bad_below) if bad_below.strip() else None, normalizer=normalizer))
+        uncertainties=parse_numbers(uncertainties), qualities=parse_numbers(qualities), metrics=chosen,
+        bad_below=float(bad_below) if bad_below.strip() else None, normalizer=normalizer, max_risk=target,
+        delta=float(delta)))
 
 
 def build_demo():
@@ -23,13 +28,17 @@ def build_demo():
 
     with gr.Blocks(title="Uncertainty metrics") as demo:
         gr.Markdown("# Uncertainty-evaluation metrics\nOne uncertainty and one quality per example; "
-                    "PRR, ROC-AUC, PR-AUC, AURC, E-AURC, RPP, Spearman, Kendall and ECE.")
+                    "PRR, ROC-AUC, PR-AUC, AURC, E-AURC, RPP, Spearman, Kendall and ECE; "
+                    "with a target risk, the certified rejection threshold.")
         uncertainties, qualities = score_boxes("qualities (higher = better, in [0, 1])")
         metrics = gr.CheckboxGroup(list(METRICS), value=list(METRICS), label="metrics")
         bad_below = gr.Textbox(label="bad below (quality threshold of ROC-AUC / PR-AUC)", value="0.5")
         normalizer = gr.Dropdown(["minmax", "quantile", "binned_pcc", "isotonic_pcc"], value="minmax",
                                  label="normaliser before ECE")
-        compute_button(compute, [uncertainties, qualities, metrics, bad_below, normalizer], "result")
+        with gr.Row():
+            max_risk = gr.Textbox(label="target risk (mean 1 - quality of the kept; blank: no threshold)", value="")
+            delta = gr.Textbox(label="delta (allowed failure probability)", value="0.1")
+        compute_button(compute, [uncertainties, qualities, metrics, bad_below, normalizer, max_risk, delta], "result")
     return demo
 
 

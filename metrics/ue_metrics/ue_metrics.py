@@ -1,4 +1,5 @@
-"""Uncertainty-evaluation metrics (PRR, ROC-AUC, PR-AUC, AURC, E-AURC, RPP, Spearman, Kendall, ECE).
+"""Uncertainty-evaluation metrics (PRR, ROC-AUC, PR-AUC, AURC, E-AURC, RPP, Spearman, Kendall, ECE) and the
+risk-controlled selective threshold.
 
 A thin evaluate wrapper over :mod:`lsplits.uncertainty.ue_metrics`; see README.md for the metric card.
 """
@@ -15,7 +16,9 @@ the uncertainty at detecting bad predictions (quality below a threshold); the ar
 risk-coverage curve (AURC) and its excess over the oracle (E-AURC); the reversed-pairs proportion;
 Spearman and Kendall correlations between uncertainty and -quality; and the expected calibration
 error of the confidences from a named normaliser. Ties are averaged over, so no result depends on
-the order of the inputs.
+the order of the inputs. Given a target risk, it also returns the rejection threshold certified
+(Learn-then-Test with a Waudby-Smith-Ramdas betting bound) to keep the mean loss 1 - quality of the
+accepted predictions at most that target with probability at least 1 - delta.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -24,7 +27,7 @@ Args:
     qualities (list of float): quality of each example's prediction, higher = better (in [0, 1] for
         AURC's risk 1 - q and for ECE).
     metrics (list of str, default: every metric the arguments allow): any of "prr", "roc_auc",
-        "pr_auc", "aurc", "e_aurc", "rpp", "spearman", "kendall", "ece".
+        "pr_auc", "aurc", "e_aurc", "rpp", "spearman", "kendall", "ece", "selective_threshold".
     bad_below (float, default None): quality under which a prediction is bad, the positive class
         of roc_auc and pr_auc (required by them).
     normalizer (str, default "minmax"): for ece, one of "minmax", "quantile", "binned_pcc", "isotonic_pcc".
@@ -32,15 +35,22 @@ Args:
         on these instead (else minmax / quantile are fitted on the inputs, the PCC ones cross-fitted).
     max_rejection (float, default 1.0): PRR's largest rejection rate.
     n_bins (int, default 20): ECE's equal-width bins.
+    max_risk (float in (0, 1), default None): the selective risk (mean of 1 - quality over the accepted
+        predictions) to certify; required by, and by default adds, "selective_threshold".
+    delta (float in (0, 1), default 0.1): allowed probability that the certified risk is exceeded.
+    selective_method (str, default "ltt-wsr"): the bound, "ltt-wsr", "ltt-hoeffding" or "ltt-hb".
 Returns:
     one float per requested metric, under its name; NaN (with a warning) where undefined.
+    "selective_threshold" gives three keys: selective_threshold (accept u <= it; -inf when no threshold
+    is certified), selective_bound (the risk's upper confidence bound there) and selective_coverage.
 Examples:
     >>> ue = evaluate.load("metrics/ue_metrics")
     >>> ue.compute(uncertainties=[0.1, 0.5, 0.9], qualities=[0.9, 0.5, 0.1], metrics=["prr", "kendall"])
     {'prr': 1.0, 'kendall': 1.0}
 """
 
-_CITATION = citation("vashurin2025benchmarking", "malinin-etal-2017-incorporating", "geifman2017selective")
+_CITATION = citation("vashurin2025benchmarking", "malinin-etal-2017-incorporating", "geifman2017selective",
+                     "angelopoulos2021learn", "waudbysmith2023estimating")
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -53,7 +63,9 @@ class UEMetrics(evaluate.Metric):
                            ["https://github.com/IINemo/lm-polygraph", "https://aclanthology.org/P17-2008/"])
 
     def _compute(self, uncertainties, qualities, metrics=None, bad_below=None, normalizer="minmax",
-                 calibration_uncertainties=None, calibration_qualities=None, max_rejection=1.0, n_bins=ECE_BINS):
+                 calibration_uncertainties=None, calibration_qualities=None, max_rejection=1.0, n_bins=ECE_BINS,
+                 max_risk=None, delta=0.1, selective_method="ltt-wsr"):
         return compute_metrics(uncertainties, qualities, metrics, bad_below=bad_below, normalizer=normalizer,
                                calibration_uncertainties=calibration_uncertainties,
-                               calibration_qualities=calibration_qualities, max_rejection=max_rejection, n_bins=n_bins)
+                               calibration_qualities=calibration_qualities, max_rejection=max_rejection, n_bins=n_bins,
+                               max_risk=max_risk, delta=delta, selective_method=selective_method)

@@ -15,7 +15,7 @@ Normalisation, applied identically to every graph so that metrics compare like w
 - double quotes around a constant are dropped, so ``:quant "2"`` equals ``:quant 2``;
 - a repeated identical triple is kept once (it would otherwise be matched twice by Smatch).
 
-Input that is not one well-formed PENMAN graph raises :class:`~lsplits.similarity.registry.InvalidOutput`
+Input that is not one well-formed PENMAN graph raises :class:`~lsplits.errors.InvalidOutput`
 with the parser's message: unbalanced brackets, text after the graph, an empty node ``()``, a node
 without a concept, or a variable given two different concepts.
 """
@@ -33,8 +33,7 @@ from penman._parse import _parse
 from penman.exceptions import PenmanError
 from penman.models.amr import model as AMR_MODEL  # noqa: N812
 
-from lsplits.errors import InvalidOption
-from lsplits.similarity.registry import InvalidOutput
+from lsplits.errors import InvalidOption, InvalidOutput
 
 logger = logging.getLogger(__name__)
 
@@ -135,8 +134,8 @@ def parse_amr(text: str) -> AmrGraph:
 
     Example:
         >>> g = parse_amr('(w / want-01 :ARG0 (b / boy) :ARG1-of (l / like-01 :polarity -))')
-        >>> g.concepts, g.relations, g.attributes
-        (('want-01', 'boy', 'like-01'), ((':arg0', 0, 1), (':arg1', 0, 2)), ((':polarity', 2, '-'),))
+        >>> g.concepts, g.relations, g.attributes  # :ARG1-of is stored inverted: like-01 -ARG1-> want-01
+        (('want-01', 'boy', 'like-01'), ((':arg0', 0, 1), (':arg1', 2, 0)), ((':polarity', 2, '-'),))
     """
     if not isinstance(text, str):
         raise InvalidOutput(f"an AMR graph must be a string, not {type(text).__name__}")
@@ -199,7 +198,7 @@ def parse_smatch(text: str, *, dialect: str = "official") -> AmrGraph:
     :func:`lsplits.similarity.amr.align.match_graphs`); alignment markers (``~e.3``) stay part of their token.
     ``"corrected"`` reads the same way but keeps a constant under an inverted role or ``:mod`` as an
     attribute with its role as written, keeps quoted constants whole, and keeps a repeated triple once.
-    Validity is :func:`parse_amr`'s (same checks, same :class:`~lsplits.similarity.registry.InvalidOutput`).
+    Validity is :func:`parse_amr`'s (same checks, same :class:`~lsplits.errors.InvalidOutput`).
     """
     if dialect not in SMATCH_DIALECTS:
         raise InvalidOption(f"unknown Smatch dialect {dialect!r}; use one of {', '.join(SMATCH_DIALECTS)}")

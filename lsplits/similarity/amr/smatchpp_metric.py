@@ -33,9 +33,9 @@ from scipy.optimize import Bounds, LinearConstraint, linear_sum_assignment, milp
 from smatchpp import align, data_helpers, eval_statistics, interfaces, preprocess, score
 from smatchpp.formalism.amr import tools as amr_tools
 
-from lsplits.errors import InvalidInput
+from lsplits.errors import InvalidInput, InvalidOutput
 from lsplits.similarity.amr.graph import EMPTY_AMR, parse_amr
-from lsplits.similarity.registry import InvalidOutput, Similarity
+from lsplits.similarity.registry import Similarity
 
 logger = logging.getLogger(__name__)
 

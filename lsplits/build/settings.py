@@ -1,0 +1,232 @@
+"""What ``lsplits score`` and ``lsplits build`` compute: one frozen, self-checking settings object each.
+
+:class:`ScoreSettings` and :class:`BuildSettings` own their defaults (the CLI reads them from here, its
+help prints them with ``%(default)s``), check themselves when built (:class:`~lsplits.errors.ConfigError`,
+one line naming the setting) and hold every choice that changes a result: the data and its fields, the
+prompt template, the LM, folds, seed, training steps, configs and eval size. How a run goes (output
+folder, cache, progress bars, ``torch.compile``) is not a setting: it changes no number. A build writes
+``dataclasses.asdict(settings)`` into ``lsplits.json`` and its card, and :meth:`BuildSettings.from_file`
+reads it back, so ``lsplits build --settings DIR/lsplits.json`` reproduces the build.
+
+>>> BuildSettings(query_field="text", folds=2).folds, BuildSettings.folds
+(2, 3)
+>>> BuildSettings(folds=1)
+Traceback (most recent call last):
+...
+lsplits.errors.ConfigError: folds (--folds) must be a whole number of at least 2, got 1
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import numbers
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from lsplits.data.loading import DEFAULT_MISSING_LABELS, LoadOptions
+from lsplits.data.tasks import DEFAULT_SETTING, Setting, resolve_setting
+from lsplits.errors import ConfigError
+
+logger = logging.getLogger(__name__)
+
+SETTINGS_KEY = "settings"
+"""The key of ``lsplits.json`` that holds the build's :class:`BuildSettings` as a dict."""
+
+SCRATCH_LM = "scratch"
+"""The ``lm`` of the small GPT-2 trained from random weights on the data itself (offline)."""
+
+PT_NEEDS_PRETRAINED = ("--setting pt needs a pretrained LM (--lm gpt2, a Hub id or a local model folder), not "
+                       "scratch: the scratch LM has to be trained first (--setting ft)")
+"""Why the scratch LM cannot score prompted (it exists only once trained on the data)."""
+
+DEFAULT_EVAL_FRACTION = 0.2
+"""Share of the examples in eval (validation + test) when neither ``eval_size`` nor the paper gives one."""
+
+MIN_EVAL_SIZE = 2
+"""Validation and test get half of eval each, so eval needs at least 2 examples."""
+
+T = TypeVar("T", bound="RunSettings")
+
+
+def option_name(field: str) -> str:
+    """The CLI option of a settings field (``max_steps`` -> ``--max-steps``)."""
+    return "--" + field.replace("_", "-")
+
+
+def _refuse(field: str, problem: str, value: Any) -> ConfigError:
+    return ConfigError(f"{field} ({option_name(field)}) {problem}, got {value!r}")
+
+
+def _whole(field: str, value: Any, minimum: int, *, optional: bool = False) -> None:
+    if optional and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise _refuse(field, f"must be a whole number of at least {minimum}", value)
+
+
+def _names(field: str, value: Any, *, optional: bool = True) -> tuple[str, ...] | None:
+    """``value`` as a tuple of non-empty strings (lists read from JSON become tuples)."""
+    if value is None and optional:
+        return None
+    if isinstance(value, str) or not isinstance(value, Sequence) or not value \
+            or not all(isinstance(item, str) and item for item in value):
+        raise _refuse(field, "must be a non-empty list of names", value)
+    return tuple(value)
+
+
+def check_eval_size(eval_size: Any, field: str = "eval_size") -> int | float | None:
+    """``eval_size`` if it has the shape of one: None (the dataset's default), a count of at least 1, or a
+    fraction strictly between 0 and 1. Whether it fits the dataset is checked when its size is known
+    (:func:`lsplits.build.pipeline.checked_eval_size`)."""
+    if eval_size is None:
+        return None
+    if isinstance(eval_size, bool) or not isinstance(eval_size, numbers.Real):
+        raise _refuse(field, "must be a count or a fraction", eval_size)
+    if isinstance(eval_size, numbers.Integral):
+        if eval_size < 1:
+            raise _refuse(field, "as a count must be at least 1", eval_size)
+        return int(eval_size)
+    if not 0 < float(eval_size) < 1:  # NaN fails this too
+        raise _refuse(field, "as a fraction must lie strictly between 0 and 1", eval_size)
+    return float(eval_size)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What scoring depends on, shared by :class:`ScoreSettings` and :class:`BuildSettings`: which examples,
+    which text, which LM trained how.
+
+    Attributes:
+        data: a registered builder (``snli``), a Hub dataset id or a local file (None: ``data_files`` only).
+        data_files: local files, optionally named by split (``train=a.jsonl``).
+        query_field: the field the LM scores (generic datasets; builders know theirs).
+        prompt_template: the prompt before the query, with ``{field}`` placeholders (generic datasets).
+        label_field: the field eval is balanced by (generic datasets).
+        lm: ``"scratch"`` (tiny offline LM), a Hub model id or a local model folder.
+        folds: k of the k-fold fine-tuned setting.
+        seed: seeds the folds, training and the splits.
+        max_steps: training steps per fold (None: the LM's default, see :class:`lsplits.lm.plan.RunPlan`).
+        missing_labels: ``"error"`` (an example without a label stops the run) or ``"drop"`` (dropped, counted).
+        rename: ``"OLD=NEW"`` field renames applied when loading (to keep a user field lsplits writes).
+    """
+
+    data: str | None = None
+    data_files: tuple[str, ...] | None = None
+    query_field: str | None = None
+    prompt_template: str = ""
+    label_field: str | None = None
+    lm: str = SCRATCH_LM
+    folds: int = 3
+    seed: int = 0
+    max_steps: int | None = None
+    missing_labels: str = DEFAULT_MISSING_LABELS
+    rename: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.data is not None and not isinstance(self.data, str):
+            raise _refuse("data", "must be a builder name, a Hub id or a path", self.data)
+        object.__setattr__(self, "data_files", _names("data_files", self.data_files))
+        for name in ("query_field", "label_field"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, str) or not value):
+                raise _refuse(name, "must be a field name", value)
+        if not isinstance(self.prompt_template, str):
+            raise _refuse("prompt_template", "must be text", self.prompt_template)
+        if not isinstance(self.lm, str) or not self.lm:
+            raise _refuse("lm", "must be 'scratch', a Hub model id or a model folder", self.lm)
+        _whole("folds", self.folds, 2)
+        _whole("seed", self.seed, 0)
+        _whole("max_steps", self.max_steps, 1, optional=True)
+        object.__setattr__(self, "rename", _names("rename", self.rename or None) or ())
+        self.load_options()  # refuses a bad --missing-labels or --rename now, before any work
+
+    def load_options(self) -> LoadOptions:
+        """How the data is loaded (:class:`lsplits.data.loading.LoadOptions`): missing labels and renames."""
+        return LoadOptions.from_cli(self.missing_labels, self.rename)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as a dict (``dataclasses.asdict``: what ``lsplits.json`` and the card record)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls: type[T], values: Mapping[str, Any], *, source: str = "the settings") -> T:
+        """Settings from a dict as :meth:`to_dict` writes it; ConfigError naming ``source`` and the key for
+        an unknown key or a bad value."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ConfigError(f"{source}: unknown setting {unknown[0]!r} for {cls.__name__} "
+                              f"(known: {', '.join(sorted(known))})")
+        try:
+            return cls(**dict(values))
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
+
+    @classmethod
+    def from_file(cls: type[T], path: str | Path) -> T:
+        """The settings recorded in ``path``: a built folder's ``lsplits.json`` (its ``settings`` entry) or a
+        JSON file of settings alone. Refused in one line when missing, unreadable or not settings."""
+        path = Path(path)
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"--settings {path}: no such file") from None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ConfigError(f"--settings {path}: not a readable JSON file ({exc})") from None
+        if not isinstance(document, dict):
+            raise ConfigError(f"--settings {path}: expected a JSON object of settings")
+        if "files" in document and SETTINGS_KEY not in document:
+            raise ConfigError(f"--settings {path}: this lsplits.json records no settings (written by an older "
+                              "lsplits, or not by build)")
+        values = document.get(SETTINGS_KEY, document)
+        if not isinstance(values, dict):
+            raise ConfigError(f"--settings {path}: {SETTINGS_KEY!r} must be a JSON object")
+        recorded = document.get("lsplits_version")
+        if recorded is not None:
+            from lsplits import __version__
+
+            if recorded != __version__:
+                logger.warning("%s was written by lsplits %s; this is %s, so scores may differ", path, recorded,
+                               __version__)
+        return cls.from_dict(values, source=f"--settings {path}")
+
+
+@dataclass(frozen=True)
+class ScoreSettings(RunSettings):
+    """What ``lsplits score`` computes: :class:`RunSettings` in one LM setting.
+
+    Attributes:
+        setting: ``"ft"`` (k-fold fine-tuned) or ``"pt"`` (frozen pretrained LM with a prompt).
+    """
+
+    setting: Setting = DEFAULT_SETTING
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        resolve_setting(self.setting, what="setting (--setting)")
+        if self.lm == SCRATCH_LM and self.setting == "pt":
+            raise ConfigError(PT_NEEDS_PRETRAINED)
+
+
+@dataclass(frozen=True)
+class BuildSettings(RunSettings):
+    """What ``lsplits build`` computes: :class:`RunSettings` (each config scores in its own LM setting)
+    plus the configs and the eval size.
+
+    Attributes:
+        configs: the configs to build (None: the dataset's standard set).
+        eval_size: validation + test examples, a count or a fraction (None: the dataset's default, the paper's
+            proportion or 20%).
+    """
+
+    configs: tuple[str, ...] | None = None
+    eval_size: int | float | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "configs", _names("configs", self.configs))
+        object.__setattr__(self, "eval_size", check_eval_size(self.eval_size))

@@ -1,0 +1,54 @@
+"""Progress without a terminal: periodic log lines with rate and ETA, no carriage returns, quiet when quick."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import pytest
+
+from lsplits import progress
+from lsplits.progress import LogProgress, progress_bar
+
+
+@pytest.fixture
+def short_interval(monkeypatch):
+    monkeypatch.setattr(progress, "LOG_INTERVAL_S", 0.2)
+    return 0.2
+
+
+def test_without_a_tty_a_bar_is_a_periodic_log_line(short_interval, caplog, capsys):
+    caplog.set_level(logging.INFO, logger="lsplits.progress")
+    bar = progress_bar(total=12, desc="fold-0: training", unit="step", mininterval=0.01)
+    assert isinstance(bar, LogProgress)  # pytest's captured stderr is no terminal
+    started = time.monotonic()
+    for _ in range(12):
+        time.sleep(0.05)
+        bar.update(1)
+        bar.set_postfix(val_ppl=3.25, refresh=False)
+    bar.close()
+    elapsed = time.monotonic() - started
+    lines = [r.getMessage() for r in caplog.records if r.name == "lsplits.progress"]
+    assert 2 <= len(lines) <= elapsed / short_interval + 2
+    assert lines[-1].startswith("fold-0: training: 12/12 (100%)")
+    for line in lines:
+        assert "step/s" in line and "ETA" in line and "val_ppl=3.25" in line
+        assert "\r" not in line and "\x1b" not in line
+    out, err = capsys.readouterr()
+    assert "\r" not in err and "\x1b" not in err and "fold-0" not in err  # nothing drawn, only logged
+
+
+def test_quick_bars_and_disabled_bars_write_nothing(short_interval, caplog):
+    caplog.set_level(logging.INFO, logger="lsplits.progress")
+    assert list(progress_bar(range(50), desc="quick")) == list(range(50))
+    for _ in progress_bar(range(3), desc="off", disable=True):
+        time.sleep(0.15)
+    assert [r for r in caplog.records if r.name == "lsplits.progress"] == []
+
+
+def test_a_terminal_gets_a_drawn_bar(monkeypatch):
+    from tqdm.auto import tqdm
+
+    monkeypatch.setattr(progress, "interactive", lambda: True)
+    bar = progress_bar(total=3, disable=True)
+    assert isinstance(bar, tqdm) and not isinstance(bar, LogProgress)

@@ -1,0 +1,126 @@
+"""The settings objects of score and build: defaults owned by the class, checks when built, every
+result-changing setting recorded in lsplits.json and the card, and ``build --settings`` reproducing a build."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import datasets
+import numpy as np
+import pytest
+
+from lsplits.build.settings import BuildSettings, ScoreSettings
+from lsplits.cli.parser import main, parse_args
+from lsplits.errors import ConfigError
+
+WORDS = ["red", "blue", "cat", "dog", "runs", "sleeps", "big", "small", "house", "tree", "under", "near"]
+
+
+def test_defaults_live_on_the_class_and_the_cli_reads_them(tmp_path):
+    args = parse_args(["build", "--data-files", "x.jsonl", "--query-field", "text", "--out", str(tmp_path / "o")])
+    assert (args.folds, args.seed, args.lm, args.max_steps, args.eval_size, args.prompt_template) == \
+        (BuildSettings.folds, BuildSettings.seed, BuildSettings.lm, None, None, BuildSettings.prompt_template)
+    assert parse_args(["score", "--data-files", "x", "--out", "o.parquet"]).setting == ScoreSettings.setting
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"folds": 1}, r"folds \(--folds\) must be a whole number of at least 2, got 1"),
+    ({"seed": -1}, r"seed \(--seed\) must be a whole number of at least 0"),
+    ({"max_steps": 0}, r"max_steps \(--max-steps\)"),
+    ({"eval_size": 1.5}, r"eval_size \(--eval-size\) as a fraction must lie strictly between 0 and 1"),
+    ({"eval_size": 0}, r"eval_size \(--eval-size\) as a count must be at least 1"),
+    ({"eval_size": "0.2"}, r"must be a count or a fraction"),
+    ({"configs": []}, r"configs \(--configs\) must be a non-empty list"),
+    ({"lm": ""}, r"lm \(--lm\)"),
+])
+def test_bad_build_settings_are_refused_when_built(fields, message):
+    with pytest.raises(ConfigError, match=message):
+        BuildSettings(**fields)
+
+
+def test_score_settings_refuse_prompting_the_scratch_lm_and_unknown_settings():
+    with pytest.raises(ConfigError, match="--setting pt needs a pretrained LM"):
+        ScoreSettings(setting="pt")
+    with pytest.raises(ConfigError, match=r"unknown setting \(--setting\) 'zero-shot'"):
+        ScoreSettings(setting="zero-shot", lm="gpt2")
+
+
+def test_settings_round_trip_through_json_and_refuse_unknown_keys(tmp_path):
+    settings = BuildSettings(data_files=["train=a.jsonl"], query_field="q", prompt_template="T: {t}", label_field="l",
+                             lm="gpt2", folds=4, seed=7, max_steps=11, configs=["ll_split", "random"], eval_size=0.3)
+    path = tmp_path / "lsplits.json"
+    path.write_text(json.dumps({"files": [], "settings": settings.to_dict()}))
+    assert BuildSettings.from_file(path) == settings
+    path.write_text(json.dumps({"settings": {**settings.to_dict(), "fold": 3}}))
+    with pytest.raises(ConfigError, match=r"lsplits.json: unknown setting 'fold'"):
+        BuildSettings.from_file(path)
+    path.write_text(json.dumps({"files": ["README.md"]}))
+    with pytest.raises(ConfigError, match="records no settings"):
+        BuildSettings.from_file(path)
+    with pytest.raises(ConfigError, match="no such file"):
+        BuildSettings.from_file(tmp_path / "missing.json")
+
+
+@pytest.fixture(scope="module")
+def user_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("data") / "texts.jsonl"
+    rows = [{"text": " ".join(WORDS[(i * k + k) % len(WORDS)] for k in range(1, 3 + i % 6)),
+             "topic": "ab"[i % 2], "source": f"s{i % 3}"} for i in range(48)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def original(user_file, tmp_path_factory):
+    out = tmp_path_factory.mktemp("built") / "first"
+    assert main(["build", "--data-files", str(user_file), "--query-field", "text", "--label-field", "topic",
+                 "--prompt-template", "From {source}:", "--lm", "scratch", "--folds", "2", "--seed", "3",
+                 "--max-steps", "3", "--eval-size", "10", "--configs", "ll_split", "random",
+                 "--out", str(out), "--cache-dir", str(tmp_path_factory.mktemp("cache")), "--no-progress"]) == 0
+    return out
+
+
+def test_every_result_changing_setting_is_recorded_in_lsplits_json_and_the_card(original):
+    meta = json.loads((original / "lsplits.json").read_text())
+    settings = meta["settings"]
+    assert (settings["prompt_template"], settings["max_steps"], settings["folds"], settings["seed"]) == \
+        ("From {source}:", 3, 2, 3)
+    assert (settings["query_field"], settings["label_field"], settings["configs"], settings["eval_size"]) == \
+        ("text", "topic", ["ll_split", "random"], 10)
+    run = meta["runs"]["ft"]
+    assert run["train_config"]["max_steps"] == 3 and run["train_config"]["lr"] > 0
+    assert run["scratch_config"]["n_layer"] >= 1 and run["scratch_config"]["vocab_size"] > 0
+    assert meta["lm_identity"]["kind"] == "scratch" and meta["lsplits_version"]
+    card = (original / "README.md").read_text()
+    assert "## Settings" in card and '"prompt_template": "From {source}:"' in card
+    assert f"trains for 3 steps (AdamW, lr {run['train_config']['lr']:g}" in card
+
+
+def test_build_with_recorded_settings_reproduces_the_split_and_scores(original, user_file, tmp_path):
+    copy = tmp_path / "again"
+    assert main(["build", "--settings", str(original / "lsplits.json"), "--data-files", str(user_file),
+                 "--out", str(copy), "--cache-dir", str(tmp_path / "fresh-cache"), "--no-progress"]) == 0
+    assert json.loads((copy / "lsplits.json").read_text())["settings"] == \
+        json.loads((original / "lsplits.json").read_text())["settings"]
+    for config in ("ll_split", "random"):
+        first, second = datasets.load_dataset(str(original), config), datasets.load_dataset(str(copy), config)
+        for split in ("train", "validation", "test"):
+            assert first[split]["id"] == second[split]["id"], (config, split)
+            np.testing.assert_allclose(second[split]["ll_score"], first[split]["ll_score"], rtol=0, atol=1e-6)
+
+
+def test_options_on_the_command_line_win_over_recorded_settings(original, user_file, tmp_path):
+    args = parse_args(["build", "--settings", str(original / "lsplits.json"), "--data-files", str(user_file),
+                       "--seed", "9", "--out", str(tmp_path / "o")])
+    assert (args.seed, args.folds, args.max_steps, args.prompt_template) == (9, 2, 3, "From {source}:")
+    assert Path(args.data_files[0]) == user_file
+
+
+def test_a_bad_settings_file_is_one_line_before_any_work(tmp_path, capsys):
+    bad = tmp_path / "lsplits.json"
+    bad.write_text(json.dumps({"settings": {"folds": 1}}))
+    assert main(["build", "--settings", str(bad), "--data-files", "x.jsonl", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "lsplits.json: folds (--folds) must be a whole number of at least 2" in err
+    assert not (tmp_path / "o").exists()
