@@ -63,6 +63,24 @@ def _sources(data: Any) -> Sources | str:
     raise ConfigError(f"data: expected {_KINDS}, got {type(data).__name__}")
 
 
+def _load_with(builder: Any, name: str, *, data_files: list[str] | None, options: LoadOptions | None,
+               sources: Sources | None) -> LoadedData:
+    """``builder.load(...)`` with the keywords it takes; ConfigError when it cannot take one that is needed.
+
+    ``options`` left at their defaults and ``sources`` of None are not passed, so a builder whose ``load``
+    takes ``data_files`` alone still builds from its own data.
+    """
+    import inspect
+
+    wanted = {"options": options if options not in (None, LoadOptions()) else None, "sources": sources}
+    accepted = inspect.signature(builder.load).parameters
+    for keyword, value in wanted.items():
+        if value is not None and keyword not in accepted:
+            what = "in-memory data" if keyword == "sources" else "--missing-labels / --rename"
+            raise ConfigError(f"the builder {name!r} takes no {what}: its load() has no {keyword!r} parameter")
+    return builder.load(data_files=data_files, **{k: v for k, v in wanted.items() if v is not None})
+
+
 def resolve_data(data: Any = None, *, task: str | None = None, query_field: str | None = None,
                  prompt_template: str | None = None, label_field: str | None = None,
                  data_files: Sequence[str] | None = None,
@@ -88,12 +106,13 @@ def resolve_data(data: Any = None, *, task: str | None = None, query_field: str 
             raise ConfigError(f"task={task!r} has its own fields; leave query_field, prompt_template and "
                               "label_field out")
         builder = load_builder(task)
+        files = list(data_files) if data_files else None
         if isinstance(sources, str):  # a local file is named by split as the official files are
             if Path(sources).expanduser().is_file():
-                return builder.SPEC, builder.load(data_files=[sources], options=options)
-            sources = load_sources(sources)
-        return builder.SPEC, builder.load(data_files=list(data_files) if data_files else None, options=options,
-                                          sources=sources)
+                files, sources = [sources], None
+            else:
+                sources = load_sources(sources)
+        return builder.SPEC, _load_with(builder, task, data_files=files, options=options, sources=sources)
     if not query_field:
         raise ConfigError("generic datasets need --query-field (query_field in Python): the text the LM scores")
     generic = generic_task(query_field, prompt_template or "", label_field)

@@ -93,7 +93,10 @@ def test_write_gives_what_lsplits_build_gives(built, cache, tmp_path, capsys):
             assert list(api_frames[name][split]["id"]) == list(cli_frames[name][split]["id"]), (name, split)
             assert list(api_frames[name][split]["id"]) == list(built[name][split]["id"])
             assert list(api_frames[name][split]["ll_score"]) == list(cli_frames[name][split]["ll_score"])
+    api_settings, cli_settings = api_meta.pop("settings"), cli_meta.pop("settings")
     assert {k: v for k, v in api_meta.items() if k != "files"} == {k: v for k, v in cli_meta.items() if k != "files"}
+    assert cli_settings.pop("data_files") == [str(data)] and api_settings.pop("data_files") is None  # in memory
+    assert api_settings == cli_settings  # every other setting the same, recorded the same
     assert (written / "README.md").read_text(encoding="utf-8").startswith("---")
     with pytest.raises(ConfigError, match="lsplits did not write"):  # the output guard, as for --out
         (tmp_path / "mine").mkdir()

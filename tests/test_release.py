@@ -72,6 +72,7 @@ def test_the_wheel_holds_lsplits_alone_with_the_builders_inside(dist):
     assert top_level.decode().split() == ["lsplits"]
 
 
+@pytest.mark.timeout(1800)  # the first run installs the venv (torch and all) before the demo
 def test_the_installed_wheel_runs_the_demo_outside_the_checkout(dist, tmp_path):
     wheel = _wheel(dist)
     metadata = Parser().parsestr(zipfile.ZipFile(wheel).read(
