@@ -103,8 +103,8 @@ def resolve_data(data: Any = None, *, task: str | None = None, query_field: str 
         if not is_builder(task):
             raise ConfigError(f"task: unknown builder {task!r}; choose from {', '.join(builder_names())}")
         if query_field or prompt_template or label_field:
-            raise ConfigError(f"task={task!r} has its own fields; leave query_field, prompt_template and "
-                              "label_field out")
+            raise ConfigError(f"the builder {task!r} has its own fields; leave --query-field, --prompt-template and "
+                              "--label-field (query_field, prompt_template, label_field in Python) out")
         builder = load_builder(task)
         files = list(data_files) if data_files else None
         if isinstance(sources, str):  # a local file is named by split as the official files are
