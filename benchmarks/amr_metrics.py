@@ -13,12 +13,14 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 
+from data_paths import default_data
 from smatchpp import Smatchpp, solvers
 
 from lsplits.similarity import registry as similarity
 
-DEFAULT = "../shared/data/amr/lpp_amr_v1.6_test.jsonl"
+DEFAULT = default_data("amr/lpp_amr_v1.6_test.jsonl")  # None in a clone without ../shared/data: pass the path
 METRICS = ["smatch", "s2match", "sema", "wlk", "sembleu"]
 
 
@@ -44,7 +46,10 @@ def time_metric(metric: similarity.Similarity, texts: list[str]) -> dict[str, fl
             "next_ms": 1000 * next_s / len(next_scores), "mean_next": sum(next_scores) / len(next_scores)}
 
 
-def main(path: str = DEFAULT, minilm: bool = False) -> None:
+def main(path: str | None = DEFAULT, minilm: bool = False) -> None:
+    if path is None or not Path(path).exists():
+        raise SystemExit(f"{path or 'no data file'}: not found; usage: python benchmarks/amr_metrics.py [AMR_JSONL] [--minilm] "
+                         "(the real sample is not in a clone)")
     with open(path, encoding="utf-8") as handle:
         texts = [json.loads(line)["amr"] for line in handle]
     metrics = [similarity.get(name) for name in METRICS]

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from data_paths import default_data
 from nltk.tokenize import NLTKWordTokenizer
 from wordfreq import word_frequency
 
 from lsplits.build.analysis import add_rare_word_counts, split_statistics, statistics_text
 
-DEFAULT = "../shared/data/snli/snli_1.0_dev.jsonl"
+DEFAULT = default_data("snli/snli_1.0_dev.jsonl")  # None in a clone without ../shared/data: pass the path
 
 
 def naive_rare_examples(texts: list[str]) -> float:
@@ -28,7 +30,10 @@ def naive_rare_examples(texts: list[str]) -> float:
     return rare / len(texts)
 
 
-def main(path: str = DEFAULT) -> None:
+def main(path: str | None = DEFAULT) -> None:
+    if path is None or not Path(path).exists():
+        raise SystemExit(f"{path or 'no data file'}: not found; usage: python benchmarks/bench_analysis.py [SNLI_JSONL] "
+                         "(the real sample is not in a clone)")
     df = pd.read_json(path, lines=True)
     df = df[df["gold_label"] != "-"].reset_index(drop=True)
     tokenizer = NLTKWordTokenizer()

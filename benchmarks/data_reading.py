@@ -4,7 +4,7 @@
 byte that is not UTF-8) and checks every string for lone surrogates. This prints both times and
 their ratio on a file of SNLI-sized lines (the SNLI dev file repeated, or synthetic lines).
 
-    PYTHONPATH=. python benchmarks/data_reading.py [--lines 550000] [--snli /work/shared/data/snli/snli_1.0_dev.jsonl]
+    PYTHONPATH=. python benchmarks/data_reading.py [--lines 550000] [--snli ../shared/data/snli/snli_1.0_dev.jsonl]
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import json
 import tempfile
 import time
 from pathlib import Path
+
+from data_paths import data_argument
 
 from lsplits.data.loading import read_records
 
@@ -44,7 +46,7 @@ def best_of(runs: int, fn, *args) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=550_000, help="lines in the test file (SNLI train: 550,152)")
-    parser.add_argument("--snli", type=Path, default=Path("/work/shared/data/snli/snli_1.0_dev.jsonl"))
+    data_argument(parser, "--snli", "snli/snli_1.0_dev.jsonl", "SNLI JSONL")
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     lines = sample_lines(args.snli)

@@ -30,11 +30,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+from data_paths import data_argument
 
 from lsplits.cli.parser import main as lsplits
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = next((p / "shared" / "data" for p in REPO.parents if (p / "shared" / "data").is_dir()), REPO.parent / "shared" / "data")
 CONFIGS = ("random", "ll_split", "ll_split_len", "ll_split_reverse")
 SETTINGS = {
     "snli": {"file": "snli/snli_1.0_dev.jsonl", "eval_size": "2000", "max_length": 64, "epochs": 1},
@@ -117,7 +117,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("out/bench-difficulty"))
     parser.add_argument("--build-steps", type=int, default=200, help="scratch-LM steps per fold (default 200)")
     parser.add_argument("--max-train-examples", type=int, default=None, help="cap on train examples per config")
-    parser.add_argument("--data-dir", type=Path, default=DATA, help=f"the real samples (default {DATA})")
+    data_argument(parser, "--data-dir", ".", "folder of the real samples (snli/, boolq/, spider/)")
     args = parser.parse_args()
     for dataset in args.datasets:
         if not (args.data_dir / SETTINGS[dataset]["file"]).is_file():

@@ -34,7 +34,8 @@ import time
 from pathlib import Path
 
 import penman
-from ue_report_demo import DEFAULT_GOLD, simulate
+from data_paths import data_argument
+from ue_report_demo import GOLD, simulate
 
 from lsplits.similarity import registry
 from lsplits.uncertainty.beam import LEXICAL_SIMILARITY
@@ -93,7 +94,7 @@ def write_systems(args: argparse.Namespace) -> tuple[list[str], Path, list[list[
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--gold", type=Path, default=DEFAULT_GOLD)
+    data_argument(parser, "--gold", GOLD, "JSONL of gold AMR graphs")
     parser.add_argument("--out", type=Path, default=Path("/tmp/grid-time"))
     parser.add_argument("--systems", type=int, default=3)
     parser.add_argument("--k", type=int, default=10)

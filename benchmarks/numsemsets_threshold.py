@@ -45,7 +45,8 @@ from lsplits.uncertainty.prr import prr
 from lsplits.uncertainty.quality import placeholder_for, score_predictions
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ue_report_demo import DEFAULT_GOLD, simulate  # noqa: E402
+from data_paths import data_argument  # noqa: E402
+from ue_report_demo import GOLD, simulate  # noqa: E402
 
 SIMILARITIES = ("smatch", "smatchpp", "s2match", "sema", "wlk")
 THRESHOLDS = (0.8, 0.85, 0.9, 0.925, 0.95, 0.97, 0.99, 1.0)
@@ -132,7 +133,7 @@ def _prr(u: np.ndarray, q: np.ndarray) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--gold", type=Path, default=DEFAULT_GOLD)
+    data_argument(parser, "--gold", GOLD, "JSONL of gold AMR graphs")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/ue-demo/cache"))
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)

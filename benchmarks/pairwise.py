@@ -28,13 +28,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from data_paths import data_argument
 
 from lsplits.similarity.amr.edits import degrade
 from lsplits.similarity.amr.smatchpp_metric import SOLVER
 from lsplits.uncertainty.matrix import SimilarityMatrix, build_matrices
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = Path("../shared/data/amr/lpp_amr_v1.6_test.jsonl")
 PAPER_SENTENCES = 1898
 PAPER_FUNCTIONS = ("smatch", "s2match", "sema", "wlk")
 PAPER_SECONDS = 22_000  # the paper's grid time per parser and beam size, on 4 cores
@@ -105,8 +105,7 @@ def compare(naive: list[np.ndarray], engine: list[SimilarityMatrix]) -> tuple[fl
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
-                        help=f"JSONL of gold AMR graphs (default {DEFAULT_DATA}, relative to the repo root)")
+    data_argument(parser, "--data", "amr/lpp_amr_v1.6_test.jsonl", "JSONL of gold AMR graphs")
     parser.add_argument("--limit", type=int, default=None, help="use only the first N graphs (default all)")
     parser.add_argument("--naive-limit", type=int, default=None,
                         help="time the naive loop on N randomly chosen examples only (default all)")

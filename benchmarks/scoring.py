@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from data_paths import data_argument  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -150,7 +151,7 @@ def scratch_model(texts: list[str], prompts: list[str], queries: list[str], fold
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data")
+    data_argument(parser, "--data-dir", ".", "folder with boolq/boolq_dev.jsonl and snli/snli_1.0_dev.jsonl")
     parser.add_argument("--limit", type=int, default=None, help="examples per dataset (default: all)")
     parser.add_argument("--repeats", type=int, default=2, help="timed runs of each method (fastest counts)")
     parser.add_argument("--batch-size", type=int, default=REFERENCE_BATCH_SIZE, help="naive batch size")

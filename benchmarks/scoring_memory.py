@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from data_paths import data_argument  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -59,7 +60,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--work", type=Path, default=Path("/tmp/lsplits-memory"))
-    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data" / "snli" / "snli_1.0_dev.jsonl")
+    data_argument(parser, "--data", "snli/snli_1.0_dev.jsonl", "SNLI JSONL")
     args = parser.parse_args()
 
     shutil.rmtree(args.work, ignore_errors=True)

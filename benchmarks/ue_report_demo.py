@@ -24,11 +24,13 @@ import random
 import time
 from pathlib import Path
 
+from data_paths import data_argument
+
 from lsplits.cli.parser import parse_args
 from lsplits.cli.ue import run as run_ue
 from lsplits.similarity.amr.edits import degrade
 
-DEFAULT_GOLD = Path(__file__).resolve().parents[2] / "shared" / "data" / "amr" / "lpp_amr_v1.6_test.jsonl"
+GOLD = "amr/lpp_amr_v1.6_test.jsonl"  # under the benchmarks' data root (data_paths)
 
 
 def simulate(gold_path: Path, k: int, seed: int,
@@ -51,7 +53,7 @@ def simulate(gold_path: Path, k: int, seed: int,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--gold", type=Path, default=DEFAULT_GOLD)
+    data_argument(parser, "--gold", GOLD, "JSONL of gold AMR graphs")
     parser.add_argument("--out", type=Path, default=Path("/tmp/ue-demo"))
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--workers", type=int, default=2)

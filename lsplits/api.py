@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     import datasets
     import pandas as pd
 
+    from lsplits.lm.plan import RunPlan
+
 logger = logging.getLogger(__name__)
 
 Sources = list[tuple[str, list[dict[str, Any]], str]]
@@ -279,14 +281,23 @@ def likelihood_splits(data: Any, *, query_field: str | None = BuildSettings.quer
     return build(spec, loaded, settings, cache_dir=cache_dir, progress=progress)
 
 
-def score_loaded(spec: DatasetSpec, loaded: LoadedData, settings: ScoreSettings, *,
-                 cache_dir: str | Path | None = None, progress: bool = False, compile: bool = False) -> pd.DataFrame:
-    """``id``, ``ll_score``, ``ll_tokens`` of every example in order: what ``lsplits score`` and :func:`score` run."""
-    from lsplits.lm.pipeline import compute_scores
+def score_plan(spec: DatasetSpec, settings: ScoreSettings) -> RunPlan:
+    """The LM run scoring ``spec``'s examples with ``settings`` (the dataset's paper steps, as a build plans it)."""
     from lsplits.lm.plan import RunPlan
 
-    plan = RunPlan.make(settings.lm, settings.setting, folds=settings.folds, seed=settings.seed,
-                        max_steps=settings.max_steps)
+    return RunPlan.make(settings.lm, settings.setting, folds=settings.folds, seed=settings.seed,
+                        max_steps=settings.max_steps, paper_steps=spec.max_steps)
+
+
+def score_loaded(spec: DatasetSpec, loaded: LoadedData, settings: ScoreSettings, *, plan: RunPlan | None = None,
+                 cache_dir: str | Path | None = None, progress: bool = False, compile: bool = False) -> pd.DataFrame:
+    """``id``, ``ll_score``, ``ll_tokens`` of every example in order: what ``lsplits score`` and :func:`score` run.
+
+    ``plan`` is :func:`score_plan`'s, when the caller has it already (the CLI records it).
+    """
+    from lsplits.lm.pipeline import compute_scores
+
+    plan = plan or score_plan(spec, settings)
     return compute_scores(score_records(loaded.examples, spec.task, settings.setting), plan=plan,
                           cache_dir=cache_dir, progress=progress, compile=compile)
 

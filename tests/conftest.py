@@ -94,7 +94,8 @@ class RecordingApi:
         RecordingApi.calls.append(("create_repo", repo_id, kwargs, self.token))
 
     def create_commit(self, repo_id, operations, **kwargs):
-        sent = {op.path_in_repo: Path(op.path_or_fileobj).read_bytes() for op in operations}
+        sent = {op.path_in_repo: op.path_or_fileobj if isinstance(op.path_or_fileobj, bytes)
+                else Path(op.path_or_fileobj).read_bytes() for op in operations}
         RecordingApi.calls.append(("create_commit", repo_id, sent, kwargs))
         prefix = "spaces/" if kwargs.get("repo_type") == "space" else ""
 

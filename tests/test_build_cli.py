@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 import subprocess
 import sys
@@ -50,13 +51,15 @@ def test_user_file_build_opens_with_load_dataset(built):
     assert sorted(ids) == sorted(f"some-{i}" for i in range(60))
     assert (ds["validation"].num_rows, ds["test"].num_rows) == (6, 6)
     assert {"text", "topic", "ll_score", "ll_tokens", "length", "source_split"} <= set(ds["train"].column_names)
-    eval_topics = list(ds["validation"]["topic"]) + list(ds["test"]["topic"])
+    topic = ds["train"].features["topic"]  # a text label is a ClassLabel, names sorted
+    assert topic == datasets.ClassLabel(names=["a", "b"])
+    eval_topics = topic.int2str(list(ds["validation"]["topic"]) + list(ds["test"]["topic"]))
     assert eval_topics.count("a") == eval_topics.count("b") == 6
 
 
 def test_eval_is_least_likely_within_each_label(built):
     ds = datasets.load_dataset(str(built), "ll_split")
-    for topic in ("a", "b"):
+    for topic in (0, 1):  # ClassLabel ids of "a", "b"
         train = [s for s, t in zip(list(ds["train"]["ll_score"]), list(ds["train"]["topic"])) if t == topic]
         evals = [s for split in ("validation", "test")
                  for s, t in zip(list(ds[split]["ll_score"]), list(ds[split]["topic"])) if t == topic]
@@ -78,7 +81,8 @@ def test_analyze_prints_statistics(built, capsys):
     assert "== ll_split ==" in out and "train" in out
 
 
-def test_same_seed_gives_identical_ids(user_file, built, tmp_path):
+def test_same_seed_gives_identical_ids_and_the_build_logs_its_stages(user_file, built, tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="lsplits.stages")
     again = tmp_path / "again"
     assert main(["build", "--data-files", str(user_file), "--query-field", "text", "--label-field", "topic",
                  "--lm", "scratch", "--out", str(again), "--eval-size", "12", "--max-steps", "4",
@@ -87,6 +91,10 @@ def test_same_seed_gives_identical_ids(user_file, built, tmp_path):
         first = list(datasets.load_dataset(str(built), "ll_split")[split]["id"])
         second = list(datasets.load_dataset(str(again), "ll_split")[split]["id"])
         assert first == second
+    stages = [r.stage_time for r in caplog.records if hasattr(r, "stage_time")]
+    assert {t.name for t in stages} == {"load", "type unification", "tokenizer", "folds", "scoring", "split",
+                                       "export", "card and plots"}  # what benchmarks/build_scale.py reports
+    assert sum(t.name == "folds" for t in stages) == 3 and all(t.seconds >= 0 and t.peak_rss > 0 for t in stages)
 
 
 def test_clear_errors_without_traceback(user_file, tmp_path):
@@ -188,7 +196,8 @@ def test_missing_labels_dropped_and_a_renamed_user_field_kept_are_counted_in_car
     for config in ("ll_split", "random"):
         ds = datasets.load_dataset(str(out), config)
         rows_out = [row for split in ds.values() for row in split]
-        assert len(rows_out) == 44 and {row["topic"] for row in rows_out} == {"a", "b"}
+        assert len(rows_out) == 44 and {row["topic"] for row in rows_out} == {0, 1}
+        assert ds["train"].features["topic"].names == ["a", "b"]
         ids = {row["id"] for row in rows_out}
         assert not ids & {"data-3", "data-8", "data-13", "data-20"}
         assert all(row["length_orig"] == 1000 + int(row["id"].split("-")[1]) for row in rows_out)

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 
 import datasets
+import pyarrow.parquet as pq
+import yaml
 
+from lsplits.build.export import data_file_paths, read_folder
 from lsplits.cli.parser import main
 from lsplits.splits.spider import sql_atoms
 
@@ -19,8 +22,9 @@ def write_jsonl(path, rows):
 
 
 def build(tmp_path, name, data_files, *extra):
-    out = tmp_path / f"{name}-likelihood"
-    code = main(["build", name, "--data-files", *data_files, "--lm", "scratch", "--out", str(out),
+    """``lsplits build NAME`` (``name`` None: generic data) into ``tmp_path/NAME-likelihood``."""
+    out = tmp_path / f"{name or 'generic'}-likelihood"
+    code = main(["build", *([name] if name else []), "--data-files", *data_files, "--lm", "scratch", "--out", str(out),
                  "--max-steps", "2", "--cache-dir", str(tmp_path / "cache"), "--no-progress", *extra])
     assert code == 0
     return out
@@ -29,6 +33,24 @@ def build(tmp_path, name, data_files, *extra):
 def all_rows(folder, config):
     ds = datasets.load_dataset(str(folder), config)
     return {split: ds[split].to_list() for split in ("train", "validation", "test")}
+
+
+def check_features(folder, configs, expected):
+    """Every config loads with ``expected`` features for the fields named there, the card's YAML
+    ``dataset_info.features`` is the parquet schema's, and "How to load" names a placeholder repo."""
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    meta = yaml.safe_load(card.split("---", 2)[1])
+    infos = {info["config_name"]: info for info in meta["dataset_info"]}
+    assert set(infos) == set(configs)
+    for config in configs:
+        ds = datasets.load_dataset(str(folder), config)
+        for split, paths in data_file_paths(folder, config).items():
+            schema_features = datasets.Features.from_arrow_schema(pq.read_schema(paths[0]))
+            assert ds[split].features == schema_features
+            assert datasets.Features._from_yaml_list(infos[config]["features"]) == schema_features
+            for name, feature in expected.items():
+                assert ds[split].features[name] == feature, (config, split, name)
+    assert f'load_dataset("your-org/{folder.name}"' in card and str(folder) not in card
 
 
 def snli_rows(n, offset=0):
@@ -63,6 +85,11 @@ def test_snli_builder_filters_balances_and_keeps_fields(tmp_path):
                 "ll_score", "ll_tokens", "length"} <= set(first)
     card = (out / "README.md").read_text()
     assert "license: cc-by-sa-4.0" in card and "stanfordnlp/snli" in card and "Bowman" in card
+    nli = datasets.ClassLabel(names=["entailment", "neutral", "contradiction"])  # as the Hub's snli
+    check_features(out, ["ll_split", "ll_split_len", "random"], {"label": nli, "gold_label": datasets.Value("string")})
+    assert json.loads((out / "lsplits.json").read_text())["class_labels"] == {"label": nli.names}
+    frames, _ = read_folder(out, ["random"])  # readers (analyze, difficulty, Space) see the names
+    assert sorted(set(frames["random"]["train"]["label"])) == ["contradiction", "entailment", "neutral"]
 
 
 def test_boolq_builder_balances_answers(tmp_path):
@@ -76,6 +103,23 @@ def test_boolq_builder_balances_answers(tmp_path):
         answers = [r["answer"] for r in parts["validation"] + parts["test"]]
         assert answers.count(True) == answers.count(False) == 5
         assert parts["train"][0]["id"].startswith("validation-")
+    check_features(out, ["ll_split", "random"], {"answer": datasets.Value("bool")})  # BoolQ keeps a bool
+    assert "class_labels" not in json.loads((out / "lsplits.json").read_text())
+
+
+def test_generic_text_labels_become_a_class_label_in_sorted_order(tmp_path):
+    rows = [{"text": f"the {ANIMALS[i % 8]} runs to the {PLACES[i % 6]}", "topic": ["sport", "animals", "zoo"][i % 3]}
+            for i in range(30)]
+    out = build(tmp_path, None, [write_jsonl(tmp_path / "mine.jsonl", rows)], "--query-field", "text",
+                "--label-field", "topic", "--eval-size", "6", "--configs", "ll_split", "random")
+    names = ["animals", "sport", "zoo"]
+    check_features(out, ["ll_split", "random"], {"topic": datasets.ClassLabel(names=names)})
+    assert json.loads((out / "lsplits.json").read_text())["class_labels"] == {"topic": names}
+    ds = datasets.load_dataset(str(out), "random")
+    by_text = {r["text"]: r["topic"] for r in rows}
+    for row in ds["train"]:
+        assert names[row["topic"]] == by_text[row["text"]]
+    assert "`topic` is a `ClassLabel` (0 animals, 1 sport, 2 zoo)" in (out / "README.md").read_text()
 
 
 SPIDER_SQL = [
@@ -113,6 +157,9 @@ def test_spider_builder_enforces_atom_constraint_in_every_config(tmp_path):
     card = (out / "README.md").read_text()
     assert "| config | atom divergence | compound divergence |" in card
     assert "hardness=" in card
+    check_features(out, configs, {"query": datasets.Value("string"), "hardness": datasets.Value("string")})
+    ds = datasets.load_dataset(str(out), "random")
+    assert not any(isinstance(f, datasets.ClassLabel) for f in ds["train"].features.values())  # no label field
 
 
 def test_default_eval_size_follows_the_paper_proportions():

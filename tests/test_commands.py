@@ -12,7 +12,7 @@ from space_helpers import build_fixture_dataset
 
 from lsplits.build.settings import BuildSettings
 from lsplits.cli import commands, publish
-from lsplits.cli.parser import build_parser
+from lsplits.cli.parser import build_parser, settings_of
 from lsplits.errors import ConfigError
 
 
@@ -21,7 +21,7 @@ def parse(*argv: str):
 
 
 def build_settings(*argv):
-    return commands.settings_of(parse(*argv), BuildSettings)
+    return settings_of(parse(*argv), BuildSettings)
 
 
 def write_jsonl(path, rows):

@@ -94,6 +94,24 @@ def test_push_with_a_valid_token_uploads(tmp_path, hub_api, online, capsys):
     assert "pushed to https://hub.invalid/org/x/commit/1" in capsys.readouterr().out
 
 
+def test_push_uploads_the_card_naming_the_repo_and_leaves_the_folder_alone(tmp_path, hub_api, online):
+    """The card's "How to load" names the pushed repo on the Hub; the local card keeps its placeholder."""
+    import huggingface_hub
+
+    from lsplits.cli.parser import main
+
+    online.setattr(huggingface_hub, "get_token", lambda: "hf_good")
+    hub_api.valid_tokens = {"hf_good"}
+    local = ('# x\n\nds = load_dataset("your-org/x")\n\n## How to load\n\n```python\n'
+             'ds = load_dataset("your-org/x", "ll_split")\n```\n')
+    (tmp_path / "README.md").write_text(local)
+    assert main(["push", str(tmp_path), "org/snli-likelihood"]) == 0
+    sent = hub_api.calls[-1][2]["README.md"].decode()
+    assert 'ds = load_dataset("org/snli-likelihood", "ll_split")' in sent
+    assert sent.count("your-org/x") == 1  # only the How-to-load call is rewritten
+    assert (tmp_path / "README.md").read_text() == local
+
+
 def _tripwire(what):
     def fail(*args, **kwargs):
         raise AssertionError(f"{what} ran before the Hub access was checked")

@@ -10,7 +10,7 @@ import pytest
 
 from lsplits.build.settings import BuildSettings
 from lsplits.cli import commands
-from lsplits.cli.parser import main, parse_args
+from lsplits.cli.parser import main, parse_args, settings_of
 from lsplits.data import registry
 from lsplits.errors import ConfigError
 
@@ -53,7 +53,7 @@ def test_a_builder_registered_elsewhere_is_built_by_name(tmp_path, monkeypatch, 
     (tmp_path / "tiny").mkdir()  # a folder of that name: the registered builder wins, it is no input path
     monkeypatch.chdir(tmp_path)
     args = parse_args(["build", "tiny", "--out", str(tmp_path / "out")])
-    spec, loaded = commands.resolve_dataset(commands.settings_of(args, BuildSettings))
+    spec, loaded = commands.resolve_dataset(settings_of(args, BuildSettings))
     assert spec.card.pretty_name == "tiny" and [ex["text"] for ex in loaded.examples] == [f"line {i}" for i in range(4)]
     assert commands.input_paths(args) == []
     registry.register_builder("tiny", "tiny_builder")  # the same registration again is harmless

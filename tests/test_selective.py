@@ -16,6 +16,7 @@ from lsplits.uncertainty.selective import (
     oracle_threshold,
     p_value,
     selective_risk,
+    smallest_certifiable,
     upper_bound,
 )
 
@@ -72,6 +73,27 @@ def test_wsr_matches_the_recurrence_with_bets_below_one():
         assert p_value(losses, risk, delta=0.1, method="ltt-wsr", seed=None) == pytest.approx(
             _wsr_p_by_recurrence(losses, risk, 0.1), rel=1e-10)
     assert p_value(losses, 0.6, delta=0.1, method="ltt-wsr", seed=None) < 0.1 < p_value(losses, 0.5, seed=None)
+
+
+def test_smallest_certifiable_sample_by_hand():
+    # Hoeffding with zero losses certifies R once exp(-2 m R^2) <= delta: m >= ln(1/delta) / (2 R^2)
+    assert smallest_certifiable("ltt-hoeffding", 0.05, 0.1, 10_000) == math.ceil(math.log(10) / (2 * 0.05 ** 2)) == 461
+    assert smallest_certifiable("ltt-hoeffding", 0.08, 0.1, 100) == 101  # 180 needed: more than the limit
+    # WSR: the first m whose recurrence p-value on m zeros is <= delta
+    wsr = next(m for m in range(1, 200) if _wsr_p_by_recurrence([0.0] * m, 0.05, 0.1) <= 0.1)
+    assert smallest_certifiable("ltt-wsr", 0.05, 0.1, 10_000) == wsr
+    assert wsr >= math.log(10) / math.log(1.05)  # each zero loss multiplies the wealth by at most 1 + R
+
+
+def test_small_targets_start_the_sequence_later():
+    # 400 outputs, the 60% most certain right, the rest wrong: at target 0.05 a sequence starting at 10%
+    # (40 examples, fewer than the 48 WSR needs even when all are right) would stop at once
+    u = np.arange(400.0)
+    q = np.r_[np.ones(240), np.zeros(160)]
+    rule = calibrate_threshold(u, q, max_risk=0.05)
+    assert rule.certified and 0.5 <= rule.coverage <= 0.65
+    stopped = calibrate_threshold(u, q, max_risk=0.05, coverages=[round(0.01 * i, 2) for i in range(10, 101)])
+    assert not stopped.certified  # the same grid given explicitly is tested from its first level
 
 
 def test_bounds_are_inverse_of_the_p_values():

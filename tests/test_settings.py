@@ -28,7 +28,7 @@ def test_defaults_live_on_the_class_and_the_cli_reads_them(tmp_path):
     ({"folds": 1}, r"folds \(--folds\) must be a whole number of at least 2, got 1"),
     ({"seed": -1}, r"seed \(--seed\) must be a whole number of at least 0"),
     ({"max_steps": 0}, r"max_steps \(--max-steps\)"),
-    ({"eval_size": 1.5}, r"eval_size \(--eval-size\) as a fraction must lie strictly between 0 and 1"),
+    ({"eval_size": 1.5}, r"eval_size \(--eval-size\) as a fraction must lie in \(0, 1\)"),
     ({"eval_size": 0}, r"eval_size \(--eval-size\) as a count must be at least 1"),
     ({"eval_size": "0.2"}, r"must be a count or a fraction"),
     ({"configs": []}, r"configs \(--configs\) must be a non-empty list"),
@@ -124,3 +124,42 @@ def test_a_bad_settings_file_is_one_line_before_any_work(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "lsplits.json: folds (--folds) must be a whole number of at least 2" in err
     assert not (tmp_path / "o").exists()
+
+
+def test_the_readme_describes_the_training_that_runs():
+    """README's training recipe for a Hub LM and for the scratch LM is the one RunPlan gives (no drift)."""
+    from builders import boolq, snli, spider
+    from lsplits.lm.plan import RunPlan
+
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8").split())
+    hub = RunPlan.make("gpt2", "ft").train_config
+    scratch_plan = RunPlan.make("scratch", "ft")
+    scratch, size = scratch_plan.train_config, scratch_plan.scratch_config
+    assert f"in `--folds` folds (default {BuildSettings.folds})" in readme
+    assert f"measured every {hub.eval_every} steps on {hub.val_fraction:.0%} of its training pairs" in readme
+    assert hub.warmup_steps == 0 and hub.weight_decay == 0 and hub.max_grad_norm == 1
+    assert (f"constant lr {hub.lr:g} (no warm-up, no weight decay, batch {hub.batch_size}, gradients clipped "
+            f"at norm {hub.max_grad_norm:g})") in readme
+    assert (f"(SNLI {snli.SPEC.max_steps:,}, BoolQ {boolq.SPEC.max_steps:,}, Spider {spider.SPEC.max_steps:,}; "
+            f"{hub.max_steps:,} for other data)") in readme
+    assert (f"a GPT-2 of {size.n_layer} layers, {size.n_head} heads and width {size.n_embd}, with a byte-level "
+            f"BPE tokenizer of at most {size.vocab_size:,} tokens") in readme
+    assert (f"lr {scratch.lr:g} after {scratch.warmup_steps} warm-up steps (weight decay {scratch.weight_decay:g}, "
+            f"batch {scratch.batch_size}) for {scratch.max_steps} steps per fold") in readme
+    assert "constant LR 2e-5" not in readme
+
+
+def test_score_records_its_settings_in_the_parquet_metadata(user_file, tmp_path):
+    import pyarrow.parquet as pq
+
+    from lsplits.cli.commands import SCORE_SETTINGS_KEY
+
+    out = tmp_path / "scores.parquet"
+    assert main(["score", "--data-files", str(user_file), "--query-field", "text", "--prompt-template", "From {source}:",
+                 "--folds", "2", "--max-steps", "2", "--out", str(out), "--cache-dir", str(tmp_path / "cache"),
+                 "--no-progress"]) == 0
+    recorded = json.loads(pq.read_schema(out).metadata[SCORE_SETTINGS_KEY.encode()])
+    expected = ScoreSettings(data_files=(str(user_file),), query_field="text", prompt_template="From {source}:",
+                             folds=2, max_steps=2)
+    assert recorded["settings"] == json.loads(json.dumps(expected.to_dict()))
+    assert recorded["runs"]["ft"]["train_config"]["max_steps"] == 2 and recorded["lsplits_version"]

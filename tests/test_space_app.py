@@ -142,12 +142,19 @@ def test_score_own_lines_sends_the_least_likely_to_eval(client, served):
 
 def test_score_own_file_upload_and_bad_uploads(client, tmp_path):
     good = tmp_path / "sentences.csv"
-    good.write_text("sentence,source\nthe dog runs,a\na child walks home,b\nmy friend reads,c\n", encoding="utf-8")
-    summary, table, _ = client.predict("", handle_file(str(good)), "sentence", "", "scratch", 0.34, True,
+    good.write_text("sentence,source\nthe dog runs,a\na child walks home,b\nmy friend reads,c\nbirds sing,d\n",
+                    encoding="utf-8")
+    summary, table, _ = client.predict("", handle_file(str(good)), "sentence", "", "scratch", 0.5, True,
                                        api_name="/score_own")
-    assert "Scored 3 examples" in summary
-    assert sorted(row["sentence"] for row in rows(table)) == ["a child walks home", "my friend reads", "the dog runs"]
-    assert sum(row["split"] == "eval" for row in rows(table)) == 1
+    assert "Scored 4 examples" in summary
+    assert sorted(row["sentence"] for row in rows(table)) == ["a child walks home", "birds sing", "my friend reads",
+                                                               "the dog runs"]
+    assert sum(row["split"] == "eval" for row in rows(table)) == 2  # halved into validation and test
+
+    # the build's eval-size rule: 1 eval example of 4 would leave the test split empty
+    with pytest.raises(AppError, match=r"Eval share 0.34 gives 1 eval example of 4, which leaves the test split "
+                                       r"empty \(validation and test get half each\); the minimum is 2"):
+        client.predict("", handle_file(str(good)), "sentence", "", "scratch", 0.34, True, api_name="/score_own")
 
     with pytest.raises(AppError) as missing_field:
         client.predict("", handle_file(str(good)), "text", "", "scratch", 0.2, False, api_name="/score_own")
@@ -160,7 +167,7 @@ def test_score_own_file_upload_and_bad_uploads(client, tmp_path):
         client.predict("", handle_file(str(broken)), "text", "", "scratch", 0.2, False, api_name="/score_own")
     with pytest.raises(AppError, match="paste some lines"):
         client.predict("  \n ", None, "text", "", "scratch", 0.2, False, api_name="/score_own")
-    with pytest.raises(AppError, match="leaves nothing for train|eval"):
+    with pytest.raises(AppError, match=r"Eval share 0.2: the dataset has 1 example\(s\); train, validation and test need at least 3"):
         client.predict("only one line", None, "text", "", "scratch", 0.2, False, api_name="/score_own")
 
 
@@ -216,6 +223,38 @@ def test_hand_computed_uncertainties_and_prr(client):
     assert [row["quality (ROUGE-L)"] for row in values] == [1.0, 0.5, 0.0]
     assert [row["u: DegMat-ROUGE-L"] for row in values] == [0.0, 0.25, 0.5]
     assert [row["u: EigV-ROUGE-L"] for row in values] == [1.0, 1.333, 2.0]
+
+
+def test_target_risk_control_shows_the_threshold_and_share_kept(client):
+    """200 string examples: 150 with identical candidates and the right output (DegMat 0, quality 1), 50 with
+    disagreeing candidates and a wrong one (DegMat 0.5, quality 0). At target 0.3 keeping all has risk 0.25,
+    too close to certify from 200 examples (its WSR bound is above 0.3), so the threshold is 0: 75% kept."""
+    beams = "\n".join(json.dumps({"id": f"e{i}", "candidates": ["a b", "a b"] if i < 150 else ["x y", "a b"]})
+                      for i in range(200))
+    gold = "\n".join(json.dumps({"id": f"e{i}", "amr": "a b"}) for i in range(200))
+    client.predict(beams, gold, None, None, "rougel", "rougel", ["degmat"], api_name="/run_uncertainty")
+    summary, table, curves = client.predict(0.3, 0.1, api_name="/certify_threshold")
+    [row] = rows(table)
+    assert (row["UE method"], row["threshold"], row["share kept"], row["risk of kept"]) == ("DegMat-ROUGE-L", 0.0,
+                                                                                           0.75, 0.0)
+    assert 0.0 < row["risk bound"] <= 0.3
+    assert "at most 0.3" in summary and "these 200 examples" in summary
+    assert curves["type"] == "matplotlib"
+    loose = rows(client.predict(0.4, 0.1, api_name="/certify_threshold")[1])
+    assert loose[0]["share kept"] == 1.0  # risk 0.25 is certified under 0.4
+
+
+def test_target_risk_on_too_few_examples_says_nothing_is_certified(client):
+    beams = "\n".join(json.dumps({"id": f"e{i}", "candidates": ["a b", "a b"]}) for i in range(3))
+    gold = "\n".join(json.dumps({"id": f"e{i}", "amr": "a b"}) for i in range(3))
+    client.predict(beams, gold, None, None, "rougel", "rougel", ["degmat"], api_name="/run_uncertainty")
+    summary, table, _ = client.predict(0.1, 0.1, api_name="/certify_threshold")
+    assert "No threshold is certified" in summary and "3 examples are too few" in summary
+    assert rows(table)[0]["share kept"] == 0.0 and rows(table)[0]["threshold"] is None
+    with pytest.raises(AppError, match="give a target risk and a delta"):
+        client.predict(None, 0.1, api_name="/certify_threshold")
+    with pytest.raises(AppError, match="greater than maximum value 0.999"):  # the box's own range check
+        client.predict(1.5, 0.1, api_name="/certify_threshold")
 
 
 def test_uncertainty_bad_input_gives_readable_messages(client, tmp_path):

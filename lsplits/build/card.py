@@ -7,12 +7,16 @@ reading a card's YAML ``configs:`` back, belongs to :mod:`lsplits.build.export`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import yaml
 
 from lsplits.build.export import WrittenFolder
+
+HOW_TO_LOAD = "## How to load"
 
 METHOD_CITATION = """@inproceedings{godbole-jia-2023-benchmarking,
   title = {Benchmarking Long-tail Generalization with Likelihood Splits},
@@ -46,6 +50,32 @@ def size_category(n: int) -> str:
     return "n>10M"
 
 
+def placeholder_repo(out: str | Path) -> str:
+    """The repo id the card's "How to load" shows before a push: ``your-org/NAME``, never a local path."""
+    return f"your-org/{Path(out).name}"
+
+
+def with_repo_id(card: str, repo_id: str) -> str:
+    """``card`` with its "How to load" ``load_dataset(...)`` naming ``repo_id`` (what a push uploads)."""
+    head, found, tail = card.partition(HOW_TO_LOAD)
+    if not found:
+        return card
+    return head + found + re.sub(r'load_dataset\("[^"]*"', f'load_dataset("{repo_id}"', tail, count=1)
+
+
+def _labels_note(features: Sequence[Mapping]) -> list[str]:
+    """One line per ClassLabel column: its ids and names (``datasets`` ``features`` has them too)."""
+    lines = []
+    for feature in features:
+        dtype = feature.get("dtype")
+        if isinstance(dtype, dict) and "class_label" in dtype:
+            names = dtype["class_label"]["names"]
+            mapping = ", ".join(f"{i} {names[i]}" for i in sorted(names, key=int))
+            lines.append(f"`{feature['name']}` is a `ClassLabel` ({mapping}): "
+                         f"`ds[\"train\"].features[\"{feature['name']}\"].int2str(i)` gives the name.")
+    return [*lines, ""] if lines else []
+
+
 def render_card(info: CardInfo, folder: WrittenFolder, descriptions: Mapping[str, str], *, repo_hint: str,
                 method: str, statistics: str = "", plots: Mapping[str, str] | None = None,
                 strategies: Mapping[str, str] | None = None, settings: str = "") -> str:
@@ -70,6 +100,8 @@ def render_card(info: CardInfo, folder: WrittenFolder, descriptions: Mapping[str
         **dict(info.extra_yaml),
         "configs": folder.configs_yaml(),
     }
+    if folder.features:
+        header["dataset_info"] = folder.dataset_info_yaml()
     lines = ["---", yaml.safe_dump(header, sort_keys=False, allow_unicode=True).rstrip(), "---", "",
              f"# {info.pretty_name}", ""]
     if info.summary:
@@ -92,8 +124,9 @@ def render_card(info: CardInfo, folder: WrittenFolder, descriptions: Mapping[str
         lines += ["## Statistics", "", statistics, ""]
     for caption, path in (plots or {}).items():
         lines += [f"![{caption}]({path})", ""]
-    lines += ["## How to load", "", "```python", "from datasets import load_dataset", "",
+    lines += [HOW_TO_LOAD, "", "```python", "from datasets import load_dataset", "",
               f'ds = load_dataset("{repo_hint}", "{default}")', 'print(ds["test"][0])', "```", "",
+              *_labels_note(folder.features),
               "## Citation", "", "Method:", "", "```bibtex", METHOD_CITATION, "```", ""]
     if info.source_citation:
         lines += ["Source dataset:", "", "```bibtex", info.source_citation.strip(), "```", ""]

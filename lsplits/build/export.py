@@ -16,6 +16,7 @@ YAML lists them (``lsplits analyze``, the Space).
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import hashlib
 import json
@@ -32,6 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from lsplits.data.labels import encode_labels
 from lsplits.errors import DataError
 from lsplits.io import DATASET_MARKER, output_folder
 
@@ -57,6 +59,8 @@ class WrittenFolder:
 
     data_files: DataFiles
     num_rows: dict[str, dict[str, int]]
+    features: list[dict] = dataclasses.field(default_factory=list)
+    """The ``datasets`` features of every config, as the card's YAML ``dataset_info.features`` lists them."""
 
     @property
     def default(self) -> str | None:
@@ -66,6 +70,11 @@ class WrittenFolder:
     def configs_yaml(self) -> list[dict]:
         """The card's YAML ``configs:`` entries (see :func:`data_files_yaml`)."""
         return data_files_yaml(self.data_files, self.default)
+
+    def dataset_info_yaml(self) -> list[dict]:
+        """The card's YAML ``dataset_info:``: per config the features, those of its parquet files (split sizes
+        are in the card's table: the Hub's ``splits`` entries would also need the Arrow byte counts)."""
+        return [{"config_name": name, "features": self.features} for name in self.data_files]
 
 
 def plot_path(stem: str) -> str:
@@ -139,17 +148,51 @@ def unify_types(frame: pd.DataFrame, source: str = "the dataset") -> pd.DataFram
     return _unify(frame, source)[0]
 
 
-def dataset_schema(configs: Frames) -> tuple[pa.Schema, frozenset[str]]:
+def dataset_schema(configs: Frames, class_labels: Mapping[str, Sequence[str]] | None = None
+                   ) -> tuple[pa.Schema, frozenset[str]]:
     """One Arrow schema for every config and split, decided on all examples together, and the text columns.
 
-    The text columns are those :func:`unify_types` turns into text (it warns about each).
+    The text columns are those :func:`unify_types` turns into text (it warns about each). ``class_labels``
+    (column -> names, :mod:`lsplits.data.labels`) become int64 class ids, declared as ``datasets.ClassLabel``
+    in the schema's ``huggingface`` metadata, which ``load_dataset`` reads.
     """
     frames = [frame for splits in configs.values() for frame in splits.values()]
     every = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if "id" in every.columns:
         every = every.drop_duplicates("id")
-    _, types, mixed = _unify(every, "the dataset")
-    return pa.schema([pa.field(str(name), kind) for name, kind in types.items()]), mixed
+    class_labels = {name: names for name, names in (class_labels or {}).items() if name in every.columns}
+    _, types, mixed = _unify(every.drop(columns=list(class_labels)), "the dataset")
+    types.update((name, pa.int64()) for name in class_labels)
+    types = {name: pa.string() if kind == pa.large_string() else kind for name, kind in types.items()}  # Value("string")
+    schema = pa.schema([pa.field(str(name), types[name]) for name in every.columns])
+    return with_features(schema, class_labels), mixed - set(class_labels)
+
+
+def with_features(schema: pa.Schema, class_labels: Mapping[str, Sequence[str]]) -> pa.Schema:
+    """``schema`` with its ``datasets`` features in the metadata, ``class_labels`` columns as ClassLabel."""
+    from datasets import ClassLabel, Features
+
+    features = Features.from_arrow_schema(schema)
+    for name, names in class_labels.items():
+        features[name] = ClassLabel(names=list(names))
+    return features.arrow_schema
+
+
+def schema_features_yaml(schema: pa.Schema) -> list[dict]:
+    """The features of a parquet schema as a card's YAML ``dataset_info.features`` list."""
+    from datasets import Features
+
+    return Features.from_arrow_schema(schema)._to_yaml_list()
+
+
+def _class_label_columns(schema: pa.Schema) -> dict[str, list[str]]:
+    """column -> names of the ClassLabel columns a written parquet schema declares."""
+    from datasets import ClassLabel, Features
+
+    if not schema.metadata or b"huggingface" not in schema.metadata:
+        return {}
+    features = Features.from_arrow_schema(schema)
+    return {name: list(kind.names) for name, kind in features.items() if isinstance(kind, ClassLabel)}
 
 
 def to_arrow(frame: pd.DataFrame, schema: pa.Schema | None = None, text_columns: frozenset[str] = frozenset()
@@ -158,11 +201,14 @@ def to_arrow(frame: pd.DataFrame, schema: pa.Schema | None = None, text_columns:
     :func:`dataset_schema`); ``text_columns`` are stored as text (see :func:`as_text`)."""
     if schema is None:
         schema, text_columns = dataset_schema({"": {"": frame}})
+    class_names = _class_label_columns(schema)
     columns = {}
     for field in schema:
         values = frame[field.name] if field.name in frame.columns else pd.Series([None] * len(frame), dtype=object)
         if field.name in text_columns:
             values = as_text(values)
+        elif field.name in class_names:
+            values = encode_labels(values, class_names[field.name])
         columns[field.name] = pa.array(values, type=field.type, from_pandas=True)
     return pa.table(columns, schema=schema)
 
@@ -177,7 +223,8 @@ def _fingerprint(path: Path) -> str:
 
 def write_hub_folder(out: str | Path, configs: Frames, card: str | Callable[[WrittenFolder], str],
                      extra_files: Mapping[str, Path] | None = None, *, metadata: Mapping[str, Any] | None = None,
-                     examples: pd.DataFrame | None = None, option: str = "--out") -> Path:
+                     examples: pd.DataFrame | None = None, option: str = "--out",
+                     class_labels: Mapping[str, Sequence[str]] | None = None) -> Path:
     """Write every config's splits as content-named parquet plus ``README.md``, ``lsplits.json`` and extra files, atomically.
 
     ``configs`` maps config name -> split name -> DataFrame (read one config at a time, so a lazy
@@ -185,11 +232,11 @@ def write_hub_folder(out: str | Path, configs: Frames, card: str | Callable[[Wri
     :class:`WrittenFolder` that returns it; ``extra_files`` maps a path in the repo (e.g.
     ``plots/ll_split.png``) to a local file to copy in; ``metadata`` is written as ``lsplits.json``;
     ``examples`` (every example once, with every column) decides the column types, instead of all
-    the configs' frames together. ``out`` is replaced only if lsplits wrote it
-    (:func:`lsplits.io.check_output`).
+    the configs' frames together; ``class_labels`` (column -> names) are written as ClassLabel ids. ``out``
+    is replaced only if lsplits wrote it (:func:`lsplits.io.check_output`).
     """
     out = Path(out)
-    schema, text_columns = dataset_schema({"": {"": examples}} if examples is not None else configs)
+    schema, text_columns = dataset_schema({"": {"": examples}} if examples is not None else configs, class_labels)
     data_files: DataFiles = {}
     num_rows: dict[str, dict[str, int]] = {}
     with output_folder(out, marker=DATASET_MARKER, option=option) as tmp:
@@ -209,7 +256,7 @@ def write_hub_folder(out: str | Path, configs: Frames, card: str | Callable[[Wri
             shutil.copyfile(local, target)
         if metadata is not None:
             (tmp / METADATA_FILE).write_text(json.dumps(dict(metadata), indent=2, sort_keys=True), encoding="utf-8")
-        written = WrittenFolder(data_files=data_files, num_rows=num_rows)
+        written = WrittenFolder(data_files=data_files, num_rows=num_rows, features=schema_features_yaml(schema))
         (tmp / CARD_FILE).write_text(card(written) if callable(card) else card, encoding="utf-8")
     plot_files = sorted(path for path in (extra_files or {}) if path.startswith(f"{PLOTS_FOLDER}/"))
     logger.info("wrote %d configs to %s%s", len(data_files), out,
@@ -295,6 +342,14 @@ def read_folder(folder: str | Path, configs: Sequence[str] | None = None) -> tup
     for name in names:
         if not (folder / name).is_dir():
             raise DataError(f"no config {name!r} (has: {', '.join(meta.get('configs', []))})", source=str(folder))
-        frames[name] = {split: pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
+        frames[name] = {split: pd.concat([_read_parquet(p) for p in paths], ignore_index=True)
                         for split, paths in data_file_paths(folder, name).items()}
     return frames, meta
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    """One data file; ClassLabel ids come back as their names, the form every reader shows and compares."""
+    frame = pd.read_parquet(path)
+    for name, names in _class_label_columns(pq.read_schema(path)).items():
+        frame[name] = [None if pd.isna(v) else names[int(v)] for v in frame[name]]
+    return frame

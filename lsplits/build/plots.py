@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from lsplits.errors import InvalidInput
+from lsplits.figure_style import legend_below
 from lsplits.io import atomic_path
 
 logger = logging.getLogger(__name__)
@@ -68,7 +69,7 @@ def score_vs_length_figure(df_all: pd.DataFrame, eval_mask: Sequence[bool] | np.
     axes.set_xlabel(f"{length_column} (words in the query)")
     axes.set_ylabel(f"{score_column} (sum of log-probabilities)")
     axes.set_title(title or "Score against length")
-    axes.legend(loc="lower left")
+    legend_below(axes, fontsize=8, markerscale=2.5)
     return figure
 
 
@@ -83,16 +84,16 @@ def _histograms_figure(train: Sequence[float], evaluation: Sequence[float], bins
     """Train and eval histograms on the same bins, normalised to densities (sizes differ)."""
     figure = Figure(figsize=(6.4, 4.0))
     axes = figure.add_subplot()
-    for label, values, color in (("train", train, TRAIN_COLOR), ("eval", evaluation, EVAL_COLOR)):
+    for label, values, color, dashes in (("train", train, TRAIN_COLOR, "-"), ("eval", evaluation, EVAL_COLOR, "--")):
         values = np.asarray(values, dtype=float)
         values = values[~np.isnan(values)]
-        if len(values):
-            axes.hist(values, bins=bins, density=True, histtype="step", linewidth=1.8, color=color,
+        if len(values):  # dashed eval over solid train: both stay visible where they coincide
+            axes.hist(values, bins=bins, density=True, histtype="step", linewidth=1.8, color=color, linestyle=dashes,
                       label=f"{label} ({len(values):,})")
     axes.set_xlabel(xlabel)
     axes.set_ylabel(ylabel)
     axes.set_title(title)
-    axes.legend()
+    legend_below(axes, fontsize=8)
     return figure
 
 
@@ -160,7 +161,7 @@ def rare_words_figure(fractions: Mapping[str, Mapping[str, float | None]], *,
     axes.set_ylabel(ylabel)
     axes.set_title(title)
     if splits:
-        axes.legend()
+        legend_below(axes, columns=len(splits), fontsize=8)
     return figure
 
 

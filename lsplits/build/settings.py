@@ -43,6 +43,9 @@ PT_NEEDS_PRETRAINED = ("--setting pt needs a pretrained LM (--lm gpt2, a Hub id 
                        "scratch: the scratch LM has to be trained first (--setting ft)")
 """Why the scratch LM cannot score prompted (it exists only once trained on the data)."""
 
+DEFAULT_FOLDS = 3
+"""k of the k-fold fine-tuned setting when none is given (the paper's)."""
+
 DEFAULT_EVAL_FRACTION = 0.2
 """Share of the examples in eval (validation + test) when neither ``eval_size`` nor the paper gives one."""
 
@@ -91,7 +94,7 @@ def check_eval_size(eval_size: Any, field: str = "eval_size") -> int | float | N
             raise _refuse(field, "as a count must be at least 1", eval_size)
         return int(eval_size)
     if not 0 < float(eval_size) < 1:  # NaN fails this too
-        raise _refuse(field, "as a fraction must lie strictly between 0 and 1", eval_size)
+        raise _refuse(field, "as a fraction must lie in (0, 1)", eval_size)
     return float(eval_size)
 
 
@@ -120,7 +123,7 @@ class RunSettings:
     prompt_template: str = ""
     label_field: str | None = None
     lm: str = SCRATCH_LM
-    folds: int = 3
+    folds: int = DEFAULT_FOLDS
     seed: int = 0
     max_steps: int | None = None
     missing_labels: str = DEFAULT_MISSING_LABELS

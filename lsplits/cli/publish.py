@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lsplits.build.card import with_repo_id
 from lsplits.errors import ConfigError, InvalidOption
 from lsplits.hub import demo_space, metric_spaces
 from lsplits.hub.push import check_hub_access, push_folder
@@ -18,7 +19,10 @@ def push(args: Namespace) -> int:
     if not (args.folder / "README.md").exists():
         raise ConfigError(f"{args.folder}: no README.md; is this a folder written by `lsplits build`?")
     check_hub_access(args.repo_id)
-    print(f"pushed to {push_folder(args.folder, args.repo_id, repo_type='dataset', private=args.private)}")
+    card = with_repo_id((args.folder / "README.md").read_text(encoding="utf-8"), args.repo_id)  # "How to load"
+    url = push_folder(args.folder, args.repo_id, repo_type="dataset", private=args.private,
+                      replace={"README.md": card.encode("utf-8")})
+    print(f"pushed to {url}")
     return 0
 
 

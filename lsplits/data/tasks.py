@@ -36,6 +36,8 @@ class Task:
         filters: (reason, keep predicate) pairs; examples failing a predicate are dropped.
         added_fields: fields the dataset's builder writes into every example (Spider: ``hardness``),
             so a user field of that name is refused instead of overwritten.
+        label_names: the label's class names in id order (SNLI: entailment, neutral, contradiction), written
+            as a ``ClassLabel``; None lets :mod:`lsplits.data.labels` decide from the values.
     """
 
     name: str
@@ -46,6 +48,7 @@ class Task:
     required_fields: tuple[str, ...] = ()
     filters: tuple[tuple[str, Callable[[Example], bool]], ...] = field(default_factory=tuple)
     added_fields: tuple[str, ...] = ()
+    label_names: tuple[str, ...] | None = None
 
     def prompt_text(self, example: Example, setting: Setting = DEFAULT_SETTING) -> str:
         """The unscored context for ``example`` (BOS is prepended by the scorer)."""
@@ -181,6 +184,7 @@ def nli_task(name: str = "snli", premise_field: str = "premise", hypothesis_fiel
         label_field=label_field,
         required_fields=(premise_field, hypothesis_field, label_field),
         filters=tuple(filters),
+        label_names=NLI_LABELS,
     )
 
 

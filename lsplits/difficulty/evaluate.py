@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from lsplits.errors import InvalidInput
+from lsplits.uncertainty.prr import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +61,7 @@ def _resampled_means(values: np.ndarray, n_bootstrap: int, rng: np.random.Genera
     return values[rng.integers(0, values.size, size=(n_bootstrap, values.size))].mean(axis=1)
 
 
-def bootstrap_accuracy(correct: Sequence[float], *, n_bootstrap: int = 1000, confidence: float = 0.95,
+def bootstrap_accuracy(correct: Sequence[float], *, n_bootstrap: int = DEFAULT_BOOTSTRAP, confidence: float = DEFAULT_CONFIDENCE,
                        seed: int = 0) -> Interval:
     """Mean of ``correct`` (0/1 per example) with a percentile bootstrap interval.
 
@@ -76,8 +77,8 @@ def bootstrap_accuracy(correct: Sequence[float], *, n_bootstrap: int = 1000, con
     return Interval(float(values.mean()), low, high, int(values.size))
 
 
-def relative_error_increase(correct: Sequence[float], correct_random: Sequence[float], *, n_bootstrap: int = 1000,
-                            confidence: float = 0.95, seed: int = 0) -> Interval:
+def relative_error_increase(correct: Sequence[float], correct_random: Sequence[float], *, n_bootstrap: int = DEFAULT_BOOTSTRAP,
+                            confidence: float = DEFAULT_CONFIDENCE, seed: int = 0) -> Interval:
     """``(err - err_random) / err_random`` with an interval from resampling both test sets independently.
 
     The value is None (with a warning) when the random split has no errors; resamples without an
@@ -161,7 +162,7 @@ def projected_accuracy(reference: Mapping[str, BucketStat | float], shares: Mapp
 
 
 def gap_change(model_config: Sequence[float], split_lm_config: Sequence[float], model_random: Sequence[float],
-               split_lm_random: Sequence[float], *, n_bootstrap: int = 1000, confidence: float = 0.95,
+               split_lm_random: Sequence[float], *, n_bootstrap: int = DEFAULT_BOOTSTRAP, confidence: float = DEFAULT_CONFIDENCE,
                seed: int = 0) -> tuple[float, Interval]:
     """The accuracy gap (model - split LM) on a config, and its change from ``random``, with an interval.
 

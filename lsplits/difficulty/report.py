@@ -125,6 +125,12 @@ def split_lm_table(summary: DifficultySummary) -> str:
     return "\n".join(lines)
 
 
+BUCKET_CELLS = ("Each bucket cell reads `78.6 (0.437)`: {metric} in % on that config's test examples in the bucket, "
+                "then (in brackets) the bucket's share of the config's test split, from 0 to 1; `-`: no test example "
+                "falls in the bucket.")
+"""How the bucket tables' cells read, said once above the first of them."""
+
+
 def bucket_table(summary: DifficultySummary, model: str, bucketing: str) -> str:
     """Table 5's shape: accuracy per bucket (share of test) per config, measured and projected accuracy."""
     per_config = summary.buckets[model][bucketing]
@@ -190,8 +196,10 @@ def markdown_report(summary: DifficultySummary) -> str:
     lm = split_lm_table(summary)
     if lm:
         lines += ["## Split LM check", "", lm, ""]
-    for model in summary.models:
+    for index, model in enumerate(summary.models):
         lines += [f"## Buckets: {short_model(model)}", ""]
+        if index == 0:
+            lines += [BUCKET_CELLS.format(metric=metric_name(summary.metric)), ""]
         for bucketing in summary.buckets[model]:
             lines += [f"### {bucketing}", "", bucket_table(summary, model, bucketing), ""]
         projections = projection_lines(summary, model)

@@ -18,6 +18,7 @@ from lsplits.data.text import word_count
 from lsplits.difficulty import evaluate as ev
 from lsplits.difficulty.tasks import SEQ2SEQ, TaskKind
 from lsplits.difficulty.train import ConfigRun
+from lsplits.uncertainty.prr import DEFAULT_BOOTSTRAP
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +95,7 @@ def _bucketings(kind: TaskKind, frames: Mapping[str, Mapping[str, pd.DataFrame]]
 
 def summarise(dataset: str, kind: TaskKind, task: str, frames: Mapping[str, Mapping[str, pd.DataFrame]],
               runs: Mapping[tuple[str, str], ConfigRun], models: Sequence[str], configs: Sequence[str], *,
-              split_lm: str | None = None, n_bootstrap: int = 1000, seed: int = 0,
+              split_lm: str | None = None, n_bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0,
               settings: Mapping[str, Any] | None = None) -> DifficultySummary:
     """Accuracy with intervals, relative error increase, buckets, projections and the split-LM check."""
     labels, orders = _bucketings(kind, frames, configs)

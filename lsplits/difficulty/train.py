@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from lsplits.difficulty.settings import CLASSIFIER_LR, SEQ2SEQ_LR, DifficultySettings
 from lsplits.difficulty.source import frames_fingerprint
 from lsplits.difficulty.tasks import (
     CLASSIFICATION,
@@ -75,7 +76,7 @@ class TrainSettings:
     Attributes:
         epochs: passes over the train split (ignored when ``max_steps`` is given).
         max_steps: optimizer steps (overrides ``epochs``).
-        lr: peak AdamW learning rate; None: 5e-5 for classifiers, 3e-4 for seq2seq models.
+        lr: peak AdamW learning rate; None: the model kind's default (:mod:`lsplits.difficulty.settings`).
         batch_size: examples per optimizer step (over all processes).
         eval_batch_size: examples per prediction batch.
         max_length: input tokens per example (longer inputs are cut, longest text first).
@@ -89,14 +90,14 @@ class TrainSettings:
         max_grad_norm: gradient clipping norm.
     """
 
-    epochs: float = 2.0
+    epochs: float = DifficultySettings.epochs
     max_steps: int | None = None
     lr: float | None = None
-    batch_size: int = 32
+    batch_size: int = DifficultySettings.batch_size
     eval_batch_size: int = 64
-    max_length: int = 128
+    max_length: int = DifficultySettings.max_length
     max_target_length: int = 256
-    evals_per_epoch: int = 2
+    evals_per_epoch: int = DifficultySettings.evals_per_epoch
     warmup_ratio: float = 0.1
     weight_decay: float = 0.01
     max_train_examples: int | None = None
@@ -105,9 +106,7 @@ class TrainSettings:
     max_grad_norm: float = 1.0
 
     def learning_rate(self, kind: TaskKind) -> float:
-        if self.lr is not None:
-            return self.lr
-        return 3e-4 if kind.kind == SEQ2SEQ else 5e-5
+        return (SEQ2SEQ_LR if kind.kind == SEQ2SEQ else CLASSIFIER_LR) if self.lr is None else self.lr
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -12,9 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsplits.errors import ConfigError, DataError
-from lsplits.generation.inputs import BeamInputs
+from lsplits.generation.inputs import DEFAULT_SPLIT, BeamInputs
 from lsplits.generation.models import check_model, load_generator
-from lsplits.generation.search import DEFAULT_MAX_NEW_TOKENS, check_template, encode_inputs, generate_beams
+from lsplits.generation.search import (
+    DEFAULT_MAX_NEW_TOKENS,
+    FORMATS,
+    check_template,
+    encode_inputs,
+    generate_beams,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -32,23 +38,51 @@ def default_cache_dir() -> Path:
     return cache_folder("beams")
 
 
+CANDIDATE_SETTINGS = ("k", "prompt_template", "max_new_tokens", "shard_size")
+"""The :class:`BeamSettings` that, with the inputs and the model, decide the cached candidates."""
+
+
 @dataclass(frozen=True)
 class BeamSettings:
-    """Everything besides the inputs and the model that determines the candidates."""
+    """What ``lsplits beams`` computes besides the model: which inputs, how many candidates of what length.
+    Owns the CLI's defaults and checks itself when built (ConfigError naming the option).
+
+    Attributes:
+        k: beam width = candidates per input.
+        prompt_template: a prompt with ``{text}`` (causal LMs; None: the input as it is).
+        max_new_tokens: longest candidate in tokens.
+        shard_size: inputs per cached shard.
+        input_field: JSONL/dataset field of the input (None: the first of ``INPUT_FIELDS`` present).
+        id_field: JSONL/dataset field of the id (None: ``id`` when present, else the position).
+        split: the dataset split read from a Hub dataset or dataset folder.
+        format: ``text`` or ``penman`` (then every candidate is checked and the invalid ones counted).
+        token_budget: beam-search tokens per batch (None: by device); changes speed, not candidates.
+    """
 
     k: int = 10
     prompt_template: str | None = None
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
     shard_size: int = DEFAULT_SHARD_SIZE
+    input_field: str | None = None
+    id_field: str | None = None
+    split: str = DEFAULT_SPLIT
+    format: str = FORMATS[0]
+    token_budget: int | None = None
 
+    def __post_init__(self) -> None:
+        for name in ("k", "max_new_tokens", "shard_size"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"--{name.replace('_', '-')} must be at least 1, got {value!r}")
+        if self.token_budget is not None and (not isinstance(self.token_budget, int) or self.token_budget < 1):
+            raise ConfigError(f"--token-budget must be at least 1, got {self.token_budget!r}")
+        if self.format not in FORMATS:
+            raise ConfigError(f"--format {self.format!r} is not one of {', '.join(FORMATS)}")
+        check_template(self.prompt_template)
 
-def check_settings(settings: BeamSettings) -> None:
-    """ConfigError for k, max_new_tokens or shard_size below 1, or a bad template."""
-    for name in ("k", "max_new_tokens", "shard_size"):
-        value = getattr(settings, name)
-        if value < 1:
-            raise ConfigError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
-    check_template(settings.prompt_template)
+    def candidate_key(self) -> dict[str, object]:
+        """The settings that decide the candidates (:data:`CANDIDATE_SETTINGS`), for the cache key."""
+        return {name: getattr(self, name) for name in CANDIDATE_SETTINGS}
 
 
 def _run_key(inputs: BeamInputs, model: str, settings: BeamSettings) -> str:
@@ -58,7 +92,7 @@ def _run_key(inputs: BeamInputs, model: str, settings: BeamSettings) -> str:
     for row in zip(inputs.ids, inputs.texts, strict=True):
         digest.update(json.dumps(row).encode())
     digest.update(json.dumps({"model": model, "files": folder_fingerprint(model), "version": CACHE_VERSION,
-                              **settings.__dict__}, sort_keys=True).encode())
+                              **settings.candidate_key()}, sort_keys=True).encode())
     return digest.hexdigest()[:20]
 
 
@@ -80,7 +114,6 @@ def generate_cached(model: str, inputs: BeamInputs, settings: BeamSettings, *, c
     from lsplits.lm.distributed import barrier, is_main, main_first, process_device, rank, world_size
     from lsplits.lm.shards import missing_shards, split_into_shards, this_process_share
 
-    check_settings(settings)
     kind = kind or check_model(model)
     folder = Path(cache_dir) / _run_key(inputs, model, settings)
     folder.mkdir(parents=True, exist_ok=True)

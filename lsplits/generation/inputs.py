@@ -14,6 +14,8 @@ logger = logging.getLogger(__name__)
 
 INPUT_FIELDS = ("text", "sentence", "snt", "input", "question", "source")
 """Fields tried, in order, when ``--input-field`` is not given."""
+DEFAULT_SPLIT = "test"
+"""The split read from a Hub dataset or dataset folder when none is named."""
 
 
 _TEXT_SUFFIXES = {".txt", ".text", ".tsv", ".jsonl", ".json"}
@@ -29,7 +31,7 @@ class BeamInputs:
 
 
 def read_inputs(source: str, *, input_field: str | None = None, id_field: str | None = None,
-                split: str = "test") -> BeamInputs:
+                split: str = DEFAULT_SPLIT) -> BeamInputs:
     """Inputs from a text file (one a line; ids 0, 1, ...), a JSONL file or a Hub dataset / local dataset
     folder (``split``). JSONL and datasets take the text from ``input_field`` (default: the first of
     :data:`INPUT_FIELDS` present) and the id from ``id_field`` (default ``id`` when present, else the

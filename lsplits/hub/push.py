@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from lsplits.errors import ConfigError, hub_failures
@@ -79,10 +80,11 @@ def check_hub_access(repo_id: str, *, token: str | None = None, option: str | No
 
 def push_folder(folder: str | Path, repo_id: str, *, repo_type: str = "dataset", private: bool = False,
                 token: str | None = None, space_sdk: str | None = None,
-                commit_message: str | None = None) -> str:
+                commit_message: str | None = None, replace: Mapping[str, bytes] | None = None) -> str:
     """Create ``repo_id`` if needed and upload every file of ``folder`` in one commit; returns the commit URL.
 
     ``repo_type`` is ``dataset``, ``space`` or ``model``; Spaces need ``space_sdk`` (``gradio``).
+    ``replace`` maps a path in the repo to the bytes uploaded instead of that file (e.g. the card naming the repo).
     """
     from huggingface_hub import CommitOperationAdd, HfApi
 
@@ -91,7 +93,9 @@ def push_folder(folder: str | Path, repo_id: str, *, repo_type: str = "dataset",
     api = HfApi(token=token)
     api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True,
                     space_sdk=space_sdk if repo_type == "space" else None)
-    operations = [CommitOperationAdd(path_in_repo=name, path_or_fileobj=str(path)) for name, path in files]
+    replace = dict(replace or {})
+    operations = [CommitOperationAdd(path_in_repo=name, path_or_fileobj=replace.get(name, str(path)))
+                  for name, path in files]
     logger.info("uploading %d files to %s (%s) in one commit", len(operations), repo_id, repo_type)
     info = api.create_commit(repo_id, operations=operations, repo_type=repo_type,
                              commit_message=commit_message or f"Upload {Path(folder).name} with lsplits")

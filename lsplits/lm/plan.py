@@ -18,7 +18,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from lsplits.build.settings import PT_NEEDS_PRETRAINED, SCRATCH_LM
+from lsplits.build.settings import DEFAULT_FOLDS, PT_NEEDS_PRETRAINED, SCRATCH_LM
 from lsplits.data.tasks import resolve_setting
 from lsplits.errors import ConfigError
 from lsplits.lm.finetune import TrainConfig, check_setting
@@ -63,7 +63,7 @@ class RunPlan:
     scratch_config: ScratchConfig | None
 
     @classmethod
-    def make(cls, lm: str | Any, setting: str = "ft", *, folds: int = 3, seed: int = 0,
+    def make(cls, lm: str | Any, setting: str = "ft", *, folds: int = DEFAULT_FOLDS, seed: int = 0,
              train_config: TrainConfig | None = None, scratch_config: ScratchConfig | None = None,
              max_steps: int | None = None, paper_steps: int | None = None) -> RunPlan:
         """The plan with every default decided.

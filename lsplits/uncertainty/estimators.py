@@ -211,8 +211,11 @@ ESTIMATORS: dict[str, Callable[..., float | np.ndarray]] = {
 DISPLAY_NAMES = {"lexsim": "LexSim", "eigv": "EigV", "ecc": "Ecc", "degmat": "DegMat",
                  "numsemsets": "NumSemSets", "labelprob": "LabelProb", "semantic_entropy": "SemEnt",
                  "luq": "LUQ", "kle": "KLE"}
-PAPER_ESTIMATORS = ("lexsim", "eigv", "ecc", "degmat")
 LEXICAL_ESTIMATORS = ("lexsim",)  # computed on lexical similarities of the candidate strings
+PAPER_ESTIMATORS = (*LEXICAL_ESTIMATORS, "eigv", "degmat", "ecc")
+"""The paper's four estimators, in the order its tables list them."""
+GRAPH_ESTIMATORS = tuple(name for name in PAPER_ESTIMATORS if name not in LEXICAL_ESTIMATORS)
+"""The paper's estimators over graph similarities (one per similarity function)."""
 
 
 def get_estimator(name: str) -> Callable[..., float | np.ndarray]:

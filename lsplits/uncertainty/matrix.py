@@ -20,6 +20,7 @@ import json
 import logging
 import multiprocessing
 import os
+import signal
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -183,8 +184,11 @@ _WORKER_SIMILARITY: Similarity | None = None
 
 
 def _init_worker(similarity: Similarity) -> None:
+    """A pool worker: the similarity to build with, and signals left to the parent (no tracebacks on SIGTERM)."""
     global _WORKER_SIMILARITY
     _WORKER_SIMILARITY = similarity
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and terminates the pool
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # end at once and silently, whoever sends it
 
 
 def _worker_build(candidates: Sequence[str]) -> SimilarityMatrix:

@@ -41,6 +41,8 @@ from lsplits.errors import InvalidInput, InvalidOption
 logger = logging.getLogger(__name__)
 
 DEFAULT_BINS = 10
+DEFAULT_NORMALIZER = "minmax"
+"""The normaliser of uncertainties into confidences (for ECE) when none is named."""
 
 
 class DegenerateCalibrationWarning(RuntimeWarning):
@@ -203,7 +205,7 @@ class IsotonicPCCNormalizer:
         return np.interp(u, self.points_x, self.points_y)
 
 
-NORMALIZERS = {"minmax": MinMaxNormalizer, "quantile": QuantileNormalizer, "binned_pcc": BinnedPCCNormalizer,
+NORMALIZERS = {DEFAULT_NORMALIZER: MinMaxNormalizer, "quantile": QuantileNormalizer, "binned_pcc": BinnedPCCNormalizer,
                "isotonic_pcc": IsotonicPCCNormalizer}
 
 

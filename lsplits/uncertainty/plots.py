@@ -13,6 +13,15 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from lsplits.figure_style import (  # noqa: F401 - re-exported: the uncertainty figures' styles
+    COLOURS,
+    DASHES,
+    MAX_LINES,
+    ORACLE_STYLE,
+    RANDOM_STYLE,
+    legend_below,
+    line_style,
+)
 from lsplits.uncertainty._format import number
 from lsplits.uncertainty.prr import RejectionCurve
 from lsplits.uncertainty.study import method_family
@@ -23,25 +32,6 @@ def new_figure(width: float, height: float):
     from matplotlib.figure import Figure
 
     return Figure(figsize=(width, height))
-
-
-# Each line of a panel differs from the others by colour AND dash pattern (readable in greyscale and by
-# colour-blind readers); black is kept for the Oracle and Random references.
-COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
-DASHES = ("-", "--", "-.", ":", (0, (6, 1.5, 1, 1.5, 1, 1.5)), (0, (1, 2.5)), (0, (8, 3)), (0, (3, 1, 3, 4)))
-MAX_LINES = len(COLOURS)  # lines per panel, references included
-ORACLE_STYLE = {"color": "black", "linestyle": (0, (14, 2, 2, 2))}
-RANDOM_STYLE = {"color": "black", "linestyle": (0, (4, 2))}
-
-
-def line_style(index: int) -> dict:
-    """Matplotlib keywords for the ``index``-th line of a panel: a distinct colour and dash pattern (up to MAX_LINES)."""
-    return {"color": COLOURS[index % len(COLOURS)], "linestyle": DASHES[index % len(DASHES)]}
-
-
-def legend_below(axes, columns: int = 2, fontsize: float = 7) -> None:
-    """The legend under the axes, outside the data area (a legend never hides a curve)."""
-    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=columns, fontsize=fontsize, frameon=False)
 
 
 def legend_under_figure(figure, axes, fontsize: float = 8) -> None:
@@ -135,14 +125,19 @@ def rejection_figure(curves: Mapping[str, RejectionCurve], quality_label: str, t
 def operating_points(points: Mapping[str, tuple[float, float]], target: float | None, target_label: str,
                      label: str) -> Callable[[object, list[str]], None]:
     """A ``decorate`` hook for :func:`rejection_figure`: a dot at ``points[method]`` (rejection rate, mean quality
-    of kept) in each method's line colour, one legend entry ``label``; a thin unlabelled line at ``target``."""
+    of kept) in each method's line colour, one legend entry ``label``; a thin unlabelled line at ``target``
+    (named ``target_label``; only said in a corner when it lies outside the curves' range)."""
 
     def decorate(axes, methods: list[str]) -> None:
         colours = {line.get_label(): line.get_color() for line in axes.get_lines()}
-        if target is not None:
+        low, high = axes.get_ylim()
+        if target is not None and low <= target <= high:
             axes.axhline(target, color="grey", linewidth=0.8, linestyle=":")
             axes.annotate(target_label, (0.01, target), xycoords=("axes fraction", "data"), fontsize=7,
                           color="grey", va="bottom")
+        elif target is not None:  # said, not drawn: a far-away line would squash the curves
+            axes.annotate(f"{target_label}: {'below' if target < low else 'above'} the axis", (0.01, 0.02),
+                          xycoords="axes fraction", fontsize=7, color="grey")
         shown = [m for m in methods if m in points]
         for i, method in enumerate(shown):
             axes.plot([points[method][0]], [points[method][1]], marker="o", markersize=7, linestyle="none",

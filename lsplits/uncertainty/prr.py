@@ -37,6 +37,13 @@ import numpy as np
 from lsplits.errors import InvalidInput
 from lsplits.uncertainty.options import check_confidence, check_max_rejection, check_n_bootstrap, check_seed
 
+DEFAULT_BOOTSTRAP = 1000
+"""Bootstrap resamples of every confidence interval lsplits reports (PRR, the difficulty accuracies)."""
+DEFAULT_CONFIDENCE = 0.95
+"""Level of every bootstrap confidence interval lsplits reports."""
+DEFAULT_MAX_REJECTION = 1.0
+"""Largest rejection rate in the PRR area (1: the whole curve)."""
+
 _CHUNK_ELEMENTS = 1 << 21  # resampled entries per bootstrap chunk (about 100 bytes of temporaries each)
 
 
@@ -135,7 +142,7 @@ def _curve(u: np.ndarray, q: np.ndarray, steps: int) -> RejectionCurve:
     )
 
 
-def rejection_curve(uncertainties, qualities, *, max_rejection: float = 1.0) -> RejectionCurve:
+def rejection_curve(uncertainties, qualities, *, max_rejection: float = DEFAULT_MAX_REJECTION) -> RejectionCurve:
     """The prediction-rejection curves of the estimator, the oracle and random rejection."""
     u, q = as_inputs(uncertainties, qualities)
     return _curve(u, q, _rejection_steps(u.size, max_rejection))
@@ -187,7 +194,7 @@ def _bootstrap_prrs(u: np.ndarray, q: np.ndarray, steps: int, n_bootstrap: int, 
     return samples
 
 
-def prr(uncertainties, qualities, *, max_rejection: float = 1.0) -> float:
+def prr(uncertainties, qualities, *, max_rejection: float = DEFAULT_MAX_REJECTION) -> float:
     """PRR of ``uncertainties`` at predicting ``qualities``; NaN with a warning when undefined.
 
     Example:
@@ -197,8 +204,8 @@ def prr(uncertainties, qualities, *, max_rejection: float = 1.0) -> float:
     return prr_with_ci(uncertainties, qualities, max_rejection=max_rejection, n_bootstrap=0, _stacklevel=3).prr
 
 
-def prr_with_ci(uncertainties, qualities, *, max_rejection: float = 1.0, n_bootstrap: int = 1000,
-                confidence: float = 0.95, seed: int = 0, _stacklevel: int = 2) -> PRRResult:
+def prr_with_ci(uncertainties, qualities, *, max_rejection: float = DEFAULT_MAX_REJECTION, n_bootstrap: int = DEFAULT_BOOTSTRAP,
+                confidence: float = DEFAULT_CONFIDENCE, seed: int = 0, _stacklevel: int = 2) -> PRRResult:
     """PRR with a percentile bootstrap confidence interval over examples (resampled with replacement).
 
     Resamples where PRR is undefined (all drawn qualities equal) are left out of the interval.
@@ -209,8 +216,8 @@ def prr_with_ci(uncertainties, qualities, *, max_rejection: float = 1.0, n_boots
                          confidence=confidence, seed=seed, _stacklevel=_stacklevel + 1)[0]
 
 
-def prr_outputs(uncertainties, qualities, *, max_rejection: float = 1.0, n_bootstrap: int = 1000,
-                confidence: float = 0.95, seed: int = 0) -> dict[str, float]:
+def prr_outputs(uncertainties, qualities, *, max_rejection: float = DEFAULT_MAX_REJECTION, n_bootstrap: int = DEFAULT_BOOTSTRAP,
+                confidence: float = DEFAULT_CONFIDENCE, seed: int = 0) -> dict[str, float]:
     """The ``prr`` evaluate module's result: PRR, its bootstrap interval and the three areas it is made of."""
     result = prr_with_ci(uncertainties, qualities, max_rejection=max_rejection, n_bootstrap=n_bootstrap,
                          confidence=confidence, seed=seed, _stacklevel=3)
@@ -219,8 +226,8 @@ def prr_outputs(uncertainties, qualities, *, max_rejection: float = 1.0, n_boots
             "auc_random": result.auc_random}
 
 
-def prr_and_curve(uncertainties, qualities, *, max_rejection: float = 1.0, n_bootstrap: int = 1000,
-                  confidence: float = 0.95, seed: int = 0, _stacklevel: int = 2) -> tuple[PRRResult, RejectionCurve]:
+def prr_and_curve(uncertainties, qualities, *, max_rejection: float = DEFAULT_MAX_REJECTION, n_bootstrap: int = DEFAULT_BOOTSTRAP,
+                  confidence: float = DEFAULT_CONFIDENCE, seed: int = 0, _stacklevel: int = 2) -> tuple[PRRResult, RejectionCurve]:
     """:func:`prr_with_ci` and the :func:`rejection_curve` it is the area of, ties averaged once for both."""
     n_bootstrap = check_n_bootstrap(n_bootstrap)
     confidence = check_confidence(confidence)

@@ -16,6 +16,8 @@ candidate get a note on how each estimator rates them.
 from __future__ import annotations
 
 import csv
+import dataclasses
+import json
 import math
 import os
 from collections.abc import Sequence
@@ -27,6 +29,7 @@ from lsplits.io import output_folder
 from lsplits.similarity.registry import display
 from lsplits.uncertainty._format import number as _number
 from lsplits.uncertainty._format import table as _table
+from lsplits.uncertainty.estimators import GRAPH_ESTIMATORS
 from lsplits.uncertainty.plots import operating_points, rejection_figure
 from lsplits.uncertainty.study import PRRRow, SelectiveRow, Study, method_name
 
@@ -59,7 +62,7 @@ def degenerate_notes(study: Study, k: int) -> list[str]:
     for name, examples in study.all_invalid.get(k, {}).items():
         if not examples:
             continue
-        graph = ", ".join(method_name(e, name) for e in ("eigv", "ecc", "degmat"))
+        graph = ", ".join(method_name(e, name) for e in GRAPH_ESTIMATORS)
         certain = int((lexical[list(examples)] == 0).sum()) if lexical is not None else 0
         notes.append(f"**Note:** {len(examples)} example(s) have no valid candidate for {display(name)} at k = {k} "
                      f"({_ids([study.inputs.ids[i] for i in examples])}): {graph} give them the largest "
@@ -156,6 +159,9 @@ def _inputs_section(study: Study) -> list[str]:
     ks = [len(c) for c in inputs.candidates]
     lines = [f"- examples: {len(inputs.ids)}; candidates per example: {min(ks)} to {max(ks)}",
              f"- beam sizes: {', '.join(map(str, study.beam_sizes))} (by truncation)"]
+    if study.skipped_beam_sizes:
+        lines.append(f"- beam sizes requested but **skipped**: {', '.join(map(str, study.skipped_beam_sizes))} "
+                     f"(the beams hold at most {max(ks)} candidates per example)")
     if inputs.paired_by == "position":
         lines.append("- beams and gold paired **by position**: no input has `# ::id` lines "
                      "(ids below are 0-based positions)")
@@ -191,7 +197,7 @@ def selective_markdown(study: Study) -> list[str]:
     lines = [f"Target: selective risk (mean 1 - quality of the kept outputs) at most **{rule.max_risk:g}** with "
              f"probability at least {1 - rule.delta:g} (delta = {rule.delta:g}) over calibration sets, at k = "
              f"{first.k}; bound {rule.method} (Learn-then-Test, fixed-sequence over coverage levels 10%, 11%, ..., "
-             f"100%); {study.selective_source}. Accept an output when its uncertainty is <= the threshold; "
+             f"100%, from the first level with enough examples for the target); {study.selective_source}. Accept an output when its uncertainty is <= the threshold; "
              "\"none\": no threshold is certified, reject everything. Held-out risk is what the threshold achieved "
              "on examples it did not see (in `selective.csv` too)."]
     for quality in study.qualities:
@@ -303,11 +309,17 @@ def render_markdown(study: Study, plots: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+SETTINGS_FILE = "settings.json"
+"""The study's :class:`~lsplits.uncertainty.study.StudyConfig` as it ran (``dataclasses.asdict``), in every report."""
+
+
 def write_report(study: Study, out: str | os.PathLike[str]) -> Path:
-    """Write report.md, the CSV tables and the curve PNGs into ``out`` (new, empty, or a report lsplits
-    wrote, which is replaced atomically)."""
+    """Write report.md, the CSV tables, the curve PNGs and the study's settings (:data:`SETTINGS_FILE`) into
+    ``out`` (new, empty, or a report lsplits wrote, which is replaced atomically)."""
     out = Path(out)
     with output_folder(out) as folder:
+        settings = {name: value for name, value in dataclasses.asdict(study.config).items() if name != "option_names"}
+        (folder / SETTINGS_FILE).write_text(json.dumps(settings, indent=1, default=str), encoding="utf-8")
         (folder / "curves").mkdir(parents=True)
         plots = _plot_curves(study, folder)
         _write_tables(study, folder)

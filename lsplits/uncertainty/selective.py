@@ -22,8 +22,10 @@ Bounds (``method``), each an upper confidence bound on the mean of m i.i.d. loss
   ``exp(-m h(min(mean, max_risk), max_risk))`` and ``e * P(Binomial(m, max_risk) <= ceil(m mean))``.
 
 Candidate thresholds and multiple testing. By default the candidates are the calibration
-uncertainties at a fixed grid of coverage levels (:data:`DEFAULT_COVERAGES`: 10%, 11%, ..., 100%; the
-sequence starts at 10% because a first test on a handful of examples fails and would stop it);
+uncertainties at a fixed grid of coverage levels (:data:`DEFAULT_COVERAGES`: 10%, 11%, ..., 100%; a first
+test on a handful of examples fails and would stop the sequence, so it starts at 10%, or later, at the first
+level that keeps twice the examples that would certify ``max_risk`` were all their losses 0:
+:func:`smallest_certifiable`, which depends on n, the bound, ``max_risk`` and ``delta`` only, not on the data);
 ``thresholds=`` gives a grid in uncertainty units instead. They are tested by **fixed-sequence
 testing** in increasing order (most certain outputs first, fixed before any loss is seen), each at
 level ``delta``, stopping at the first threshold not certified; the last certified one is returned.
@@ -61,6 +63,7 @@ MULTIPLE_TESTING = ("fixed-sequence", "bonferroni")
 DEFAULT_METHOD = "ltt-wsr"
 DEFAULT_DELTA = 0.1
 DEFAULT_COVERAGES = tuple(round(0.01 * i, 2) for i in range(10, 101))
+START_FACTOR = 2  # the default sequence starts where twice the examples an all-correct sample needs are kept
 _GRID, _GRID_ROUNDS = 64, 5  # the bound to within 64^-5 ~ 1e-9
 
 Loss = Callable[[np.ndarray], np.ndarray]
@@ -176,8 +179,25 @@ def _check_choice(value: object, allowed: Sequence[str], option: str) -> str:
     return value.lower()
 
 
-def _candidates(u: np.ndarray, coverages: Sequence[float] | None, thresholds: Sequence[float] | None) -> np.ndarray:
-    """The candidate thresholds in test order (increasing, distinct)."""
+def smallest_certifiable(method: str, max_risk: float, delta: float, limit: int) -> int:
+    """The fewest examples that could certify ``max_risk`` at ``delta`` if every loss were 0 (``limit + 1`` if
+    even ``limit`` cannot). It depends on the bound and the settings only, never on the data."""
+    def certifies(m: int) -> bool:
+        return bool(_p_values(method, np.zeros(m), np.ones((1, m), dtype=bool), max_risk, delta)[0] <= delta)
+
+    if not certifies(limit):
+        return limit + 1
+    low, high = 0, limit  # certifies(high) holds; certifies(low) does not (0 examples never do)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if certifies(middle) else (middle, high)
+    return high
+
+
+def _candidates(u: np.ndarray, coverages: Sequence[float] | None, thresholds: Sequence[float] | None,
+                min_count: int = 1) -> np.ndarray:
+    """The candidate thresholds in test order (increasing, distinct); a coverage level that keeps fewer than
+    ``min_count`` examples is left out (the user's ``thresholds`` never are)."""
     if thresholds is not None:
         grid = np.asarray(thresholds, dtype=float).ravel()
         if not grid.size or not np.isfinite(grid).all():
@@ -187,6 +207,7 @@ def _candidates(u: np.ndarray, coverages: Sequence[float] | None, thresholds: Se
     if not levels.size or not np.isfinite(levels).all() or levels.min() <= 0 or levels.max() > 1:
         raise InvalidOption("coverages must be a non-empty sequence of levels in (0, 1]")
     counts = np.clip(np.ceil(np.sort(levels) * u.size - 1e-9).astype(int), 1, u.size)
+    counts = counts[counts >= min(min_count, u.size)]
     return np.unique(np.sort(u)[counts - 1])
 
 
@@ -204,7 +225,8 @@ def _wsr_bets(losses: np.ndarray, masks: np.ndarray, delta: float) -> np.ndarray
 def _log_wealth(losses: np.ndarray, bets: np.ndarray, risk) -> np.ndarray:
     """Per row: max(0, max over i of log K_i(risk)), K_i the wealth after the first i bets."""
     risk = np.asarray(risk, dtype=float)
-    steps = np.log1p(-bets * (losses - (risk[..., None] if risk.ndim else risk)))
+    with np.errstate(divide="ignore"):  # a loss of 1 bet on in full at risk 0 is log(0): the wealth is gone
+        steps = np.log1p(-bets * (losses - (risk[..., None] if risk.ndim else risk)))
     return np.maximum(np.cumsum(steps, axis=-1).max(axis=-1), 0.0)
 
 
@@ -319,8 +341,12 @@ def calibrate_threshold(uncertainties, qualities, *, max_risk: float, delta: flo
     losses = losses_of(q, loss)
     order = np.random.default_rng(seed).permutation(u.size)
     u, losses = u[order], losses[order]
-    grid = _candidates(u, coverages, thresholds)
-    level = delta if multiple_testing == "fixed-sequence" else delta / grid.size
+    levels = len(DEFAULT_COVERAGES if coverages is None else coverages) if thresholds is None else len(thresholds)
+    level = delta if multiple_testing == "fixed-sequence" else delta / levels  # Bonferroni over the whole grid
+    start = START_FACTOR * smallest_certifiable(method, max_risk, level, u.size) if coverages is None else 1
+    grid = _candidates(u, coverages, thresholds, start)
+    if not grid.size:  # too few examples for this target at all
+        grid = np.array([-math.inf])
     if method == "ltt-wsr":  # the bets see the accepted losses in their (random) order: one mask per threshold
         masks = u[None, :] <= grid[:, None]
         p = _p_values(method, losses, masks, max_risk, level)

@@ -44,6 +44,7 @@ from lsplits.uncertainty.estimators import (
     DEFAULT_SETS_THRESHOLD,
     DISPLAY_NAMES,
     LEXICAL_ESTIMATORS,
+    PAPER_ESTIMATORS,
     SPECTRAL_ESTIMATORS,
     EstimatorSettings,
     InvalidOption,
@@ -54,7 +55,7 @@ from lsplits.uncertainty.estimators import (
 from lsplits.uncertainty.inputs import Inputs, load_inputs
 from lsplits.uncertainty.lexical import LEXICAL_SIMILARITIES
 from lsplits.uncertainty.matrix import SimilarityMatrix, build_matrices
-from lsplits.uncertainty.normalization import get_normalizer
+from lsplits.uncertainty.normalization import DEFAULT_NORMALIZER, get_normalizer
 from lsplits.uncertainty.options import (
     check_bad_below,
     check_calibration_fraction,
@@ -66,7 +67,14 @@ from lsplits.uncertainty.options import (
     check_seed,
     check_target_risk,
 )
-from lsplits.uncertainty.prr import PRRResult, RejectionCurve, prr_and_curve
+from lsplits.uncertainty.prr import (
+    DEFAULT_BOOTSTRAP,
+    DEFAULT_CONFIDENCE,
+    DEFAULT_MAX_REJECTION,
+    PRRResult,
+    RejectionCurve,
+    prr_and_curve,
+)
 from lsplits.uncertainty.quality import placeholder_for, score_predictions
 from lsplits.uncertainty.selective import (
     DEFAULT_DELTA,
@@ -84,8 +92,6 @@ logger = logging.getLogger(__name__)
 PAPER_SIMILARITIES = ("smatch", "smatchpp", "s2match", "sema", "wlk")
 PAPER_QUALITIES = ("smatchpp", "s2match", "sembleu")
 PAPER_BEAM_SIZES = (3, 5, 8, 10)
-GRAPH_ESTIMATORS = ("eigv", "degmat", "ecc")
-PAPER_REPORT_ESTIMATORS = ("lexsim", *GRAPH_ESTIMATORS)
 CLI_OPTIONS = {"ecc_threshold": "--ecc-threshold", "max_rejection": "--max-rejection", "n_bootstrap": "--bootstrap",
                "confidence": "--confidence", "seed": "--seed", "bad_below": "--bad-below",
                "target_risk": "--target-risk", "delta": "--delta", "calibration_fraction": "--calibration-fraction",
@@ -118,18 +124,18 @@ class StudyConfig:
     qualities: tuple[str, ...] = PAPER_QUALITIES
     beam_sizes: tuple[int, ...] = PAPER_BEAM_SIZES
     ecc_threshold: float = DEFAULT_ECC_THRESHOLD
-    max_rejection: float = 1.0
-    n_bootstrap: int = 1000
-    confidence: float = 0.95
+    max_rejection: float = DEFAULT_MAX_REJECTION
+    n_bootstrap: int = DEFAULT_BOOTSTRAP
+    confidence: float = DEFAULT_CONFIDENCE
     seed: int = 0
     workers: int = 0
     cache_dir: Path | None = None
     progress: bool = True
-    estimators: tuple[str, ...] = PAPER_REPORT_ESTIMATORS
+    estimators: tuple[str, ...] = PAPER_ESTIMATORS
     lexical_similarities: tuple[str, ...] = (LEXICAL_SIMILARITY,)
     metrics: tuple[str, ...] = PAPER_METRICS
     bad_below: float | None = None
-    normalizer: str = "minmax"
+    normalizer: str = DEFAULT_NORMALIZER
     sets_threshold: float = DEFAULT_SETS_THRESHOLD
     kle_t: float = DEFAULT_KLE_T
     target_risk: float | None = None  # selective prediction (.selective) when set
@@ -231,6 +237,7 @@ class Study:
     metrics: tuple[MetricRow, ...] = ()
     selective: tuple[SelectiveRow, ...] = ()
     selective_source: str = ""  # where the calibration examples came from, in words
+    skipped_beam_sizes: tuple[int, ...] = ()  # requested sizes larger than any example's candidate list
 
 
 def _read_only(values: np.ndarray) -> np.ndarray:
@@ -254,6 +261,16 @@ def choose_beam_sizes(requested: tuple[int, ...], available: int) -> tuple[int, 
     """The requested sizes that the beams can supply; just ``available`` if none can."""
     sizes = sorted({k for k in requested if 1 <= k <= available})
     return tuple(sizes or [available])
+
+
+def skipped_beam_sizes(requested: tuple[int, ...], used: tuple[int, ...], available: int) -> tuple[int, ...]:
+    """The requested sizes the study could not use, logged as a warning (the report lists them too)."""
+    skipped = tuple(sorted(set(requested) - set(used)))
+    if skipped:
+        instead = f"; k={used[0]} is used instead" if not set(requested) & set(used) else ""
+        logger.warning("beam sizes %s skipped: the beams hold at most %d candidates per example%s",
+                       ", ".join(map(str, skipped)), available, instead)
+    return skipped
 
 
 def _method_pairs(config: StudyConfig) -> list[tuple[str, str, str | None]]:
@@ -431,7 +448,9 @@ def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.Path
     qualities, corpus, invalid_top1 = _score_top1(config, inputs, gold_path)
     calibration_set = _load_scored(calibration[0], calibration[1], config) if calibration is not None else None
     matrices = _matrices(inputs, config)
-    beam_sizes = choose_beam_sizes(config.beam_sizes, max(len(c) for c in inputs.candidates))
+    available = max(len(c) for c in inputs.candidates)
+    beam_sizes = choose_beam_sizes(config.beam_sizes, available)
+    skipped = skipped_beam_sizes(config.beam_sizes, beam_sizes, available)
     uncertainties = {k: _estimate(matrices, k, config) for k in beam_sizes}
     methods = tuple(uncertainties[beam_sizes[0]])
     nan_dropped = {name: int(np.isnan(q).sum()) for name, q in qualities.items()}
@@ -486,4 +505,5 @@ def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.Path
         metrics=tuple(metric_rows),
         selective=tuple(selective),
         selective_source=_selective_source(config, calibration, inputs) if config.target_risk is not None else "",
+        skipped_beam_sizes=skipped,
     )

@@ -43,9 +43,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from lsplits.errors import InvalidInput, InvalidOption
-from lsplits.uncertainty.normalization import get_normalizer
+from lsplits.uncertainty.normalization import DEFAULT_NORMALIZER, get_normalizer
 from lsplits.uncertainty.options import check_bad_below
-from lsplits.uncertainty.prr import RejectionCurve, as_inputs, prr, rejection_curve
+from lsplits.uncertainty.prr import DEFAULT_MAX_REJECTION, RejectionCurve, as_inputs, prr, rejection_curve
 
 try:  # SciPy's compiled merge count of discordant pairs (behind scipy.stats.kendalltau); numpy if absent
     from scipy.stats._stats import _kendall_dis
@@ -276,7 +276,7 @@ def _folds(n: int, folds: int) -> np.ndarray:
     return np.arange(n) % max(2, min(folds, n))
 
 
-def confidences(uncertainties, qualities=None, *, normalizer: str = "minmax", calibration=None,
+def confidences(uncertainties, qualities=None, *, normalizer: str = DEFAULT_NORMALIZER, calibration=None,
                 folds: int = CROSS_FIT_FOLDS, **options) -> np.ndarray:
     """Confidences of the examples from the named normaliser (see the module docstring for the fitting)."""
     u = np.asarray(uncertainties, dtype=float).ravel()
@@ -297,7 +297,7 @@ def confidences(uncertainties, qualities=None, *, normalizer: str = "minmax", ca
     return result
 
 
-def ece(uncertainties, qualities, *, normalizer: str = "minmax", calibration=None, n_bins: int = ECE_BINS,
+def ece(uncertainties, qualities, *, normalizer: str = DEFAULT_NORMALIZER, calibration=None, n_bins: int = ECE_BINS,
         **options) -> float:
     """Expected calibration error of the normalised confidences against qualities in [0, 1].
 
@@ -344,8 +344,8 @@ def selective_threshold(uncertainties, qualities, *, max_risk: float, delta: flo
 
 
 def compute_metrics(uncertainties, qualities, metrics: Sequence[str] | None = None, *, bad_below: float | None = None,
-                    normalizer: str = "minmax", calibration_uncertainties=None, calibration_qualities=None,
-                    max_rejection: float = 1.0, n_bins: int = ECE_BINS,
+                    normalizer: str = DEFAULT_NORMALIZER, calibration_uncertainties=None, calibration_qualities=None,
+                    max_rejection: float = DEFAULT_MAX_REJECTION, n_bins: int = ECE_BINS,
                     curve: RejectionCurve | None = None, max_risk: float | None = None, delta: float = 0.1,
                     selective_method: str = "ltt-wsr") -> dict[str, float]:
     """Every requested metric of one (uncertainties, qualities) pair: ``{"prr": ..., "roc_auc": ...}``.

@@ -5,6 +5,7 @@ from pathlib import Path
 import evaluate
 
 from lsplits.hub.metric_common import compute_button, form_result, parse_numbers, score_boxes
+from lsplits.uncertainty.prr import DEFAULT_BOOTSTRAP
 
 MODULE = evaluate.load(str(Path(__file__).with_name("prr.py")))
 
@@ -23,7 +24,7 @@ def build_demo():
         gr.Markdown("# Prediction Rejection Ratio\nOne uncertainty and one quality per example; "
                     "PRR is 1 when the uncertainties rank the qualities perfectly, 0 for random.")
         uncertainties, qualities = score_boxes()
-        n_bootstrap = gr.Number(label="bootstrap resamples", value=1000, precision=0)
+        n_bootstrap = gr.Number(label="bootstrap resamples", value=DEFAULT_BOOTSTRAP, precision=0)
         compute_button(compute, [uncertainties, qualities, n_bootstrap], "result")
     return demo
 

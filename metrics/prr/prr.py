@@ -6,7 +6,7 @@ A thin evaluate wrapper over :mod:`lsplits.uncertainty.prr`; see README.md for t
 import evaluate
 
 from lsplits.hub.metric_common import citation, metric_info
-from lsplits.uncertainty.prr import prr_outputs
+from lsplits.uncertainty.prr import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE, DEFAULT_MAX_REJECTION, prr_outputs
 
 _DESCRIPTION = """\
 Prediction Rejection Ratio (Malinin et al., 2017). Examples are rejected from the most uncertain
@@ -16,13 +16,13 @@ the uncertainty scores are worse than random. Ties in uncertainty are averaged o
 does not depend on the order of the inputs.
 """
 
-_KWARGS_DESCRIPTION = """
+_KWARGS_DESCRIPTION = f"""
 Args:
     uncertainties (list of float): one score per example, higher = less trustworthy.
     qualities (list of float): quality of each example's prediction, higher = better.
-    max_rejection (float in (0, 1], default 1.0): largest rejection rate in the area (1.0 = whole curve).
-    n_bootstrap (int >= 0, default 1000): bootstrap resamples for the confidence interval (0 = none).
-    confidence (float in (0, 1), default 0.95): confidence level of the interval.
+    max_rejection (float in (0, 1], default {DEFAULT_MAX_REJECTION}): largest rejection rate in the area (1.0 = whole curve).
+    n_bootstrap (int >= 0, default {DEFAULT_BOOTSTRAP}): bootstrap resamples for the confidence interval (0 = none).
+    confidence (float in (0, 1), default {DEFAULT_CONFIDENCE}): confidence level of the interval.
     seed (int >= 0, default 0): seed of the bootstrap.
     A value out of range (or NaN) raises a ValueError naming the option.
 Returns:
@@ -46,6 +46,7 @@ class PRR(evaluate.Metric):
         return metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION,
                            {"uncertainties": "float64", "qualities": "float64"}, ["https://aclanthology.org/P17-2008/"])
 
-    def _compute(self, uncertainties, qualities, max_rejection=1.0, n_bootstrap=1000, confidence=0.95, seed=0):
+    def _compute(self, uncertainties, qualities, max_rejection=DEFAULT_MAX_REJECTION, n_bootstrap=DEFAULT_BOOTSTRAP,
+                 confidence=DEFAULT_CONFIDENCE, seed=0):
         return prr_outputs(uncertainties, qualities, max_rejection=max_rejection, n_bootstrap=n_bootstrap,
                            confidence=confidence, seed=seed)

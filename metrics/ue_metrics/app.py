@@ -5,6 +5,7 @@ from pathlib import Path
 import evaluate
 
 from lsplits.hub.metric_common import compute_button, form_result, parse_numbers, score_boxes
+from lsplits.uncertainty.normalization import DEFAULT_NORMALIZER, NORMALIZERS
 from lsplits.uncertainty.ue_metrics import METRICS
 
 MODULE = evaluate.load(str(Path(__file__).with_name("ue_metrics.py")))
@@ -33,7 +34,7 @@ def build_demo():
         uncertainties, qualities = score_boxes("qualities (higher = better, in [0, 1])")
         metrics = gr.CheckboxGroup(list(METRICS), value=list(METRICS), label="metrics")
         bad_below = gr.Textbox(label="bad below (quality threshold of ROC-AUC / PR-AUC)", value="0.5")
-        normalizer = gr.Dropdown(["minmax", "quantile", "binned_pcc", "isotonic_pcc"], value="minmax",
+        normalizer = gr.Dropdown(list(NORMALIZERS), value=DEFAULT_NORMALIZER,
                                  label="normaliser before ECE")
         with gr.Row():
             max_risk = gr.Textbox(label="target risk (mean 1 - quality of the kept; blank: no threshold)", value="")

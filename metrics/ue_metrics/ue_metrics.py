@@ -7,6 +7,8 @@ A thin evaluate wrapper over :mod:`lsplits.uncertainty.ue_metrics`; see README.m
 import evaluate
 
 from lsplits.hub.metric_common import citation, metric_info
+from lsplits.uncertainty.normalization import DEFAULT_NORMALIZER, NORMALIZERS
+from lsplits.uncertainty.prr import DEFAULT_MAX_REJECTION
 from lsplits.uncertainty.ue_metrics import ECE_BINS, compute_metrics
 
 _DESCRIPTION = """\
@@ -21,7 +23,7 @@ the order of the inputs. Given a target risk, it also returns the rejection thre
 accepted predictions at most that target with probability at least 1 - delta.
 """
 
-_KWARGS_DESCRIPTION = """
+_KWARGS_DESCRIPTION = f"""
 Args:
     uncertainties (list of float): one score per example, higher = less trustworthy.
     qualities (list of float): quality of each example's prediction, higher = better (in [0, 1] for
@@ -30,11 +32,11 @@ Args:
         "pr_auc", "aurc", "e_aurc", "rpp", "spearman", "kendall", "ece", "selective_threshold".
     bad_below (float, default None): quality under which a prediction is bad, the positive class
         of roc_auc and pr_auc (required by them).
-    normalizer (str, default "minmax"): for ece, one of "minmax", "quantile", "binned_pcc", "isotonic_pcc".
+    normalizer (str, default "{DEFAULT_NORMALIZER}"): for ece, one of {", ".join(map(repr, NORMALIZERS))}.
     calibration_uncertainties, calibration_qualities (list of float, default None): fit the normaliser
         on these instead (else minmax / quantile are fitted on the inputs, the PCC ones cross-fitted).
-    max_rejection (float, default 1.0): PRR's largest rejection rate.
-    n_bins (int, default 20): ECE's equal-width bins.
+    max_rejection (float, default {DEFAULT_MAX_REJECTION}): PRR's largest rejection rate.
+    n_bins (int, default {ECE_BINS}): ECE's equal-width bins.
     max_risk (float in (0, 1), default None): the selective risk (mean of 1 - quality over the accepted
         predictions) to certify; required by, and by default adds, "selective_threshold".
     delta (float in (0, 1), default 0.1): allowed probability that the certified risk is exceeded.
@@ -46,7 +48,7 @@ Returns:
 Examples:
     >>> ue = evaluate.load("metrics/ue_metrics")
     >>> ue.compute(uncertainties=[0.1, 0.5, 0.9], qualities=[0.9, 0.5, 0.1], metrics=["prr", "kendall"])
-    {'prr': 1.0, 'kendall': 1.0}
+    {{'prr': 1.0, 'kendall': 1.0}}
 """
 
 _CITATION = citation("vashurin2025benchmarking", "malinin-etal-2017-incorporating", "geifman2017selective",
@@ -62,8 +64,8 @@ class UEMetrics(evaluate.Metric):
                            {"uncertainties": "float64", "qualities": "float64"},
                            ["https://github.com/IINemo/lm-polygraph", "https://aclanthology.org/P17-2008/"])
 
-    def _compute(self, uncertainties, qualities, metrics=None, bad_below=None, normalizer="minmax",
-                 calibration_uncertainties=None, calibration_qualities=None, max_rejection=1.0, n_bins=ECE_BINS,
+    def _compute(self, uncertainties, qualities, metrics=None, bad_below=None, normalizer=DEFAULT_NORMALIZER,
+                 calibration_uncertainties=None, calibration_qualities=None, max_rejection=DEFAULT_MAX_REJECTION, n_bins=ECE_BINS,
                  max_risk=None, delta=0.1, selective_method="ltt-wsr"):
         return compute_metrics(uncertainties, qualities, metrics, bad_below=bad_below, normalizer=normalizer,
                                calibration_uncertainties=calibration_uncertainties,

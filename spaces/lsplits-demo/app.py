@@ -17,10 +17,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the vendored lsplits and the tab modules
 
-import gradio as gr  # noqa: E402
+from lsplits.extras import missing_extra  # noqa: E402
+from lsplits.logs import configure_logging  # noqa: E402
+
+try:
+    import gradio as gr
+except ImportError:
+    sys.exit(missing_extra("gradio", "the Space (spaces/lsplits-demo/app.py)"))
 import splits_tab  # noqa: E402
 import uncertainty_tab  # noqa: E402
 from ui_common import SpaceSettings, user_errors  # noqa: E402
+
+from lsplits.build.settings import DEFAULT_EVAL_FRACTION, BuildSettings  # noqa: E402
 
 logger = logging.getLogger("lsplits.space_app")
 
@@ -44,6 +52,13 @@ UE_HELP = """Paste beam candidates as JSONL (`{"id": ..., "candidates": [top-1, 
 and the gold graphs (PENMAN with `# ::id` lines, or JSONL), upload them (one JSONL file or one PENMAN file per
 beam rank), or load the built-in example: 12 real AMR graphs from *The Little Prince* with candidates made by
 controlled edits. Uploads take precedence over pasted text."""
+
+
+SELECTIVE_HELP = """### Which outputs to keep?
+Give a target risk (the mean of 1 - quality over the outputs you keep) and delta: **Certify a threshold**
+calibrates, on the examples analysed above, the uncertainty threshold that keeps the risk under the target with
+probability at least 1 - delta for new outputs of the same kind (risk-controlled selective prediction), and
+marks it on the curves. Few examples certify only loose targets."""
 
 
 SYSTEMS_HELP = """### Compare systems
@@ -121,10 +136,10 @@ def _splits_tab(demo: gr.Blocks, settings: SpaceSettings, models: splits_tab.Lan
             upload = gr.File(label="...or a CSV / JSONL file", file_types=[".csv", ".jsonl", ".json", ".tsv"],
                              type="filepath", height=140, elem_id="own-file")
             text_field = gr.Textbox(value="text", label="Text field of the file (scored)")
-            template = gr.Textbox(value="", label="Prompt template (optional, not scored), e.g. Title: {title}")
+            template = gr.Textbox(value=BuildSettings.prompt_template, label="Prompt template (optional, not scored), e.g. Title: {title}")
     with gr.Row():
         lm = gr.Textbox(value=splits_tab.SCRATCH, label="LM: 'scratch' or a Hub causal LM id", elem_id="own-lm")
-        fraction = gr.Slider(0.05, 0.5, value=0.2, step=0.05, label="Eval share")
+        fraction = gr.Slider(0.05, 0.5, value=DEFAULT_EVAL_FRACTION, step=0.05, label=splits_tab.EVAL_SHARE)
         length_control = gr.Checkbox(value=False, label="Length-controlled (within each length)")
         score_button = gr.Button("Score and split", variant="primary", elem_id="score-own")
     own_summary = gr.Markdown(elem_id="own-summary")
@@ -174,6 +189,16 @@ def _uncertainty_tab(settings: SpaceSettings) -> None:
             example_id = gr.Dropdown(choices=[], label="Example for the heatmap", allow_custom_value=True,
                                      elem_id="heatmap-example")
             heatmap = gr.Plot(label="Similarity between candidates", elem_id="heatmap")
+    gr.Markdown(SELECTIVE_HELP)
+    with gr.Row():
+        target_risk = gr.Number(value=0.3, minimum=0.001, maximum=0.999, label="Target risk (mean 1 - quality of "
+                                "the kept outputs)", elem_id="target-risk")
+        delta = gr.Number(value=0.1, minimum=0.001, maximum=0.999, label="delta (allowed failure probability)",
+                          elem_id="delta")
+        certify_button = gr.Button("Certify a threshold", elem_id="certify")
+    selective_summary = gr.Markdown(elem_id="selective-summary")
+    selective_table = gr.Dataframe(label="Certified threshold and share of outputs kept, per estimator",
+                                   interactive=False, elem_id="selective-table")
     per_example = gr.Dataframe(label="Per-example quality and uncertainty (u)", interactive=False,
                                elem_id="per-example")
 
@@ -202,6 +227,13 @@ def _uncertainty_tab(settings: SpaceSettings) -> None:
                            bad_below],
                      [state, summary, prr_table, per_example, curves, example_id, heatmap], api_name="run_uncertainty")
     example_id.input(show_heatmap, [state, example_id], [heatmap], api_name="heatmap")
+
+    @user_errors
+    def certify(result, risk, allowed):
+        return uncertainty_tab.certify_threshold(result, risk, allowed)
+
+    certify_button.click(certify, [state, target_risk, delta], [selective_summary, selective_table, curves],
+                         api_name="certify_threshold")
 
     gr.Markdown(SYSTEMS_HELP)
     with gr.Row():
@@ -261,13 +293,18 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Run the lsplits demo app.")
     parser.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME"))
     parser.add_argument("--port", type=int, default=None)
-    parser.add_argument("--demo-data", type=Path, default=None, help="built dataset to open on page load")
+    parser.add_argument("--demo-data", type=Path, default=None,
+                        help="built dataset to open on page load (default: the one shipped with a Space, else "
+                             "out/demo-likelihood of this checkout when `make demo` built it, else the lsplits "
+                             "cache's space/data/demo-likelihood, built on first start)")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    configure_logging()
     settings = SpaceSettings.from_environment()
     if args.demo_data is not None:
         settings = SpaceSettings(**{**settings.__dict__, "demo_data": args.demo_data})
-    if not settings.demo_data.exists():  # build before serving, so the first page load is quick
+    if settings.demo_data.exists():
+        logger.info("opening the demo dataset %s on page load", settings.demo_data)
+    else:  # build before serving, so the first page load is quick
         splits_tab.dataset_folder(str(settings.demo_data), settings)
     build_demo(settings).queue(default_concurrency_limit=2).launch(server_name=args.host, server_port=args.port)
 

@@ -14,8 +14,10 @@ from typing import TypeVar
 
 import gradio as gr
 
+from lsplits.build.demo import DEMO_OUT as CHECKOUT_DEMO
 from lsplits.errors import LsplitsError
 from lsplits.hub.demo_space import DEFAULT_SCRATCH_STEPS, DEMO_DATA_PATH, SCRATCH_LM_PATH
+from lsplits.io import DATASET_MARKER, cache_folder
 
 logger = logging.getLogger(__name__)
 
@@ -47,15 +49,24 @@ class SpaceSettings:
 
     @classmethod
     def from_environment(cls) -> SpaceSettings:
-        """Shipped assets next to app.py (a deployed Space), else ``LSPLITS_SPACE_HOME`` or ~/.cache/lsplits/space."""
-        home = Path(os.environ.get("LSPLITS_SPACE_HOME") or Path.home() / ".cache" / "lsplits" / "space")
+        """Shipped assets next to app.py (a deployed Space); else the demo that ``make demo`` built in this
+        checkout (``out/demo-likelihood``); else ``LSPLITS_SPACE_HOME`` or the lsplits cache's ``space/``
+        (``$LSPLITS_CACHE/space``, :func:`lsplits.io.cache_folder`)."""
+        home = Path(os.environ.get("LSPLITS_SPACE_HOME") or cache_folder("space"))
 
-        def asset(relative: str) -> Path:
+        def asset(relative: str, built: Path | None = None) -> Path:
             shipped = HERE / relative
-            return shipped if shipped.exists() else home / relative
+            return shipped if shipped.exists() else built or home / relative
 
-        return cls(demo_data=asset(DEMO_DATA_PATH), scratch_lm=asset(SCRATCH_LM_PATH),
+        return cls(demo_data=asset(DEMO_DATA_PATH, checkout_demo()), scratch_lm=asset(SCRATCH_LM_PATH),
                    example_dir=HERE / "examples", work_dir=home / "work")
+
+
+def checkout_demo(root: Path = HERE.parents[1]) -> Path | None:
+    """``out/demo-likelihood`` of the checkout holding this app, when ``make demo`` built it there (it has
+    its ``lsplits.json``); None otherwise (a deployed Space, no demo built yet)."""
+    folder = root / CHECKOUT_DEMO
+    return folder if (root / "pyproject.toml").is_file() and (folder / DATASET_MARKER).is_file() else None
 
 
 def readable(exc: BaseException) -> str:

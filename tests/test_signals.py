@@ -1,0 +1,148 @@
+"""SIGTERM ends a command as Ctrl-C does (issue 18 item 6): one line, exit 143, temporary folders removed,
+pool workers quiet, and the line says what is cached only when this run cached something.
+
+Each test starts the real CLI in its own session with a private TMPDIR, waits until it is in the middle of
+its work, sends the signal and reads what a user would see.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+WORDS = ["red", "blue", "cat", "dog", "runs", "sleeps", "big", "small", "house", "tree"]
+GOLD = ["(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02 :ARG0 b))", "(r / run-01 :ARG0 (d / dog))",
+        "(s / sleep-01 :ARG0 (c / cat) :manner (q / quiet))", "(e / eat-01 :ARG0 (g / girl) :ARG1 (a / apple))"]
+
+
+def _env(tmp: Path) -> dict[str, str]:
+    tmp.mkdir(exist_ok=True)
+    return {**os.environ, "TMPDIR": str(tmp), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1", "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO),
+                                                                                     os.environ.get("PYTHONPATH")]))}
+
+
+def signal_when(argv: list[str], ready: Callable[[], bool], env: dict[str, str], *, sig: int = signal.SIGTERM,
+                group: bool = False, timeout: float = 240) -> tuple[int, str]:
+    """Run ``lsplits ARGV``; once ``ready()`` holds send ``sig`` (to the whole process group with ``group``);
+    return the exit code and stderr. Fails when the command ends before it is ready."""
+    child = subprocess.Popen([sys.executable, "-m", "lsplits", *argv], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    try:
+        deadline = time.monotonic() + timeout
+        while not ready():
+            assert child.poll() is None, f"ended before the signal: {child.stderr.read()[-2000:]}"
+            assert time.monotonic() < deadline, "never got ready"
+            time.sleep(0.05)
+        if group:
+            os.killpg(child.pid, sig)
+        else:
+            child.send_signal(sig)
+        _, stderr = child.communicate(timeout=120)
+        return child.returncode, stderr
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+
+
+def _last_line(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _build_argv(folder: Path) -> list[str]:
+    rows = [{"text": " ".join(WORDS[(i * k + k) % len(WORDS)] for k in range(1, 3 + i % 5)),
+             "topic": ["a", "b"][i % 2]} for i in range(400)]
+    data = folder / "data.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return ["build", "--data-files", str(data), "--query-field", "text", "--label-field", "topic", "--lm", "scratch",
+            "--out", str(folder / "out"), "--eval-size", "40", "--max-steps", "2000", "--cache-dir",
+            str(folder / "cache"), "--no-progress", "--configs", "ll_split"]
+
+
+def test_sigterm_during_a_build_removes_its_temporary_folder_and_says_so(tmp_path):
+    tmp = tmp_path / "tmp"
+    env = _env(tmp)
+    code, stderr = signal_when(_build_argv(tmp_path), lambda: any(tmp.glob("lsplits-scores-*")), env)
+    assert code == 143, stderr[-2000:]
+    assert "Traceback" not in stderr, stderr[-3000:]
+    assert _last_line(stderr).startswith("lsplits build: terminated (SIGTERM); "), stderr[-1000:]
+    assert "this run cached nothing yet in" in _last_line(stderr) or "are cached in" in _last_line(stderr)
+    assert not list(tmp.glob("lsplits-scores-*"))
+    assert not (tmp_path / "out").exists()
+
+
+def test_sigint_during_a_build_gives_the_same_line_with_exit_130(tmp_path):
+    tmp = tmp_path / "tmp"
+    code, stderr = signal_when(_build_argv(tmp_path), lambda: any(tmp.glob("lsplits-scores-*")), _env(tmp),
+                               sig=signal.SIGINT)
+    assert code == 130 and "Traceback" not in stderr, stderr[-2000:]
+    assert _last_line(stderr).startswith("lsplits build: interrupted; "), stderr[-1000:]
+    assert not list(tmp.glob("lsplits-scores-*"))
+
+
+def _ue_inputs(folder: Path, n: int = 400) -> tuple[Path, Path]:
+    beams = folder / "beams.jsonl"
+    gold = folder / "gold.jsonl"
+    beams.write_text("".join(json.dumps({"id": f"ex{i}", "candidates": [GOLD[i % 4], GOLD[(i + 1) % 4], GOLD[(i + 2) % 4]]})
+                             + "\n" for i in range(n)), encoding="utf-8")
+    gold.write_text("".join(json.dumps({"id": f"ex{i}", "amr": GOLD[i % 4]}) + "\n" for i in range(n)), encoding="utf-8")
+    return beams, gold
+
+
+@pytest.mark.parametrize("cache", ["--no-cache", "cached"])
+def test_sigterm_on_ue_workers_is_one_line_and_says_what_is_cached(tmp_path, cache):
+    beams, gold = _ue_inputs(tmp_path)
+    matrices = tmp_path / "matrices"
+    extra = ["--no-cache"] if cache == "--no-cache" else ["--cache", str(matrices)]
+    argv = ["ue", str(beams), "--gold", str(gold), "--out", str(tmp_path / "out"), "--workers", "2",
+            "--similarities", "smatch,smatchpp,s2match,sema,wlk", "--qualities", "smatchpp", "--no-progress", *extra]
+    started = time.monotonic()
+    # signal the whole group (as a terminal, timeout or a scheduler does), once the workers are busy
+    code, stderr = signal_when(argv, lambda: time.monotonic() - started > 8, _env(tmp_path / "tmp"), group=True)
+    assert code == 143, stderr[-2000:]
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr[-3000:]
+    line = _last_line(stderr)
+    assert line.startswith("lsplits ue: terminated (SIGTERM); "), stderr[-1000:]
+    if cache == "--no-cache":
+        assert "no similarity matrices (--no-cache) were cached" in line and "resumes" not in line
+    else:
+        assert "are cached in" in line or "cached nothing yet" in line
+
+
+def test_skipped_beam_sizes_are_said_and_penman_repeats_are_one_summary_line(tmp_path):
+    """Issue 18 item 7: ``--beam-sizes 3,10`` on beams of 3 says that 10 was skipped (log and report), and a
+    penman warning repeated for every example is shown once, then counted in one line."""
+    inverted = "(d / dog :quant-of {n})"  # penman: "cannot deinvert attribute" for each such graph
+    beams = tmp_path / "beams.jsonl"
+    gold = tmp_path / "gold.jsonl"
+    beams.write_text("".join(json.dumps({"id": f"ex{i}", "candidates": [inverted.format(n=i), GOLD[i % 4], GOLD[0]]})
+                             + "\n" for i in range(12)), encoding="utf-8")
+    gold.write_text("".join(json.dumps({"id": f"ex{i}", "amr": GOLD[i % 4]}) + "\n" for i in range(12)),
+                    encoding="utf-8")
+    out = tmp_path / "out"
+    result = subprocess.run([sys.executable, "-m", "lsplits", "ue", str(beams), "--gold", str(gold), "--out", str(out),
+                             "--beam-sizes", "3,10", "--similarities", "smatchpp", "--qualities", "smatchpp",
+                             "--bootstrap", "0", "--no-cache", "--no-progress", "--workers", "1"],
+                            capture_output=True, text=True, env=_env(tmp_path / "tmp"), timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stderr.splitlines()
+    deinvert = [line for line in lines if "cannot deinvert attribute" in line]
+    assert len(deinvert) == 2, "\n".join(deinvert)  # the first warning, and the summary
+    assert deinvert[0] == "WARNING penman.layout: cannot deinvert attribute: ('d', ':quant-of', '0')"
+    assert deinvert[1].startswith("WARNING lsplits: penman.layout warned ")
+    assert "times like this" in deinvert[1] and "cannot deinvert attribute: ('d', ':quant-of', '0')" in deinvert[1]
+    assert int(deinvert[1].split(" warned ")[1].split()[0]) >= 12
+    assert any("beam sizes 10 skipped: the beams hold at most 3 candidates per example" in line for line in lines)
+    assert "beam sizes requested but **skipped**: 10 (the beams hold at most 3 candidates per example)" in \
+        (out / "report.md").read_text(encoding="utf-8")
