@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import sys
 
-from .common import Sources, load_official, run_cli
 from lsplits.build.card import CardInfo
 from lsplits.build.pipeline import DatasetSpec
 from lsplits.data.loading import LoadedData, LoadOptions
 from lsplits.data.tasks import boolq_task
+
+from .common import Sources, load_official, run_cli
 
 CITATION = """@inproceedings{clark-etal-2019-boolq,
   title = {{B}ool{Q}: Exploring the Surprising Difficulty of Natural Yes/No Questions},

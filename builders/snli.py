@@ -10,11 +10,12 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from .common import Sources, load_official, run_cli
 from lsplits.build.card import CardInfo
 from lsplits.build.pipeline import DatasetSpec
 from lsplits.data.loading import LoadedData, LoadOptions
 from lsplits.data.tasks import NLI_LABELS, nli_task
+
+from .common import Sources, load_official, run_cli
 
 CITATION = """@inproceedings{bowman-etal-2015-large,
   title = {A large annotated corpus for learning natural language inference},

@@ -14,12 +14,13 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 
-from .common import Sources, load_official, run_cli
 from lsplits.build.card import CardInfo
 from lsplits.build.pipeline import DatasetSpec
 from lsplits.data.loading import LoadedData, LoadOptions
 from lsplits.data.tasks import spider_task
 from lsplits.splits.spider import SPIDER_POLICY, normalize_question, query_hardness
+
+from .common import Sources, load_official, run_cli
 
 CITATION = """@inproceedings{yu-etal-2018-spider,
   title = {Spider: A Large-Scale Human-Labeled Dataset for Complex and Cross-Domain Semantic Parsing and Text-to-SQL Task},
