@@ -86,6 +86,7 @@ NAMED_DEFAULTS: dict[str, Callable[[Site], bool]] = {
     "cache path": lambda s: isinstance(s.value, str) and (".cache" in s.value or "lsplits-cache" in s.value),
     "PRR area (max_rejection 1.0)": lambda s: _is(float, s.value, 1.0) and "rejection" in s.name.lower(),
     "demo size (3000)": lambda s: _is(int, s.value, 3000),
+    "scratch LM name ('scratch')": lambda s: s.value == "scratch",
 }
 
 

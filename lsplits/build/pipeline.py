@@ -27,6 +27,7 @@ from lsplits.build.export import unify_types
 from lsplits.build.settings import (
     DEFAULT_EVAL_FRACTION,
     MIN_EVAL_SIZE,
+    SCRATCH_LM,
     SETTINGS_KEY,
     BuildSettings,
     RunSettings,
@@ -305,7 +306,7 @@ def method_text(spec: DatasetSpec, result: BuildResult, settings: BuildSettings)
     """A few lines on how this dataset was built (LM, folds, training, eval size, seed)."""
     lm = settings.lm
     lm_text = "a small GPT-2-style LM trained from scratch on the data (offline demo setting)" \
-        if lm == "scratch" else f"`{lm}`"
+        if lm == SCRATCH_LM else f"`{lm}`"
     lines = [
         "Likelihood Splits (Godbole & Jia, 2023) re-split a dataset so that the examples a language model "
         "finds least likely form the evaluation set: the model must generalise to the long tail.",
@@ -370,10 +371,13 @@ def settings_markdown(recorded: Mapping[str, Any]) -> str:
 
 
 def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, settings: BuildSettings, *,
-                   repo_hint: str | None = None, progress: bool = False) -> Path:
+                   repo_hint: str | None = None, progress: bool = False,
+                   extra_settings: Mapping[str, Any] | None = None) -> Path:
     """Write the Hub-layout folder with card, statistics, plots and ``lsplits.json``; returns the folder.
 
-    The configs' frames are materialised from the base table one config at a time.
+    The configs' frames are materialised from the base table one config at a time. ``extra_settings``
+    (name -> dict) records the settings of what made the data (the demo's :class:`DemoSettings`) beside
+    the build's.
     """
     from lsplits.build import report as dataset_report
     from lsplits.build.export import write_hub_folder
@@ -392,7 +396,7 @@ def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, sett
             statistics = dataset_report.extra_statistics_markdown(extra_stats) + "\n\n" + statistics
     descriptions = {name: built.strategy.description for name, built in result.configs.items()}
     strategies = {name: repr(built.strategy) for name, built in result.configs.items()}
-    recorded = recorded_settings(settings, result.runs)
+    recorded = {**recorded_settings(settings, result.runs), **dict(extra_settings or {})}
     metadata = build_metadata(spec, result, settings, extra_statistics=extra_stats, recorded=recorded)
     class_labels = label_classes(task, result.table)
     if class_labels:
