@@ -198,7 +198,7 @@ def test_official_file_without_a_field_the_builder_reads(tmp_path):
 
 def test_null_or_blank_queries_of_every_builder_are_dropped_and_counted(tmp_path):
     """A Spider or BoolQ question that is null would be scored as the text "None": it is dropped, counted."""
-    from builders import boolq, spider
+    from lsplits.builders import boolq, spider
 
     sql = "SELECT name FROM singer WHERE age  >  20"
     rows = [{"db_id": "concert_singer", "query": sql, "question": q} for q in ("Which singers?", None, "  ", "Who?")]
