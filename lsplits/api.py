@@ -168,8 +168,7 @@ class LikelihoodSplits(Mapping[str, "datasets.DatasetDict"]):
         return self.result.eval_size
 
     def __getitem__(self, name: str) -> datasets.DatasetDict:
-        if name not in self.result.configs:
-            raise KeyError(f"{name!r} is not a built config; built: {', '.join(self.result.configs)}")
+        self.result.configs[name]  # a KeyError for a config not built, as a Mapping must (``in``, ``.get``)
         if name not in self._loaded:
             import datasets
             from datasets.table import InMemoryTable

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import lsplits
-from lsplits.build.export import read_folder
+from lsplits.build.dataset import open_dataset
 from lsplits.cli.parser import main
 from lsplits.errors import ConfigError, DataError
 
@@ -85,8 +85,8 @@ def test_write_gives_what_lsplits_build_gives(built, cache, tmp_path, capsys):
                  "--lm", "scratch", "--eval-size", "40", "--max-steps", str(STEPS), "--cache-dir", str(cache),
                  "--configs", *built, "--out", str(tmp_path / "cli"), "--no-progress"]) == 0
     written = built.write(tmp_path / "api")
-    api_frames, api_meta = read_folder(written)
-    cli_frames, cli_meta = read_folder(tmp_path / "cli")
+    api, cli = open_dataset(written), open_dataset(tmp_path / "cli")
+    api_frames, api_meta, cli_frames, cli_meta = api.frames(), dict(api.meta), cli.frames(), dict(cli.meta)
     assert list(api_frames) == list(cli_frames) == list(built)
     for name in built:
         for split in ("train", "validation", "test"):
