@@ -13,12 +13,12 @@ comment lines dropped, lines stripped and joined), prediction first. Its random 
 
 - triple-count agreement: pairs where both graphs have the same number of triples here as there,
   for our ``official`` reading, our ``corrected`` reading and the previous (``parse_amr``) reading;
-- the matched-triple comparison: our search (5 seeded starts) against the official one with its
+- the matched-triple comparison: our search (``--restarts``, default Smatch's) against the official one with its
   default 4 restarts and with ``--official-restarts`` (20) restarts, on the same triples;
 - corpus Smatch of each.
 
     .venv/bin/python benchmarks/smatch_official.py [--data ../shared/data/amr/lpp_amr_v1.6_test.jsonl]
-        [--venv /tmp/lsplits-smatch-1.0.4] [--per-level 2] [--official-restarts 20] [--seed 0]
+        [--venv /tmp/lsplits-smatch-1.0.4] [--per-level 2] [--official-restarts 20] [--seed 0] [--restarts 29]
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from data_paths import data_argument
 from lsplits.similarity.amr.align import MatchCounts, micro_f1
 from lsplits.similarity.amr.edits import degrade
 from lsplits.similarity.amr.graph import parse_amr, parse_smatch
-from lsplits.similarity.amr.smatch import smatch_counts
+from lsplits.similarity.amr.smatch import DEFAULT_RESTARTS, smatch_counts
 
 DEFAULT_VENV = Path(tempfile.gettempdir()) / "lsplits-smatch-1.0.4"
 OFFICIAL = "smatch==1.0.4"
@@ -166,6 +166,8 @@ def main() -> None:
     parser.add_argument("--per-level", type=int, default=2, help="edited predictions per gold graph and level")
     parser.add_argument("--official-restarts", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--restarts", type=int, default=DEFAULT_RESTARTS,
+                        help=f"random restarts of our search (default {DEFAULT_RESTARTS}, Smatch's)")
     parser.add_argument("--show", type=int, default=5, help="examples of disagreements to print")
     args = parser.parse_args()
     logging.getLogger("penman").setLevel(logging.ERROR)  # it warns about every repeated triple
@@ -192,7 +194,8 @@ def main() -> None:
     times: dict[str, float] = {}
     for name, read in readers.items():
         start = time.perf_counter()
-        counts[name] = [smatch_counts(read(pairs[n]["prediction"]), read(pairs[n]["gold"])) for n in scored]
+        counts[name] = [smatch_counts(read(pairs[n]["prediction"]), read(pairs[n]["gold"]), restarts=args.restarts)
+                        for n in scored]
         times[name] = time.perf_counter() - start
 
     print("\ntriple counts equal to the official scorer's (both graphs of a pair):")
@@ -208,7 +211,8 @@ def main() -> None:
                 shown += 1
 
     ours = counts["official"]
-    print(f"\nmatched triples, our search (5 seeded starts, {times['official']:.1f} s for all pairs) vs the official:")
+    print(f"\nmatched triples, our search ({args.restarts + 1} seeded starts, {times['official']:.1f} s for all pairs) "
+          "vs the official:")
     for r in restarts:
         theirs = [official[n][str(r)] for n in scored]
         more = sum(c.matched > t for c, t in zip(ours, theirs))

@@ -1,11 +1,15 @@
 """Safe outputs: atomic file and folder writes, and the guard that lets lsplits replace only what it wrote.
 
-Every command that writes (``build``, ``score``, ``demo``, ``ue``) calls :func:`check_output` on its
-output path before any work, and writes through :func:`output_folder` / :func:`atomic_write_parquet`.
+The one output guard. Every command that writes (``build``, ``score``, ``demo``, ``ue``, ``beams``,
+``difficulty``, ``push-metrics --stage``) calls :func:`check_output` on its output path before any
+work, and writes through :func:`output_folder` / :func:`atomic_write_parquet`; a command that adds
+files to a folder another command wrote (``difficulty`` adds its figure to a built dataset) checks
+them with :func:`check_additions` first and lists them with :func:`record_files` after.
 lsplits marks what it writes: a folder holds a marker file listing the files written into it
-(``lsplits.json`` in a built dataset, :data:`FOLDER_MARKER` elsewhere), a parquet file carries
-:data:`PARQUET_MARK` in its schema metadata. Only a marked output, with no file added since, is
-ever replaced; anything else is refused in one line.
+(``lsplits.json`` in a built dataset, :data:`FOLDER_MARKER` elsewhere) and the subfolders it owns
+whole (a difficulty report's ``runs/``), a parquet file carries :data:`PARQUET_MARK` in its schema
+metadata, a beams file is recognised by its rows. Only a marked output, with no file added since,
+is ever replaced; anything else is refused in one line.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -27,6 +31,8 @@ FOLDER_MARKER = ".lsplits-output.json"
 """The marker of every other folder lsplits writes (``lsplits ue`` reports)."""
 MARKER_FILES_KEY = "lsplits_files"
 """The key of a marker file that lists the files lsplits wrote into its folder."""
+MARKER_FOLDERS_KEY = "lsplits_folders"
+"""The key of a marker file that lists the subfolders lsplits owns whole (their files are all its own)."""
 PARQUET_MARK = b"lsplits"
 """Schema-metadata key of parquet files written by lsplits (its value says what wrote it)."""
 _OLD_DATASET_ENTRIES = ("README.md", DATASET_MARKER, "plots")  # builds before markers listed their files
@@ -61,19 +67,23 @@ def atomic_write_text(target: str | os.PathLike[str], text: str) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
-def atomic_write_parquet(target: str | os.PathLike[str], table, *, mark: str | None = None) -> None:
+def atomic_write_parquet(target: str | os.PathLike[str], table, *, mark: str | None = None,
+                         metadata: Mapping[str, str] | None = None) -> None:
     """Write a pyarrow Table or pandas DataFrame to a parquet file atomically.
 
     ``mark`` (e.g. ``"score"``) stores :data:`PARQUET_MARK` in the schema metadata, so that a later
-    run may replace the file (see :func:`check_output`).
+    run may replace the file (see :func:`check_output`); ``metadata`` adds further schema metadata.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     if not isinstance(table, pa.Table):
         table = pa.Table.from_pandas(table, preserve_index=False)
+    extra = {key.encode(): value.encode() for key, value in (metadata or {}).items()}
     if mark is not None:
-        table = table.replace_schema_metadata({**(table.schema.metadata or {}), PARQUET_MARK: mark.encode()})
+        extra[PARQUET_MARK] = mark.encode()
+    if extra:
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), **extra})
     with atomic_path(target) as tmp:
         pq.write_table(table, tmp)
 
@@ -86,8 +96,8 @@ def _files(folder: Path) -> Iterator[str]:
             yield (base / name).as_posix()
 
 
-def _marker(folder: Path) -> tuple[str, set[str] | None, set[str]] | None:
-    """The marker of a folder lsplits wrote: (marker name, files it lists, top-level entries it allows).
+def _marker(folder: Path) -> tuple[str, set[str], set[str]] | None:
+    """The marker of a folder lsplits wrote: (marker name, files it lists, top-level entries it owns whole).
 
     Builds that predate file lists are recognised by their ``lsplits.json`` (its ``configs``); they
     may hold only the card, ``lsplits.json``, ``plots/`` and the config folders.
@@ -103,9 +113,11 @@ def _marker(folder: Path) -> tuple[str, set[str] | None, set[str]] | None:
         if not isinstance(data, dict):
             continue
         if isinstance(data.get(MARKER_FILES_KEY), list):
-            return name, {str(f) for f in data[MARKER_FILES_KEY]} | {name}, set()
+            folders = data.get(MARKER_FOLDERS_KEY)
+            return (name, {str(f) for f in data[MARKER_FILES_KEY]} | {name},
+                    {str(f) for f in folders} if isinstance(folders, list) else set())
         if name == DATASET_MARKER and isinstance(data.get("configs"), list) and "query_field" in data:
-            return name, None, {*_OLD_DATASET_ENTRIES, *map(str, data["configs"])}
+            return name, set(), {*_OLD_DATASET_ENTRIES, *map(str, data["configs"])}
     return None
 
 
@@ -117,7 +129,7 @@ def foreign_files(folder: str | os.PathLike[str], limit: int = 3) -> list[str]:
     for name in _files(folder):
         if marker is not None:
             _, listed, allowed = marker
-            if (name in listed) if listed is not None else (name.split("/", 1)[0] in allowed):
+            if name in listed or name.split("/", 1)[0] in allowed:
                 continue
         found.append(name)
         if len(found) >= limit:
@@ -136,19 +148,40 @@ def _is_marked_parquet(path: Path) -> bool:
         return False
 
 
+def _is_beams_file(path: Path) -> bool:
+    """True for a JSONL file whose first row is a beams row (``id`` and ``candidates``, as ``lsplits beams`` writes)."""
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        first = handle.readline()
+    try:
+        row = json.loads(first)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(row, dict) and set(row) == {"id", "candidates"}
+
+
+def _written_by_lsplits(path: Path) -> bool:
+    """Whether an existing file is one lsplits wrote (a marked parquet file or a beams file), or is empty."""
+    if path.stat().st_size == 0:
+        return True  # nothing to lose
+    if path.suffix.lower() == ".jsonl":
+        return _is_beams_file(path)
+    return _is_marked_parquet(path)
+
+
 def _within(path: Path, folder: Path) -> bool:
     return path == folder or path.is_relative_to(folder)
 
 
 def check_output(target: str | os.PathLike[str], *, expect: Literal["folder", "file"],
                  inputs: Iterable[str | os.PathLike[str]] = (), caches: Iterable[str | os.PathLike[str]] = (),
-                 option: str = "--out") -> Path:
+                 option: str = "--out", suffix: str | None = None) -> Path:
     """Refuse, before any work, an output path whose replacement would destroy what lsplits did not write.
 
     Refused: the current folder or one above it, a path that is, holds or lies inside an input
     (``inputs``) or that is or holds a cache folder (``caches``), a symbolic link, a file where a
-    folder is expected (or the reverse), a non-empty folder without an lsplits marker or with files
-    added since lsplits wrote it, and an existing file lsplits did not write. Returns ``target`` as a Path.
+    folder is expected (or the reverse), a file name not ending in ``suffix`` (when given), a non-empty
+    folder without an lsplits marker or with files added since lsplits wrote it, and an existing
+    non-empty file lsplits did not write. Returns ``target`` as a Path.
 
     Raises:
         ConfigError: one line naming ``option``, the path and the problem.
@@ -174,6 +207,8 @@ def check_output(target: str | os.PathLike[str], *, expect: Literal["folder", "f
             raise ConfigError(f"{where}: is or holds the cache folder {given}; write the output elsewhere")
     if path.is_symlink():
         raise ConfigError(f"{where}: is a symbolic link; give the real path")
+    if expect == "file" and suffix is not None and path.suffix.lower() != suffix and not path.is_dir():
+        raise ConfigError(f"{where}: the file name must end in {suffix}")
     if not path.exists():
         parent = next(p for p in resolved.parents if p.exists())
         if not parent.is_dir():
@@ -184,7 +219,7 @@ def check_output(target: str | os.PathLike[str], *, expect: Literal["folder", "f
     if expect == "file":
         if path.is_dir():
             raise ConfigError(f"{where}: is a folder, not a file; give a file path such as {path / 'scores.parquet'}")
-        if not _is_marked_parquet(path):
+        if not _written_by_lsplits(path):
             raise ConfigError(f"{where}: an existing file that lsplits did not write; give a new path "
                               "or remove the file yourself")
         return path
@@ -199,14 +234,57 @@ def check_output(target: str | os.PathLike[str], *, expect: Literal["folder", "f
     return path
 
 
-def mark_folder(folder: str | os.PathLike[str], marker: str = FOLDER_MARKER) -> Path:
-    """List every file of ``folder`` in its marker file (created, or merged into an existing JSON object)."""
+def mark_folder(folder: str | os.PathLike[str], marker: str = FOLDER_MARKER, *,
+                owned: Iterable[str] = ()) -> Path:
+    """List every file of ``folder`` in its marker file (created, or merged into an existing JSON object).
+
+    ``owned`` names top-level subfolders that lsplits owns whole (filled later, e.g. training runs):
+    whatever they come to hold counts as lsplits'.
+    """
     folder = Path(folder)
     path = folder / marker
     data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    data[MARKER_FILES_KEY] = sorted(name for name in _files(folder) if name != marker)
-    path.write_text(json.dumps(data, indent=2, sort_keys=True), encoding="utf-8")
+    owned = sorted(set(owned) | set(data.get(MARKER_FOLDERS_KEY) or ()))
+    data[MARKER_FILES_KEY] = sorted(name for name in _files(folder)
+                                    if name != marker and name.split("/", 1)[0] not in owned)
+    if owned:
+        data[MARKER_FOLDERS_KEY] = owned
+    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True))
     return path
+
+
+def check_additions(folder: str | os.PathLike[str], names: Iterable[str], *, what: str) -> None:
+    """Refuse, before any work, to add ``names`` (paths inside ``folder``) to a folder lsplits did not write,
+    or to replace one of them that is not lsplits' own.
+
+    Raises:
+        ConfigError: one line naming ``what`` (e.g. the dataset folder), the file and the problem.
+    """
+    folder = Path(folder)
+    marker = _marker(folder)
+    if marker is None:
+        raise ConfigError(f"{what} {folder}: not a folder lsplits wrote (no {DATASET_MARKER} or {FOLDER_MARKER} "
+                          "listing its files); lsplits adds files only to its own folders")
+    _, listed, allowed = marker
+    for name in names:
+        path = folder / name
+        if (path.exists() or path.is_symlink()) and name not in listed and name.split("/", 1)[0] not in allowed:
+            raise ConfigError(f"{what} {folder}: {name} exists and lsplits did not write it; move it out first")
+
+
+def record_files(folder: str | os.PathLike[str], names: Iterable[str]) -> None:
+    """Add ``names`` to the files that ``folder``'s marker lists as lsplits' (after lsplits wrote them there)."""
+    folder = Path(folder)
+    marker = _marker(folder)
+    if marker is None:
+        raise ConfigError(f"{folder}: no lsplits marker to list {', '.join(names)} in")
+    path = folder / marker[0]
+    data = json.loads(path.read_text(encoding="utf-8"))
+    listed = data.get(MARKER_FILES_KEY)
+    if not isinstance(listed, list):  # a build from before file lists: list what it holds now, all its own
+        listed = [name for name in _files(folder) if name != marker[0] and name.split("/", 1)[0] in marker[2]]
+    data[MARKER_FILES_KEY] = sorted({*map(str, listed), *names} - {marker[0]})
+    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True))
 
 
 @contextlib.contextmanager
@@ -230,32 +308,3 @@ def cache_folder(kind: str) -> Path:
     """
     root = os.environ.get("LSPLITS_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "lsplits"
     return Path(root).expanduser() / kind
-
-
-def check_beams_output(out: Path, inputs_source: str) -> None:
-    """ConfigError unless ``out`` can take the beams: a ``.jsonl`` path that is not a folder, not the
-    input, and not a file that lsplits did not write (an existing beams file is replaced)."""
-    if out.is_dir():
-        raise ConfigError(f"--out {out} is a folder; give a file name such as {out / 'beams.jsonl'}")
-    if out.suffix.lower() != ".jsonl":
-        raise ConfigError(f"--out {out}: the beams file must end in .jsonl (how lsplits ue recognises one)")
-    if Path(inputs_source).expanduser().resolve() == out.expanduser().resolve():
-        raise ConfigError(f"--out {out} is the input file; write the beams elsewhere")
-    for parent in out.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise ConfigError(f"--out {out}: {parent} is a file, not a folder")
-            break
-    if out.is_file() and out.stat().st_size > 0 and not _is_beams_file(out):
-        raise ConfigError(f"--out {out} exists and is not a beams file written by lsplits; "
-                          "choose another path or remove it yourself")
-
-
-def _is_beams_file(path: Path) -> bool:
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        first = handle.readline()
-    try:
-        row = json.loads(first)
-    except json.JSONDecodeError:
-        return False
-    return isinstance(row, dict) and set(row) == {"id", "candidates"}

@@ -21,6 +21,8 @@ from lsplits.similarity.amr.align import (
     build_problem,
     exact_concept_match,
     mapping_score,
+    matched_upper_bound,
+    triple_count,
 )
 from lsplits.similarity.amr.graph import parse_amr
 from lsplits.similarity.amr.smatch import SMATCH, corpus_smatch, smatch_counts
@@ -87,6 +89,22 @@ def test_corpus_score_is_micro_averaged():
     assert SMATCH.corpus_score(predictions, references) == pytest.approx(2 * 6 / 14)
     with pytest.raises(ValueError):
         corpus_smatch(predictions, references[:1])
+
+
+def test_the_early_stop_bound_is_never_below_the_optimum_and_tight_for_a_graph_against_itself():
+    graphs = [WANT_BOY, WANT_GO, "(b / boy :ARG0-of (w / want-01))",
+              "(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02 :ARG0 (g2 / girl)))",
+              "(a / and :op1 (b / boy) :op2 (b2 / boy :mod (t / tall)))",
+              "(a / and :op1 (b / boy :mod (t / tall)) :op2 (b2 / boy))", "(s / see-01 :ARG0 s :ARG1 (b / boy))"]
+    bounds = []
+    for a, b in itertools.product(graphs, repeat=2):
+        graph_a, graph_b = parse_amr(a), parse_amr(b)
+        bound = matched_upper_bound(build_problem(graph_a, graph_b, exact_concept_match), graph_a, graph_b)
+        assert bound >= brute_force_matches(graph_a, graph_b), (a, b)
+        bounds.append(bound < min(triple_count(graph_a), triple_count(graph_b)))
+        if a == b:
+            assert bound == triple_count(graph_a)
+    assert any(bounds)  # tighter than the triple counts on some pairs, so the search stops earlier there
 
 
 def test_hill_climbing_finds_the_brute_force_optimum_on_small_graphs():

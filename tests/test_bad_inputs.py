@@ -330,7 +330,7 @@ CASES_UE: list[Case] = [
          ("beams.txt", "must end in .jsonl")),
     Case("beams: --out is a file lsplits did not write",
          lambda f: (f / "notes.jsonl").write_text("my notes\n") and beams_argv(f, out="notes.jsonl"),
-         ("notes.jsonl exists and is not a beams file written by lsplits",), out="nothing"),
+         ("--out", "notes.jsonl: an existing file that lsplits did not write",), out="nothing"),
     Case("ue-unknown-estimator", ue_option("--estimators", "eigv,entropy"),
          ("--estimators", "unknown estimator 'entropy'", "numsemsets")),
     Case("ue-unknown-metric", ue_option("--metrics", "prr,auroc"), ("--metrics", "unknown uncertainty metric", "'auroc'")),

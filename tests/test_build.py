@@ -169,7 +169,9 @@ def test_split_scored_is_the_build_path_for_examples_scored_elsewhere():
         assert max((i, i + 6), key=lambda j: ll[j]) not in by_length
     unlabeled = generic_task("text")
     alone = split_scored(unlabeled, prepare_examples([("toy", rows, "toy rows")], unlabeled).examples,
-                         {"ft": (ll, np.full(12, 2))}, configs=["ll_split"], eval_size=1)
-    assert list(alone.configs["ll_split"].partition.eval) == [10]
+                         {"ft": (ll, np.full(12, 2))}, configs=["ll_split"], eval_size=2)
+    assert sorted(alone.configs["ll_split"].partition.eval) == [10, 11]
+    with pytest.raises(ConfigError, match="eval_size 1 gives 1 eval example of 12, which leaves the test split empty"):
+        split_scored(task, examples, {"ft": (ll, np.full(12, 2))}, configs=["ll_split"], eval_size=1)
     with pytest.raises(ConfigError, match="unknown config"):
         split_scored(task, examples, {"ft": (ll, np.full(12, 2))}, configs=["template"], eval_size=2)

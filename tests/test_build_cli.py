@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 import subprocess
 import sys
@@ -80,7 +81,8 @@ def test_analyze_prints_statistics(built, capsys):
     assert "== ll_split ==" in out and "train" in out
 
 
-def test_same_seed_gives_identical_ids(user_file, built, tmp_path):
+def test_same_seed_gives_identical_ids_and_the_build_logs_its_stages(user_file, built, tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="lsplits.stages")
     again = tmp_path / "again"
     assert main(["build", "--data-files", str(user_file), "--query-field", "text", "--label-field", "topic",
                  "--lm", "scratch", "--out", str(again), "--eval-size", "12", "--max-steps", "4",
@@ -89,6 +91,10 @@ def test_same_seed_gives_identical_ids(user_file, built, tmp_path):
         first = list(datasets.load_dataset(str(built), "ll_split")[split]["id"])
         second = list(datasets.load_dataset(str(again), "ll_split")[split]["id"])
         assert first == second
+    stages = [r.stage_time for r in caplog.records if hasattr(r, "stage_time")]
+    assert {t.name for t in stages} == {"load", "type unification", "tokenizer", "folds", "scoring", "split",
+                                       "export", "card and plots"}  # what benchmarks/build_scale.py reports
+    assert sum(t.name == "folds" for t in stages) == 3 and all(t.seconds >= 0 and t.peak_rss > 0 for t in stages)
 
 
 def test_clear_errors_without_traceback(user_file, tmp_path):
@@ -144,6 +150,9 @@ def test_small_demo_meets_the_acceptance_properties(tmp_path, capsys):
             quota = class_quota * bucket.sum() / in_class.sum()
             assert abs(in_eval[bucket].sum() - quota) < 1
     assert set(summary.table["config"]) == {"ll_split", "ll_split_len", "ll_split_reverse", "random", "length"}
+    meta = json.loads((summary.out / "lsplits.json").read_text())  # the demo's settings and the training it ran
+    assert meta["demo"] == {"n": 240, "seed": 0, "eval_size": 0.2} and meta["settings"]["configs"] == list(DEMO_CONFIGS)
+    assert meta["runs"]["ft"]["train_config"]["max_steps"] == 20
 
 
 def test_prompted_configs_with_a_local_pretrained_folder(user_file, tmp_path):

@@ -86,6 +86,7 @@ NAMED_DEFAULTS: dict[str, Callable[[Site], bool]] = {
     "cache path": lambda s: isinstance(s.value, str) and (".cache" in s.value or "lsplits-cache" in s.value),
     "PRR area (max_rejection 1.0)": lambda s: _is(float, s.value, 1.0) and "rejection" in s.name.lower(),
     "demo size (3000)": lambda s: _is(int, s.value, 3000),
+    "scratch LM name ('scratch')": lambda s: s.value == "scratch",
 }
 
 
@@ -144,6 +145,8 @@ def test_every_help_states_each_options_default(command):
         option = action.option_strings[-1]
         assert "default" in text, f"lsplits {command.name} {option}: the help does not state the default"
         default = action.default
-        if default is not None:
+        if default is not None and default != () and default != []:  # an empty default is stated as "none"
             shown = ",".join(map(str, default)) if isinstance(default, (tuple, list)) else str(default)
             assert shown in text, f"lsplits {command.name} {option}: the help does not show the default {shown!r}"
+            assert "%(default)" in action.help, f"lsplits {command.name} {option}: the help writes its default " \
+                "as a literal instead of %(default)s"

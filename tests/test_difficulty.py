@@ -106,7 +106,10 @@ def test_card_gets_the_difficulty_section_and_keeps_the_rest(snli):
     assert after.replace(after[after.index(card.SECTION_START):after.index(card.SECTION_END)
                                + len(card.SECTION_END) + 2], "") == before  # everything else byte for byte
     meta = json.loads((folder / "lsplits.json").read_text(encoding="utf-8"))
-    assert {k: v for k, v in meta.items() if k != "difficulty"} == snli["meta_before"]
+    changed = ("difficulty", "lsplits_files")
+    assert {k: v for k, v in meta.items() if k not in changed} == \
+        {k: v for k, v in snli["meta_before"].items() if k not in changed}
+    assert meta["lsplits_files"] == sorted([*snli["meta_before"]["lsplits_files"], "plots/difficulty.png"])
     assert [r["config"] for r in meta["difficulty"]["results"]] == ["random", "ll_split"]
     assert datasets.load_dataset(str(folder), "ll_split")["test"].num_rows > 0
 
@@ -379,3 +382,49 @@ def test_a_model_that_answers_everything_the_same_is_flagged():
     warnings = [line for line in direction_lines(summary) if "Warning" in line]
     assert len(warnings) == 1 and "(True)" in warnings[0] and "`random`" in warnings[0]
     assert "`ll_split`" not in warnings[0]
+
+
+def test_build_difficulty_rebuild_analyze_difficulty_push_chain(tmp_path, hub_api, online, monkeypatch, capsys):
+    """Issue 18 item 1: every file a command writes into the folder is lsplits', so the whole chain runs."""
+    import huggingface_hub
+
+    folder = build_dataset(tmp_path, "snli", snli_rows())
+    model = tiny_classifier(tmp_path / "bert", [r["sentence1"] + " " + r["sentence2"] for r in snli_rows()])
+    difficulty = ["difficulty", str(folder), "--model", str(model), "--out", str(tmp_path / "report"), *TINY]
+    assert main(difficulty) == 0
+    assert (folder / "plots" / "difficulty.png").is_file()
+    assert "plots/difficulty.png" in json.loads((folder / "lsplits.json").read_text())["lsplits_files"]
+    def test_ids():
+        return sorted(pd.concat(map(pd.read_parquet, folder.glob("ll_split/test*.parquet")))["id"])
+
+    first_ids = test_ids()
+    rebuild = ["build", "snli", "--data-files", str(tmp_path / "snli.jsonl"), "--lm", "scratch", "--max-steps", "2",
+               "--configs", "random", "ll_split", "--eval-size", "16", "--out", str(folder),
+               "--cache-dir", str(tmp_path / "cache"), "--no-progress", "--seed", "7"]
+    assert main(rebuild) == 0, capsys.readouterr().err
+    assert test_ids() != first_ids  # really rebuilt, with another seed
+    assert not (folder / "plots" / "difficulty.png").exists()  # the rebuild replaced the folder as a whole
+    assert main(["analyze", str(folder)]) == 0
+    assert main(difficulty) == 0  # the same report folder: lsplits' own, resumed and rewritten
+    capsys.readouterr()
+    monkeypatch.setattr(huggingface_hub, "get_token", lambda: "hf_good")
+    hub_api.valid_tokens = {"hf_good"}
+    assert main(["push", str(folder), "org/snli-likelihood"]) == 0, capsys.readouterr().err
+    _, repo, sent, _ = next(call for call in hub_api.calls if call[0] == "create_commit")
+    on_disk = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+    assert repo == "org/snli-likelihood" and set(sent) == on_disk and "plots/difficulty.png" in sent
+    (folder / "notes.txt").write_text("mine")  # a file the user adds is still protected
+    assert main(rebuild) == 2
+    assert "files that lsplits did not write (notes.txt)" in capsys.readouterr().err
+
+
+def test_difficulty_refuses_to_overwrite_a_figure_it_did_not_write(snli, tmp_path, capsys):
+    """A plots/difficulty.png the user put into the folder is refused before any training."""
+    folder = tmp_path / "built"
+    shutil.copytree(snli["pristine"], folder)
+    (folder / "plots" / "difficulty.png").write_bytes(b"the user's own figure")
+    out = tmp_path / "report"
+    assert main(["difficulty", str(folder), "--model", str(snli["model"]), "--out", str(out), *TINY]) == 2
+    assert ("the dataset folder " + str(folder) + ": plots/difficulty.png exists and lsplits did not write it"
+            ) in capsys.readouterr().err
+    assert not out.exists() and (folder / "plots" / "difficulty.png").read_bytes() == b"the user's own figure"

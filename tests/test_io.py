@@ -13,9 +13,12 @@ from lsplits.io import (
     FOLDER_MARKER,
     MARKER_FILES_KEY,
     atomic_write_parquet,
+    check_additions,
     check_output,
     foreign_files,
+    mark_folder,
     output_folder,
+    record_files,
 )
 
 
@@ -109,3 +112,48 @@ def test_only_a_parquet_file_lsplits_marked_is_replaced(tmp_path):
         check_output(tmp_path, expect="file")
     with pytest.raises(ConfigError, match="is a file, not a folder"):
         check_output(ours, expect="folder")
+
+
+def test_a_beams_file_goes_through_the_same_guard(tmp_path):
+    """``lsplits beams``' output: a .jsonl path; an existing beams file is replaced, any other file refused."""
+    beams = tmp_path / "beams.jsonl"
+    beams.write_text('{"id": "0", "candidates": ["(a / b)"]}\n')
+    assert check_output(beams, expect="file", suffix=".jsonl") == beams
+    (tmp_path / "notes.jsonl").write_text('{"note": "mine"}\n')
+    with pytest.raises(ConfigError, match="notes.jsonl: an existing file that lsplits did not write"):
+        check_output(tmp_path / "notes.jsonl", expect="file", suffix=".jsonl")
+    with pytest.raises(ConfigError, match="beams.txt: the file name must end in .jsonl"):
+        check_output(tmp_path / "beams.txt", expect="file", suffix=".jsonl")
+    with pytest.raises(ConfigError, match="is the input"):
+        check_output(beams, expect="file", suffix=".jsonl", inputs=[beams])
+
+
+def test_files_added_to_a_folder_are_checked_first_and_listed_after(tmp_path):
+    """difficulty adds its figure to a built folder: refused over a user's file, listed once written."""
+    with output_folder(tmp_path / "built") as staged:
+        (staged / "README.md").write_text("card")
+    folder = tmp_path / "built"
+    check_additions(folder, ["README.md", "plots/figure.png"], what="the dataset folder")
+    (folder / "plots").mkdir()
+    (folder / "plots" / "figure.png").write_bytes(b"png")
+    assert foreign_files(folder) == ["plots/figure.png"]
+    record_files(folder, ["plots/figure.png"])
+    assert foreign_files(folder) == [] and check_output(folder, expect="folder") == folder
+    (folder / "plots" / "mine.png").write_bytes(b"user")
+    with pytest.raises(ConfigError, match="the dataset folder .*: plots/mine.png exists and lsplits did not write it"):
+        check_additions(folder, ["plots/mine.png"], what="the dataset folder")
+    with pytest.raises(ConfigError, match="not a folder lsplits wrote"):
+        check_additions(tmp_path, ["x.png"], what="the dataset folder")
+
+
+def test_a_subfolder_lsplits_owns_whole_may_fill_after_marking(tmp_path):
+    """A difficulty report's runs/ fills during training: its files are lsplits' though never listed."""
+    (tmp_path / "report").mkdir()
+    (tmp_path / "report" / "settings.json").write_text("{}")
+    mark_folder(tmp_path / "report", owned=["runs"])
+    (tmp_path / "report" / "runs" / "m").mkdir(parents=True)
+    (tmp_path / "report" / "runs" / "m" / "checkpoint.pt").write_bytes(b"weights")
+    assert check_output(tmp_path / "report", expect="folder") == tmp_path / "report"
+    (tmp_path / "report" / "extra.txt").write_text("mine")
+    with pytest.raises(ConfigError, match=r"files that lsplits did not write \(extra.txt\)"):
+        check_output(tmp_path / "report", expect="folder")

@@ -77,3 +77,29 @@ def test_dry_run_describes_exactly_the_scratch_model_the_run_builds(tmp_path, ca
         (built["n_layer"], built["n_embd"], built["vocab_size"], built["n_positions"])
     assert json.loads((run_dir / "run.json").read_text())["train_config"]["max_steps"] == 2
     assert "training 4 steps" in printed  # 2 folds x --max-steps 2, as the run trained
+
+
+def test_a_sampled_scratch_tokenizer_is_the_same_in_the_dry_run_and_the_run(tmp_path):
+    """With fewer texts allowed than the data has, the tokenizer is trained on a sample, and the estimate
+    still describes the fold-0 model the run builds: the same vocabulary and the window set by the long line
+    (measured with that tokenizer on every pair, whether or not the long line is in the sample)."""
+    from lsplits.lm.estimate import estimate_run
+    from lsplits.lm.pipeline import compute_scores
+    from lsplits.lm.scratch import scratch_tokenizer
+
+    lines = [*tiny_sentences(40), " ".join(tiny_sentences(12))]
+    records = [{"id": str(n), "prompt": "", "query": line} for n, line in enumerate(lines)]
+    sampled = ScratchConfig(tokenizer_sample=8)
+    full = scratch_tokenizer([], lines, tmp_path / "full", ScratchConfig())
+    assert len(scratch_tokenizer([], lines, tmp_path / "sampled", sampled)) < len(full)  # the sample is used
+    assert scratch_tokenizer([], lines, tmp_path / "again", sampled).get_vocab() == \
+        scratch_tokenizer([], lines, tmp_path / "sampled-2", sampled).get_vocab()  # and seeded
+    estimate = estimate_run(records, lm=SCRATCH, folds=2, max_steps=1, scratch_config=sampled, warmup_batches=1,
+                            warmup_steps=1)
+    compute_scores(records, lm=SCRATCH, folds=2, max_steps=1, scratch_config=sampled, cache_dir=tmp_path / "cache",
+                   progress=False)
+    (run_dir,) = (tmp_path / "cache").iterdir()
+    built = json.loads((run_dir / "fold-0" / "init" / "config.json").read_text())
+    assert (estimate.model_config["vocab_size"], estimate.model_config["n_positions"]) == \
+        (built["vocab_size"], built["n_positions"])
+    assert built["n_positions"] > 64  # set by the long line (the short ones fit in 64 tokens)

@@ -122,6 +122,9 @@ def test_cli_entry_point_and_cache(files, tmp_path, capsys):
     assert run_ue(parse_args(argv)) == 0
     assert CALLS["score"] == 0
     assert (tmp_path / "out" / "report.md").exists()
+    recorded = json.loads((tmp_path / "out" / "settings.json").read_text(encoding="utf-8"))  # the StudyConfig as run
+    assert (recorded["beam_sizes"], recorded["qualities"], recorded["n_bootstrap"]) == ([3], ["rougel"], 50)
+    assert recorded["confidence"] == StudyConfig.confidence and recorded["estimators"] == list(StudyConfig.estimators)
 
 
 def test_nan_qualities_are_dropped_with_a_count(files):
@@ -397,8 +400,15 @@ def test_operating_points_are_drawn_on_the_curves(files):
     assert len(dots) == len(certified)
     for line, row in zip(dots, certified, strict=True):
         assert (line.get_xdata()[0], line.get_ydata()[0]) == pytest.approx((1 - row.coverage, 1 - row.risk))
-    assert any(line.get_ydata()[0] == pytest.approx(0.4) for line in axes.get_lines()
-               if len(line.get_ydata()) == 2 and line.get_marker() != "o")  # the target line at 1 - 0.6
+    # the target quality 1 - 0.6 lies below every curve: said in a corner, not drawn (it would squash them)
+    assert not [line for line in axes.get_lines() if list(line.get_ydata()) == [0.4, 0.4]]
+    assert any("below the axis" in text.get_text() for text in axes.texts)
+    inside = 1 - float(np.mean(study.qualities["smatchpp"])) - 0.01  # between the random line and the oracle's 1
+    study = run_study([files / "beams.jsonl"], files / "gold.jsonl",
+                      small_config(beam_sizes=(5,), n_bootstrap=0, target_risk=inside, calibration_fraction=0.5))
+    rows = [r for r in study.selective if r.quality == "smatchpp"]
+    axes = rejection_figure(study.curves[5, "smatchpp"], "Smatch++", "t", decorate=_operating_points(rows)).axes[0]
+    assert [line for line in axes.get_lines() if list(line.get_ydata()) == [pytest.approx(1 - inside)] * 2]
 
 
 def test_calibration_split_is_by_id_and_stated(files):

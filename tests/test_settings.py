@@ -147,3 +147,19 @@ def test_the_readme_describes_the_training_that_runs():
     assert (f"lr {scratch.lr:g} after {scratch.warmup_steps} warm-up steps (weight decay {scratch.weight_decay:g}, "
             f"batch {scratch.batch_size}) for {scratch.max_steps} steps per fold") in readme
     assert "constant LR 2e-5" not in readme
+
+
+def test_score_records_its_settings_in_the_parquet_metadata(user_file, tmp_path):
+    import pyarrow.parquet as pq
+
+    from lsplits.cli.commands import SCORE_SETTINGS_KEY
+
+    out = tmp_path / "scores.parquet"
+    assert main(["score", "--data-files", str(user_file), "--query-field", "text", "--prompt-template", "From {source}:",
+                 "--folds", "2", "--max-steps", "2", "--out", str(out), "--cache-dir", str(tmp_path / "cache"),
+                 "--no-progress"]) == 0
+    recorded = json.loads(pq.read_schema(out).metadata[SCORE_SETTINGS_KEY.encode()])
+    expected = ScoreSettings(data_files=(str(user_file),), query_field="text", prompt_template="From {source}:",
+                             folds=2, max_steps=2)
+    assert recorded["settings"] == json.loads(json.dumps(expected.to_dict()))
+    assert recorded["runs"]["ft"]["train_config"]["max_steps"] == 2 and recorded["lsplits_version"]

@@ -142,12 +142,19 @@ def test_score_own_lines_sends_the_least_likely_to_eval(client, served):
 
 def test_score_own_file_upload_and_bad_uploads(client, tmp_path):
     good = tmp_path / "sentences.csv"
-    good.write_text("sentence,source\nthe dog runs,a\na child walks home,b\nmy friend reads,c\n", encoding="utf-8")
-    summary, table, _ = client.predict("", handle_file(str(good)), "sentence", "", "scratch", 0.34, True,
+    good.write_text("sentence,source\nthe dog runs,a\na child walks home,b\nmy friend reads,c\nbirds sing,d\n",
+                    encoding="utf-8")
+    summary, table, _ = client.predict("", handle_file(str(good)), "sentence", "", "scratch", 0.5, True,
                                        api_name="/score_own")
-    assert "Scored 3 examples" in summary
-    assert sorted(row["sentence"] for row in rows(table)) == ["a child walks home", "my friend reads", "the dog runs"]
-    assert sum(row["split"] == "eval" for row in rows(table)) == 1
+    assert "Scored 4 examples" in summary
+    assert sorted(row["sentence"] for row in rows(table)) == ["a child walks home", "birds sing", "my friend reads",
+                                                               "the dog runs"]
+    assert sum(row["split"] == "eval" for row in rows(table)) == 2  # halved into validation and test
+
+    # the build's eval-size rule: 1 eval example of 4 would leave the test split empty
+    with pytest.raises(AppError, match=r"Eval share 0.34 gives 1 eval example of 4, which leaves the test split "
+                                       r"empty \(validation and test get half each\); the minimum is 2"):
+        client.predict("", handle_file(str(good)), "sentence", "", "scratch", 0.34, True, api_name="/score_own")
 
     with pytest.raises(AppError) as missing_field:
         client.predict("", handle_file(str(good)), "text", "", "scratch", 0.2, False, api_name="/score_own")
@@ -160,7 +167,7 @@ def test_score_own_file_upload_and_bad_uploads(client, tmp_path):
         client.predict("", handle_file(str(broken)), "text", "", "scratch", 0.2, False, api_name="/score_own")
     with pytest.raises(AppError, match="paste some lines"):
         client.predict("  \n ", None, "text", "", "scratch", 0.2, False, api_name="/score_own")
-    with pytest.raises(AppError, match="leaves nothing for train|eval"):
+    with pytest.raises(AppError, match=r"Eval share 0.2: the dataset has 1 example\(s\); train, validation and test need at least 3"):
         client.predict("only one line", None, "text", "", "scratch", 0.2, False, api_name="/score_own")
 
 

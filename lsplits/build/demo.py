@@ -7,6 +7,7 @@ Hub layout that ``datasets.load_dataset(out, "ll_split_len")`` opens.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Mapping
@@ -114,7 +115,7 @@ def run_demo(out: str | Path = DEMO_OUT, settings: DemoSettings | None = None, *
     loaded = prepare_examples([("demo", examples, "synthetic demo data")], DEMO_TASK)
     build = settings.build_settings()
     result = build_splits(DEMO_SPEC, loaded, build, cache_dir=cache_dir, train_config=train_config, progress=progress)
-    export_dataset(DEMO_SPEC, result, out, build)  # the card says "your-org/NAME" until a push names the repo
+    export_dataset(DEMO_SPEC, result, out, build, extra_settings={"demo": dataclasses.asdict(settings)})  # the card says "your-org/NAME" until a push names the repo
     table = summary_table(result.frames())
     ratio = {}
     for name in result.configs:

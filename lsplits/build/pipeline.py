@@ -24,13 +24,21 @@ import pandas as pd
 from lsplits.build.card import CardInfo, placeholder_repo, render_card
 from lsplits.build.configs import DEFAULT_CONFIGS, available_configs, resolve_configs
 from lsplits.build.export import unify_types
-from lsplits.build.settings import DEFAULT_EVAL_FRACTION, MIN_EVAL_SIZE, SETTINGS_KEY, BuildSettings
+from lsplits.build.settings import (
+    DEFAULT_EVAL_FRACTION,
+    MIN_EVAL_SIZE,
+    SCRATCH_LM,
+    SETTINGS_KEY,
+    BuildSettings,
+    RunSettings,
+)
 from lsplits.data.loading import ID_FIELD, LoadedData
 from lsplits.data.tasks import DEFAULT_SETTING, Setting, Task
 from lsplits.data.text import word_count
 from lsplits.errors import ConfigError
 from lsplits.splits.engine import Partition, check_label_quotas, resolve_eval_size, split_eval
 from lsplits.splits.strategy import PLAIN_POLICY, SplitInputs, SplitPolicy, SplitStrategy
+from lsplits.stages import stage
 
 logger = logging.getLogger(__name__)
 
@@ -121,10 +129,17 @@ class ConfigFrames(Mapping[str, dict[str, pd.DataFrame]]):
         return len(self._result.configs)
 
 
-def checked_eval_size(eval_size: int | float | None, n: int, *, default: int) -> int:
-    """``--eval-size`` (or ``default`` when None) as a count; ConfigError, naming the option and the
-    bounds, when train, validation or test would be empty."""
-    option = f"--eval-size {eval_size}" if eval_size is not None else f"the default eval size ({default})"
+def checked_eval_size(eval_size: int | float | None, n: int, *, default: int | None = None,
+                      option: str = "--eval-size") -> int:
+    """``eval_size`` (or ``default`` when None) as a count; ConfigError, naming ``option`` and the bounds,
+    when train, validation or test would be empty.
+
+    The one eval-size validator of every path that splits (``lsplits build``, :func:`split_scored`, the
+    Space); :func:`lsplits.build.settings.check_eval_size` checks only the shape, before n is known.
+    """
+    if eval_size is None and default is None:
+        raise ConfigError(f"{option}: give an eval size (a count, or a fraction of the examples)")
+    option = f"{option} {eval_size}" if eval_size is not None else f"the default eval size ({default})"
     if n < MIN_EVAL_SIZE + 1:
         raise ConfigError(f"{option}: the dataset has {n} example(s); train, validation and test need at least "
                           f"{MIN_EVAL_SIZE + 1}")
@@ -199,19 +214,22 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, settings: BuildSettings,
     plan = plan_build(spec, settings, train_config=train_config)
     n = len(examples)
     size = checked_eval_size(settings.eval_size, n, default=spec.default_eval_size(n))
-    inputs = split_inputs(spec, examples)
+    with stage("split"):
+        inputs = split_inputs(spec, examples)
     check_label_quotas(inputs.labels, size, field=task.label_field)  # cheap checks before any scoring
     for kind in plan.settings:
         check_lm(lm, score_records(examples, task, kind))
-    base = unify_types(pd.DataFrame(examples), loaded.source)  # one type per field, decided before splitting
+    with stage("type unification"):
+        base = unify_types(pd.DataFrame(examples), loaded.source)  # one type per field, decided before splitting
     scores: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for kind, run in plan.runs.items():
         logger.info("scoring %d examples (%s setting) with %s", n, kind, lm)
         frame = compute_scores(score_records(examples, task, kind), plan=run, cache_dir=cache_dir,
                                progress=progress, compile=compile)
         scores[kind] = (frame["ll_score"].to_numpy(dtype=np.float64), frame["ll_tokens"].to_numpy(dtype=np.int64))
-    result = split_configs(spec.policy, plan.configs, base, inputs, scores, eval_size=size, seed=settings.seed,
-                           skipped=plan.skipped)
+    with stage("split"):
+        result = split_configs(spec.policy, plan.configs, base, inputs, scores, eval_size=size, seed=settings.seed,
+                               skipped=plan.skipped)
     result.dropped = dict(loaded.dropped)
     result.runs = dict(plan.runs)
     for name, reason in plan.skipped.items():
@@ -250,16 +268,17 @@ def split_configs(policy: SplitPolicy, configs: Mapping[str, SplitStrategy], tab
 
 def split_scored(task: Task, examples: Sequence[Mapping[str, Any]], scores: Mapping[str, tuple[np.ndarray, np.ndarray]],
                  *, configs: Sequence[str], eval_size: int | float, seed: int = 0,
-                 policy: SplitPolicy = PLAIN_POLICY) -> BuildResult:
+                 policy: SplitPolicy = PLAIN_POLICY, option: str = "eval_size") -> BuildResult:
     """Split examples that are already scored with the named configs, exactly as ``lsplits build`` does after
     scoring (:func:`split_inputs`, then :func:`split_configs`); for callers that score themselves (the Space).
 
     ``scores`` maps each LM setting to its (``ll_score``, ``ll_tokens``) arrays in example order;
-    ``eval_size`` is a count or a fraction of the examples (at least one example stays in train).
+    ``eval_size`` is a count or a fraction of the examples, checked as the build checks it
+    (:func:`checked_eval_size`: train, validation and test all keep examples); ``option`` names it in errors.
     """
     spec = DatasetSpec(task=task, card=CardInfo(pretty_name=task.name), policy=policy)
     chosen = resolve_configs(list(configs), spec.available_configs)
-    size = resolve_eval_size(eval_size, len(examples))
+    size = checked_eval_size(eval_size, len(examples), option=option)
     return split_configs(policy, chosen, pd.DataFrame(list(examples)), split_inputs(spec, examples), scores,
                          eval_size=size, seed=seed)
 
@@ -287,7 +306,7 @@ def method_text(spec: DatasetSpec, result: BuildResult, settings: BuildSettings)
     """A few lines on how this dataset was built (LM, folds, training, eval size, seed)."""
     lm = settings.lm
     lm_text = "a small GPT-2-style LM trained from scratch on the data (offline demo setting)" \
-        if lm == "scratch" else f"`{lm}`"
+        if lm == SCRATCH_LM else f"`{lm}`"
     lines = [
         "Likelihood Splits (Godbole & Jia, 2023) re-split a dataset so that the examples a language model "
         "finds least likely form the evaluation set: the model must generalise to the long tail.",
@@ -313,15 +332,16 @@ def method_text(spec: DatasetSpec, result: BuildResult, settings: BuildSettings)
     return "\n".join(lines)
 
 
-def recorded_settings(result: BuildResult, settings: BuildSettings) -> dict[str, Any]:
-    """Every setting that changes the build's numbers, as ``lsplits.json`` and the card record them: the
-    :class:`BuildSettings`, each scoring run's plan (training and scratch-LM recipe), the LM's identity
-    (revision or weights hash) and the lsplits version."""
+def recorded_settings(settings: RunSettings, runs: Mapping[str, Any]) -> dict[str, Any]:
+    """Every setting that changes the numbers of a build or a score run, as ``lsplits.json``, the card and the
+    scores' parquet metadata record them: the settings object, each scoring run's plan
+    (:class:`~lsplits.lm.plan.RunPlan`: training and scratch-LM recipe), the LM's identity (revision or
+    weights hash) and the lsplits version."""
     from lsplits import __version__
     from lsplits.lm.model_files import model_identity
 
     return {SETTINGS_KEY: settings.to_dict(),
-            "runs": {kind: run.to_dict() for kind, run in result.runs.items()},
+            "runs": {kind: run.to_dict() for kind, run in runs.items()},
             "lm_identity": model_identity(settings.lm),
             "lsplits_version": __version__}
 
@@ -339,7 +359,7 @@ def build_metadata(spec: DatasetSpec, result: BuildResult, settings: BuildSettin
                 extra_statistics=extra_statistics, notes=spec.policy.notes_of(result.inputs),
                 split_policy=spec.policy.name,
                 strategies={name: built.strategy.record() for name, built in result.configs.items()},
-                **(recorded if recorded is not None else recorded_settings(result, settings)))
+                **(recorded if recorded is not None else recorded_settings(settings, result.runs)))
 
 
 def settings_markdown(recorded: Mapping[str, Any]) -> str:
@@ -351,10 +371,13 @@ def settings_markdown(recorded: Mapping[str, Any]) -> str:
 
 
 def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, settings: BuildSettings, *,
-                   repo_hint: str | None = None, progress: bool = False) -> Path:
+                   repo_hint: str | None = None, progress: bool = False,
+                   extra_settings: Mapping[str, Any] | None = None) -> Path:
     """Write the Hub-layout folder with card, statistics, plots and ``lsplits.json``; returns the folder.
 
-    The configs' frames are materialised from the base table one config at a time.
+    The configs' frames are materialised from the base table one config at a time. ``extra_settings``
+    (name -> dict) records the settings of what made the data (the demo's :class:`DemoSettings`) beside
+    the build's.
     """
     from lsplits.build import report as dataset_report
     from lsplits.build.export import write_hub_folder
@@ -363,22 +386,24 @@ def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, sett
     check_output(out, expect="folder")  # before the statistics and plots
     frames = result.frames()
     task = spec.task
-    stats = dataset_report.config_statistics(frames, query_field=task.query_field, label_field=task.label_field,
-                                             categorical_columns=spec.categorical_columns, progress=progress,
-                                             examples=result.table)
-    statistics = dataset_report.statistics_markdown(stats)
-    extra_stats = spec.policy.statistics_of(result.inputs, result.partitions)
-    if extra_stats:
-        statistics = dataset_report.extra_statistics_markdown(extra_stats) + "\n\n" + statistics
+    with stage("card and plots"):
+        stats = dataset_report.config_statistics(frames, query_field=task.query_field, label_field=task.label_field,
+                                                 categorical_columns=spec.categorical_columns, progress=progress,
+                                                 examples=result.table)
+        statistics = dataset_report.statistics_markdown(stats)
+        extra_stats = spec.policy.statistics_of(result.inputs, result.partitions)
+        if extra_stats:
+            statistics = dataset_report.extra_statistics_markdown(extra_stats) + "\n\n" + statistics
     descriptions = {name: built.strategy.description for name, built in result.configs.items()}
     strategies = {name: repr(built.strategy) for name, built in result.configs.items()}
-    recorded = recorded_settings(result, settings)
+    recorded = {**recorded_settings(settings, result.runs), **dict(extra_settings or {})}
     metadata = build_metadata(spec, result, settings, extra_statistics=extra_stats, recorded=recorded)
     class_labels = label_classes(task, result.table)
     if class_labels:
         metadata = {**metadata, "class_labels": class_labels}
     with tempfile.TemporaryDirectory() as tmp:
-        written = dataset_report.config_plots(frames, stats, Path(tmp))
+        with stage("card and plots"):
+            written = dataset_report.config_plots(frames, stats, Path(tmp))
 
         def card(folder) -> str:  # the card lists the content-named files
             return render_card(spec.card, folder, descriptions, repo_hint=repo_hint or placeholder_repo(out),
@@ -386,9 +411,10 @@ def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, sett
                                plots={caption: path for caption, path, _ in written}, strategies=strategies,
                                settings=settings_markdown(recorded))
 
-        return write_hub_folder(out, frames, card, {repo_path: local for _, repo_path, local in written},
-                                metadata=metadata, examples=result.config_table(next(iter(result.configs))),
-                                class_labels=class_labels)
+        with stage("export"):
+            return write_hub_folder(out, frames, card, {repo_path: local for _, repo_path, local in written},
+                                    metadata=metadata, examples=result.config_table(next(iter(result.configs))),
+                                    class_labels=class_labels)
 
 
 def label_classes(task: Task, table: pd.DataFrame) -> dict[str, list[str]]:

@@ -10,7 +10,7 @@ from lsplits.generation.cache import BeamSettings, _check_lengths, generate_cach
 from lsplits.generation.inputs import read_inputs
 from lsplits.generation.models import check_model
 from lsplits.generation.search import invalid_penman
-from lsplits.io import check_beams_output
+from lsplits.io import check_output
 
 if TYPE_CHECKING:
     from argparse import Namespace
@@ -23,7 +23,8 @@ def run_beams(args: Namespace) -> int:
     from lsplits.lm.distributed import is_main
 
     settings = settings_of(args, BeamSettings)
-    check_beams_output(args.out, args.inputs)
+    check_output(args.out, expect="file", suffix=".jsonl", inputs=[args.inputs],
+                 caches=[args.cache_dir] if args.cache_dir else ())
     inputs = read_inputs(args.inputs, input_field=settings.input_field, id_field=settings.id_field,
                          split=settings.split)
     kind = check_model(args.model)

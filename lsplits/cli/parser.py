@@ -354,7 +354,7 @@ def _push_metrics_arguments(parser: argparse.ArgumentParser) -> None:
                              "default: none, upload)")
     parser.add_argument("--metrics-dir", default=None, help="folder holding the modules (default ./metrics)")
     parser.add_argument("--only", default=",".join(METRIC_MODULES),
-                        help=f"comma-separated modules to push (default {','.join(METRIC_MODULES)})")
+                        help="comma-separated modules to push (default %(default)s)")
     parser.add_argument("--private", action="store_true", help="create private Spaces")
     parser.add_argument("--token", default=None, help="Hub token (default: the stored login or HF_TOKEN)")
 
@@ -373,7 +373,7 @@ def _push_space_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--space-dir", type=Path, default=None, help="the Space's source folder "
                         "(default: spaces/lsplits-demo of this checkout)")
     parser.add_argument("--scratch-steps", type=int, default=DEFAULT_SCRATCH_STEPS,
-                        help=f"training steps of the shipped scratch LM (default {DEFAULT_SCRATCH_STEPS})")
+                        help="training steps of the shipped scratch LM (default %(default)s)")
     parser.add_argument("--private", action="store_true", help="create the Space as private")
     parser.add_argument("--stage-only", type=Path, metavar="DIR", default=None,
                         help="write the folder that would be uploaded to DIR and stop (nothing is sent; default: none, "

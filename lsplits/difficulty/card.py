@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from lsplits.build.report import METADATA_FILE
-from lsplits.io import atomic_path, atomic_write_text
+from lsplits.io import atomic_path, atomic_write_text, record_files
 
 SECTION_START = "<!-- lsplits:difficulty:start (written by `lsplits difficulty`; rerun it to update) -->"
 SECTION_END = "<!-- lsplits:difficulty:end -->"
@@ -58,8 +58,9 @@ def update_folder(folder: Path, section: str, entry: dict[str, Any],
                   files: Mapping[str, Path] | None = None) -> None:
     """Write the section into ``folder/README.md`` and ``entry`` under ``difficulty`` in ``lsplits.json``.
 
-    ``files`` maps a path in the folder (the card's figure) to a local file to copy there. Every
-    file is written atomically; only lsplits' own section, key and figure change.
+    ``files`` maps a path in the folder (the card's figure) to a local file to copy there, listed
+    then among lsplits' files in ``lsplits.json``. Every file is written atomically; only lsplits' own
+    section, key and figure change (the caller checks them first with :func:`lsplits.io.check_additions`).
     """
     folder = Path(folder)
     for repo_path, local in (files or {}).items():
@@ -72,3 +73,4 @@ def update_folder(folder: Path, section: str, entry: dict[str, Any],
     meta = json.loads(meta_path.read_text(encoding="utf-8"))
     meta[METADATA_KEY] = entry
     atomic_write_text(meta_path, json.dumps(meta, indent=2, sort_keys=True))
+    record_files(folder, list(files or {}))  # the figure is lsplits', so a rebuild may replace the folder

@@ -160,11 +160,18 @@ def pair_lengths(tokenizer, prompts: Sequence[str], queries: Sequence[str]) -> l
 
 
 def text_lengths(tokenizer, texts: Sequence[str]) -> np.ndarray:
-    """Number of tokens of each text (no special tokens), tokenised a chunk of texts at a time."""
-    lengths = np.zeros(len(texts), dtype=np.int64)
-    for start in range(0, len(texts), _CHUNK):
-        lengths[start:start + _CHUNK] = [len(ids) for ids in _tokenize(tokenizer, texts[start:start + _CHUNK])]
-    return lengths
+    """Number of tokens of each text (no special tokens), tokenised a chunk of texts at a time.
+
+    Each distinct text is tokenised once (SNLI repeats every premise in three prompts).
+    """
+    distinct = list(dict.fromkeys(texts))
+    lengths = np.zeros(len(distinct), dtype=np.int64)
+    for start in range(0, len(distinct), _CHUNK):
+        lengths[start:start + _CHUNK] = [len(ids) for ids in _tokenize(tokenizer, distinct[start:start + _CHUNK])]
+    if len(distinct) == len(texts):
+        return lengths
+    position = {text: n for n, text in enumerate(distinct)}
+    return lengths[np.fromiter((position[text] for text in texts), dtype=np.int64, count=len(texts))]
 
 
 def _tokenize(tokenizer, texts: Sequence[str]) -> list[list[int]]:

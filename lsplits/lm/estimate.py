@@ -2,7 +2,7 @@
 
 The estimate takes the run's :class:`~lsplits.lm.plan.RunPlan` (the same defaults as the run) and its
 model: a pretrained LM as loaded, the scratch LM made exactly as the run makes fold 0's (the tokenizer
-trained on all texts, the same window, sizes and seed). Every example's tokens are counted with that
+trained on the same seeded sample of the texts, the same window, sizes and seed). Every example's tokens are counted with that
 tokenizer. Then a short warm-up is measured on this machine with the model: a few scoring
 batches of the real token budget taken across the length range, and for the fine-tuned setting a
 few training micro-batches. The projection assumes the whole run goes at the measured rates and,
@@ -44,7 +44,7 @@ from lsplits.lm.scoring import (
     score_encoded,
     token_budget_batches,
 )
-from lsplits.lm.scratch import ScratchConfig, scratch_model, scratch_tokenizer
+from lsplits.lm.scratch import ScratchConfig, scratch_model, scratch_tokenizer, window_for
 
 logger = logging.getLogger(__name__)
 
@@ -158,14 +158,16 @@ def estimate_run(records: Sequence[Mapping[str, Any]], *, lm: str | Path | None 
     with tempfile.TemporaryDirectory(prefix="lsplits-estimate-") as tmp:
         if plan.scratch:  # exactly fold 0's initial model (the folds differ only in their seeds)
             tokenizer = scratch_tokenizer(prompts, queries, Path(tmp) / "tokenizer", plan.scratch_config)
+            prompt_lengths, query_lengths = text_lengths(tokenizer, prompts), text_lengths(tokenizer, queries)
+            window = window_for(prompt_lengths + query_lengths + 2, plan.scratch_config.max_positions)
             model, tokenizer = scratch_model(tokenizer, prompts, queries, Path(tmp) / "model", plan.scratch_config,
-                                             seed=plan.fold_seed(0))
+                                             seed=plan.fold_seed(0), window=window)
         else:
             model, tokenizer = load_causal_lm(lm, device="cpu")
+            prompt_lengths, query_lengths = text_lengths(tokenizer, prompts), text_lengths(tokenizer, queries)
         model_config = model.config.to_diff_dict()
         model.to(device)
         window = model_window(model, tokenizer)
-        prompt_lengths, query_lengths = text_lengths(tokenizer, prompts), text_lengths(tokenizer, queries)
         too_long = np.flatnonzero(query_lengths + 2 > window)
         if len(too_long):
             raise DataError(f"the query is {query_lengths[too_long[0]]} tokens; with BOS and EOS it exceeds the "

@@ -92,7 +92,7 @@ def model_identity(name: str) -> dict[str, str | None]:
     from lsplits.build.settings import SCRATCH_LM
 
     if name == SCRATCH_LM:
-        return {"kind": "scratch", "revision": None, "weights_sha256": None}
+        return {"kind": SCRATCH_LM, "revision": None, "weights_sha256": None}
     path = Path(name).expanduser()
     if path.is_dir():
         digest = hashlib.sha256()

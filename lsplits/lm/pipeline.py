@@ -43,7 +43,7 @@ from lsplits.build.settings import DEFAULT_FOLDS
 from lsplits.errors import ConfigError, DataError, InvalidOption, SplitInvariantError
 from lsplits.io import atomic_write_parquet, atomic_write_text
 from lsplits.lm.distributed import barrier, is_main, launched, main_first, process_device, rank, world_size
-from lsplits.lm.encode import check_queries
+from lsplits.lm.encode import check_queries, pair_lengths
 from lsplits.lm.finetune import BEST_FOLDER, SUMMARY_FILE, TrainConfig, check_setting, finetune
 from lsplits.lm.model_files import (
     check_model_files,
@@ -54,9 +54,10 @@ from lsplits.lm.model_files import (
 )
 from lsplits.lm.plan import SCRATCH, RunPlan
 from lsplits.lm.scoring import load_causal_lm, score_pairs
-from lsplits.lm.scratch import ScratchConfig, scratch_model, scratch_tokenizer
+from lsplits.lm.scratch import ScratchConfig, scratch_model, scratch_tokenizer, window_for
 from lsplits.lm.shards import folder_fingerprint, missing_shards, split_into_shards, this_process_share
 from lsplits.progress import progress_bar
+from lsplits.stages import stage
 
 logger = logging.getLogger(__name__)
 
@@ -187,6 +188,8 @@ class _Job:
         self.run_dir, self.ids, self.prompts, self.queries = run_dir, ids, prompts, queries
         self.plan, self.lm, self.shard_size = plan, plan.lm, shard_size
         self.token_budget, self.device, self.progress, self.compile = token_budget, device, progress, compile
+        self._window: int | None = None  # the scratch window and tokenizer, made by the first fold that needs them
+        self._tokenizer = None
 
     def run_folds(self, fold_of: np.ndarray) -> None:
         folds = int(fold_of.max()) + 1
@@ -223,11 +226,12 @@ class _Job:
             return
         location = prepare_model()
         mine = this_process_share(missing)
-        with main_first():  # a Hub model is downloaded once, by rank 0
-            model, tokenizer = load_causal_lm(location, device=self.device) if mine else (None, None)
-        for n, shard in mine:
-            self._score_shard(model, tokenizer, fold_dir, n, len(shards), shard, fold)
-        barrier()
+        with stage("scoring"):
+            with main_first():  # a Hub model is downloaded once, by rank 0
+                model, tokenizer = load_causal_lm(location, device=self.device) if mine else (None, None)
+            for n, shard in mine:
+                self._score_shard(model, tokenizer, fold_dir, n, len(shards), shard, fold)
+            barrier()
 
     def _cached_shard_ok(self, fold_dir: Path, number: int, shard: np.ndarray) -> bool:
         """Whether shard ``number`` is cached, readable and holds exactly the scores of ``shard``.
@@ -272,6 +276,13 @@ class _Job:
         fold_dir = self.run_dir / f"fold-{fold}"
         train_dir = fold_dir / "train"
         if not self._checkpoint_ok(train_dir):
+            self._train_fold(fold, train_index, train_dir)
+        return train_dir / BEST_FOLDER
+
+    def _train_fold(self, fold: int, train_index: np.ndarray, train_dir: Path) -> None:
+        """Make the fold's initial model and train it into ``train_dir`` (the build's "folds" stage)."""
+        fold_dir = train_dir.parent
+        with stage("folds"):
             if self.plan.scratch:
                 model, tokenizer = self._scratch_model(fold_dir / "init", seed=self.plan.fold_seed(fold))
             else:
@@ -281,7 +292,6 @@ class _Job:
                      [self.queries[i] for i in train_index], self.plan.train_config, train_dir,
                      ids=[self.ids[i] for i in train_index], progress=self.progress,
                      desc=f"fold-{fold}: training")
-        return train_dir / BEST_FOLDER
 
     @staticmethod
     def _checkpoint_ok(train_dir: Path) -> bool:
@@ -305,20 +315,36 @@ class _Job:
             if (folder / "config.json").is_file() and all(weights_problem(p) is None for p in weight_files(folder)):
                 # written by rank 0 (or by a killed run: same seed, same weights)
                 return load_causal_lm(folder, device="cpu")
-            return scratch_model(tokenizer, self.prompts, self.queries, folder, self.plan.scratch_config, seed=seed)
+            return scratch_model(tokenizer, self.prompts, self.queries, folder, self.plan.scratch_config, seed=seed,
+                                 window=self._scratch_window(tokenizer))
+
+    def _scratch_window(self, tokenizer) -> int:
+        """The scratch window (:func:`~lsplits.lm.scratch.window_for` the records), measured once for all folds."""
+        if self._window is None:
+            self._window = window_for(pair_lengths(tokenizer, self.prompts, self.queries),
+                                      self.plan.scratch_config.max_positions)
+        return self._window
 
     def _scratch_tokenizer(self):
         """The scratch tokenizer trained on the records' texts (cached), checked to give every query a token."""
+        if self._tokenizer is not None:
+            return self._tokenizer
         folder = self.run_dir / "tokenizer"
-        if folder.exists():
-            tokenizer = load_tokenizer(folder)
-        else:
-            tokenizer = scratch_tokenizer(self.prompts, self.queries, folder, self.plan.scratch_config)
-        check_queries(tokenizer, self.queries, self.ids)
+        with stage("tokenizer"):
+            if folder.exists():
+                tokenizer = load_tokenizer(folder)
+            else:
+                tokenizer = scratch_tokenizer(self.prompts, self.queries, folder, self.plan.scratch_config)
+            check_queries(tokenizer, self.queries, self.ids)
+        self._tokenizer = tokenizer
         return tokenizer
 
     def collect(self) -> pd.DataFrame:
         """All shards, in the order of the records; checks that every record was scored once."""
+        with stage("scoring"):
+            return self._collect()
+
+    def _collect(self) -> pd.DataFrame:
         frames = [pd.read_parquet(path) for path in sorted(self.run_dir.glob("*/scores-*.parquet"))]
         table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=_SHARD_COLUMNS)
         positions = table["position"].to_numpy()

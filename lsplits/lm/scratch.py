@@ -10,6 +10,7 @@ as for a Hub model.
 from __future__ import annotations
 
 import logging
+import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,9 @@ class ScratchConfig:
             rounded up to a multiple of 64, capped here (longer prompts are truncated).
         dropout: GPT-2's residual, embedding and attention dropout (0.1 as in GPT-2). With 0,
             training on several processes gives the same model as on one (see ``finetune``).
+        tokenizer_sample: the BPE is trained on at most this many of the texts (prompts and queries,
+            a seeded sample; all of them when there are fewer): plenty for its vocabulary, and it keeps
+            training the tokenizer (and the dry run, which trains the same one) short on large datasets.
     """
 
     vocab_size: int = 2048
@@ -53,11 +57,12 @@ class ScratchConfig:
     n_embd: int = 128
     max_positions: int = 1024
     dropout: float = 0.1
+    tokenizer_sample: int = 100_000
 
     def __post_init__(self) -> None:
         check_setting("ScratchConfig", "vocab_size", self.vocab_size, whole=True, minimum=2)
         check_setting("ScratchConfig", "min_frequency", self.min_frequency, whole=True, minimum=0)
-        for name in ("n_layer", "n_head", "n_embd", "max_positions"):
+        for name in ("n_layer", "n_head", "n_embd", "max_positions", "tokenizer_sample"):
             check_setting("ScratchConfig", name, getattr(self, name), whole=True, minimum=1)
         check_setting("ScratchConfig", "dropout", self.dropout, minimum=0, below=1)
         if self.n_embd % self.n_head:
@@ -94,7 +99,7 @@ def train_tokenizer(texts: Iterable[str], folder: str | Path, *, vocab_size: int
 
 def window_for(lengths: Iterable[int], max_positions: int) -> int:
     """The scratch window: the longest encoded length rounded up to a multiple of 64, at most ``max_positions``."""
-    longest = max(lengths, default=1)
+    longest = int(max(lengths, default=1))
     return min(max_positions, -(-longest // 64) * 64)
 
 
@@ -125,8 +130,12 @@ def init_scratch_model(tokenizer, folder: str | Path, config: ScratchConfig = Sc
 
 def scratch_tokenizer(prompts: Sequence[str], queries: Sequence[str], folder: str | Path,
                       config: ScratchConfig = ScratchConfig(), *, model_max_length: int | None = None):
-    """The scratch tokenizer of a run: BPE of ``config``'s size trained on every non-empty prompt and query."""
+    """The scratch tokenizer of a run: BPE of ``config``'s size trained on the non-empty prompts and queries,
+    at most ``config.tokenizer_sample`` of them (a sample seeded by its size, so the dry run trains the same)."""
     texts = [text for text in [*prompts, *queries] if text]
+    if len(texts) > config.tokenizer_sample:
+        chosen = random.Random(config.tokenizer_sample).sample(range(len(texts)), config.tokenizer_sample)
+        texts = [texts[i] for i in sorted(chosen)]
     return train_tokenizer(texts, folder, vocab_size=config.vocab_size, min_frequency=config.min_frequency,
                            model_max_length=model_max_length)
 

@@ -125,14 +125,19 @@ def rejection_figure(curves: Mapping[str, RejectionCurve], quality_label: str, t
 def operating_points(points: Mapping[str, tuple[float, float]], target: float | None, target_label: str,
                      label: str) -> Callable[[object, list[str]], None]:
     """A ``decorate`` hook for :func:`rejection_figure`: a dot at ``points[method]`` (rejection rate, mean quality
-    of kept) in each method's line colour, one legend entry ``label``; a thin unlabelled line at ``target``."""
+    of kept) in each method's line colour, one legend entry ``label``; a thin unlabelled line at ``target``
+    (named ``target_label``; only said in a corner when it lies outside the curves' range)."""
 
     def decorate(axes, methods: list[str]) -> None:
         colours = {line.get_label(): line.get_color() for line in axes.get_lines()}
-        if target is not None:
+        low, high = axes.get_ylim()
+        if target is not None and low <= target <= high:
             axes.axhline(target, color="grey", linewidth=0.8, linestyle=":")
             axes.annotate(target_label, (0.01, target), xycoords=("axes fraction", "data"), fontsize=7,
                           color="grey", va="bottom")
+        elif target is not None:  # said, not drawn: a far-away line would squash the curves
+            axes.annotate(f"{target_label}: {'below' if target < low else 'above'} the axis", (0.01, 0.02),
+                          xycoords="axes fraction", fontsize=7, color="grey")
         shown = [m for m in methods if m in points]
         for i, method in enumerate(shown):
             axes.plot([points[method][0]], [points[method][1]], marker="o", markersize=7, linestyle="none",

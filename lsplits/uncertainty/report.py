@@ -16,6 +16,8 @@ candidate get a note on how each estimator rates them.
 from __future__ import annotations
 
 import csv
+import dataclasses
+import json
 import math
 import os
 from collections.abc import Sequence
@@ -307,11 +309,17 @@ def render_markdown(study: Study, plots: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+SETTINGS_FILE = "settings.json"
+"""The study's :class:`~lsplits.uncertainty.study.StudyConfig` as it ran (``dataclasses.asdict``), in every report."""
+
+
 def write_report(study: Study, out: str | os.PathLike[str]) -> Path:
-    """Write report.md, the CSV tables and the curve PNGs into ``out`` (new, empty, or a report lsplits
-    wrote, which is replaced atomically)."""
+    """Write report.md, the CSV tables, the curve PNGs and the study's settings (:data:`SETTINGS_FILE`) into
+    ``out`` (new, empty, or a report lsplits wrote, which is replaced atomically)."""
     out = Path(out)
     with output_folder(out) as folder:
+        settings = {name: value for name, value in dataclasses.asdict(study.config).items() if name != "option_names"}
+        (folder / SETTINGS_FILE).write_text(json.dumps(settings, indent=1, default=str), encoding="utf-8")
         (folder / "curves").mkdir(parents=True)
         plots = _plot_curves(study, folder)
         _write_tables(study, folder)

@@ -12,6 +12,7 @@ from lsplits.uncertainty.estimators import (
     DEFAULT_ECC_THRESHOLD,
     DEFAULT_KLE_T,
     DEFAULT_SETS_THRESHOLD,
+    ESTIMATORS,
     PAPER_ESTIMATORS,
 )
 
@@ -27,18 +28,18 @@ semantic entropy (from the semantic sets: candidates equivalent at a similarity 
 Higher = more uncertain.
 """
 
-_KWARGS_DESCRIPTION = """
+_KWARGS_DESCRIPTION = f"""
 Args:
     candidates (list of list of str): per example, its beam candidates (top-1 first); k may vary.
-    estimators (list of str, default the paper's four "lexsim", "eigv", "ecc", "degmat"): also
-        "numsemsets", "labelprob", "semantic_entropy", "luq", "kle".
-    ecc_threshold (float in (0, 2], default 0.9): Ecc keeps Laplacian eigenvectors with eigenvalue below it
+    estimators (list of str, default the paper's four {", ".join(map(repr, PAPER_ESTIMATORS))}): also
+        {", ".join(repr(name) for name in ESTIMATORS if name not in PAPER_ESTIMATORS)}.
+    ecc_threshold (float in (0, 2], default {DEFAULT_ECC_THRESHOLD}): Ecc keeps Laplacian eigenvectors with eigenvalue below it
         (out of range or NaN: ValueError, before any similarity is computed).
-    threshold (float, default 0.85): two candidates are in one semantic set when their similarity is
+    threshold (float, default {DEFAULT_SETS_THRESHOLD}): two candidates are in one semantic set when their similarity is
         at least this in both directions (numsemsets, labelprob, semantic_entropy).
-    t (float, default 0.3), normalize (bool, default True), scale (bool, default True): KLE's
+    t (float, default {DEFAULT_KLE_T}), normalize (bool, default True), scale (bool, default True): KLE's
         heat-kernel time, unit-trace kernel, and division by log k (LM-Polygraph's defaults).
-    lexical_similarity (str, default "rougel"): LexSim's similarity: "rouge1", "rouge2", "rougel",
+    lexical_similarity (str, default "{LEXICAL_SIMILARITY}"): LexSim's similarity: "rouge1", "rouge2", "rougel",
         "bleu", or "rouge1_stem", "rouge2_stem", "rougel_stem" with Porter stemming.
     workers (int, default 1): processes for the similarity matrices (0 = one per CPU core).
 Returns:

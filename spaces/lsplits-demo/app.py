@@ -139,7 +139,7 @@ def _splits_tab(demo: gr.Blocks, settings: SpaceSettings, models: splits_tab.Lan
             template = gr.Textbox(value=BuildSettings.prompt_template, label="Prompt template (optional, not scored), e.g. Title: {title}")
     with gr.Row():
         lm = gr.Textbox(value=splits_tab.SCRATCH, label="LM: 'scratch' or a Hub causal LM id", elem_id="own-lm")
-        fraction = gr.Slider(0.05, 0.5, value=DEFAULT_EVAL_FRACTION, step=0.05, label="Eval share")
+        fraction = gr.Slider(0.05, 0.5, value=DEFAULT_EVAL_FRACTION, step=0.05, label=splits_tab.EVAL_SHARE)
         length_control = gr.Checkbox(value=False, label="Length-controlled (within each length)")
         score_button = gr.Button("Score and split", variant="primary", elem_id="score-own")
     own_summary = gr.Markdown(elem_id="own-summary")

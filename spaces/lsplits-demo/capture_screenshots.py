@@ -94,6 +94,14 @@ def run_uncertainty_example(page: Page, *, timeout: float = 60_000) -> None:
         wait_for_plot(page, plot, timeout)
 
 
+def certify_threshold_example(page: Page, target_risk: float = 0.3, *, timeout: float = 60_000) -> None:
+    """After :func:`run_uncertainty_example`: set the target risk, certify, wait for the threshold table."""
+    page.locator("#target-risk input").fill(str(target_risk))
+    page.locator("#certify").click()
+    wait_for_text(page, "#selective-summary", "Keep an output", timeout)
+    wait_for_text(page, "#selective-table", "DegMat", timeout)
+
+
 def compare_systems_example(page: Page, *, timeout: float = 60_000) -> None:
     """On the uncertainty tab, load the 3-system example and compare: Table 1, both figures, the pairwise table."""
     page.locator("#load-systems-example").click()
@@ -133,6 +141,7 @@ def main() -> None:
             show_splits_tab(page, url, timeout=600_000)
             print(screenshot(page, args.out / "likelihood_splits.png"))
             run_uncertainty_example(page, timeout=300_000)
+            certify_threshold_example(page, timeout=300_000)
             compare_systems_example(page, timeout=300_000)
             print(screenshot(page, args.out / "uncertainty_prr.png"))
     finally:

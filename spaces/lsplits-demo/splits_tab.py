@@ -22,18 +22,20 @@ from ui_common import SpaceSettings
 
 from lsplits.build import analysis, plots
 from lsplits.build.export import METADATA_FILE, read_folder
-from lsplits.build.pipeline import score_records, split_scored
+from lsplits.build.pipeline import checked_eval_size, score_records, split_scored
 from lsplits.build.report import config_statistics, eval_mask_frame
+from lsplits.build.settings import SCRATCH_LM
 from lsplits.data.loading import load_examples, prepare_examples
 from lsplits.data.tasks import generic_task
 from lsplits.errors import ConfigError
 from lsplits.hub.demo_space import ensure_scratch_lm, scratch_lm_texts
-from lsplits.splits.engine import resolve_eval_size
 
 logger = logging.getLogger(__name__)
 
-SCRATCH = "scratch"
+SCRATCH = SCRATCH_LM
 PASTED_FIELD = "text"
+EVAL_SHARE = "Eval share"
+"""The label of the eval-size control, also how errors name it."""
 _HUB_ID = re.compile(r"[\w.-]+/[\w.-]+")
 _HIDDEN_COLUMNS = ("ll_tokens", "source_split", analysis.RARE_WORDS_COLUMN, analysis.WORD_TOKENS_COLUMN)
 
@@ -229,14 +231,15 @@ def score_own(lines: str, upload: str | None, text_field: str, prompt_template: 
     from lsplits.lm.scoring import score_pairs
 
     task, examples = user_examples(lines, upload, text_field, prompt_template)
-    resolve_eval_size(float(eval_fraction), len(examples))  # refused before the LM loads
+    checked_eval_size(float(eval_fraction), len(examples), option=EVAL_SHARE)  # refused before the LM loads
     lm = lm.strip() or SCRATCH
     model, tokenizer = models.get(lm)
     records = score_records(examples, task, "ft")
     scores, tokens = score_pairs(model, tokenizer, [r["prompt"] for r in records], [r["query"] for r in records],
                                  ids=[r["id"] for r in records], progress=True)
     config = "ll_split_len" if length_control else "ll_split"
-    result = split_scored(task, examples, {"ft": (scores, tokens)}, configs=[config], eval_size=float(eval_fraction))
+    result = split_scored(task, examples, {"ft": (scores, tokens)}, configs=[config], eval_size=float(eval_fraction),
+                          option=EVAL_SHARE)
     eval_size, lengths = result.eval_size, result.inputs.lengths
     in_eval = np.zeros(len(examples), dtype=bool)
     in_eval[result.configs[config].partition.eval] = True

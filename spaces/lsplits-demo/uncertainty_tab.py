@@ -196,7 +196,7 @@ def certify_threshold(state: UncertaintyResult | None, target_risk: float | None
                      "and the sequence starts at twice that or 10%): give more examples or a looser target.")
     points = {m: (1 - r.coverage, 1 - r.risk) for m, r in rules.items() if r.certified}
     figure = rejection_figure(state.curves, display(state.quality),
-                              f"Prediction-rejection curves (k = {state.k}), target risk {target_risk:g}",
+                              f"Target risk {target_risk:g} (k = {state.k})",
                               list(state.uncertainties),
                               decorate=operating_points(points, 1 - target_risk, f"target: risk {target_risk:g}",
                                                         "certified threshold"))

@@ -21,6 +21,9 @@ S2Match) + the number of equal attributes (same role, same constant) + 1 if both
 (Smatch's TOP triple). Graph A has ``|concepts| + |attributes| + |relations| + 1`` triples, and
 Smatch's F1 is ``2 * matched / (triples(A) + triples(B))``.
 
+The search stops as soon as a mapping reaches :func:`matched_upper_bound` (then no restart can do better),
+so raising the restarts costs little on near-identical pairs such as a beam's candidates.
+
 Implementation: a table ``gain[i][j]`` holds what node i would contribute if mapped to j given the
 other nodes' current targets; it is updated incrementally when a node changes target, so each move
 or swap is scored in O(1) and only candidate targets (those that can score) are examined.
@@ -29,9 +32,11 @@ or swap is scored in O(1) and only candidate targets (those that can score) are 
 from __future__ import annotations
 
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from lsplits.similarity.amr.graph import AmrGraph
 
@@ -323,9 +328,29 @@ def match_graphs(graph_a: AmrGraph, graph_b: AmrGraph, concept_score: ConceptSco
     """
     total_a, total_b = triple_count(graph_a), triple_count(graph_b)
     problem = build_problem(graph_a, graph_b, concept_score)
-    bound = None if has_repeated_triples(graph_a) or has_repeated_triples(graph_b) else min(total_a, total_b)
+    repeated = has_repeated_triples(graph_a) or has_repeated_triples(graph_b)
+    bound = None if repeated else min(total_a, total_b, matched_upper_bound(problem, graph_a, graph_b))
     matched, _ = best_mapping(problem, restarts=restarts, seed=seed, upper_bound=bound)
     return MatchCounts(matched=matched if bound is None else min(matched, bound), total_a=total_a, total_b=total_b)
+
+
+def matched_upper_bound(problem: AlignmentProblem, graph_a: AmrGraph, graph_b: AmrGraph) -> float:
+    """A bound no mapping's score exceeds (graphs without repeated triples): the best one-to-one assignment of
+    the node scores (concepts, attributes, TOP, self-loops) plus, per relation role, the fewer of the two graphs'
+    relations between distinct nodes. Where the search reaches it, no further restart can do better."""
+    from scipy.optimize import linear_sum_assignment
+
+    nodes = 0.0
+    if problem.size_a and problem.size_b:
+        table = np.zeros((problem.size_a, problem.size_b))
+        for i, scores in enumerate(problem.node_scores):
+            for j, value in scores.items():
+                table[i, j] = value
+        rows, columns = linear_sum_assignment(table, maximize=True)
+        nodes = float(table[rows, columns].sum())
+    roles_a = Counter(role for role, source, target in graph_a.relations if source != target)
+    roles_b = Counter(role for role, source, target in graph_b.relations if source != target)
+    return nodes + sum(min(count, roles_b[role]) for role, count in roles_a.items())
 
 
 def has_repeated_triples(graph: AmrGraph) -> bool:

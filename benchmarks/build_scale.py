@@ -1,0 +1,187 @@
+"""The whole ``lsplits build snli --lm scratch`` at paper-like sizes, stage by stage.
+
+SNLI-sized data is made from the official SNLI dev file (``--snli``, required to exist) by word
+substitution: copy c of each gold-labelled pair has a few of its words replaced by other words of the
+same file (seeded), so every pair is distinct and the lengths, labels and vocabulary stay SNLI's. Each
+size is built in its own process (``lsplits.cli.parser.main``, as ``lsplits build`` runs), whose stage
+figures come from the library's own instrumentation (:mod:`lsplits.stages`: wall time and peak RSS of
+load, type unification, tokenizer, folds, scoring, split, export, card and plots). Printed: a table of
+seconds and peak RSS per stage and size, the growth exponent of each stage between consecutive sizes
+(time ~ n^e; n log n gives about 1.1 here), and the process's peak RSS.
+
+The scratch LM trains ``--max-steps`` steps per fold (default 20) so that training, which does not
+grow with n, does not hide how the rest grows; scoring still scores every example. The figures are
+for this machine as loaded at the time (shared CPU cores): rerun for your own.
+
+    nice -n 10 .venv/bin/python benchmarks/build_scale.py --snli ../shared/data/snli/snli_1.0_dev.jsonl \\
+        --sizes 10000 100000 550000 --work /tmp/build-scale [--max-steps 20] [--dry-run]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+STAGES = ("load", "type unification", "tokenizer", "folds", "scoring", "split", "export", "card and plots")
+
+# Runs in the child: collects the lsplits.stages records of one `lsplits build` and writes them as JSON.
+CHILD = r'''
+import json, logging, resource, sys, time
+from lsplits.cli.parser import main
+
+class Collect(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.INFO)
+        self.rows = []
+    def emit(self, record):
+        timing = getattr(record, "stage_time", None)
+        if timing is not None:
+            self.rows.append({"name": timing.name, "seconds": timing.seconds, "peak_rss": timing.peak_rss,
+                              "own_peak": timing.own_peak})
+
+handler = Collect()
+stages = logging.getLogger("lsplits.stages")
+stages.setLevel(logging.INFO)
+stages.addHandler(handler)
+start = time.perf_counter()
+code = main(sys.argv[2:])
+wall = time.perf_counter() - start
+with open(sys.argv[1], "w") as out:
+    json.dump({"code": code, "wall": wall, "stages": handler.rows,
+               "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}, out)
+'''
+
+WORD = re.compile(r"[A-Za-z]+")
+
+
+def read_pairs(path: Path) -> list[dict]:
+    """The gold-labelled pairs of an official SNLI JSONL file, or a clear exit if it is missing."""
+    if not path.is_file():
+        sys.exit(f"error: --snli {path}: no such file (give the official snli_1.0_dev.jsonl, one pair a line)")
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [row for row in rows if row.get("gold_label") in ("entailment", "neutral", "contradiction")]
+    if not rows or "sentence2" not in rows[0]:
+        sys.exit(f"error: --snli {path}: no gold-labelled SNLI pairs (fields sentence1, sentence2, gold_label)")
+    return rows
+
+
+def substituted(text: str, vocabulary: list[str], rng: random.Random, rate: float) -> str:
+    """``text`` with each word replaced, with probability ``rate``, by a random word of ``vocabulary``."""
+    return WORD.sub(lambda m: rng.choice(vocabulary) if rng.random() < rate else m.group(0), text)
+
+
+def make_data(pairs: list[dict], n: int, path: Path, seed: int) -> None:
+    """Write ``n`` SNLI-format pairs: the originals first, then word-substituted copies (new pairIDs)."""
+    rng = random.Random(seed)
+    vocabulary = sorted({w for row in pairs for w in WORD.findall(row["sentence1"] + " " + row["sentence2"])})
+    with path.open("w", encoding="utf-8") as out:
+        for k in range(n):
+            row = dict(pairs[k % len(pairs)])
+            copy = k // len(pairs)
+            if copy:
+                row["sentence1"] = substituted(row["sentence1"], vocabulary, rng, 0.15)
+                row["sentence2"] = substituted(row["sentence2"], vocabulary, rng, 0.25)
+                row["pairID"] = f"{row['pairID']}#{copy}"
+            out.write(json.dumps(row) + "\n")
+
+
+def run_size(n: int, data: Path, work: Path, args: argparse.Namespace) -> dict:
+    """Build (or dry-run) one size in a child process; its stage records, wall time and peak RSS
+    (with ``--reuse``, those of an earlier run in ``work`` where there is one)."""
+    figures = work / f"{'dry-run' if args.dry_run else 'stages'}-{n}.json"
+    if args.reuse and figures.exists():
+        result = json.loads(figures.read_text())
+        return {"n": n, "wall": result["wall"], "peak_rss": result["peak_rss"], "stages": result["stages"]}
+    argv = ["build", "snli", "--data-files", f"train={data}", "--lm", "scratch", "--max-steps", str(args.max_steps),
+            "--out", str(work / f"out-{n}"), "--cache-dir", str(work / f"cache-{n}"), "--no-progress"]
+    if args.dry_run:
+        argv.append("--dry-run")
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", CHILD, str(figures), *argv], capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"error: the build of {n:,} pairs failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    result = json.loads(figures.read_text())
+    if args.dry_run:
+        print(done.stdout.strip())
+    result["wall"] = wall
+    figures.write_text(json.dumps(result))
+    return {"n": n, "wall": wall, "peak_rss": result["peak_rss"], "stages": result["stages"]}
+
+
+def totals(rows: list[dict]) -> dict[str, tuple[float, int]]:
+    """Stage -> (seconds summed over its entries, largest peak RSS)."""
+    out: dict[str, tuple[float, int]] = {}
+    for row in rows:
+        seconds, peak = out.get(row["name"], (0.0, 0))
+        out[row["name"]] = (seconds + row["seconds"], max(peak, row["peak_rss"]))
+    return out
+
+
+def gib(size: float) -> str:
+    return f"{size / 2**30:.2f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--snli", type=Path, required=True, help="the official SNLI dev JSONL (snli_1.0_dev.jsonl)")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 550_000])
+    parser.add_argument("--work", type=Path, required=True, help="folder for the data, caches and outputs")
+    parser.add_argument("--max-steps", type=int, default=20, help="scratch LM training steps per fold")
+    parser.add_argument("--dry-run", action="store_true", help="time `lsplits build --dry-run` instead")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--reuse", action="store_true", help="report the sizes already run in --work, run the rest")
+    args = parser.parse_args()
+    pairs = read_pairs(args.snli)
+    args.work.mkdir(parents=True, exist_ok=True)
+    results = []
+    for n in sorted(args.sizes):
+        data = args.work / f"snli-{n}.jsonl"
+        if not data.exists():
+            make_data(pairs, n, data, args.seed)
+        print(f"building {n:,} pairs ...", flush=True)
+        results.append(run_size(n, data, args.work, args))
+        results[-1]["totals"] = totals(results[-1]["stages"])
+
+    mode = "lsplits build --dry-run" if args.dry_run else f"lsplits build snli --lm scratch --max-steps {args.max_steps}"
+    print(f"\n{mode} on SNLI-sized pairs made from {args.snli} by word substitution")
+    if not args.dry_run:
+        print(f"(training is {args.max_steps} steps per fold, so it does not grow with n; scoring scores every pair)")
+    names = [s for s in STAGES if any(s in r["totals"] for r in results)]
+    names += [s for r in results for s in r["totals"] if s not in names]
+    header = f"{'stage':18}" + "".join(f"{r['n']:>11,} s {'GiB':>6}" for r in results)
+    pairs_of = list(zip(results, results[1:]))
+    header += "".join(f"  e {a['n'] // 1000}k->{b['n'] // 1000}k" for a, b in pairs_of)
+    print(header)
+    for name in names:
+        line = f"{name:18}"
+        for r in results:
+            seconds, peak = r["totals"].get(name, (float("nan"), 0))
+            line += f"{seconds:13.2f} {gib(peak):>6}"
+        for a, b in pairs_of:
+            ta, tb = a["totals"].get(name, (0.0, 0))[0], b["totals"].get(name, (0.0, 0))[0]
+            exponent = math.log(tb / ta) / math.log(b["n"] / a["n"]) if ta > 0.05 and tb > 0 else float("nan")
+            line += f"  {exponent:>11.2f}"
+        print(line)
+    line = f"{'whole build':18}"
+    for r in results:
+        line += f"{r['wall']:13.2f} {gib(r['peak_rss']):>6}"
+    for a, b in pairs_of:
+        line += f"  {math.log(b['wall'] / a['wall']) / math.log(b['n'] / a['n']):>11.2f}"
+    print(line)
+    nlogn = "  ".join(f"{a['n'] // 1000}k->{b['n'] // 1000}k "
+                      f"{1 + math.log(math.log(b['n']) / math.log(a['n'])) / math.log(b['n'] / a['n']):.2f}"
+                      for a, b in pairs_of)
+    print(f"(e: time ~ n^e between the two sizes; n log n gives {nlogn}; stages under 0.05 s get no e. "
+          "Whole build: wall time of the process, and its peak RSS)")
+
+
+if __name__ == "__main__":
+    main()
