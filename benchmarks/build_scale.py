@@ -6,8 +6,9 @@ same file (seeded), so every pair is distinct and the lengths, labels and vocabu
 size is built in its own process (``lsplits.cli.parser.main``, as ``lsplits build`` runs), whose stage
 figures come from the library's own instrumentation (:mod:`lsplits.stages`: wall time and peak RSS of
 load, type unification, tokenizer, folds, scoring, split, export, card and plots). Printed: a table of
-seconds and peak RSS per stage and size, the growth exponent of each stage between consecutive sizes
-(time ~ n^e; n log n gives about 1.1 here), and the process's peak RSS.
+wall seconds, CPU seconds and peak RSS per stage and size, the growth exponent of each stage between
+consecutive sizes (time ~ n^e, from CPU time, which moves little with the load of shared cores; n log n
+gives about 1.1 here), and the process's peak RSS.
 
 The scratch LM trains ``--max-steps`` steps per fold (default 20) so that training, which does not
 grow with n, does not hide how the rest grows; scoring still scores every example. The figures are
@@ -43,18 +44,18 @@ class Collect(logging.Handler):
     def emit(self, record):
         timing = getattr(record, "stage_time", None)
         if timing is not None:
-            self.rows.append({"name": timing.name, "seconds": timing.seconds, "peak_rss": timing.peak_rss,
-                              "own_peak": timing.own_peak})
+            self.rows.append({"name": timing.name, "seconds": timing.seconds, "cpu": timing.cpu_seconds,
+                              "peak_rss": timing.peak_rss, "own_peak": timing.own_peak})
 
 handler = Collect()
 stages = logging.getLogger("lsplits.stages")
 stages.setLevel(logging.INFO)
 stages.addHandler(handler)
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 code = main(sys.argv[2:])
-wall = time.perf_counter() - start
+wall, cpu = time.perf_counter() - start, time.process_time() - cpu
 with open(sys.argv[1], "w") as out:
-    json.dump({"code": code, "wall": wall, "stages": handler.rows,
+    json.dump({"code": code, "wall": wall, "cpu": cpu, "stages": handler.rows,
                "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}, out)
 '''
 
@@ -98,7 +99,8 @@ def run_size(n: int, data: Path, work: Path, args: argparse.Namespace) -> dict:
     figures = work / f"{'dry-run' if args.dry_run else 'stages'}-{n}.json"
     if args.reuse and figures.exists():
         result = json.loads(figures.read_text())
-        return {"n": n, "wall": result["wall"], "peak_rss": result["peak_rss"], "stages": result["stages"]}
+        return {"n": n, "wall": result["wall"], "cpu": result.get("cpu", float("nan")), "peak_rss": result["peak_rss"],
+                "stages": result["stages"]}
     argv = ["build", "snli", "--data-files", f"train={data}", "--lm", "scratch", "--max-steps", str(args.max_steps),
             "--out", str(work / f"out-{n}"), "--cache-dir", str(work / f"cache-{n}"), "--no-progress"]
     if args.dry_run:
@@ -113,16 +115,22 @@ def run_size(n: int, data: Path, work: Path, args: argparse.Namespace) -> dict:
         print(done.stdout.strip())
     result["wall"] = wall
     figures.write_text(json.dumps(result))
-    return {"n": n, "wall": wall, "peak_rss": result["peak_rss"], "stages": result["stages"]}
+    return {"n": n, "wall": wall, "cpu": result.get("cpu", float("nan")), "peak_rss": result["peak_rss"],
+            "stages": result["stages"]}
 
 
-def totals(rows: list[dict]) -> dict[str, tuple[float, int]]:
-    """Stage -> (seconds summed over its entries, largest peak RSS)."""
-    out: dict[str, tuple[float, int]] = {}
+def totals(rows: list[dict]) -> dict[str, tuple[float, float, int]]:
+    """Stage -> (wall seconds and CPU seconds summed over its entries, largest peak RSS)."""
+    out: dict[str, tuple[float, float, int]] = {}
     for row in rows:
-        seconds, peak = out.get(row["name"], (0.0, 0))
-        out[row["name"]] = (seconds + row["seconds"], max(peak, row["peak_rss"]))
+        seconds, cpu, peak = out.get(row["name"], (0.0, 0.0, 0))
+        out[row["name"]] = (seconds + row["seconds"], cpu + row.get("cpu", float("nan")), max(peak, row["peak_rss"]))
     return out
+
+
+def exponent(a: float, b: float, n_a: int, n_b: int) -> float:
+    """e in time ~ n^e between two sizes (nan when the smaller time is under 0.05 s)."""
+    return math.log(b / a) / math.log(n_b / n_a) if a > 0.05 and b > 0 else float("nan")
 
 
 def gib(size: float) -> str:
@@ -156,31 +164,21 @@ def main() -> None:
         print(f"(training is {args.max_steps} steps per fold, so it does not grow with n; scoring scores every pair)")
     names = [s for s in STAGES if any(s in r["totals"] for r in results)]
     names += [s for r in results for s in r["totals"] if s not in names]
-    header = f"{'stage':18}" + "".join(f"{r['n']:>11,} s {'GiB':>6}" for r in results)
-    pairs_of = list(zip(results, results[1:]))
-    header += "".join(f"  e {a['n'] // 1000}k->{b['n'] // 1000}k" for a, b in pairs_of)
-    print(header)
-    for name in names:
-        line = f"{name:18}"
-        for r in results:
-            seconds, peak = r["totals"].get(name, (float("nan"), 0))
-            line += f"{seconds:13.2f} {gib(peak):>6}"
-        for a, b in pairs_of:
-            ta, tb = a["totals"].get(name, (0.0, 0))[0], b["totals"].get(name, (0.0, 0))[0]
-            exponent = math.log(tb / ta) / math.log(b["n"] / a["n"]) if ta > 0.05 and tb > 0 else float("nan")
-            line += f"  {exponent:>11.2f}"
+    steps = list(zip(results, results[1:]))
+    print(f"{'stage':18}" + "".join(f"{r['n']:>9,}: wall s   CPU s    GiB" for r in results)
+          + "".join(f"  e {a['n'] // 1000}k->{b['n'] // 1000}k CPU (wall)" for a, b in steps))
+    rows = {name: [r["totals"].get(name, (float("nan"), float("nan"), 0)) for r in results] for name in names}
+    rows["whole build"] = [(r["wall"], r.get("cpu", float("nan")), r["peak_rss"]) for r in results]
+    for name, figures in rows.items():
+        line = f"{name:18}" + "".join(f"{wall:18.1f} {cpu:7.1f} {gib(peak):>6}" for wall, cpu, peak in figures)
+        for (a, b), (fa, fb) in zip(steps, zip(figures, figures[1:])):
+            line += f"  {exponent(fa[1], fb[1], a['n'], b['n']):>14.2f} ({exponent(fa[0], fb[0], a['n'], b['n']):.2f})"
         print(line)
-    line = f"{'whole build':18}"
-    for r in results:
-        line += f"{r['wall']:13.2f} {gib(r['peak_rss']):>6}"
-    for a, b in pairs_of:
-        line += f"  {math.log(b['wall'] / a['wall']) / math.log(b['n'] / a['n']):>11.2f}"
-    print(line)
     nlogn = "  ".join(f"{a['n'] // 1000}k->{b['n'] // 1000}k "
                       f"{1 + math.log(math.log(b['n']) / math.log(a['n'])) / math.log(b['n'] / a['n']):.2f}"
-                      for a, b in pairs_of)
-    print(f"(e: time ~ n^e between the two sizes; n log n gives {nlogn}; stages under 0.05 s get no e. "
-          "Whole build: wall time of the process, and its peak RSS)")
+                      for a, b in steps)
+    print(f"(e: time ~ n^e between the two sizes, from CPU time (wall time in brackets: it moves with the load "
+          f"of the shared cores); n log n gives {nlogn}. GiB: the stage's peak RSS; whole build: the process's)")
 
 
 if __name__ == "__main__":

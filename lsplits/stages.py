@@ -34,11 +34,13 @@ _CLEAR_REFS = Path("/proc/self/clear_refs")
 
 @dataclass(frozen=True)
 class StageTime:
-    """One stage's wall time (s, without the stages nested in it) and peak resident memory (bytes, nested
-    stages included); ``own_peak`` is False when the peak is the process's peak so far, not the stage's own."""
+    """One stage's wall time and the process's CPU time (s, both without the stages nested in it; CPU time
+    barely moves when other jobs share the cores) and peak resident memory (bytes, nested stages included);
+    ``own_peak`` is False when the peak is the process's peak so far, not the stage's own."""
 
     name: str
     seconds: float
+    cpu_seconds: float
     peak_rss: int
     own_peak: bool
 
@@ -69,7 +71,7 @@ def _process_peak() -> int:
     return peak if sys.platform == "darwin" else peak * 1024
 
 
-_open: list[list[float]] = []  # per open stage: [highest VmHWM seen before an inner reset, nested seconds]
+_open: list[list[float]] = []  # per open stage: [highest VmHWM seen before an inner reset, nested wall, nested CPU]
 
 
 @contextlib.contextmanager
@@ -81,17 +83,19 @@ def stage(name: str) -> Iterator[None]:
     if _open:  # an inner reset would hide the outer stage's peak so far: keep it
         _open[-1][0] = max(_open[-1][0], _high_water_mark() or 0)
     own = _reset_high_water_mark() and _high_water_mark() is not None
-    _open.append([0, 0.0])
-    start = time.perf_counter()
+    _open.append([0, 0.0, 0.0])
+    start, cpu_start = time.perf_counter(), time.process_time()
     try:
         yield
     finally:
-        seconds = time.perf_counter() - start
-        seen, nested = _open.pop()
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+        seen, nested, nested_cpu = _open.pop()
         peak = int(max(seen, _high_water_mark() or 0)) if own else _process_peak()
         if _open:
             _open[-1][0] = max(_open[-1][0], peak)
             _open[-1][1] += seconds
-        record = StageTime(name=name, seconds=seconds - nested, peak_rss=peak, own_peak=own)
-        logger.info("stage %s: %.2f s, peak RSS %.0f MiB", name, seconds, peak / 2**20,
-                    extra={"stage_time": record})
+            _open[-1][2] += cpu
+        record = StageTime(name=name, seconds=seconds - nested, cpu_seconds=cpu - nested_cpu, peak_rss=peak,
+                           own_peak=own)
+        logger.info("stage %s: %.2f s (%.2f s CPU), peak RSS %.0f MiB", name, record.seconds, record.cpu_seconds,
+                    peak / 2**20, extra={"stage_time": record})

@@ -103,3 +103,18 @@ def test_a_sampled_scratch_tokenizer_is_the_same_in_the_dry_run_and_the_run(tmp_
     assert (estimate.model_config["vocab_size"], estimate.model_config["n_positions"]) == \
         (built["vocab_size"], built["n_positions"])
     assert built["n_positions"] > 64  # set by the long line (the short ones fit in 64 tokens)
+
+
+def test_token_counts_are_those_of_calling_the_tokenizer_repeated_texts_included(tmp_path):
+    """text_lengths (the window, the dry run's token counts, the empty-query check) counts each distinct text
+    once, through the Rust tokenizer when it can; the counts are still exactly those of ``tokenizer(text)``."""
+    from lsplits.lm.encode import text_lengths
+    from lsplits.lm.scratch import scratch_tokenizer
+
+    sentences = tiny_sentences(30)
+    tokenizer = scratch_tokenizer([], sentences, tmp_path / "tok", ScratchConfig(vocab_size=300))
+    texts = [*sentences, sentences[3], "", "  ", " e\u0301t\u00e9\tok", sentences[3]]
+    expected = [len(tokenizer(text, add_special_tokens=False)["input_ids"]) for text in texts]
+    assert text_lengths(tokenizer, texts).tolist() == expected
+    tokenizer.backend_tokenizer.enable_truncation(3)  # a backend with state of its own is not called directly
+    assert text_lengths(tokenizer, texts).tolist() == expected

@@ -71,6 +71,21 @@ def check_out(args: argparse.Namespace, expect: Literal["folder", "file"]) -> No
     check_output(args.out, expect=expect, inputs=input_paths(args), caches=caches)
 
 
+def warn_if_lm_changed(path: Path, settings: BuildSettings) -> None:
+    """With ``--settings``: warn loudly when the LM's weights are not the recorded ones (another Hub revision,
+    other local weights), since the rebuild's scores will then differ."""
+    from lsplits.lm.model_files import model_identity
+
+    document = json.loads(Path(path).read_text(encoding="utf-8"))
+    recorded = document.get("lm_identity")
+    if not recorded or document.get("settings", {}).get("lm") != settings.lm:
+        return
+    current = model_identity(settings.lm)
+    if current != recorded:
+        logger.warning("--settings %s: the LM %s is not the one recorded (recorded %s, now %s); the scores and "
+                       "splits will differ from the recorded build", path, settings.lm, recorded, current)
+
+
 def score(args: argparse.Namespace) -> int:
     """``lsplits score``: write per-example scores to a parquet file."""
     from lsplits.io import atomic_write_parquet
@@ -114,6 +129,8 @@ def dry_run(runs: dict[str, tuple[list[dict], RunPlan]]) -> int:
 def build(args: argparse.Namespace) -> int:
     """``lsplits build``: score, split, export and optionally push."""
     settings = settings_of(args, BuildSettings)
+    if args.settings is not None:
+        warn_if_lm_changed(args.settings, settings)
     if not args.dry_run:
         check_out(args, "folder")
         if args.push_to_hub:

@@ -166,12 +166,27 @@ def text_lengths(tokenizer, texts: Sequence[str]) -> np.ndarray:
     """
     distinct = list(dict.fromkeys(texts))
     lengths = np.zeros(len(distinct), dtype=np.int64)
+    backend = _plain_backend(tokenizer)
     for start in range(0, len(distinct), _CHUNK):
-        lengths[start:start + _CHUNK] = [len(ids) for ids in _tokenize(tokenizer, distinct[start:start + _CHUNK])]
+        chunk = distinct[start:start + _CHUNK]
+        if backend is not None:  # the same ids, without building a Python list per text
+            lengths[start:start + len(chunk)] = [len(encoding) for encoding in
+                                                 backend.encode_batch(chunk, add_special_tokens=False)]
+        else:
+            lengths[start:start + len(chunk)] = [len(ids) for ids in _tokenize(tokenizer, chunk)]
     if len(distinct) == len(texts):
         return lengths
     position = {text: n for n, text in enumerate(distinct)}
     return lengths[np.fromiter((position[text] for text in texts), dtype=np.int64, count=len(texts))]
+
+
+def _plain_backend(tokenizer):
+    """The Rust tokenizer behind a fast tokenizer when calling it directly gives the ids that calling
+    ``tokenizer`` does (no truncation or padding set on it), else None."""
+    backend = getattr(tokenizer, "backend_tokenizer", None) if getattr(tokenizer, "is_fast", False) else None
+    if backend is None or backend.truncation is not None or backend.padding is not None:
+        return None
+    return backend
 
 
 def _tokenize(tokenizer, texts: Sequence[str]) -> list[list[int]]:
