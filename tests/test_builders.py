@@ -52,6 +52,7 @@ def check_features(folder, configs, expected):
             for name, feature in expected.items():
                 assert ds[split].features[name] == feature, (config, split, name)
     assert f'load_dataset("your-org/{folder.name}"' in card and str(folder) not in card
+    assert "&id" not in card.split("---", 2)[1]  # plain YAML, no anchors and aliases
 
 
 def snli_rows(n, offset=0):
