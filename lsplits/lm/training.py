@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from lsplits.errors import ConfigError
+from lsplits.errors import ConfigError, InvalidOption
 from lsplits.lm.distributed import use_cpu
 from lsplits.lm.dtype import DEFAULT_DTYPE, autocast, check_dtype, model_dtype
 
@@ -36,7 +36,7 @@ SCHEDULES = ("constant", "linear")
 
 def check_setting(owner: str, name: str, value: Any, *, whole: bool = False, minimum: float | None = None,
                   above: float | None = None, below: float | None = None, optional: bool = False) -> None:
-    """Raise ConfigError unless ``value`` is a finite number (whole, if asked) in the given range.
+    """Raise InvalidOption (a ConfigError) unless ``value`` is a finite number (whole, if asked) in the given range.
 
     ``minimum`` is inclusive, ``above`` and ``below`` exclusive; ``optional`` also accepts None.
     A training step count of 0 would silently score with the untrained initial weights.
@@ -51,7 +51,7 @@ def check_setting(owner: str, name: str, value: Any, *, whole: bool = False, min
         bounds = " and ".join(f"{rule} {bound:g}" for rule, bound in ((">=", minimum), (">", above), ("<", below))
                               if bound is not None)
         kind = "a whole number" if whole else "a number"
-        raise ConfigError(f"{owner} {name} must be {kind}{' ' + bounds if bounds else ''}, got {value!r}")
+        raise InvalidOption(f"{owner} {name} must be {kind}{' ' + bounds if bounds else ''}, got {value!r}")
 
 
 @dataclass(frozen=True)
