@@ -16,6 +16,7 @@ layout back, for :func:`lsplits.build.dataset.open_dataset` (the one opener of a
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import glob
 import hashlib
@@ -74,7 +75,8 @@ class WrittenFolder:
     def dataset_info_yaml(self) -> list[dict]:
         """The card's YAML ``dataset_info:``: per config the features, those of its parquet files (split sizes
         are in the card's table: the Hub's ``splits`` entries would also need the Arrow byte counts)."""
-        return [{"config_name": name, "features": self.features} for name in self.data_files]
+        return [{"config_name": name, "features": copy.deepcopy(self.features)}  # no YAML anchors: one list each
+                for name in self.data_files]
 
 
 def plot_path(stem: str) -> str:
