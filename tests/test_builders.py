@@ -178,7 +178,7 @@ def test_spider_builder_enforces_atom_constraint_in_every_config(tmp_path):
 
 
 def test_default_eval_size_follows_the_paper_proportions():
-    from builders import boolq, snli, spider
+    from lsplits.builders import boolq, snli, spider
 
     assert snli.SPEC.default_eval_size(569_018) == 20_000
     assert boolq.SPEC.default_eval_size(12_697) == 5_080

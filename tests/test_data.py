@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from builders.common import official_split_name
+from lsplits.builders.common import official_split_name
 from lsplits.data.loading import load_examples, parse_data_files, read_records
 from lsplits.data.tasks import generic_task
 from lsplits.errors import ConfigError, DataError
@@ -187,7 +187,7 @@ def test_a_missing_local_path_is_not_looked_up_on_the_hub(tmp_path, monkeypatch)
 
 
 def test_official_file_without_a_field_the_builder_reads(tmp_path):
-    from builders.snli import load
+    from lsplits.builders.snli import load
 
     path = write_jsonl(tmp_path / "snli_1.0_dev.jsonl",
                        [{"sentence1": "a", "sentence2": "b", "gold_label": "neutral"}, {"sentence1": "c"}])
@@ -198,7 +198,7 @@ def test_official_file_without_a_field_the_builder_reads(tmp_path):
 
 def test_null_or_blank_queries_of_every_builder_are_dropped_and_counted(tmp_path):
     """A Spider or BoolQ question that is null would be scored as the text "None": it is dropped, counted."""
-    from builders import boolq, spider
+    from lsplits.builders import boolq, spider
 
     sql = "SELECT name FROM singer WHERE age  >  20"
     rows = [{"db_id": "concert_singer", "query": sql, "question": q} for q in ("Which singers?", None, "  ", "Who?")]

@@ -128,7 +128,7 @@ def test_a_bad_settings_file_is_one_line_before_any_work(tmp_path, capsys):
 
 def test_the_readme_describes_the_training_that_runs():
     """README's training recipe for a Hub LM and for the scratch LM is the one RunPlan gives (no drift)."""
-    from builders import boolq, snli, spider
+    from lsplits.builders import boolq, snli, spider
     from lsplits.lm.plan import RunPlan
 
     readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8").split())

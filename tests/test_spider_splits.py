@@ -587,7 +587,7 @@ def test_a_library_user_builds_a_spider_split_without_the_builders():
         "examples = [{'id': f'train-{i}', **row} for i, row in enumerate(rows)]\n"
         "inputs = SPIDER_POLICY.inputs(examples, ids=[e['id'] for e in examples], lengths=[1] * 30)\n"
         "partition = SPIDER_POLICY.split(CONFIGS['template'], inputs, eval_size=10, seed=1)\n"
-        "print(sorted(partition.eval.tolist()), 'builders' in sys.modules)\n"
+        "print(sorted(partition.eval.tolist()), 'lsplits.builders' in sys.modules)\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr

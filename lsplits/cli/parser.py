@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
+import lsplits
 from lsplits.errors import LsplitsError
 
 logger = logging.getLogger("lsplits")
@@ -456,6 +457,7 @@ def build_parser(defaults: Mapping[str, Mapping[str, Any]] | None = None) -> arg
     parser = OneLineParser(prog="lsplits", description=DESCRIPTION,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument("--version", action="version", version=f"lsplits {lsplits.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
         command_parser = sub.add_parser(command.name, help=command.help, formatter_class=DefaultsFormatter)

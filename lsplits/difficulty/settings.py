@@ -10,7 +10,7 @@ report's ``settings.json`` and the dataset's ``lsplits.json``. Torch-free, so ``
 >>> DifficultySettings(epochs=0)
 Traceback (most recent call last):
 ...
-lsplits.errors.ConfigError: --epochs 0: must be positive
+lsplits.errors.InvalidOption: --epochs 0: must be positive
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
-from lsplits.errors import ConfigError
+from lsplits.errors import ConfigError, InvalidOption
 from lsplits.uncertainty.prr import DEFAULT_BOOTSTRAP
 
 CLASSIFIER_LR = 5e-5
@@ -99,4 +99,4 @@ def _check(option: str, value: Any, *, minimum: float | None = None, above: floa
         and (minimum is None or value >= minimum) and (above is None or value > above)
     if not ok:
         limit = "positive" if above == 0 else "0 or more" if minimum == 0 else f"at least {minimum}"
-        raise ConfigError(f"{option} {value}: must be {limit}{' (a whole number)' if whole else ''}")
+        raise InvalidOption(f"{option} {value}: must be {limit}{' (a whole number)' if whole else ''}")

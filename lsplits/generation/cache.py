@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lsplits.errors import ConfigError, DataError
+from lsplits.errors import DataError, InvalidOption
 from lsplits.generation.inputs import DEFAULT_SPLIT, BeamInputs
 from lsplits.generation.models import check_model, load_generator
 from lsplits.generation.search import (
@@ -73,11 +73,11 @@ class BeamSettings:
         for name in ("k", "max_new_tokens", "shard_size"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"--{name.replace('_', '-')} must be at least 1, got {value!r}")
+                raise InvalidOption(f"--{name.replace('_', '-')} must be at least 1, got {value!r}")
         if self.token_budget is not None and (not isinstance(self.token_budget, int) or self.token_budget < 1):
-            raise ConfigError(f"--token-budget must be at least 1, got {self.token_budget!r}")
+            raise InvalidOption(f"--token-budget must be at least 1, got {self.token_budget!r}")
         if self.format not in FORMATS:
-            raise ConfigError(f"--format {self.format!r} is not one of {', '.join(FORMATS)}")
+            raise InvalidOption(f"--format {self.format!r} is not one of {', '.join(FORMATS)}")
         check_template(self.prompt_template)
 
     def candidate_key(self) -> dict[str, object]:

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from lsplits.errors import ConfigError, DataError
+from lsplits.errors import DataError, InvalidOption
 from lsplits.io import atomic_path, atomic_write_text
 from lsplits.lm.distributed import sum_over_processes, use_cpu
 from lsplits.lm.encode import EncodedPair, encode_pairs, model_window
@@ -129,7 +129,7 @@ def check_setting(owner: str, name: str, value: Any, *, whole: bool = False, min
         bounds = " and ".join(f"{rule} {bound:g}" for rule, bound in ((">=", minimum), (">", above), ("<", below))
                               if bound is not None)
         kind = "a whole number" if whole else "a number"
-        raise ConfigError(f"{owner} {name} must be {kind}{' ' + bounds if bounds else ''}, got {value!r}")
+        raise InvalidOption(f"{owner} {name} must be {kind}{' ' + bounds if bounds else ''}, got {value!r}")
 
 
 def length_grouped_batches(lengths: Sequence[int], batch_size: int, rng: np.random.Generator,

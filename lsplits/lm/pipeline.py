@@ -112,7 +112,7 @@ def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path | Non
     if plan.setting == "ft" and plan.folds > len(ids):
         raise InvalidOption(f"folds must be between 2 and the number of examples ({len(ids)}), got {plan.folds}")
     if shard_size < 1:
-        raise ConfigError(f"shard_size must be positive, got {shard_size}")
+        raise InvalidOption(f"shard_size must be positive, got {shard_size}")
     if launched() and cache_dir is None:
         raise ConfigError("running on several processes needs a cache folder (--cache-dir) that all of them "
                           "can read and write: the processes exchange their score shards through it")

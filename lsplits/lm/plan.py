@@ -20,7 +20,7 @@ from typing import Any
 
 from lsplits.build.settings import DEFAULT_FOLDS, PT_NEEDS_PRETRAINED, SCRATCH_LM
 from lsplits.data.tasks import resolve_setting
-from lsplits.errors import ConfigError
+from lsplits.errors import ConfigError, InvalidOption
 from lsplits.lm.finetune import TrainConfig, check_setting
 from lsplits.lm.scratch import ScratchConfig
 
@@ -84,7 +84,7 @@ class RunPlan:
         if needs_pretrained(setting):
             return cls(lm=lm, setting=setting, folds=0, seed=seed, train_config=None, scratch_config=None)
         if not isinstance(folds, int) or isinstance(folds, bool) or folds < 2:
-            raise ConfigError(f"folds must be between 2 and the number of examples, got {folds!r}")
+            raise InvalidOption(f"folds must be between 2 and the number of examples, got {folds!r}")
         if train_config is None:
             steps = max_steps or (None if lm == SCRATCH else paper_steps)
             overrides = {"seed": seed, **({"max_steps": steps} if steps else {})}
