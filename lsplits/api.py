@@ -148,6 +148,17 @@ class LikelihoodSplits(Mapping[str, "datasets.DatasetDict"]):
 
     Each split keeps every original field and adds ``id``, ``ll_score``, ``ll_tokens`` and ``length``,
     typed exactly as the written parquet files are. A config is turned into a DatasetDict when first read.
+
+    >>> import tempfile
+    >>> rows = [{"text": f"a {w} on a mat", "topic": t} for w in ["cat", "dog"] * 5 for t in "xy"]
+    >>> splits = likelihood_splits(rows, query_field="text", label_field="topic", lm="scratch",
+    ...                            configs=["ll_split"], eval_size=4, max_steps=2, folds=2)
+    >>> eval_topics = [*splits["ll_split"]["validation"]["topic"], *splits["ll_split"]["test"]["topic"]]
+    >>> sorted(eval_topics)                                   # eval is balanced by label
+    ['x', 'x', 'y', 'y']
+    >>> folder = splits.write(tempfile.mkdtemp() + "/my-likelihood")  # what `lsplits build --out` writes
+    >>> sorted(p.name for p in folder.iterdir())
+    ['README.md', 'll_split', 'lsplits.json', 'plots']
     """
 
     def __init__(self, spec: DatasetSpec, result: BuildResult, settings: BuildSettings) -> None:

@@ -25,7 +25,7 @@ Which class means what (one rule each; pick the first that fits):
 Every :class:`LsplitsError` is printed as one line by the process boundaries (the CLI in
 ``lsplits.cli.parser.main`` and the Space), the only places that catch ``Exception``; a library
 function converts a third-party failure into one of these classes only for the exception types that
-third party documents (:func:`hub_failures`), so that a bug is never turned into a user message.
+third party documents (:func:`lsplits.hub.failures.hub_failures`), so that a bug is never turned into a user message.
 :class:`InvalidInput` and :class:`InvalidOption` also derive from ``ValueError``, what Python callers
 of the library functions (PRR, the estimators, the metrics) expect.
 """
@@ -90,37 +90,3 @@ class InvalidOption(ConfigError, ValueError):
 
 class SimilarityFailure(RuntimeError):
     """A similarity function raised something other than InvalidOutput: a bug, reported with its traceback."""
-
-
-def hub_failures() -> tuple[type[BaseException], ...]:
-    """The exception types by which ``huggingface_hub`` and ``datasets`` report a failed download or load.
-
-    What a library function may turn into a one-line ConfigError/DataError (offline, unknown or gated
-    repo, missing file, unreadable data); anything else (a TypeError, a KeyError) is a bug and propagates.
-    """
-    failures: list[type[BaseException]] = [OSError, ValueError]
-    try:
-        from huggingface_hub.errors import EntryNotFoundError
-
-        failures.append(EntryNotFoundError)
-    except ImportError:  # pragma: no cover - an old huggingface_hub: its errors are OSErrors
-        pass
-    try:
-        import httpx
-
-        failures.append(httpx.HTTPError)
-    except ImportError:  # pragma: no cover - huggingface_hub without httpx uses requests (OSErrors)
-        pass
-    try:
-        from datasets.exceptions import DatasetsError
-
-        failures.append(DatasetsError)
-    except ImportError:  # pragma: no cover - datasets not installed
-        pass
-    try:
-        import yaml
-
-        failures.append(yaml.YAMLError)  # a dataset card whose YAML header does not parse
-    except ImportError:  # pragma: no cover - datasets not installed
-        pass
-    return tuple(failures)

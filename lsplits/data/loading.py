@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from lsplits.data.tasks import Task, is_missing
-from lsplits.errors import DataError, InvalidOption, hub_failures
+from lsplits.errors import DataError, InvalidOption
+from lsplits.hub.failures import hub_failures
 
 logger = logging.getLogger(__name__)
 

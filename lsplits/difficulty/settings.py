@@ -10,7 +10,7 @@ report's ``settings.json`` and the dataset's ``lsplits.json``. Torch-free, so ``
 >>> DifficultySettings(epochs=0)
 Traceback (most recent call last):
 ...
-lsplits.errors.ConfigError: --epochs 0: must be positive
+lsplits.errors.InvalidOption: --epochs 0: must be positive
 """
 
 from __future__ import annotations

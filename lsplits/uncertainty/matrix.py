@@ -172,6 +172,23 @@ def _init_worker(similarity: Similarity) -> None:
     _WORKER_SIMILARITY = similarity
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and terminates the pool
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # end at once and silently, whoever sends it
+    if hasattr(signal, "pthread_sigmask"):  # blocked by _pool while this worker was forked: now safe to take
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _POOL_SIGNALS)
+
+
+_POOL_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
+def _pool(similarity: Similarity, workers: int) -> multiprocessing.pool.Pool:
+    """A worker pool; SIGINT and SIGTERM are blocked while it forks, so that no worker receives one before
+    :func:`_init_worker` has set its own handlers (it would run the parent's and print a traceback)."""
+    blocked = hasattr(signal, "pthread_sigmask")
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _POOL_SIGNALS) if blocked else None
+    try:
+        return _pool_context().Pool(workers, initializer=_init_worker, initargs=(similarity,))
+    finally:
+        if previous is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _worker_build(candidates: Sequence[str]) -> SimilarityMatrix:
@@ -246,5 +263,5 @@ def _compute(similarity: Similarity, examples: list[Sequence[str]], workers: int
             yield build_matrix(candidates, similarity)
         return
     chunksize = max(1, min(16, len(examples) // (workers * 8)))
-    with _pool_context().Pool(workers, initializer=_init_worker, initargs=(similarity,)) as pool:
+    with _pool(similarity, workers) as pool:
         yield from pool.imap(_worker_build, examples, chunksize=chunksize)
