@@ -42,10 +42,10 @@ CPU_BF16_FLAGS = frozenset({"amx_bf16", "avx512_bf16"})
 CPU_BF16_MIN_PARAMETERS = 20_000_000
 """Smallest model (parameters, embeddings included) for which ``auto`` picks bf16 on a CPU.
 
-Measured on this project's AMX CPU (``benchmarks/dtype.py``, a shared 2-core machine, so noisy): the
-0.7M-parameter scratch LM scores 0.86x as fast in bf16 as in fp32 and trains at 0.99x (casting each
-layer's inputs costs what the bf16 products save); a 6 x 512 GPT-2 (23M) scores 1.4-1.8x faster and a
-gpt2-medium-sized one (355M) 1.77x (issue 21). The line sits at 20M, above every size seen to lose.
+Measured by ``benchmarks/dtype.py`` on this project's AMX CPU (2 cores shared with other jobs, two runs,
+scoring speed-up of bf16 over fp32): 0.7M parameters 0.43x / 1.03x (the scratch LM itself: 0.86x), 3.7M
+0.96x / 0.78x, 11.5M 1.48x / 1.04x, 20M 2.18x / 1.08x, 58M 1.78x / 1.69x, 87M 1.97x / 1.76x, gpt2-medium
+size 3.7x / 1.3x. Below 20M bf16 lost in some run; from 20M on it never did.
 """
 
 
