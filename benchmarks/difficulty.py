@@ -46,12 +46,12 @@ def padding_ratio(folder: Path, dataset: str, max_length: int, batch_size: int =
     """Tokens of one epoch of ``random``'s train split: real, padded length-grouped, padded shuffled."""
     from transformers import AutoTokenizer
 
+    from lsplits.build.dataset import open_dataset
     from lsplits.cli.difficulty import default_model_path
-    from lsplits.difficulty.source import open_built
     from lsplits.difficulty.tasks import task_kind
     from lsplits.lm.finetune import length_grouped_batches
 
-    built = open_built(str(folder))
+    built = open_dataset(str(folder))
     train = built.load("random")["train"]
     kind = task_kind(built.meta, train.columns)
     tokenizer = AutoTokenizer.from_pretrained(default_model_path())

@@ -104,7 +104,7 @@ def boolq_shaped(data_dir: Path, limit: int | None, rng: np.random.Generator) ->
     """BoolQ prompts and questions from the dev file through the BoolQ builder, or synthetic ones."""
     path = data_dir / "boolq" / "boolq_dev.jsonl"
     if path.is_file():
-        from builders import boolq
+        from lsplits.builders import boolq
 
         return (*_records(boolq, path, limit), str(path))
     n = limit or 3270
@@ -117,7 +117,7 @@ def snli_shaped(data_dir: Path, limit: int | None, rng: np.random.Generator) -> 
     """SNLI prompts and hypotheses from the dev file through the SNLI builder, or synthetic ones."""
     path = data_dir / "snli" / "snli_1.0_dev.jsonl"
     if path.is_file():
-        from builders import snli
+        from lsplits.builders import snli
 
         return (*_records(snli, path, limit), str(path))
     n = limit or 9842

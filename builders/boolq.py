@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import sys
 
-from builders.common import load_official, run_cli
 from lsplits.build.card import CardInfo
 from lsplits.build.pipeline import DatasetSpec
 from lsplits.data.loading import LoadedData, LoadOptions
 from lsplits.data.tasks import boolq_task
+
+from .common import Sources, load_official, run_cli
 
 CITATION = """@inproceedings{clark-etal-2019-boolq,
   title = {{B}ool{Q}: Exploring the Surprising Difficulty of Natural Yes/No Questions},
@@ -37,9 +38,10 @@ SPEC = DatasetSpec(
 )
 
 
-def load(data_files: list[str] | None = None, options: LoadOptions | None = None) -> LoadedData:
+def load(data_files: list[str] | None = None, options: LoadOptions | None = None, *,
+         sources: Sources | None = None) -> LoadedData:
     """BoolQ pooled over train/validation (from the Hub, or the official JSONL files)."""
-    return load_official(SPEC.task, "google/boolq", ("train", "validation"), data_files, options=options)
+    return load_official(SPEC.task, "google/boolq", ("train", "validation"), data_files, options=options, sources=sources)
 
 
 if __name__ == "__main__":

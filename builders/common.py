@@ -19,6 +19,7 @@ from lsplits.data.tasks import Task
 from lsplits.errors import DataError
 
 Record = dict[str, Any]
+Sources = list[tuple[str, list[Record], str]]
 
 
 def official_split_name(path: str | Path) -> str:
@@ -31,22 +32,24 @@ def official_split_name(path: str | Path) -> str:
 
 
 def load_official(task: Task, hub_id: str, hub_splits: Sequence[str], data_files: Sequence[str] | None,
-                  convert: Callable[[Record], Record] | None = None, *, options: LoadOptions | None = None
-                  ) -> LoadedData:
-    """Pool ``hub_splits`` of ``hub_id`` (or local official files), convert records, check and filter.
+                  convert: Callable[[Record], Record] | None = None, *, options: LoadOptions | None = None,
+                  sources: Sources | None = None) -> LoadedData:
+    """Pool ``hub_splits`` of ``hub_id`` (or local official files, or ``sources`` already read), convert
+    records, check and filter.
 
     Local files named without ``split=`` get their split from the file name, so ids read
-    ``validation-12`` whether the data came from the Hub or from the official files.
+    ``validation-12`` whether the data came from the Hub or from the official files. ``sources``
+    (``[(split, records, description)]``, what :func:`lsplits.api.likelihood_splits` reads from a
+    Dataset, DataFrame or list) replaces both.
     """
-    if data_files:
-        named = []
+    if sources is None and data_files:
+        sources = []
         for item in data_files:
             name, path = parse_data_files([item])[0]
             if "=" not in item:
                 name = official_split_name(path)
-            named.append((name, read_records(path), str(path)))
-        sources = named
-    else:
+            sources.append((name, read_records(path), str(path)))
+    elif sources is None:
         sources = load_sources(hub_id, splits=hub_splits)
     if convert is not None:
         sources = [(name, _convert_all(convert, records, desc), desc) for name, records, desc in sources]
@@ -66,7 +69,7 @@ def _convert_all(convert: Callable[[Record], Record], records: list[Record], sou
 
 
 def run_cli(name: str, argv: Sequence[str] | None = None) -> int:
-    """``python -m builders.NAME ARGS`` == ``lsplits build NAME ARGS``."""
+    """``python -m lsplits.builders.NAME ARGS`` == ``lsplits build NAME ARGS``."""
     from lsplits.cli.parser import main
 
     return main(["build", name, *(sys.argv[1:] if argv is None else argv)])

@@ -10,11 +10,12 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from builders.common import load_official, run_cli
 from lsplits.build.card import CardInfo
 from lsplits.build.pipeline import DatasetSpec
 from lsplits.data.loading import LoadedData, LoadOptions
 from lsplits.data.tasks import NLI_LABELS, nli_task
+
+from .common import Sources, load_official, run_cli
 
 CITATION = """@inproceedings{bowman-etal-2015-large,
   title = {A large annotated corpus for learning natural language inference},
@@ -64,10 +65,11 @@ SPEC = DatasetSpec(
 )
 
 
-def load(data_files: list[str] | None = None, options: LoadOptions | None = None) -> LoadedData:
+def load(data_files: list[str] | None = None, options: LoadOptions | None = None, *,
+         sources: Sources | None = None) -> LoadedData:
     """SNLI pooled over train/validation/test (from the Hub, or the official JSONL files)."""
     return load_official(SPEC.task, "stanfordnlp/snli", ("train", "validation", "test"), data_files, from_official,
-                         options=options)
+                         options=options, sources=sources)
 
 
 if __name__ == "__main__":

@@ -14,12 +14,13 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 
-from builders.common import load_official, run_cli
 from lsplits.build.card import CardInfo
 from lsplits.build.pipeline import DatasetSpec
 from lsplits.data.loading import LoadedData, LoadOptions
 from lsplits.data.tasks import spider_task
 from lsplits.splits.spider import SPIDER_POLICY, normalize_question, query_hardness
+
+from .common import Sources, load_official, run_cli
 
 CITATION = """@inproceedings{yu-etal-2018-spider,
   title = {Spider: A Large-Scale Human-Labeled Dataset for Complex and Cross-Domain Semantic Parsing and Text-to-SQL Task},
@@ -61,10 +62,11 @@ SPEC = DatasetSpec(
 )
 
 
-def load(data_files: list[str] | None = None, options: LoadOptions | None = None) -> LoadedData:
+def load(data_files: list[str] | None = None, options: LoadOptions | None = None, *,
+         sources: Sources | None = None) -> LoadedData:
     """Spider pooled over train_spider and dev (from the Hub, or the official JSON/JSONL files),
     with a ``hardness`` field (Spider's level of the gold SQL; ``unknown`` when it cannot be parsed)."""
-    loaded = load_official(SPEC.task, "xlangai/spider", ("train", "validation"), data_files, options=options)
+    loaded = load_official(SPEC.task, "xlangai/spider", ("train", "validation"), data_files, options=options, sources=sources)
     for example in loaded.examples:
         example["hardness"] = query_hardness(example)
     if "hardness" not in loaded.columns:

@@ -11,6 +11,8 @@ Which class means what (one rule each; pick the first that fits):
   duplicate id); names the file, line, example and field.
 - :class:`InvalidOption`: one option or argument whose value lies outside what a function accepts
   (a range, an unknown name such as an estimator, config, setting or metric, a wrong type). Names it.
+- :class:`MissingExtra`: an optional dependency is not installed; names the ``pip install
+  'lsplits[EXTRA]'`` that adds it (:mod:`lsplits.extras`).
 - :class:`ConfigError`: a run that cannot go ahead as configured, beyond one option's value: options
   that conflict, a model, folder, Hub repo or token the options name that cannot be used, a folder
   lsplits must not write into. The user fixes it by changing the command.
@@ -23,7 +25,7 @@ Which class means what (one rule each; pick the first that fits):
 Every :class:`LsplitsError` is printed as one line by the process boundaries (the CLI in
 ``lsplits.cli.parser.main`` and the Space), the only places that catch ``Exception``; a library
 function converts a third-party failure into one of these classes only for the exception types that
-third party documents (:func:`hub_failures`), so that a bug is never turned into a user message.
+third party documents (:func:`lsplits.hub.failures.hub_failures`), so that a bug is never turned into a user message.
 :class:`InvalidInput` and :class:`InvalidOption` also derive from ``ValueError``, what Python callers
 of the library functions (PRR, the estimators, the metrics) expect.
 """
@@ -60,6 +62,10 @@ class ConfigError(LsplitsError):
     """A run that cannot go ahead as configured: conflicting options, an unusable model, folder or repo."""
 
 
+class MissingExtra(ConfigError, ImportError):
+    """An optional dependency is not installed; the message names the ``pip install`` that adds it."""
+
+
 class SplitInvariantError(LsplitsError):
     """A split violated one of its own invariants (not a partition, duplicate ids, wrong size)."""
 
@@ -84,37 +90,3 @@ class InvalidOption(ConfigError, ValueError):
 
 class SimilarityFailure(RuntimeError):
     """A similarity function raised something other than InvalidOutput: a bug, reported with its traceback."""
-
-
-def hub_failures() -> tuple[type[BaseException], ...]:
-    """The exception types by which ``huggingface_hub`` and ``datasets`` report a failed download or load.
-
-    What a library function may turn into a one-line ConfigError/DataError (offline, unknown or gated
-    repo, missing file, unreadable data); anything else (a TypeError, a KeyError) is a bug and propagates.
-    """
-    failures: list[type[BaseException]] = [OSError, ValueError]
-    try:
-        from huggingface_hub.errors import EntryNotFoundError
-
-        failures.append(EntryNotFoundError)
-    except ImportError:  # pragma: no cover - an old huggingface_hub: its errors are OSErrors
-        pass
-    try:
-        import httpx
-
-        failures.append(httpx.HTTPError)
-    except ImportError:  # pragma: no cover - huggingface_hub without httpx uses requests (OSErrors)
-        pass
-    try:
-        from datasets.exceptions import DatasetsError
-
-        failures.append(DatasetsError)
-    except ImportError:  # pragma: no cover - datasets not installed
-        pass
-    try:
-        import yaml
-
-        failures.append(yaml.YAMLError)  # a dataset card whose YAML header does not parse
-    except ImportError:  # pragma: no cover - datasets not installed
-        pass
-    return tuple(failures)

@@ -10,7 +10,9 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from lsplits.errors import ConfigError
+from lsplits.errors import MissingExtra
+
+__all__ = ["EXTRAS", "MissingExtra", "missing_extra", "require"]
 
 EXTRAS: dict[str, tuple[str, str]] = {
     "gradio": ("space", "gradio"),
@@ -18,10 +20,6 @@ EXTRAS: dict[str, tuple[str, str]] = {
     "playwright": ("dev", "playwright"),
 }
 """Importable module -> (extra of pyproject.toml that installs it, its PyPI name)."""
-
-
-class MissingExtra(ConfigError, ImportError):
-    """An optional dependency is not installed; the message names the ``pip install`` that adds it."""
 
 
 def missing_extra(module: str, what: str) -> str:

@@ -25,3 +25,8 @@ def legend_below(axes, columns: int = 2, fontsize: float = 7, **kwargs) -> None:
     """The legend under the axes, outside the data area (a legend never hides a curve); ``kwargs`` to ``legend``."""
     axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=columns, fontsize=fontsize, frameon=False,
                 **kwargs)
+
+
+def legend_right(axes, fontsize: float = 8, **kwargs) -> None:
+    """The legend right of the axes, outside the data area (for axes whose x labels leave no room below)."""
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=fontsize, frameon=False, **kwargs)

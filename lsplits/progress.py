@@ -69,6 +69,8 @@ class LogProgress(_std_tqdm):
 
     def close(self) -> None:
         """Close the bar; one last line with the final count when the bar has logged before."""
+        if not hasattr(self, "disable"):  # interrupted (Ctrl-C, SIGTERM) inside tqdm's __init__: nothing to close
+            return
         if not self.disable and self._logged_n is not None and self.n != self._logged_n:
             self._log(self._time())
         super().close()

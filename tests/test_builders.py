@@ -8,7 +8,8 @@ import datasets
 import pyarrow.parquet as pq
 import yaml
 
-from lsplits.build.export import data_file_paths, read_folder
+from lsplits.build.dataset import open_dataset
+from lsplits.build.export import data_file_paths
 from lsplits.cli.parser import main
 from lsplits.splits.spider import sql_atoms
 
@@ -51,6 +52,7 @@ def check_features(folder, configs, expected):
             for name, feature in expected.items():
                 assert ds[split].features[name] == feature, (config, split, name)
     assert f'load_dataset("your-org/{folder.name}"' in card and str(folder) not in card
+    assert "&id" not in card.split("---", 2)[1]  # plain YAML, no anchors and aliases
 
 
 def snli_rows(n, offset=0):
@@ -88,7 +90,7 @@ def test_snli_builder_filters_balances_and_keeps_fields(tmp_path):
     nli = datasets.ClassLabel(names=["entailment", "neutral", "contradiction"])  # as the Hub's snli
     check_features(out, ["ll_split", "ll_split_len", "random"], {"label": nli, "gold_label": datasets.Value("string")})
     assert json.loads((out / "lsplits.json").read_text())["class_labels"] == {"label": nli.names}
-    frames, _ = read_folder(out, ["random"])  # readers (analyze, difficulty, Space) see the names
+    frames = open_dataset(out).frames(["random"])  # readers (analyze, difficulty, Space) see the names
     assert sorted(set(frames["random"]["train"]["label"])) == ["contradiction", "entailment", "neutral"]
 
 
@@ -141,9 +143,19 @@ def spider_rows(n, offset=0):
              "question": f"How  many {ANIMALS[(i + offset) % 8]}s sing in {PLACES[i % 6]}?"} for i in range(n)]
 
 
+# Templates over atoms the other queries also hold: the only groups the template config can put in eval
+# (each SPIDER_SQL template holds an atom of its own, which the atom constraint keeps in train).
+COMMON_ATOM_SQL = ["SELECT name FROM singer", "SELECT country FROM singer", "SELECT age FROM singer",
+                   "SELECT name FROM stadium", "SELECT count(*) FROM stadium", "SELECT name, country FROM singer"]
+
+
 def test_spider_builder_enforces_atom_constraint_in_every_config(tmp_path):
+    from lsplits.splits.spider import sql_template
+
+    common = [{"db_id": "concert_singer", "query": sql, "question": f"Which {ANIMALS[i % 8]}s {i}?"}
+              for i, sql in enumerate(COMMON_ATOM_SQL * 2)]
     train = tmp_path / "train_spider.json"
-    train.write_text(json.dumps(spider_rows(40)), encoding="utf-8")
+    train.write_text(json.dumps(spider_rows(40) + common), encoding="utf-8")
     dev = write_jsonl(tmp_path / "dev.jsonl", spider_rows(20, offset=3))
     configs = ["ll_split", "ll_split_len", "random", "length", "template", "tmcd"]
     out = build(tmp_path, "spider", [str(train), dev], "--eval-size", "12", "--configs", *configs)
@@ -153,6 +165,9 @@ def test_spider_builder_enforces_atom_constraint_in_every_config(tmp_path):
         eval_atoms = set().union(*(sql_atoms(r["query"]) for r in parts["validation"] + parts["test"]))
         assert eval_atoms <= train_atoms, config
         assert len(parts["validation"]) + len(parts["test"]) == 12
+        if config == "template":
+            templates = {split: {sql_template(r["query"]) for r in rows} for split, rows in parts.items()}
+            assert not templates["train"] & (templates["validation"] | templates["test"])
         assert {r["hardness"] for r in parts["train"]} <= {"easy", "medium", "hard", "extra"}
     card = (out / "README.md").read_text()
     assert "| config | atom divergence | compound divergence |" in card
@@ -163,7 +178,7 @@ def test_spider_builder_enforces_atom_constraint_in_every_config(tmp_path):
 
 
 def test_default_eval_size_follows_the_paper_proportions():
-    from builders import boolq, snli, spider
+    from lsplits.builders import boolq, snli, spider
 
     assert snli.SPEC.default_eval_size(569_018) == 20_000
     assert boolq.SPEC.default_eval_size(12_697) == 5_080

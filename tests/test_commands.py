@@ -30,7 +30,7 @@ def write_jsonl(path, rows):
 
 
 def test_a_builder_name_gives_its_spec_and_a_file_the_generic_task(tmp_path):
-    from builders import boolq
+    from lsplits.builders import boolq
 
     rows = [{"question": f"is it {i}", "answer": i % 2 == 0, "passage": f"passage {i}"} for i in range(6)]
     official = write_jsonl(tmp_path / "boolq_dev.jsonl", rows)

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from builders.common import official_split_name
+from lsplits.builders.common import official_split_name
 from lsplits.data.loading import load_examples, parse_data_files, read_records
 from lsplits.data.tasks import generic_task
 from lsplits.errors import ConfigError, DataError
@@ -187,10 +187,45 @@ def test_a_missing_local_path_is_not_looked_up_on_the_hub(tmp_path, monkeypatch)
 
 
 def test_official_file_without_a_field_the_builder_reads(tmp_path):
-    from builders.snli import load
+    from lsplits.builders.snli import load
 
     path = write_jsonl(tmp_path / "snli_1.0_dev.jsonl",
                        [{"sentence1": "a", "sentence2": "b", "gold_label": "neutral"}, {"sentence1": "c"}])
     with pytest.raises(DataError, match=r"snli_1\.0_dev\.jsonl, line 2, field 'sentence2': missing field "
                                         r"\(the record has: sentence1\)"):
         load(data_files=[str(path)])
+
+
+def test_null_or_blank_queries_of_every_builder_are_dropped_and_counted(tmp_path):
+    """A Spider or BoolQ question that is null would be scored as the text "None": it is dropped, counted."""
+    from lsplits.builders import boolq, spider
+
+    sql = "SELECT name FROM singer WHERE age  >  20"
+    rows = [{"db_id": "concert_singer", "query": sql, "question": q} for q in ("Which singers?", None, "  ", "Who?")]
+    loaded = spider.load(data_files=[str(write_jsonl(tmp_path / "dev.jsonl", rows))])
+    assert [ex["id"] for ex in loaded.examples] == ["validation-0", "validation-3"]
+    assert loaded.dropped == {"empty query": 2}
+    rows = [{"question": q, "passage": "p", "answer": True} for q in ("is it?", float("nan"), "")]
+    loaded = boolq.load(data_files=[f"train={write_jsonl(tmp_path / 'train.jsonl', rows)}"])
+    assert [ex["id"] for ex in loaded.examples] == ["train-0"] and loaded.dropped == {"empty query": 2}
+
+
+def test_missing_labels_are_refused_or_dropped_and_user_fields_renamed(tmp_path):
+    from lsplits.data.loading import LoadOptions
+
+    rows = [{"text": "a b", "topic": "x", "ll_score": 1.5}, {"text": "c", "topic": None, "ll_score": 2.5},
+            {"text": "d", "topic": float("nan"), "ll_score": 3.5}, {"text": "e", "topic": "y", "ll_score": 4.5}]
+    path = write_jsonl(tmp_path / "d.jsonl", rows)
+    task = generic_task("text", label_field="topic")
+    with pytest.raises(DataError, match="field 'll_score'.*lsplits writes its own 'll_score'.*--rename ll_score="):
+        load_examples(task, data_files=[str(path)])
+    renamed = LoadOptions.from_cli("error", ["ll_score=my_score"])
+    with pytest.raises(DataError, match=r"field 'topic'.*2 of 4 examples have no label.*the first is 'd-1'"):
+        load_examples(task, data_files=[str(path)], options=renamed)
+    loaded = load_examples(task, data_files=[str(path)], options=LoadOptions.from_cli("drop", ["ll_score=my_score"]))
+    assert [(ex["id"], ex["my_score"]) for ex in loaded.examples] == [("d-0", 1.5), ("d-3", 4.5)]
+    assert "ll_score" not in loaded.examples[0] and loaded.dropped == {"missing label": 2}
+    with pytest.raises(ConfigError, match="--missing-labels 'keep'"):
+        LoadOptions(missing_labels="keep")
+    with pytest.raises(ConfigError, match="'a' is named twice"):
+        LoadOptions.from_cli("error", ["a=b", "a=c"])

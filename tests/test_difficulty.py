@@ -82,16 +82,18 @@ def test_predictions_are_aligned_with_the_test_split_read_by_datasets(snli):
     """n and accuracy match the test split that load_dataset returns (ids and gold labels)."""
     rows = {r["config"]: r for r in json.loads((snli["report"] / "difficulty.json").read_text())}
     for config in ("random", "ll_split"):
-        test = datasets.load_dataset(str(snli["pristine"]), config)["test"].to_pandas()
+        split = datasets.load_dataset(str(snli["pristine"]), config)["test"]
+        test = split.to_pandas()
         [run] = (snli["report"] / "runs").glob(f"*/{config}-*")
         predictions = pd.read_parquet(run / "predictions.parquet")
         mine = predictions[predictions["split"] == "test"]
         assert rows[config]["n"] == len(test) == len(mine)
-        gold = dict(zip(test["id"], test["label"].astype(str)))
+        names = split.features["label"].int2str  # the opener gives ClassLabel names, as every reader shows them
+        gold = {i: names(int(label)) for i, label in zip(test["id"], test["label"])}
         assert sorted(mine["id"]) == sorted(gold)
         correct = [pred == gold[i] for i, pred in zip(mine["id"], mine["prediction"])]
         assert rows[config]["accuracy"] == pytest.approx(np.mean(correct))
-        assert set(mine["prediction"]) <= {"0", "1", "2"}
+        assert set(mine["prediction"]) <= {"entailment", "neutral", "contradiction"}
         assert not (run / "checkpoint").exists()  # checkpoints are removed once a config is finished
 
 
@@ -140,24 +142,25 @@ def test_buckets_and_projection_are_consistent_with_the_table(snli):
 
 
 def test_hub_dataset_gets_a_report_and_no_card_change(snli, tmp_path, monkeypatch, caplog):
-    """A Hub repo id is read through datasets (redirected here to a local copy); only REPORT is written."""
+    """A Hub repo id is downloaded (redirected here to a copy of the folder) and read as a folder; only REPORT
+    is written, the download is not changed."""
     import huggingface_hub
 
-    repo, local = "org/snli-likelihood", str(snli["pristine"])
-    real_load, real_names = datasets.load_dataset, datasets.get_dataset_config_names
-    monkeypatch.setattr(huggingface_hub, "hf_hub_download",
-                        lambda repo_id, filename, repo_type: str(snli["pristine"] / filename))
-    monkeypatch.setattr(datasets, "get_dataset_config_names",
-                        lambda path, **kw: real_names(local if path == repo else path, **kw))
-    monkeypatch.setattr(datasets, "load_dataset", lambda path, *a, **kw: real_load(local if path == repo else path, *a, **kw))
-    before = {p.name: p.read_bytes() for p in snli["pristine"].iterdir() if p.is_file()}
+    repo = "org/snli-likelihood"
+    downloaded = tmp_path / "hub-snapshot"
+    shutil.copytree(snli["pristine"], downloaded)
+    asked = []
+    monkeypatch.setattr(huggingface_hub, "snapshot_download",
+                        lambda repo_id, repo_type, allow_patterns: asked.append((repo_id, repo_type)) or str(downloaded))
+    before = {p.name: p.read_bytes() for p in downloaded.iterdir() if p.is_file()}
     finished = result_files(snli["report"])
     report = tmp_path / "report"
     with caplog.at_level("INFO"):
         assert main(["difficulty", repo, "--model", str(snli["model"]), "--out", str(report),
                      "--cache-dir", str(snli["report"] / "runs"), *TINY]) == 0
     assert "is a Hub repo" in caplog.text
-    assert {p.name: p.read_bytes() for p in snli["pristine"].iterdir() if p.is_file()} == before
+    assert {p.name: p.read_bytes() for p in downloaded.iterdir() if p.is_file()} == before
+    assert asked == [(repo, "dataset")]
     assert result_files(snli["report"]) == finished  # the same settings and data: nothing retrained
     rows = json.loads((report / "difficulty.json").read_text())
     assert [r["config"] for r in rows] == ["random", "ll_split"]

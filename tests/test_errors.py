@@ -22,7 +22,7 @@ from lsplits.similarity.amr.graph import parse_amr
 from lsplits.similarity.amr.s2match import S2MATCH
 from lsplits.splits.divergence import chernoff_coefficient
 from lsplits.uncertainty.beam import beam_uncertainties
-from lsplits.uncertainty.estimators import eigv, estimate, get_estimator
+from lsplits.uncertainty.estimators import check_estimators, eigv, estimate, get_estimator
 from lsplits.uncertainty.options import check_max_rejection
 from lsplits.uncertainty.prr import prr, prr_with_ci, rejection_curve
 from lsplits.uncertainty.ue_metrics import UndefinedMetricWarning, compute_metrics, roc_auc
@@ -81,6 +81,16 @@ CASES: dict[str, tuple[Callable[[], object], type[LsplitsError], str]] = {
                            "an uncertainty metric: uncertainties must be numbers, got None"),
     "bad_below 2": (lambda: roc_auc([0.1, 0.2], [0.5, 0.6], bad_below=2), InvalidOption, r"bad_below must be in \(0, 1\]"),
     "bad_below 0": (lambda: roc_auc([0.1, 0.2], [0.5, 0.6], bad_below=0), InvalidOption, r"bad_below must be in \(0, 1\]"),
+    "metrics one string": (lambda: compute_metrics([0.1, 0.2], [0.5, 0.6], "prr"), InvalidOption,
+                           "metrics must be a list of names, got one string 'prr'"),
+    "metric name None": (lambda: compute_metrics([0.1, 0.2], [0.5, 0.6], [None]), InvalidOption,
+                         r"metrics must be names \(strings\), got None"),
+    "estimators one string": (lambda: check_estimators("eigv"), InvalidOption,
+                              "estimators must be a list of names, got one string 'eigv'"),
+    "normaliser None": (lambda: compute_metrics([0.1, 0.2], [0.5, 0.6], ["ece"], normalizer=None), InvalidOption,
+                        "the normaliser name must be a string, got None"),
+    "ece bins string": (lambda: compute_metrics([0.1, 0.2], [0.5, 0.6], ["ece"], n_bins="10"), InvalidOption,
+                        "n_bins must be a whole number of at least 1, got '10'"),
     "beams texts string": (lambda: check_texts("A man is here."), InvalidInput, "texts must be a list of strings"),
     "beams texts empty": (lambda: check_texts([""]), InvalidInput, r"texts\[0\] is an empty string"),
 }
@@ -126,7 +136,8 @@ def test_every_error_class_of_lsplits_is_in_errors_py():
     assert [entry for entry in outside if not entry.startswith("lsplits/errors.py:")] == []
     classes = [value for value in vars(errors).values() if isinstance(value, type) and issubclass(value, BaseException)]
     assert {c.__name__ for c in classes} == {"LsplitsError", "DataError", "ConfigError", "SplitInvariantError",
-                                             "InvalidInput", "InvalidOutput", "InvalidOption", "SimilarityFailure"}
+                                             "InvalidInput", "InvalidOutput", "InvalidOption", "SimilarityFailure",
+                                             "MissingExtra"}
     for cls in classes:
         assert f":class:`{cls.__name__}`" in errors.__doc__, f"{cls.__name__} has no rule in errors.py's docstring"
     assert all(issubclass(c, LsplitsError) for c in classes if c is not errors.SimilarityFailure)

@@ -15,7 +15,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from lsplits.build.card import CardInfo, render_card
-from lsplits.build.export import card_data_files, data_file_paths, read_folder, write_hub_folder
+from lsplits.build.dataset import open_dataset
+from lsplits.build.export import card_data_files, data_file_paths, write_hub_folder
+from lsplits.errors import DataError
 
 CONTENT_NAME = re.compile(r"(train|validation|test)-00000-of-00001-([0-9a-f]{16})\.parquet")
 
@@ -91,8 +93,10 @@ def test_old_layout_folders_are_still_read(tmp_path):
     (folder / "lsplits.json").write_text(json.dumps({"configs": ["c"], "query_field": "text"}))
     (folder / "README.md").write_text("---\nconfigs:\n- config_name: c\n  data_files:\n  - split: train\n"
                                       "    path: c/train.parquet\n  - split: test\n    path: c/test.parquet\n---\n")
-    frames_read, meta = read_folder(folder)
+    frames_read = open_dataset(folder).frames()
     assert frames_read["c"]["train"]["id"].tolist() == ["a", "b"] and frames_read["c"]["test"]["id"].tolist() == ["c"]
+    with pytest.raises(DataError, match="config 'c' has no validation split"):  # difficulty needs all three
+        open_dataset(folder).load("c")
     (folder / "README.md").write_text("# a card without YAML")
     assert data_file_paths(folder, "c") == {"train": [folder / "c/train.parquet"], "test": [folder / "c/test.parquet"]}
 

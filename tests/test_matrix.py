@@ -111,9 +111,9 @@ def _score_bug(a, b):
 
 
 @pytest.mark.parametrize("broken, message", [
-    (Similarity("test-broken", _prepare_bug, _jaccard, symmetric=True), "similarity 'test-broken' failed to prepare the candidate 'x'"),
+    (Similarity("test-broken", _prepare_bug, _jaccard, symmetric=True), "similarity 'test-broken' failed to prepare the output 'x'"),
     (Similarity("test-broken", _prepare_letters, _score_bug, symmetric=True),
-     "similarity 'test-broken' failed to score the candidates 'x' and 'y': KeyError"),
+     "similarity 'test-broken' failed to score the outputs 'x' and 'y': KeyError"),
 ])
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_bug_in_a_similarity_fails_naming_it_and_the_example(monkeypatch, broken, message, workers):
@@ -160,3 +160,15 @@ def test_real_smatchpp_matrix_on_an_invalid_candidate():
     assert matrix.values[0, 3] == 1.0
     assert matrix.values[2].tolist() == [0.0, 0.0, 1.0, 0.0]
     assert matrix.invalid.tolist() == [False, False, True, False]
+
+
+def test_a_bug_in_a_quality_metric_fails_naming_it_and_the_example(monkeypatch):
+    """The same rule when a similarity scores predictions against references."""
+    from lsplits.uncertainty.quality import score_predictions
+
+    broken = Similarity("test-broken", _prepare_letters, _score_bug, symmetric=True)
+    with pytest.raises(SimilarityFailure, match="^example b: similarity 'test-broken' failed to score the outputs "
+                                                "'x' and 'y': KeyError"):
+        score_predictions(broken, ["a", "x"], ["a", "y"], ids=["a", "b"])
+    assert score_predictions(broken, ["a", "!x"], ["a", "y"], ids=["a", "b"]).invalid_predictions == [1]  # InvalidOutput: 0
+

@@ -52,3 +52,18 @@ def test_a_terminal_gets_a_drawn_bar(monkeypatch):
     monkeypatch.setattr(progress, "interactive", lambda: True)
     bar = progress_bar(total=3, disable=True)
     assert isinstance(bar, tqdm) and not isinstance(bar, LogProgress)
+
+
+def test_a_bar_interrupted_while_it_is_made_closes_quietly(monkeypatch):
+    """Ctrl-C or SIGTERM inside tqdm's __init__ left a half-made bar whose __del__ printed an AttributeError."""
+    import tqdm
+
+    def interrupted(self, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tqdm.tqdm, "__init__", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        LogProgress(total=3)
+    half_made = LogProgress.__new__(LogProgress)  # what __del__ meets after the interrupted __init__
+    half_made._logged_n = None
+    half_made.close()

@@ -35,7 +35,7 @@ def test_every_module_of_the_builders_package_is_registered_without_being_import
     modules = sorted(path.stem for path in BUILDERS_DIR.glob("*.py") if path.stem not in ("__init__", "common"))
     assert modules == ["boolq", "snli", "spider"]
     assert list(registry.builder_names()) == modules
-    from builders import snli
+    from lsplits.builders import snli
 
     assert registry.load_builder("snli") is snli and snli.SPEC.task.name == "snli"
 

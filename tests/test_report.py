@@ -453,5 +453,5 @@ def test_a_similarity_that_raises_a_bug_fails_the_study(tmp_path, monkeypatch):
     files = _write_beams(tmp_path, beams, gold)
     first = next(iter(beams))
     with pytest.raises(SimilarityFailure, match=rf"^example {first}: similarity 'test-buggy' failed to score the "
-                                                r"candidates .*: ZeroDivisionError"):
+                                                r"outputs .*: ZeroDivisionError"):
         run_study([files[0]], files[1], small_config(similarities=("test-buggy",), beam_sizes=(2,)))

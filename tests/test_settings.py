@@ -128,7 +128,7 @@ def test_a_bad_settings_file_is_one_line_before_any_work(tmp_path, capsys):
 
 def test_the_readme_describes_the_training_that_runs():
     """README's training recipe for a Hub LM and for the scratch LM is the one RunPlan gives (no drift)."""
-    from builders import boolq, snli, spider
+    from lsplits.builders import boolq, snli, spider
     from lsplits.lm.plan import RunPlan
 
     readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8").split())
@@ -163,3 +163,52 @@ def test_score_records_its_settings_in_the_parquet_metadata(user_file, tmp_path)
                              folds=2, max_steps=2)
     assert recorded["settings"] == json.loads(json.dumps(expected.to_dict()))
     assert recorded["runs"]["ft"]["train_config"]["max_steps"] == 2 and recorded["lsplits_version"]
+
+
+def test_the_lm_identity_pins_the_weights(tmp_path, monkeypatch):
+    """A local LM is recorded by its weights hash (which changes with the weights), a cached Hub LM by the
+    revision of its snapshot, the scratch LM by nothing (its recipe and seed are recorded instead)."""
+    from huggingface_hub import constants
+    from lm_fixtures import tiny_model_folder
+
+    from lsplits.lm.model_files import model_identity
+
+    assert model_identity("scratch") == {"kind": "scratch", "revision": None, "weights_sha256": None}
+    model = tiny_model_folder(tmp_path / "lm")
+    local = model_identity(str(model))
+    assert local["kind"] == "local" and len(local["weights_sha256"]) == 16
+    weights = model / "model.safetensors"
+    data = weights.read_bytes()
+    weights.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))  # one bit of the weights differs
+    assert model_identity(str(model))["weights_sha256"] != local["weights_sha256"]
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    snapshot = tmp_path / "hub" / "models--org--tiny-lm" / "snapshots" / commit
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text("{}")
+    (tmp_path / "hub" / "models--org--tiny-lm" / "refs").mkdir()
+    (tmp_path / "hub" / "models--org--tiny-lm" / "refs" / "main").write_text(commit)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    assert model_identity("org/tiny-lm") == {"kind": "hub", "revision": commit, "weights_sha256": None}
+
+
+def test_rebuilding_with_other_weights_warns(tmp_path, caplog):
+    from lsplits.build.settings import BuildSettings as Settings
+    from lsplits.cli.commands import warn_if_lm_changed
+
+    model = tmp_path / "lm"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    (model / "model.safetensors").write_bytes(b"weights")
+    recorded = tmp_path / "lsplits.json"
+    recorded.write_text(json.dumps({"settings": {"lm": str(model)}, "lm_identity": {"kind": "local", "revision": None,
+                                                                                      "weights_sha256": "0" * 16}}))
+    with caplog.at_level("WARNING"):
+        warn_if_lm_changed(recorded, Settings(lm=str(model)))
+    assert "is not the one recorded" in caplog.text
+    caplog.clear()
+    from lsplits.lm.model_files import model_identity
+
+    recorded.write_text(json.dumps({"settings": {"lm": str(model)}, "lm_identity": model_identity(str(model))}))
+    with caplog.at_level("WARNING"):
+        warn_if_lm_changed(recorded, Settings(lm=str(model)))
+    assert caplog.text == ""

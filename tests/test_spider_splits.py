@@ -312,6 +312,20 @@ def test_the_build_refuses_a_template_partition_that_splits_a_template():
         SPIDER_POLICY.split(CuttingTemplateSplit(), inputs, 1, 0)
 
 
+def test_group_constraint_refills_eval_exactly_when_the_greedy_order_falls_short():
+    # eval: group E (6 examples) holds atom "x" that train lacks; train: A (5), B (3), C (3), K (1, atom "k" alone)
+    groups = ["E"] * 6 + ["A"] * 5 + ["B"] * 3 + ["C"] * 3 + ["K"]
+    atoms = [{"a", "x"} if g == "E" else {"a", "k"} if g == "K" else {"a"} for g in groups]
+    partition = Partition(train=np.arange(6, 18), eval=np.arange(6))
+    fixed = enforce_atom_constraint_on_groups(partition, atoms, groups)
+    assert sorted(groups[i] for i in fixed.eval) == ["B"] * 3 + ["C"] * 3  # greedy A (5) + nothing would leave 1
+    assert not missing_eval_atoms(fixed, atoms) and fixed.eval.size == 6
+    assert not {groups[i] for i in fixed.train} & {groups[i] for i in fixed.eval}
+    with pytest.raises(ConfigError, match="whole template groups"):  # only A and K could refill: 5 or 6 with K
+        enforce_atom_constraint_on_groups(Partition(train=np.arange(6, 12), eval=np.arange(6)), atoms[:6] +
+                                          atoms[6:11] + [{"a", "k"}], groups[:11] + ["K"])
+
+
 def test_not_equal_spellings_are_one_atom_and_one_template():
     assert sql_atoms("SELECT model FROM car_names WHERE make <> 'amc'") == \
         sql_atoms("SELECT model FROM car_names WHERE make != 'amc'")
@@ -573,7 +587,7 @@ def test_a_library_user_builds_a_spider_split_without_the_builders():
         "examples = [{'id': f'train-{i}', **row} for i, row in enumerate(rows)]\n"
         "inputs = SPIDER_POLICY.inputs(examples, ids=[e['id'] for e in examples], lengths=[1] * 30)\n"
         "partition = SPIDER_POLICY.split(CONFIGS['template'], inputs, eval_size=10, seed=1)\n"
-        "print(sorted(partition.eval.tolist()), 'builders' in sys.modules)\n"
+        "print(sorted(partition.eval.tolist()), 'lsplits.builders' in sys.modules)\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr

@@ -23,7 +23,7 @@ from lsplits.build.pipeline import DatasetSpec, build_splits, export_dataset
 from lsplits.build.settings import DEFAULT_EVAL_FRACTION, SCRATCH_LM, BuildSettings
 from lsplits.data.loading import prepare_examples
 from lsplits.data.synthetic import DEMO_TASK, has_rare_word, is_rare_construction, make_demo_dataset
-from lsplits.errors import ConfigError
+from lsplits.errors import InvalidOption
 from lsplits.io import cache_folder, check_output
 
 logger = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ class DemoSettings:
     def __post_init__(self) -> None:
         self.build_settings()  # checks seed and eval size as a build does
         if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 1:
-            raise ConfigError(f"n (--n) must be a whole number of at least 1, got {self.n!r}")
+            raise InvalidOption(f"n (--n) must be a whole number of at least 1, got {self.n!r}")
 
     def build_settings(self) -> BuildSettings:
         """The :class:`BuildSettings` of the demo's build (recorded in its ``lsplits.json``)."""

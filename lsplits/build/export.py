@@ -10,12 +10,13 @@ type for the whole dataset, so every config and split loads with identical featu
 is written to a temporary sibling and renamed into place (replacing only a folder lsplits wrote),
 and ``load_dataset(DIR, config)`` works on it exactly as ``load_dataset("org/name", config)`` does
 after a push. :func:`write_hub_folder` hands the card renderer (:mod:`lsplits.build.card`) a
-:class:`WrittenFolder` (files and sizes); :func:`read_folder` reads the configs back as the card's
-YAML lists them (``lsplits analyze``, the Space).
+:class:`WrittenFolder` (files and sizes); :func:`data_file_paths` and :func:`read_metadata` read the
+layout back, for :func:`lsplits.build.dataset.open_dataset` (the one opener of a built dataset).
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import glob
 import hashlib
@@ -74,7 +75,8 @@ class WrittenFolder:
     def dataset_info_yaml(self) -> list[dict]:
         """The card's YAML ``dataset_info:``: per config the features, those of its parquet files (split sizes
         are in the card's table: the Hub's ``splits`` entries would also need the Arrow byte counts)."""
-        return [{"config_name": name, "features": self.features} for name in self.data_files]
+        return [{"config_name": name, "features": copy.deepcopy(self.features)}  # no YAML anchors: one list each
+                for name in self.data_files]
 
 
 def plot_path(stem: str) -> str:
@@ -325,30 +327,25 @@ def data_file_paths(folder: str | Path, config: str) -> dict[str, list[Path]]:
     return found
 
 
-def read_metadata(folder: str | Path) -> dict[str, Any]:
-    """The build's settings (``lsplits.json``) of a built folder; DataError when there is none."""
+def read_metadata(folder: str | Path, *, source: str | None = None) -> dict[str, Any]:
+    """The build's settings (``lsplits.json``) of a built folder; DataError (naming ``source``, default the
+    folder) when there is none or it is not a JSON object."""
     path = Path(folder) / METADATA_FILE
-    if not path.exists():
-        raise DataError(f"no {METADATA_FILE}; is this a folder written by `lsplits build`?", source=str(folder))
-    return json.loads(path.read_text(encoding="utf-8"))
+    source = source or str(folder)
+    if not path.is_file():
+        raise DataError(f"no {METADATA_FILE}; is this a folder written by `lsplits build`?", source=source)
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DataError(f"{METADATA_FILE} is not readable JSON: {exc}", source=source) from exc
+    if not isinstance(meta, dict):
+        raise DataError(f"{METADATA_FILE} is not a JSON object", source=source)
+    return meta
 
 
-def read_folder(folder: str | Path, configs: Sequence[str] | None = None) -> tuple[dict[str, dict[str, pd.DataFrame]], dict]:
-    """Read a built folder's configs (config -> split -> DataFrame, files as the card lists them) and its metadata."""
-    folder = Path(folder)
-    meta = read_metadata(folder)
-    names = list(configs) if configs else list(meta.get("configs", []))
-    frames = {}
-    for name in names:
-        if not (folder / name).is_dir():
-            raise DataError(f"no config {name!r} (has: {', '.join(meta.get('configs', []))})", source=str(folder))
-        frames[name] = {split: pd.concat([_read_parquet(p) for p in paths], ignore_index=True)
-                        for split, paths in data_file_paths(folder, name).items()}
-    return frames, meta
-
-
-def _read_parquet(path: Path) -> pd.DataFrame:
-    """One data file; ClassLabel ids come back as their names, the form every reader shows and compares."""
+def read_data_file(path: Path) -> pd.DataFrame:
+    """One data file of a built folder; ClassLabel ids come back as their names, the form every reader shows
+    and compares."""
     frame = pd.read_parquet(path)
     for name, names in _class_label_columns(pq.read_schema(path)).items():
         frame[name] = [None if pd.isna(v) else names[int(v)] for v in frame[name]]

@@ -58,7 +58,7 @@ def score_vs_length_figure(df_all: pd.DataFrame, eval_mask: Sequence[bool] | np.
         raise InvalidInput(f"eval_mask has {len(mask)} entries for {len(df_all)} rows")
     lengths = df_all[length_column].to_numpy(dtype=float)
     scores = df_all[score_column].to_numpy(dtype=float)
-    figure = Figure(figsize=(6.4, 4.4))
+    figure = Figure(figsize=(6.4, 4.6), layout="constrained")  # leaves room for the legend below
     axes = figure.add_subplot()
     for label, group, color, size in (("train", ~mask, TRAIN_COLOR, 6), ("eval", mask, EVAL_COLOR, 9)):
         x, y = lengths[group], scores[group]
@@ -82,7 +82,7 @@ def plot_score_vs_length(df_all: pd.DataFrame, eval_mask: Sequence[bool] | np.nd
 def _histograms_figure(train: Sequence[float], evaluation: Sequence[float], bins: np.ndarray,
                        xlabel: str, ylabel: str, title: str) -> Figure:
     """Train and eval histograms on the same bins, normalised to densities (sizes differ)."""
-    figure = Figure(figsize=(6.4, 4.0))
+    figure = Figure(figsize=(6.4, 4.2), layout="constrained")
     axes = figure.add_subplot()
     for label, values, color, dashes in (("train", train, TRAIN_COLOR, "-"), ("eval", evaluation, EVAL_COLOR, "--")):
         values = np.asarray(values, dtype=float)
@@ -147,7 +147,7 @@ def rare_words_figure(fractions: Mapping[str, Mapping[str, float | None]], *,
     groups = list(fractions)
     splits = list(dict.fromkeys(split for group in groups for split in fractions[group]))
     colors = dict(zip(splits, _split_colors(len(splits)), strict=True))
-    figure = Figure(figsize=(max(4.0, 1.2 + 1.3 * len(groups)), 4.0))
+    figure = Figure(figsize=(max(4.0, 1.2 + 1.3 * len(groups)), 4.2), layout="constrained")
     axes = figure.add_subplot()
     width = 0.8 / max(len(splits), 1)
     for j, split in enumerate(splits):

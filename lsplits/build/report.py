@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from lsplits.build import analysis, plots
-from lsplits.build.export import METADATA_FILE, Frames, plot_path, read_folder
+from lsplits.build.export import METADATA_FILE, Frames, plot_path
 
 __all__ = ["METADATA_FILE", "analyze_folder", "config_plots", "config_statistics", "eval_mask_frame",
            "extra_statistics_markdown", "statistics_markdown", "statistics_text"]
@@ -95,8 +95,12 @@ def config_plots(frames: Frames, stats_by_config: Mapping[str, Mapping[str, Any]
 
 
 def analyze_folder(folder: str | Path, configs: Sequence[str] | None = None) -> str:
-    """The statistics of a built folder as text (``lsplits analyze``)."""
-    frames, meta = read_folder(folder, configs)
+    """The statistics of a built dataset (a folder or a Hub id, :func:`~lsplits.build.dataset.open_dataset`)
+    as text (``lsplits analyze``)."""
+    from lsplits.build.dataset import open_dataset
+
+    dataset = open_dataset(folder)
+    frames, meta = dataset.frames(configs), dataset.meta
     stats = config_statistics(frames, query_field=meta["query_field"], label_field=meta.get("label_field"),
                               categorical_columns=meta.get("categorical_columns", ()))
     text = statistics_text(stats)

@@ -11,21 +11,13 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from lsplits.build.card import CardInfo
-from lsplits.build.pipeline import (
-    DatasetSpec,
-    build_splits,
-    export_dataset,
-    plan_build,
-    recorded_settings,
-    score_records,
-)
+from lsplits.api import build as build_dataset
+from lsplits.api import resolve_data, score_loaded, score_plan
+from lsplits.build.pipeline import DatasetSpec, plan_build, recorded_settings, score_records
 from lsplits.build.settings import BuildSettings, RunSettings, ScoreSettings
 from lsplits.cli.parser import settings_of
-from lsplits.data.loading import LoadedData, load_examples
-from lsplits.data.registry import is_builder, load_builder
-from lsplits.data.tasks import generic_task
-from lsplits.errors import ConfigError
+from lsplits.data.loading import LoadedData
+from lsplits.data.registry import is_builder
 from lsplits.stages import stage
 
 if TYPE_CHECKING:
@@ -39,18 +31,11 @@ SCORE_SETTINGS_KEY = "lsplits_settings"
 """The schema-metadata key of ``lsplits score``'s parquet file that holds its recorded settings (JSON)."""
 
 def resolve_dataset(settings: RunSettings) -> tuple[DatasetSpec, LoadedData]:
-    """The dataset spec and loaded examples for DATA / --data-files and the generic-task fields."""
-    data_files = list(settings.data_files) if settings.data_files else None
-    options = settings.load_options()
-    if is_builder(settings.data):
-        builder = load_builder(settings.data)
-        return builder.SPEC, builder.load(data_files=data_files, options=options)
-    if not settings.query_field:
-        raise ConfigError("generic datasets need --query-field (the text the LM scores)")
-    task = generic_task(settings.query_field, settings.prompt_template, settings.label_field)
-    name = Path(data_files[0]).stem if data_files else str(settings.data)
-    spec = DatasetSpec(task=task, card=CardInfo(pretty_name=f"{name} (Likelihood Splits)"))
-    return spec, load_examples(task, data=settings.data, data_files=data_files, options=options)
+    """The dataset spec and loaded examples for DATA / --data-files and the generic-task fields
+    (:func:`lsplits.api.resolve_data`, which the Python API runs too)."""
+    return resolve_data(settings.data, query_field=settings.query_field, prompt_template=settings.prompt_template,
+                        label_field=settings.label_field, data_files=settings.data_files,
+                        options=settings.load_options())
 
 
 def input_paths(args: argparse.Namespace) -> list[Path]:
@@ -71,26 +56,41 @@ def check_out(args: argparse.Namespace, expect: Literal["folder", "file"]) -> No
     check_output(args.out, expect=expect, inputs=input_paths(args), caches=caches)
 
 
+def warn_if_lm_changed(path: Path, settings: BuildSettings) -> None:
+    """With ``--settings``: warn loudly when the LM's weights are not the recorded ones (another Hub revision,
+    other local weights), since the rebuild's scores will then differ."""
+    from lsplits.lm.model_files import model_identity
+
+    document = json.loads(Path(path).read_text(encoding="utf-8"))
+    recorded = document.get("lm_identity")
+    if not recorded or document.get("settings", {}).get("lm") != settings.lm:
+        return
+    current = model_identity(settings.lm)
+    if current != recorded:
+        logger.warning("--settings %s: the LM %s is not the one recorded (recorded %s, now %s); the scores and "
+                       "splits will differ from the recorded build", path, settings.lm, recorded, current)
+
+
 def score(args: argparse.Namespace) -> int:
-    """``lsplits score``: write per-example scores to a parquet file."""
+    """``lsplits score``: write per-example scores to a parquet file (:func:`lsplits.api.score_loaded`)."""
     from lsplits.io import atomic_write_parquet
     from lsplits.lm.distributed import is_main
-    from lsplits.lm.pipeline import compute_scores
-    from lsplits.lm.plan import RunPlan
 
     settings = settings_of(args, ScoreSettings)
     if not args.dry_run:
         check_out(args, "file")
     spec, loaded = resolve_dataset(settings)
-    plan = RunPlan.make(settings.lm, settings.setting, folds=settings.folds, seed=settings.seed,
-                        max_steps=settings.max_steps, paper_steps=spec.max_steps)  # as build plans it
-    records = score_records(loaded.examples, spec.task, settings.setting)
+    plan = score_plan(spec, settings)
     if args.dry_run:
-        return dry_run({settings.setting: (records, plan)})
-    frame = compute_scores(records, plan=plan, cache_dir=args.cache_dir, progress=not args.no_progress,
-                           compile=args.compile)
+        return dry_run({settings.setting: (score_records(loaded.examples, spec.task, settings.setting), plan)})
+    frame = score_loaded(spec, loaded, settings, plan=plan, cache_dir=args.cache_dir,
+                         progress=not args.no_progress, compile=args.compile)
     if is_main():
-        recorded = recorded_settings(settings, {settings.setting: plan})
+        from lsplits.lm.distributed import process_device
+        from lsplits.lm.scoring import resolve_device
+
+        recorded = recorded_settings(settings, {settings.setting: plan},
+                                     {settings.setting: plan.resolved_dtype(resolve_device(process_device()))})
         atomic_write_parquet(args.out, frame, mark="score",
                              metadata={SCORE_SETTINGS_KEY: json.dumps(recorded, default=str)})
         logger.info("wrote %d scores to %s", len(frame), args.out)
@@ -112,8 +112,10 @@ def dry_run(runs: dict[str, tuple[list[dict], RunPlan]]) -> int:
 
 
 def build(args: argparse.Namespace) -> int:
-    """``lsplits build``: score, split, export and optionally push."""
+    """``lsplits build``: score and split (:func:`lsplits.api.build`), write and optionally push."""
     settings = settings_of(args, BuildSettings)
+    if args.settings is not None:
+        warn_if_lm_changed(args.settings, settings)
     if not args.dry_run:
         check_out(args, "folder")
         if args.push_to_hub:
@@ -126,16 +128,16 @@ def build(args: argparse.Namespace) -> int:
         plan = plan_build(spec, settings)
         return dry_run({kind: (score_records(loaded.examples, spec.task, kind), run)
                         for kind, run in plan.runs.items()})
-    result = build_splits(spec, loaded, settings, cache_dir=args.cache_dir, progress=not args.no_progress,
-                          compile=args.compile)
+    splits = build_dataset(spec, loaded, settings, cache_dir=args.cache_dir, progress=not args.no_progress,
+                           compile=args.compile)
     from lsplits.lm.distributed import is_main
 
     if not is_main():
         return 0
-    out = export_dataset(spec, result, args.out, settings, repo_hint=args.push_to_hub)
-    for name, reason in result.skipped.items():
+    out = splits.write(args.out, repo_hint=args.push_to_hub)
+    for name, reason in splits.skipped.items():
         print(f"skipped {name}: {reason}")
-    print(f"wrote {len(result.configs)} configs ({', '.join(result.configs)}) to {out}")
+    print(f"wrote {len(splits)} configs ({', '.join(splits)}) to {out}")
     if args.push_to_hub:
         from lsplits.hub.push import push_folder
 

@@ -71,12 +71,12 @@ def default_model_path() -> str:
 
 def plan(args: Namespace) -> Plan:
     """Check options, dataset, configs, task, models and labels; nothing is trained or logged."""
-    from lsplits.difficulty.source import open_built
+    from lsplits.build.dataset import open_dataset
     from lsplits.difficulty.tasks import SEQ2SEQ, LabelSpace, check_model, task_kind
 
     requested = settings_from_args(args)
     _check_out(args)
-    dataset = open_built(args.dataset)
+    dataset = open_dataset(args.dataset)
     if dataset.folder is not None and not args.no_card:  # the card, lsplits.json and the figure get updated
         from lsplits.build.export import CARD_FILE, METADATA_FILE
         from lsplits.difficulty.report import CARD_PLOT

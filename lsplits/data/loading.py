@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from lsplits.data.tasks import Task, is_missing
-from lsplits.errors import DataError, InvalidOption, hub_failures
+from lsplits.errors import DataError, InvalidOption
+from lsplits.hub.failures import hub_failures
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +33,8 @@ LSPLITS_FIELDS = ("ll_score", "ll_tokens", "length")
 """Fields lsplits adds to every exported example; a user field of the same name would be overwritten."""
 MISSING_LABEL_CHOICES = ("error", "drop")
 DEFAULT_MISSING_LABELS = "error"
+EMPTY_QUERY = "empty query"
+"""The reason recorded in :attr:`LoadedData.dropped` for examples whose query field is null, NaN or blank."""
 MISSING_LABEL = "missing label"
 """The reason recorded in :attr:`LoadedData.dropped` for examples dropped by ``missing_labels="drop"``."""
 
@@ -382,6 +385,8 @@ def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task:
                 unlabelled.append((example_id, description))
                 continue
             reason = task.keep(record)
+            if reason is None and is_missing(record[task.query_field]):
+                reason = EMPTY_QUERY  # every task: a null or blank query would be scored as "None" or nothing
             if reason is not None:
                 dropped[reason] = dropped.get(reason, 0) + 1
                 continue

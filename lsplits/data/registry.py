@@ -14,7 +14,7 @@ from types import ModuleType
 
 from lsplits.errors import ConfigError, InvalidOption
 
-BUILTIN_PACKAGE = "builders"
+BUILTIN_PACKAGE = "lsplits.builders"
 """The package of the built-in builders (SNLI, BoolQ, Spider), imported the first time a name is asked for."""
 
 _BUILDERS: dict[str, str] = {}  # name -> module path

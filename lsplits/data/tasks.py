@@ -139,7 +139,6 @@ def generic_task(query_field: str, prompt_template: str = "", label_field: str |
         query=_same(lambda ex: sep + str(ex[query_field])),
         label_field=label_field,
         required_fields=tuple(dict.fromkeys([query_field, *fields])),
-        filters=(("empty query", lambda ex: not is_missing(ex[query_field])),),
     )
 
 

@@ -2,9 +2,10 @@
 accuracy with intervals, the relative error increase against ``random``, buckets and projections
 (the Likelihood Splits paper's Tables 2-5 and 14), into a report folder and the dataset card.
 
-Modules, in the order of the flow: :mod:`.source` (open a built folder or Hub repo), :mod:`.tasks`
+The dataset is opened by :func:`lsplits.build.dataset.open_dataset`. Modules, in the order of the
+flow: :mod:`.source` (a fingerprint of a config's content), :mod:`.tasks`
 (model class, inputs, targets, metric per task), :mod:`.train` (resumable fine-tuning per config on
 accelerate), :mod:`.evaluate` (the statistics), :mod:`.summary` (all numbers of one run),
 :mod:`.report` (markdown, PNG, JSON), :mod:`.card` (the card's Difficulty section) and
-:mod:`.command` (``lsplits difficulty``).
+:mod:`lsplits.cli.difficulty` (``lsplits difficulty``).
 """

@@ -20,6 +20,7 @@ from lsplits.build.plots import save_figure
 from lsplits.difficulty import evaluate as ev
 from lsplits.difficulty.summary import DifficultySummary
 from lsplits.difficulty.tasks import EXACT_MATCH
+from lsplits.figure_style import legend_right
 from lsplits.io import atomic_write_text
 
 logger = logging.getLogger(__name__)
@@ -242,7 +243,7 @@ def difficulty_figure(summary: DifficultySummary) -> Figure:
     axes.set_ylabel(f"{metric_name(summary.metric)} (%)")
     axes.set_title(f"{summary.dataset}: test {metric_name(summary.metric)} per config")
     if len(summary.models) > 1:
-        axes.legend()
+        legend_right(axes)
     figure.tight_layout()
     return figure
 

@@ -8,7 +8,8 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from lsplits.errors import DataError, hub_failures
+from lsplits.errors import DataError
+from lsplits.hub.failures import hub_failures
 
 logger = logging.getLogger(__name__)
 

@@ -58,9 +58,10 @@ def default_space_dir() -> Path:
 
 def scratch_lm_texts(dataset_dir: str | Path) -> list[str]:
     """The distinct query sentences of a built dataset (every example once), to train the scratch LM on."""
-    from lsplits.build.export import read_folder
+    from lsplits.build.dataset import open_dataset
 
-    frames, meta = read_folder(dataset_dir)
+    dataset = open_dataset(dataset_dir)
+    frames, meta = dataset.frames(), dataset.meta
     if not frames:
         raise ConfigError(f"{dataset_dir}: the dataset has no configs to read sentences from")
     query_field = meta["query_field"]

@@ -14,7 +14,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from lsplits.errors import ConfigError, hub_failures
+from lsplits.errors import ConfigError
+from lsplits.hub.failures import hub_failures
 
 logger = logging.getLogger(__name__)
 

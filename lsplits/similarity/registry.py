@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lsplits.errors import ConfigError, InvalidOption
+from lsplits.errors import ConfigError, InvalidOption, InvalidOutput, SimilarityFailure
 
 
 @dataclass(frozen=True)
@@ -118,3 +118,37 @@ def get(name: str) -> Similarity:
     similarity = getattr(module, attribute)
     _REGISTERED[key] = similarity
     return similarity
+
+
+def prepare_output(similarity: Similarity, text: str) -> Any:
+    """``similarity.prepare(text)``: the one call site rule of every engine (matrices, quality).
+
+    Raises:
+        InvalidOutput: the similarity's own "this output is invalid" (the caller counts it invalid).
+        SimilarityFailure: any other exception (a bug), naming the similarity and the output.
+    """
+    try:
+        return similarity.prepare(text)
+    except InvalidOutput:
+        raise
+    except Exception as exc:  # re-raised: a bug must not become an invalid output
+        raise SimilarityFailure(f"similarity {similarity.name!r} failed to prepare the output {_short(text)}: "
+                                f"{type(exc).__name__}: {exc}") from exc
+
+
+def score_outputs(similarity: Similarity, a: Any, b: Any, texts: tuple[str, str]) -> float:
+    """``similarity.score(a, b)`` of two prepared outputs (``texts``: their strings, for the message).
+
+    Raises:
+        SimilarityFailure: any exception (a bug), naming the similarity and both outputs.
+    """
+    try:
+        return float(similarity.score(a, b))
+    except Exception as exc:  # re-raised: a bug must not become a similarity of 0
+        raise SimilarityFailure(f"similarity {similarity.name!r} failed to score the outputs {_short(texts[0])} "
+                                f"and {_short(texts[1])}: {type(exc).__name__}: {exc}") from exc
+
+
+def _short(text: str, limit: int = 60) -> str:
+    """``text`` quoted, cut to ``limit`` characters for an error message."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")

@@ -168,23 +168,81 @@ def enforce_atom_constraint_on_groups(partition: Partition, atoms_per_example: S
         leaving.append(key)
         train_count.update(group_atoms[key])
     room = partition.eval.size - sum(len(members[key]) for key in eval_groups)
-    entering = []
-    for key in train_groups:  # groups that left eval are not candidates: each holds an atom only it brings
-        if room == 0:
-            break
-        size = len(members[key])
-        if size <= room and all(train_count[atom] > count for atom, count in group_atoms[key].items()):
-            train_count.subtract(group_atoms[key])
-            entering.append(key)
-            room -= size
-    if room:
+    sizes = {key: len(indices) for key, indices in members.items()}
+    entering = _refill(train_groups, sizes, group_atoms, train_count, room)  # leavers are no candidates:
+    if entering is None:  # each holds an atom that only it brings to train
         raise ConfigError(
             f"cannot satisfy the Spider atom constraint with whole template groups: after moving {len(leaving)} "
-            f"eval groups that hold atoms missing from train, no choice of train groups refills eval to "
-            f"{partition.eval.size} examples ({room} short); try another seed or eval size")
+            f"eval groups that hold atoms missing from train, no choice of train groups that takes no atom away "
+            f"from train refills eval to {partition.eval.size} examples ({room} to fill); try another seed or "
+            "eval size")
     logger.info("atom constraint on whole groups: %d groups (%d examples) left eval, %d groups entered",
                 len(leaving), sum(len(members[key]) for key in leaving), len(entering))
     entered = set(entering)
     new_eval = [i for key in [*eval_groups, *entering] for i in members[key]]
     new_train = [i for key in [*train_groups, *leaving] if key not in entered for i in members[key]]
     return Partition(train=np.asarray(new_train, dtype=np.int64), eval=np.asarray(new_eval, dtype=np.int64))
+
+
+def _refill(candidates: Sequence[Hashable], sizes: dict[Hashable, int], group_atoms: dict[Hashable, Counter[str]],
+            train_count: Counter[str], room: int) -> list[Hashable] | None:
+    """Train groups (in ``candidates`` order) whose sizes sum to ``room`` and whose move to eval leaves every
+    atom held in train; ``train_count`` is updated for them. None when none is found.
+
+    Greedy first (the first group that fits and is free to go, in order); when that falls short, a subset of
+    exactly ``room`` examples among the groups free to go (earliest first, by subset sum), taken one by one
+    with the check repeated, since two groups may share an atom that only they hold in train.
+    """
+    def free(key: Hashable) -> bool:
+        return all(train_count[atom] > count for atom, count in group_atoms[key].items())
+
+    def take(keys: Sequence[Hashable], budget: int) -> tuple[list[Hashable], int]:
+        taken = []
+        for key in keys:
+            if budget == 0:
+                break
+            if sizes[key] <= budget and free(key):
+                train_count.subtract(group_atoms[key])
+                taken.append(key)
+                budget -= sizes[key]
+        return taken, budget
+
+    def undo(keys: Sequence[Hashable]) -> None:
+        for key in keys:
+            train_count.update(group_atoms[key])
+
+    taken, left = take(candidates, room)
+    if left == 0:
+        return taken
+    undo(taken)
+    excluded: set[Hashable] = set()
+    for _ in range(len(candidates)):
+        pool = [key for key in candidates if key not in excluded and sizes[key] <= room and free(key)]
+        chosen = _subset_of_size(pool, sizes, room)
+        if chosen is None:
+            return None
+        taken = []
+        for key in chosen:
+            if not free(key):  # a group taken before it holds the last train copy of one of its atoms
+                excluded.add(key)
+                break
+            train_count.subtract(group_atoms[key])
+            taken.append(key)
+        else:
+            return taken
+        undo(taken)
+    return None
+
+
+def _subset_of_size(keys: Sequence[Hashable], sizes: dict[Hashable, int], total: int) -> list[Hashable] | None:
+    """Some of ``keys`` whose sizes sum to exactly ``total`` (the earliest keys preferred), or None."""
+    reach: list[list[int] | None] = [None] * (total + 1)
+    reach[0] = []
+    for position, key in enumerate(keys):
+        size = sizes[key]
+        for reached in range(total - size, -1, -1):
+            if reach[reached] is not None and reach[reached + size] is None:
+                reach[reached + size] = [*reach[reached], position]  # type: ignore[misc]
+        if reach[total] is not None:
+            return [keys[position] for position in reach[total]]
+    return None

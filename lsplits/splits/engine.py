@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lsplits.errors import ConfigError, SplitInvariantError
+from lsplits.errors import ConfigError, InvalidOption, SplitInvariantError
 
 logger = logging.getLogger(__name__)
 
@@ -61,11 +61,11 @@ def resolve_eval_size(eval_size: int | float, n: int) -> int:
     if n <= 0:
         raise ConfigError("cannot split an empty dataset (0 examples)")
     if isinstance(eval_size, bool) or not isinstance(eval_size, numbers.Real):
-        raise ConfigError(f"eval size must be a count (int) or a fraction (float), got {eval_size!r}")
+        raise InvalidOption(f"eval size must be a count (int) or a fraction (float), got {eval_size!r}")
     if isinstance(eval_size, numbers.Integral):
         count = int(eval_size)
         if count <= 0:
-            raise ConfigError(f"eval size must be at least 1 example, got {count}")
+            raise InvalidOption(f"eval size must be at least 1 example, got {count}")
     else:
         fraction = float(eval_size)
         if not 0.0 < fraction < 1.0:

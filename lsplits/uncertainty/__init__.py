@@ -7,7 +7,8 @@ estimators are in :mod:`.semantic_sets`; :func:`estimate` applies any of them by
 matrix or a stack; :mod:`.beam` does both steps for a list of examples), :mod:`.quality` scores
 top-1 predictions against references, and :mod:`.prr` and :mod:`.ue_metrics` measure how well the
 uncertainties rank the qualities (:mod:`.normalization` maps uncertainties to confidences first,
-for ECE). :mod:`.study` runs the paper's whole grid on parser outputs read by :mod:`.inputs`,
+for ECE); :mod:`.selective` turns a ranking into a decision, the rejection threshold certified to keep the
+risk of the kept outputs under a target. :mod:`.study` runs the paper's whole grid on parser outputs read by :mod:`.inputs`,
 :mod:`.report` writes it up (figures by :mod:`.plots`); :mod:`.publish` uploads the evaluate modules in ``metrics/`` as Hub Spaces.
 """
 

@@ -11,7 +11,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lsplits.errors import InvalidInput
+from lsplits.errors import InvalidInput, InvalidOption
 from lsplits.similarity.registry import Similarity, from_config_name
 from lsplits.uncertainty.estimators import (
     DEFAULT_ECC_THRESHOLD,
@@ -20,7 +20,6 @@ from lsplits.uncertainty.estimators import (
     LEXICAL_ESTIMATORS,
     PAPER_ESTIMATORS,
     EstimatorSettings,
-    InvalidOption,
     check_estimators,
     estimate_many,
 )

@@ -51,7 +51,7 @@ import numpy as np
 
 from lsplits.errors import InvalidInput, InvalidOption
 from lsplits.uncertainty._stacks import as_stack, one_or_many, symmetric_stack
-from lsplits.uncertainty.options import check_ecc_threshold, check_number
+from lsplits.uncertainty.options import check_ecc_threshold, check_names, check_number
 
 DEFAULT_ECC_THRESHOLD = 0.9
 _DECIMALS = 12  # estimator values are rounded to this, so that equal values up to solver noise tie exactly
@@ -361,7 +361,7 @@ class EstimatorSettings:
 
 def check_estimators(names: Sequence[str]) -> tuple[str, ...]:
     """The estimator names, lower-cased; InvalidOption for an unknown one or an empty list."""
-    keys = tuple(name.lower() for name in names)
+    keys = check_names(names, "estimators")
     if not keys:
         raise InvalidOption("choose at least one uncertainty estimator")
     for key in keys:

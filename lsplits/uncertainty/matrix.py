@@ -32,7 +32,7 @@ import numpy as np
 from lsplits.errors import InvalidOutput, SimilarityFailure
 from lsplits.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
-from lsplits.similarity.registry import Similarity
+from lsplits.similarity.registry import Similarity, prepare_output, score_outputs
 
 logger = logging.getLogger(__name__)
 
@@ -70,29 +70,12 @@ def _prepare(similarity: Similarity, text: str) -> tuple[Any, str]:
     """Prepared object and "" for a valid output; None and the reason for an invalid one.
 
     Only the similarity's own :class:`~lsplits.errors.InvalidOutput` marks a candidate invalid; any
-    other exception is a bug and fails the run as a :class:`~lsplits.errors.SimilarityFailure`.
+    other exception is a bug and fails the run (:func:`~lsplits.similarity.registry.prepare_output`).
     """
     try:
-        return similarity.prepare(text), ""
+        return prepare_output(similarity, text), ""
     except InvalidOutput as exc:
         return None, str(exc) or "invalid output"
-    except Exception as exc:  # re-raised: a bug must not become an invalid candidate
-        raise SimilarityFailure(f"similarity {similarity.name!r} failed to prepare the candidate {_short(text)}: "
-                                f"{type(exc).__name__}: {exc}") from exc
-
-
-def _score(similarity: Similarity, a: tuple[Any, str], b: tuple[Any, str]) -> float:
-    """One pairwise score of two prepared candidates (object, text); any exception fails the run."""
-    try:
-        return float(similarity.score(a[0], b[0]))
-    except Exception as exc:  # re-raised: a bug must not become a similarity of 0
-        raise SimilarityFailure(f"similarity {similarity.name!r} failed to score the candidates {_short(a[1])} "
-                                f"and {_short(b[1])}: {type(exc).__name__}: {exc}") from exc
-
-
-def _short(text: str, limit: int = 60) -> str:
-    """``text`` quoted, cut to ``limit`` characters for an error message."""
-    return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
 def build_matrix(candidates: Sequence[str], similarity: Similarity) -> SimilarityMatrix:
@@ -117,7 +100,7 @@ def build_matrix(candidates: Sequence[str], similarity: Similarity) -> Similarit
         for b in range(a + 1 if similarity.symmetric else 0, n):
             if a == b or not valid[b]:
                 continue
-            pairwise[a, b] = _score(similarity, (prepared[a][0], texts[a]), (prepared[b][0], texts[b]))
+            pairwise[a, b] = score_outputs(similarity, prepared[a][0], prepared[b][0], (texts[a], texts[b]))
             if similarity.symmetric:
                 pairwise[b, a] = pairwise[a, b]
     values = pairwise[np.ix_(slot, slot)]
@@ -189,6 +172,23 @@ def _init_worker(similarity: Similarity) -> None:
     _WORKER_SIMILARITY = similarity
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and terminates the pool
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # end at once and silently, whoever sends it
+    if hasattr(signal, "pthread_sigmask"):  # blocked by _pool while this worker was forked: now safe to take
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _POOL_SIGNALS)
+
+
+_POOL_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
+def _pool(similarity: Similarity, workers: int) -> multiprocessing.pool.Pool:
+    """A worker pool; SIGINT and SIGTERM are blocked while it forks, so that no worker receives one before
+    :func:`_init_worker` has set its own handlers (it would run the parent's and print a traceback)."""
+    blocked = hasattr(signal, "pthread_sigmask")
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _POOL_SIGNALS) if blocked else None
+    try:
+        return _pool_context().Pool(workers, initializer=_init_worker, initargs=(similarity,))
+    finally:
+        if previous is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _worker_build(candidates: Sequence[str]) -> SimilarityMatrix:
@@ -263,5 +263,5 @@ def _compute(similarity: Similarity, examples: list[Sequence[str]], workers: int
             yield build_matrix(candidates, similarity)
         return
     chunksize = max(1, min(16, len(examples) // (workers * 8)))
-    with _pool_context().Pool(workers, initializer=_init_worker, initargs=(similarity,)) as pool:
+    with _pool(similarity, workers) as pool:
         yield from pool.imap(_worker_build, examples, chunksize=chunksize)

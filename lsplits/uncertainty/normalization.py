@@ -211,6 +211,8 @@ NORMALIZERS = {DEFAULT_NORMALIZER: MinMaxNormalizer, "quantile": QuantileNormali
 
 def get_normalizer(name: str, **options):
     """A fresh normaliser by name (``num_bins`` for binned_pcc, as LM-Polygraph); ConfigError lists the choices."""
+    if not isinstance(name, str):
+        raise InvalidOption(f"the normaliser name must be a string, got {name!r}; choose one of {', '.join(NORMALIZERS)}")
     key = name.lower()
     if key not in NORMALIZERS:
         raise InvalidOption(f"unknown normaliser {name!r}; choose one of {', '.join(NORMALIZERS)}")

@@ -21,6 +21,21 @@ def check_number(value: object, option: str) -> float:
     return float(value)
 
 
+def check_names(values: object, argument: str) -> tuple[str, ...]:
+    """``values`` as lower-cased names; InvalidOption naming ``argument`` for one string (which would be read
+    one character at a time) or for an entry that is not a string."""
+    if isinstance(values, (str, bytes)):
+        raise InvalidOption(f"{argument} must be a list of names, got one string {values!r}; pass [{values!r}]")
+    try:
+        names = list(values)  # type: ignore[call-overload]
+    except TypeError:
+        raise InvalidOption(f"{argument} must be a list of names, got {values!r}") from None
+    for name in names:
+        if not isinstance(name, str):
+            raise InvalidOption(f"{argument} must be names (strings), got {name!r} ({type(name).__name__})")
+    return tuple(name.lower() for name in names)
+
+
 def check_ecc_threshold(value: object, option: str = "ecc_threshold") -> float:
     """The Ecc eigenvalue threshold, in (0, 2] (the normalised Laplacian's spectrum lies in [0, 2])."""
     number = check_number(value, option)

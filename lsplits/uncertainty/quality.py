@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lsplits.errors import DataError, InvalidOutput
+from lsplits.errors import DataError, InvalidOutput, SimilarityFailure
 from lsplits.similarity import registry as similarity_registry
 from lsplits.similarity.amr.graph import EMPTY_AMR
-from lsplits.similarity.registry import Similarity
+from lsplits.similarity.registry import Similarity, prepare_output, score_outputs
 
 logger = logging.getLogger(__name__)
 
@@ -56,12 +56,14 @@ def prepare_references(similarity: Similarity, references: Sequence[str], *,
     prepared: list[Any] = []
     problems: list[str] = []
     for position, text in enumerate(references):
+        name = ids[position] if ids is not None else f"#{position}"
         try:
-            prepared.append(similarity.prepare(text))
+            prepared.append(prepare_output(similarity, text))
         except InvalidOutput as exc:
-            name = ids[position] if ids is not None else f"#{position}"
             problems.append(f"{name}: {exc}")
             prepared.append(None)
+        except SimilarityFailure as exc:  # re-raised with the example
+            raise SimilarityFailure(f"example {name}, reference: {exc}") from exc
     if problems:
         shown = "; ".join(problems[:10]) + (f"; ... and {len(problems) - 10} more" if len(problems) > 10 else "")
         raise DataError(f"{len(problems)} reference(s) cannot be read by {similarity.name!r}: {shown}",
@@ -85,7 +87,7 @@ def score_predictions(similarity: Similarity | str, predictions: Sequence[str], 
     stand_in = None
     if placeholder is not None:
         try:
-            stand_in = similarity.prepare(placeholder)
+            stand_in = prepare_output(similarity, placeholder)
         except InvalidOutput:
             logger.warning("placeholder %r is not valid for %s; invalid predictions score 0", placeholder,
                            similarity.name)
@@ -94,14 +96,18 @@ def score_predictions(similarity: Similarity | str, predictions: Sequence[str], 
     pairs: list[tuple[Any, Any]] = []
     for position, (text, reference) in enumerate(zip(predictions, gold, strict=True)):
         try:
-            prediction = similarity.prepare(text)
-        except InvalidOutput:
-            invalid.append(position)
-            prediction = stand_in
-        if prediction is None:
-            scores.append(0.0)
-            continue
-        scores.append(float(similarity.score(prediction, reference)))
+            try:
+                prediction = prepare_output(similarity, text)
+            except InvalidOutput:
+                invalid.append(position)
+                prediction = stand_in
+            if prediction is None:
+                scores.append(0.0)
+                continue
+            scores.append(score_outputs(similarity, prediction, reference, (text, references[position])))
+        except SimilarityFailure as exc:  # re-raised with the example
+            name = ids[position] if ids is not None else f"#{position}"
+            raise SimilarityFailure(f"example {name}: {exc}") from exc
         pairs.append((prediction, reference))
     if not scores:
         corpus = math.nan

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lsplits.errors import ConfigError, DataError
+from lsplits.errors import ConfigError, DataError, InvalidOption
 from lsplits.io import cache_folder
 from lsplits.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
@@ -47,7 +47,6 @@ from lsplits.uncertainty.estimators import (
     PAPER_ESTIMATORS,
     SPECTRAL_ESTIMATORS,
     EstimatorSettings,
-    InvalidOption,
     check_estimators,
     estimate_many,
     spectral_many,
@@ -170,7 +169,7 @@ class StudyConfig:
         check_delta(self.delta, names.get("delta", "delta"))
         check_calibration_fraction(self.calibration_fraction, names.get("calibration_fraction", "calibration_fraction"))
         if self.selective_method not in METHODS:
-            raise ConfigError(f"{names.get('selective_method', 'selective_method')} must be one of "
+            raise InvalidOption(f"{names.get('selective_method', 'selective_method')} must be one of "
                               f"{', '.join(METHODS)}, got {self.selective_method!r}")
 
     def estimator_settings(self) -> EstimatorSettings:

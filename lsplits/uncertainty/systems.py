@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lsplits.errors import ConfigError, DataError
+from lsplits.errors import ConfigError, DataError, InvalidOption
 from lsplits.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
 from lsplits.uncertainty.inputs import Inputs, load_inputs
@@ -85,7 +85,7 @@ def parse_system(text: str) -> SystemSpec:
         raise ConfigError(f"--system {text!r}: expected NAME=BEAMS (BEAMS: one JSONL file, or one PENMAN "
                           "file per beam rank separated by commas)")
     if not _NAME.fullmatch(name) or name in RESERVED_NAMES:
-        raise ConfigError(f"--system {text!r}: the name {name!r} must be a folder name of letters, digits and "
+        raise InvalidOption(f"--system {text!r}: the name {name!r} must be a folder name of letters, digits and "
                           f"._+- (starting with a letter or digit), and none of {', '.join(RESERVED_NAMES)}")
     for path in paths:
         if not Path(path).is_file():

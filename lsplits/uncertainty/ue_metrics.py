@@ -37,6 +37,7 @@ without both bad and good examples, PR-AUC without a bad one, rank correlations 
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from collections.abc import Sequence
 
@@ -44,7 +45,7 @@ import numpy as np
 
 from lsplits.errors import InvalidInput, InvalidOption
 from lsplits.uncertainty.normalization import DEFAULT_NORMALIZER, get_normalizer
-from lsplits.uncertainty.options import check_bad_below
+from lsplits.uncertainty.options import check_bad_below, check_names
 from lsplits.uncertainty.prr import DEFAULT_MAX_REJECTION, RejectionCurve, as_inputs, prr, rejection_curve
 
 try:  # SciPy's compiled merge count of discordant pairs (behind scipy.stats.kendalltau); numpy if absent
@@ -259,8 +260,8 @@ def kendall(uncertainties, qualities) -> float:
 def calibration_error(confidences, qualities, *, n_bins: int = ECE_BINS) -> float:
     """ECE of confidences in [0, 1] against qualities in [0, 1] over equal-width bins ([0, h], then (lo, hi])."""
     c, q = _inputs(confidences, qualities)
-    if n_bins < 1:
-        raise InvalidOption(f"ece: n_bins must be at least 1, got {n_bins}")
+    if isinstance(n_bins, bool) or not isinstance(n_bins, numbers.Integral) or n_bins < 1:
+        raise InvalidOption(f"ece: n_bins must be a whole number of at least 1, got {n_bins!r}")
     for name, values in (("confidences", c), ("qualities", q)):
         if values.min() < 0 or values.max() > 1:
             raise InvalidInput(f"ece needs {name} in [0, 1], got values from {values.min():g} to {values.max():g}")
@@ -312,7 +313,7 @@ def ece(uncertainties, qualities, *, normalizer: str = DEFAULT_NORMALIZER, calib
 
 def check_metrics(metrics: Sequence[str], bad_below: float | None = None) -> tuple[str, ...]:
     """The metric names, lower-cased and checked before any work (unknown name, missing bad_below)."""
-    names = tuple(m.lower() for m in metrics)
+    names = check_names(metrics, "metrics")
     if not names:
         raise InvalidOption("choose at least one uncertainty metric")
     unknown = [m for m in names if m not in METRICS]
@@ -363,6 +364,7 @@ def compute_metrics(uncertainties, qualities, metrics: Sequence[str] | None = No
     if metrics is None:
         metrics = [m for m in METRICS if bad_below is not None or m not in NEEDS_BAD_BELOW]
         metrics += [SELECTIVE] if max_risk is not None else []
+    metrics = check_names(metrics, "metrics")  # one string, or a name that is not a string, is refused here
     selective = any(m.lower() == SELECTIVE for m in metrics)
     if selective and max_risk is None:
         raise InvalidOption(f"{SELECTIVE} needs max_risk: the mean loss 1 - quality to certify")

@@ -96,9 +96,9 @@ def _splits_tab(demo: gr.Blocks, settings: SpaceSettings, models: splits_tab.Lan
     statistics = gr.Dataframe(label="Statistics per split", interactive=False, elem_id="split-statistics")
     rare_sentence = gr.Markdown(elem_id="rare-sentence")
     with gr.Row():
-        scatter = gr.Plot(label="Score against length", elem_id="score-vs-length")
-        lengths = gr.Plot(label="Length, train vs eval", elem_id="length-histograms")
-    rare = gr.Plot(label="Rare words per config", elem_id="rare-words")
+        scatter = gr.Plot(show_label=False, label="Score against length", elem_id="score-vs-length")
+        lengths = gr.Plot(show_label=False, label="Length, train vs eval", elem_id="length-histograms")
+    rare = gr.Plot(show_label=False, label="Rare words per config", elem_id="rare-words")
     count = gr.Slider(1, 50, value=8, step=1, label="Examples to browse")
     least = gr.Dataframe(label="Least likely (eval material)", interactive=False, wrap=True, elem_id="least-likely")
     most = gr.Dataframe(label="Most likely", interactive=False, wrap=True, elem_id="most-likely")
@@ -146,7 +146,7 @@ def _splits_tab(demo: gr.Blocks, settings: SpaceSettings, models: splits_tab.Lan
     with gr.Row():
         own_table = gr.Dataframe(label="Your examples, least likely first", interactive=False, wrap=True,
                                  elem_id="own-table", scale=3)
-        own_plot = gr.Plot(label="Your examples: score against length", elem_id="own-plot", scale=2)
+        own_plot = gr.Plot(show_label=False, label="Your examples: score against length", elem_id="own-plot", scale=2)
 
     @user_errors
     def score(text, file, field, prompt, model_name, share, by_length, progress=PROGRESS):
@@ -184,11 +184,11 @@ def _uncertainty_tab(settings: SpaceSettings) -> None:
     summary = gr.Markdown(elem_id="ue-summary")
     prr_table = gr.Dataframe(label="PRR with 95% confidence interval", interactive=False, elem_id="prr-table")
     with gr.Row():
-        curves = gr.Plot(label="Prediction-rejection curves", elem_id="rejection-curves")
+        curves = gr.Plot(show_label=False, label="Prediction-rejection curves", elem_id="rejection-curves")
         with gr.Column():
             example_id = gr.Dropdown(choices=[], label="Example for the heatmap", allow_custom_value=True,
                                      elem_id="heatmap-example")
-            heatmap = gr.Plot(label="Similarity between candidates", elem_id="heatmap")
+            heatmap = gr.Plot(show_label=False, label="Similarity between candidates", elem_id="heatmap")
     gr.Markdown(SELECTIVE_HELP)
     with gr.Row():
         target_risk = gr.Number(value=0.3, minimum=0.001, maximum=0.999, label="Target risk (mean 1 - quality of "
@@ -260,8 +260,8 @@ def _uncertainty_tab(settings: SpaceSettings) -> None:
     table1 = gr.Dataframe(label="Table 1: top-1 corpus Smatch and Smatch++", interactive=False,
                           elem_id="systems-table1")
     with gr.Row():
-        figure1 = gr.Plot(label="Figure 1: mean PRR per system and quality metric", elem_id="systems-figure1")
-        figure2 = gr.Plot(label="Figure 2: mean PRR against beam size", elem_id="systems-figure2")
+        figure1 = gr.Plot(show_label=False, label="Figure 1: mean PRR per system and quality metric", elem_id="systems-figure1")
+        figure2 = gr.Plot(show_label=False, label="Figure 2: mean PRR against beam size", elem_id="systems-figure2")
     pairwise = gr.Dataframe(label="Is A more reliable than B? Difference of mean PRR, 95% paired bootstrap interval",
                             interactive=False, elem_id="systems-pairwise")
 

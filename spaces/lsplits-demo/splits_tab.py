@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +20,8 @@ import pandas as pd
 from ui_common import SpaceSettings
 
 from lsplits.build import analysis, plots
-from lsplits.build.export import METADATA_FILE, read_folder
+from lsplits.build import dataset as built
+from lsplits.build.export import METADATA_FILE
 from lsplits.build.pipeline import checked_eval_size, score_records, split_scored
 from lsplits.build.report import config_statistics, eval_mask_frame
 from lsplits.build.settings import SCRATCH_LM
@@ -36,7 +36,6 @@ SCRATCH = SCRATCH_LM
 PASTED_FIELD = "text"
 EVAL_SHARE = "Eval share"
 """The label of the eval-size control, also how errors name it."""
-_HUB_ID = re.compile(r"[\w.-]+/[\w.-]+")
 _HIDDEN_COLUMNS = ("ll_tokens", "source_split", analysis.RARE_WORDS_COLUMN, analysis.WORD_TOKENS_COLUMN)
 
 
@@ -56,10 +55,16 @@ class OpenedDataset:
 
 
 def dataset_folder(source: str, settings: SpaceSettings) -> Path:
-    """The local folder of ``source``: a folder path, or a Hub dataset repo id downloaded to the cache.
+    """The local files of ``source`` (a folder path, or a Hub dataset repo id downloaded to the cache).
 
     The demo dataset is built first when it is asked for and missing (if the settings allow it).
     """
+    return built_dataset(source, settings).files
+
+
+def built_dataset(source: str, settings: SpaceSettings) -> built.BuiltDataset:
+    """``source`` opened by :func:`lsplits.build.dataset.open_dataset`, after building the demo dataset
+    when it is asked for and missing (if the settings allow it)."""
     text = source.strip()
     if not text:
         raise ConfigError("enter a folder built by `lsplits build` or a Hub dataset repo id (org/name)")
@@ -69,20 +74,7 @@ def dataset_folder(source: str, settings: SpaceSettings) -> Path:
 
         logger.info("building the demo dataset into %s (first start)", path)
         run_demo(path, progress=True)  # scores cached where `lsplits demo` caches them: a rerun trains nothing
-    if path.is_dir():
-        return path
-    if path.exists():
-        raise ConfigError(f"{text}: a file, not a folder; give the folder that `lsplits build` wrote")
-    if not _HUB_ID.fullmatch(text):
-        raise ConfigError(f"{text}: no such folder, and not a Hub dataset repo id (org/name)")
-    from huggingface_hub import snapshot_download
-
-    try:
-        return Path(snapshot_download(text, repo_type="dataset",
-                                      allow_patterns=["README.md", "lsplits.json", "*/*.parquet"]))
-    except Exception as exc:  # offline, unknown repo, no access: one readable line
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise ConfigError(f"cannot download the Hub dataset {text!r}: {first}") from exc
+    return built.open_dataset(text)
 
 
 def display_path(path: Path) -> str:
@@ -98,8 +90,9 @@ def open_dataset(source: str, settings: SpaceSettings) -> OpenedDataset:
 
     Results are shared between sessions and page loads until the folder's ``lsplits.json`` changes.
     """
-    folder = dataset_folder(source, settings).resolve()
-    stamp = (folder / METADATA_FILE).stat().st_mtime_ns if (folder / METADATA_FILE).exists() else 0
+    dataset = built_dataset(source, settings)
+    folder = dataset.files.resolve()
+    stamp = (folder / METADATA_FILE).stat().st_mtime_ns
     frames, meta, stats = _read_dataset(str(folder), stamp)
     return OpenedDataset(source=source.strip(), frames=frames, meta=meta, stats=stats,
                          difficulty=difficulty_section(folder))
@@ -117,7 +110,8 @@ def difficulty_section(folder: Path) -> str:
 @functools.lru_cache(maxsize=4)
 def _read_dataset(folder: str, stamp: int) -> tuple[dict, dict, dict]:
     """Frames, metadata and statistics of a built folder (``stamp`` only keys the cache)."""
-    frames, meta = read_folder(folder)
+    dataset = built.open_dataset(folder)
+    frames, meta = dataset.frames(), dataset.meta
     if not frames:
         raise ConfigError(f"{folder}: the dataset lists no configs")
     stats = config_statistics(frames, query_field=meta["query_field"], label_field=meta.get("label_field"),

@@ -1,0 +1,116 @@
+"""Open a built Likelihood-Split dataset, a local folder or a Hub dataset repo: the one opener.
+
+``lsplits analyze``, ``lsplits difficulty``, the Space and the demo Space's scratch LM all read a
+built dataset through :func:`open_dataset`. A Hub repo is downloaded (card, ``lsplits.json`` and
+parquet files only) and read exactly like a local folder: the files that the card's YAML
+``configs:`` lists (:func:`lsplits.build.export.data_file_paths`), with what the dataset is (task,
+query and label fields, the LM that split it) from ``lsplits.json``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from lsplits.build.export import METADATA_FILE, SPLIT_NAMES, data_file_paths, read_data_file, read_metadata
+from lsplits.errors import ConfigError, DataError
+from lsplits.hub.failures import hub_failures
+
+HUB_ID = re.compile(r"[\w.-]+/[\w.-]+")
+"""What a Hub dataset repo id looks like (``org/name``)."""
+_HUB_FILES = ["README.md", METADATA_FILE, "*.parquet"]  # all a reader needs; the plots stay on the Hub
+
+
+@dataclass
+class BuiltDataset:
+    """A built dataset: where it is, its ``lsplits.json`` metadata and its config names, configs read on demand.
+
+    ``folder`` is the local folder when ``location`` is one on this machine (the only case where
+    lsplits may update its card), None for a Hub repo; ``files`` is where the files are read from
+    (the folder, or the Hub download).
+    """
+
+    location: str
+    folder: Path | None
+    files: Path
+    meta: dict[str, Any]
+    configs: list[str]
+    _frames: dict[str, dict[str, pd.DataFrame]] = field(default_factory=dict, repr=False)
+
+    @property
+    def task(self) -> str:
+        """The builder's task name recorded at build time (``generic`` when none was)."""
+        return str(self.meta.get("task", "generic"))
+
+    def load(self, config: str, required: Sequence[str] = SPLIT_NAMES) -> dict[str, pd.DataFrame]:
+        """The splits of ``config`` as DataFrames (read once), in train/validation/test order.
+
+        Raises:
+            DataError: no such config, or it lacks one of the ``required`` splits (by default all three,
+                as difficulty needs; the statistics take whatever splits there are).
+        """
+        if config not in self._frames:
+            if config not in self.configs:
+                raise DataError(f"no config {config!r} (it has: {', '.join(self.configs) or 'none'})",
+                                source=self.location)
+            paths = data_file_paths(self.files, config)
+            self._frames[config] = {split: pd.concat([read_data_file(p) for p in paths[split]], ignore_index=True)
+                                    for split in SPLIT_NAMES if paths.get(split)}
+        frames = self._frames[config]
+        missing = [split for split in required if split not in frames]
+        if missing:
+            raise DataError(f"config {config!r} has no {'/'.join(missing)} split (it has: "
+                            f"{', '.join(frames) or 'none'}); a built config has train, validation and test",
+                            source=self.location)
+        return frames
+
+    def frames(self, configs: Sequence[str] | None = None, required: Sequence[str] = ()
+               ) -> dict[str, dict[str, pd.DataFrame]]:
+        """config -> split -> DataFrame for ``configs`` (default: every config, in build order)."""
+        return {name: self.load(name, required) for name in (list(configs) if configs else self.configs)}
+
+
+def open_dataset(location: str | Path) -> BuiltDataset:
+    """Open ``location``: a folder written by ``lsplits build``, or a Hub dataset repo id (``org/name``).
+
+    Raises:
+        DataError: a folder without ``lsplits.json``, or metadata that is not a JSON object.
+        ConfigError: a file, nothing there and no Hub id, or a Hub repo that cannot be downloaded.
+    """
+    text = str(location).strip()
+    if not text:
+        raise ConfigError("give a folder built by `lsplits build` or a Hub dataset repo id (org/name)")
+    path = Path(text).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise ConfigError(f"{text}: a file, not a folder; give the folder that `lsplits build` wrote")
+        folder, files = path, path
+    elif not HUB_ID.fullmatch(text):
+        raise ConfigError(f"{text}: no such folder, and not a Hub dataset repo id (org/name)")
+    else:
+        import huggingface_hub
+
+        try:
+            files = Path(huggingface_hub.snapshot_download(text, repo_type="dataset", allow_patterns=_HUB_FILES))
+        except hub_failures() as exc:  # offline, unknown repo, no access: one readable line
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise ConfigError(f"cannot download the Hub dataset {text!r}: {first}") from exc
+        folder = None
+    meta = read_metadata(files, source=text)
+    return BuiltDataset(location=str(path) if folder is not None else text, folder=folder, files=files, meta=meta,
+                        configs=_config_names(files, meta))
+
+
+def _config_names(files: Path, meta: dict[str, Any]) -> list[str]:
+    """The configs in the order ``lsplits.json`` lists them (the build order), then any others the card lists."""
+    from lsplits.build.export import CARD_FILE, card_data_files
+
+    card = files / CARD_FILE
+    listed = card_data_files(card.read_text(encoding="utf-8")) if card.is_file() else {}
+    recorded = [str(name) for name in meta.get("configs", []) if (files / str(name)).is_dir() or name in listed]
+    return recorded + [name for name in listed if name not in recorded]

@@ -1,0 +1,103 @@
+"""The release: ``python -m build`` makes an sdist and a wheel that pass ``twine check``, the wheel's only
+top-level package is ``lsplits`` (builders inside, as ``lsplits.builders``), and the wheel installed in a
+fresh venv runs ``lsplits --version`` and ``lsplits demo`` outside the checkout.
+
+Builds are cached under ``.cache/dist/`` by the content of the files that go into them; the fresh venv
+under ``.cache/venvs/`` by the wheel's dependencies (the wheel itself is reinstalled every run).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import zipfile
+from email.parser import Parser
+from pathlib import Path
+
+import pytest
+from venvs import CACHE as VENV_CACHE
+from venvs import cached_venv, clean_env
+
+import lsplits
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _sources_key() -> str:
+    """Hash of every file the sdist is built from (the package, the builders, the project files)."""
+    digest = hashlib.sha256()
+    files = [ROOT / "pyproject.toml", ROOT / "README.md"]
+    files += sorted(p for folder in ("lsplits", "builders") for p in (ROOT / folder).rglob("*")
+                    if p.is_file() and "__pycache__" not in p.parts)
+    for path in files:
+        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@pytest.fixture(scope="module")
+def dist() -> Path:
+    """The folder holding the sdist and the wheel built from this checkout (built once per source state)."""
+    folder = ROOT / ".cache" / "dist" / _sources_key()
+    if not (folder / ".complete").exists():
+        subprocess.run([sys.executable, "-m", "build", "--outdir", str(folder), str(ROOT)], check=True,
+                       capture_output=True, timeout=900)
+        (folder / ".complete").touch()
+    return folder
+
+
+def _wheel(dist: Path) -> Path:
+    (wheel,) = dist.glob("*.whl")
+    return wheel
+
+
+def test_sdist_and_wheel_pass_twine_check(dist):
+    files = sorted(str(p) for p in dist.iterdir() if p.suffix in (".whl", ".gz"))
+    assert [Path(f).name for f in files] == [f"lsplits-{lsplits.__version__}-py3-none-any.whl",
+                                             f"lsplits-{lsplits.__version__}.tar.gz"]
+    done = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", *files], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.count("PASSED") == 2, done.stdout + done.stderr
+
+
+def test_the_wheel_holds_lsplits_alone_with_the_builders_inside(dist):
+    names = zipfile.ZipFile(_wheel(dist)).namelist()
+    assert {name.split("/")[0] for name in names} == {"lsplits", f"lsplits-{lsplits.__version__}.dist-info"}
+    for builder in ("__init__", "common", "snli", "boolq", "spider"):
+        assert f"lsplits/builders/{builder}.py" in names
+    assert "lsplits/build/demo.py" in names and "lsplits/data/synthetic.py" in names
+    top_level = zipfile.ZipFile(_wheel(dist)).read(f"lsplits-{lsplits.__version__}.dist-info/top_level.txt")
+    assert top_level.decode().split() == ["lsplits"]
+
+
+@pytest.mark.timeout(1800)  # the first run installs the venv (torch and all) before the demo
+def test_the_installed_wheel_runs_the_demo_outside_the_checkout(dist, tmp_path):
+    wheel = _wheel(dist)
+    metadata = Parser().parsestr(zipfile.ZipFile(wheel).read(
+        f"lsplits-{lsplits.__version__}.dist-info/METADATA").decode())
+    dependencies = [line for line in metadata.get_all("Requires-Dist") if "extra ==" not in line]
+    import torch  # the same torch build as here (the CPU wheel on a machine without CUDA), not PyPI's default
+
+    python = cached_venv("wheel", [f"torch=={torch.__version__}", *dependencies])
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--force-reinstall", str(wheel)],
+                   check=True, env=clean_env(), cwd=tmp_path)
+    lsplits_script = python.parent / "lsplits"
+    version = subprocess.run([str(lsplits_script), "--version"], capture_output=True, text=True, env=clean_env(),
+                             cwd=tmp_path)
+    assert version.stdout.strip() == f"lsplits {lsplits.__version__}", version.stderr
+    where = subprocess.run([str(python), "-c", "import lsplits, lsplits.builders; print(lsplits.__file__)"],
+                           capture_output=True, text=True, env=clean_env(), cwd=tmp_path)
+    assert where.returncode == 0 and Path(where.stdout.strip()).is_relative_to(VENV_CACHE), where.stderr
+    assert not Path(where.stdout.strip()).is_relative_to(ROOT / "lsplits")
+    env = clean_env() | {"LSPLITS_CACHE": str(tmp_path / "cache")}
+    demo = subprocess.run([str(lsplits_script), "demo", "--out", str(tmp_path / "demo"), "--n", "400", "--no-progress"],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=900)
+    assert demo.returncode == 0, demo.stderr[-3000:]
+    settings = json.loads((tmp_path / "demo" / "lsplits.json").read_text(encoding="utf-8"))
+    assert "ll_split" in json.dumps(settings)
+    assert (tmp_path / "demo" / "README.md").read_text(encoding="utf-8").startswith("---")
+    builders = subprocess.run([str(lsplits_script), "build", "--help"], capture_output=True, text=True, env=env,
+                              cwd=tmp_path)
+    assert "boolq, snli, spider" in " ".join(builders.stdout.split())  # the builders came with the wheel
