@@ -148,6 +148,17 @@ class LikelihoodSplits(Mapping[str, "datasets.DatasetDict"]):
 
     Each split keeps every original field and adds ``id``, ``ll_score``, ``ll_tokens`` and ``length``,
     typed exactly as the written parquet files are. A config is turned into a DatasetDict when first read.
+
+    >>> import tempfile
+    >>> rows = [{"text": f"a {w} on a mat", "topic": t} for w in ["cat", "dog"] * 5 for t in "xy"]
+    >>> splits = likelihood_splits(rows, query_field="text", label_field="topic", lm="scratch",
+    ...                            configs=["ll_split"], eval_size=4, max_steps=2, folds=2)
+    >>> eval_topics = [*splits["ll_split"]["validation"]["topic"], *splits["ll_split"]["test"]["topic"]]
+    >>> sorted(eval_topics)                                   # eval is balanced by label
+    ['x', 'x', 'y', 'y']
+    >>> folder = splits.write(tempfile.mkdtemp() + "/my-likelihood")  # what `lsplits build --out` writes
+    >>> sorted(p.name for p in folder.iterdir())
+    ['README.md', 'll_split', 'lsplits.json', 'plots']
     """
 
     def __init__(self, spec: DatasetSpec, result: BuildResult, settings: BuildSettings) -> None:
@@ -234,7 +245,7 @@ def likelihood_splits(data: Any, *, query_field: str | None = BuildSettings.quer
                       seed: int = BuildSettings.seed, max_steps: int | None = BuildSettings.max_steps,
                       task: str | None = None, missing_labels: str = BuildSettings.missing_labels,
                       rename: Mapping[str, str] | None = None, cache_dir: str | Path | None = None,
-                      progress: bool = False) -> LikelihoodSplits:
+                      progress: bool = False, dtype: str = BuildSettings.dtype) -> LikelihoodSplits:
     """Likelihood Splits of ``data``: config name -> ``datasets.DatasetDict`` (train / validation / test).
 
     Args:
@@ -255,6 +266,8 @@ def likelihood_splits(data: Any, *, query_field: str | None = BuildSettings.quer
         rename: ``{old: new}`` field renames applied when loading (to keep a field named like one lsplits adds).
         cache_dir: where scores and fold checkpoints are cached (a rerun reuses them).
         progress: show progress bars.
+        dtype: ``"auto"``, ``"fp32"`` or ``"bf16"`` (:mod:`lsplits.lm.dtype`): bf16 autocast where the
+            hardware has it and the LM is large enough to gain; weights and summed log-probs stay fp32.
 
     Raises:
         ConfigError, DataError: one line naming the argument, example or field, before any training.
@@ -272,7 +285,8 @@ def likelihood_splits(data: Any, *, query_field: str | None = BuildSettings.quer
     settings = BuildSettings(data=named, query_field=query_field, prompt_template=prompt_template,
                              label_field=label_field, lm=lm, folds=folds, seed=seed, max_steps=max_steps,
                              missing_labels=missing_labels, rename=_renames(rename),
-                             configs=tuple(configs) if configs is not None else None, eval_size=eval_size)
+                             configs=tuple(configs) if configs is not None else None, eval_size=eval_size,
+                             dtype=dtype)
     spec, loaded = resolve_data(data, task=task, query_field=query_field, prompt_template=prompt_template,
                                 label_field=label_field, options=settings.load_options())
     if settings.configs is None and setting is not None:
@@ -285,7 +299,7 @@ def score_plan(spec: DatasetSpec, settings: ScoreSettings) -> RunPlan:
     from lsplits.lm.plan import RunPlan
 
     return RunPlan.make(settings.lm, settings.setting, folds=settings.folds, seed=settings.seed,
-                        max_steps=settings.max_steps, paper_steps=spec.max_steps)
+                        max_steps=settings.max_steps, paper_steps=spec.max_steps, dtype=settings.dtype)
 
 
 def score_loaded(spec: DatasetSpec, loaded: LoadedData, settings: ScoreSettings, *, plan: RunPlan | None = None,
@@ -306,12 +320,13 @@ def score(data: Any, *, query_field: str | None = ScoreSettings.query_field,
           folds: int = ScoreSettings.folds, seed: int = ScoreSettings.seed,
           max_steps: int | None = ScoreSettings.max_steps, task: str | None = None,
           rename: Mapping[str, str] | None = None, cache_dir: str | Path | None = None,
-          progress: bool = False) -> datasets.Dataset:
+          progress: bool = False, dtype: str = ScoreSettings.dtype) -> datasets.Dataset:
     """``data`` (any input :func:`likelihood_splits` takes) as a ``datasets.Dataset`` in input order, with
     ``id``, ``ll_score`` (sum of the query tokens' log-probabilities given the prompt) and ``ll_tokens`` added.
 
     ``setting`` is ``"ft"`` (each example scored by an LM trained in ``folds`` folds on the others) or ``"pt"``
     (a frozen pretrained LM). Examples the task's filters drop (an empty query) are left out, and logged.
+    ``dtype`` is the compute dtype, as for :func:`likelihood_splits`.
 
     >>> rows = [{"text": t} for t in ["a cat", "a dog", "the cat", "the dog", "a bird", "the bird"]]
     >>> scored = score(rows, query_field="text", lm="scratch", max_steps=2, folds=2)
@@ -326,7 +341,8 @@ def score(data: Any, *, query_field: str | None = ScoreSettings.query_field,
 
     named = task or (str(data) if isinstance(data, (str, os.PathLike)) else None)
     settings = ScoreSettings(data=named, query_field=query_field, prompt_template=prompt_template, lm=lm,
-                             folds=folds, seed=seed, max_steps=max_steps, rename=_renames(rename), setting=setting)
+                             folds=folds, seed=seed, max_steps=max_steps, rename=_renames(rename), setting=setting,
+                             dtype=dtype)
     spec, loaded = resolve_data(data, task=task, query_field=query_field, prompt_template=prompt_template,
                                 options=settings.load_options())
     frame = score_loaded(spec, loaded, settings, cache_dir=cache_dir, progress=progress)

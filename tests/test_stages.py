@@ -44,3 +44,4 @@ def test_a_failing_stage_is_still_logged(caplog):
     except KeyError:
         pass
     assert "broken" in _records(caplog)
+

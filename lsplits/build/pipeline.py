@@ -36,6 +36,7 @@ from lsplits.data.loading import ID_FIELD, LoadedData
 from lsplits.data.tasks import DEFAULT_SETTING, Setting, Task
 from lsplits.data.text import word_count
 from lsplits.errors import ConfigError
+from lsplits.lm.dtype import dtype_text
 from lsplits.splits.engine import Partition, check_label_quotas, resolve_eval_size, split_eval
 from lsplits.splits.strategy import PLAIN_POLICY, SplitInputs, SplitPolicy, SplitStrategy
 from lsplits.stages import stage
@@ -85,7 +86,9 @@ class BuildResult:
     """A build: one base table of every example plus index arrays per config; frames only on demand.
 
     ``table`` holds every example's fields (one type per field); ``scores`` the ``ll_score`` and
-    ``ll_tokens`` arrays of each LM setting; ``configs`` the built configs by name.
+    ``ll_tokens`` arrays of each LM setting; ``configs`` the built configs by name; ``dtypes`` the
+    compute dtype (``fp32`` / ``bf16``) each LM setting's scores were computed in (empty when the
+    scores came from elsewhere).
     """
 
     table: pd.DataFrame
@@ -96,6 +99,7 @@ class BuildResult:
     eval_size: int
     dropped: dict[str, int] = field(default_factory=dict)  # reason -> examples dropped when loading
     runs: dict[str, Any] = field(default_factory=dict)  # setting -> the RunPlan that scored it (empty: scored elsewhere)
+    dtypes: dict[str, str] = field(default_factory=dict)  # setting -> the dtype its scores were computed in
 
     @property
     def partitions(self) -> dict[str, Partition]:
@@ -192,7 +196,8 @@ def plan_build(spec: DatasetSpec, settings: BuildSettings, *, train_config: Any 
     if not chosen:
         raise ConfigError("no config left to build: " + "; ".join(f"{k} {v}" for k, v in skipped.items()))
     runs = {setting: RunPlan.make(lm, setting, folds=settings.folds, seed=settings.seed, train_config=train_config,
-                                  max_steps=settings.max_steps, paper_steps=spec.max_steps)
+                                  max_steps=settings.max_steps, paper_steps=spec.max_steps,
+                                  dtype=settings.dtype)
             for setting in dict.fromkeys(s.setting or DEFAULT_SETTING for s in chosen.values())}
     return BuildPlan(configs=chosen, skipped=skipped, runs=runs)
 
@@ -204,9 +209,12 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, settings: BuildSettings,
 
     ``settings`` decide the result; ``cache_dir``, ``progress`` and ``compile`` only how the run goes;
     ``train_config`` replaces the LM's training recipe (the demo Space's short one); it is recorded with
-    the run plans.
+    the run plans. The dtype (``settings.dtype``, :mod:`lsplits.lm.dtype`) is settled once per LM run for
+    this process's device; :attr:`BuildResult.dtypes` records what each setting computed in.
     """
+    from lsplits.lm.distributed import process_device
     from lsplits.lm.pipeline import check_lm, compute_scores
+    from lsplits.lm.scoring import resolve_device
 
     examples = loaded.examples
     task = spec.task
@@ -222,14 +230,16 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, settings: BuildSettings,
     with stage("type unification"):
         base = unify_types(pd.DataFrame(examples), loaded.source)  # one type per field, decided before splitting
     scores: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    dtypes = {kind: run.resolved_dtype(resolve_device(process_device())) for kind, run in plan.runs.items()}
     for kind, run in plan.runs.items():
-        logger.info("scoring %d examples (%s setting) with %s", n, kind, lm)
+        logger.info("scoring %d examples (%s setting) with %s in %s", n, kind, lm, dtypes[kind])
         frame = compute_scores(score_records(examples, task, kind), plan=run, cache_dir=cache_dir,
                                progress=progress, compile=compile)
         scores[kind] = (frame["ll_score"].to_numpy(dtype=np.float64), frame["ll_tokens"].to_numpy(dtype=np.int64))
     with stage("split"):
         result = split_configs(spec.policy, plan.configs, base, inputs, scores, eval_size=size, seed=settings.seed,
                                skipped=plan.skipped)
+    result.dtypes = dtypes
     result.dropped = dict(loaded.dropped)
     result.runs = dict(plan.runs)
     for name, reason in plan.skipped.items():
@@ -320,6 +330,9 @@ def method_text(spec: DatasetSpec, result: BuildResult, settings: BuildSettings)
         lines += ["", "Dropped when loading: " + ", ".join(f"{count:,} example{'s' * (count != 1)} ({reason})"
                                                          for reason, count in result.dropped.items()) + "."]
     lines += [""] + [training_text(run) for run in result.runs.values()] if result.runs else []
+    if result.dtypes:
+        lines.append("Compute dtype: " + "; ".join(f"{setting} setting {dtype_text(dtype)}"
+                                                   for setting, dtype in result.dtypes.items()) + ".")
     if spec.method_note:
         lines += ["", spec.method_note]
     notes = spec.policy.notes_of(result.inputs)
@@ -332,16 +345,19 @@ def method_text(spec: DatasetSpec, result: BuildResult, settings: BuildSettings)
     return "\n".join(lines)
 
 
-def recorded_settings(settings: RunSettings, runs: Mapping[str, Any]) -> dict[str, Any]:
+def recorded_settings(settings: RunSettings, runs: Mapping[str, Any],
+                      dtypes: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Every setting that changes the numbers of a build or a score run, as ``lsplits.json``, the card and the
     scores' parquet metadata record them: the settings object, each scoring run's plan
-    (:class:`~lsplits.lm.plan.RunPlan`: training and scratch-LM recipe), the LM's identity (revision or
-    weights hash) and the lsplits version."""
+    (:class:`~lsplits.lm.plan.RunPlan`: training and scratch-LM recipe), the dtype each run computed in
+    (``dtypes``: setting -> ``fp32`` / ``bf16``), the LM's identity (revision or weights hash) and the
+    lsplits version."""
     from lsplits import __version__
     from lsplits.lm.model_files import model_identity
 
     return {SETTINGS_KEY: settings.to_dict(),
             "runs": {kind: run.to_dict() for kind, run in runs.items()},
+            "dtypes_used": dict(dtypes or {}),
             "lm_identity": model_identity(settings.lm),
             "lsplits_version": __version__}
 
@@ -359,7 +375,7 @@ def build_metadata(spec: DatasetSpec, result: BuildResult, settings: BuildSettin
                 extra_statistics=extra_statistics, notes=spec.policy.notes_of(result.inputs),
                 split_policy=spec.policy.name,
                 strategies={name: built.strategy.record() for name, built in result.configs.items()},
-                **(recorded if recorded is not None else recorded_settings(settings, result.runs)))
+                **(recorded if recorded is not None else recorded_settings(settings, result.runs, result.dtypes)))
 
 
 def settings_markdown(recorded: Mapping[str, Any]) -> str:
@@ -396,7 +412,7 @@ def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, sett
             statistics = dataset_report.extra_statistics_markdown(extra_stats) + "\n\n" + statistics
     descriptions = {name: built.strategy.description for name, built in result.configs.items()}
     strategies = {name: repr(built.strategy) for name, built in result.configs.items()}
-    recorded = {**recorded_settings(settings, result.runs), **dict(extra_settings or {})}
+    recorded = {**recorded_settings(settings, result.runs, result.dtypes), **dict(extra_settings or {})}
     metadata = build_metadata(spec, result, settings, extra_statistics=extra_stats, recorded=recorded)
     class_labels = label_classes(task, result.table)
     if class_labels:

@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 from lsplits.data.loading import DEFAULT_MISSING_LABELS, LoadOptions
 from lsplits.data.tasks import DEFAULT_SETTING, Setting, resolve_setting
 from lsplits.errors import ConfigError
+from lsplits.lm.dtype import DEFAULT_DTYPE, check_dtype
 
 logger = logging.getLogger(__name__)
 
@@ -115,6 +116,8 @@ class RunSettings:
         max_steps: training steps per fold (None: the LM's default, see :class:`lsplits.lm.plan.RunPlan`).
         missing_labels: ``"error"`` (an example without a label stops the run) or ``"drop"`` (dropped, counted).
         rename: ``"OLD=NEW"`` field renames applied when loading (to keep a user field lsplits writes).
+        dtype: compute dtype, ``auto``, ``fp32`` or ``bf16`` (:mod:`lsplits.lm.dtype`; what each LM run
+            resolved it to is recorded beside the settings).
     """
 
     data: str | None = None
@@ -128,6 +131,7 @@ class RunSettings:
     max_steps: int | None = None
     missing_labels: str = DEFAULT_MISSING_LABELS
     rename: tuple[str, ...] = ()
+    dtype: str = DEFAULT_DTYPE
 
     def __post_init__(self) -> None:
         if self.data is not None and not isinstance(self.data, str):
@@ -145,6 +149,7 @@ class RunSettings:
         _whole("seed", self.seed, 0)
         _whole("max_steps", self.max_steps, 1, optional=True)
         object.__setattr__(self, "rename", _names("rename", self.rename or None) or ())
+        check_dtype(self.dtype)
         self.load_options()  # refuses a bad --missing-labels or --rename now, before any work
 
     def load_options(self) -> LoadOptions:

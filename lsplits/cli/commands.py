@@ -86,7 +86,11 @@ def score(args: argparse.Namespace) -> int:
     frame = score_loaded(spec, loaded, settings, plan=plan, cache_dir=args.cache_dir,
                          progress=not args.no_progress, compile=args.compile)
     if is_main():
-        recorded = recorded_settings(settings, {settings.setting: plan})
+        from lsplits.lm.distributed import process_device
+        from lsplits.lm.scoring import resolve_device
+
+        recorded = recorded_settings(settings, {settings.setting: plan},
+                                     {settings.setting: plan.resolved_dtype(resolve_device(process_device()))})
         atomic_write_parquet(args.out, frame, mark="score",
                              metadata={SCORE_SETTINGS_KEY: json.dumps(recorded, default=str)})
         logger.info("wrote %d scores to %s", len(frame), args.out)

@@ -151,6 +151,15 @@ def default_cache_dir() -> Path:
     return cache_folder("scores")
 
 
+def _add_dtype_argument(parser: argparse.ArgumentParser, default: str) -> None:
+    from lsplits.lm.dtype import DTYPES
+
+    parser.add_argument("--dtype", choices=DTYPES, default=default,
+                        help="compute dtype (default %(default)s): auto is bf16 autocast on a GPU with bf16 and on "
+                             "an AMX / AVX-512-BF16 CPU for models large enough to gain, else fp32; weights, "
+                             "log-softmax and summed log-probs stay fp32")
+
+
 def _add_lm_arguments(parser: argparse.ArgumentParser, settings: type) -> None:
     parser.add_argument("--lm", default=settings.lm,
                         help="causal LM: a Hub id (gpt2-medium), a local folder, or 'scratch' (tiny offline LM; "
@@ -163,6 +172,7 @@ def _add_lm_arguments(parser: argparse.ArgumentParser, settings: type) -> None:
                         help="score shards and fold checkpoints, so a killed run resumes (default %(default)s; "
                              "LSPLITS_CACHE moves every cache)")
     parser.add_argument("--compile", action="store_true", help="torch.compile the LM for scoring (long GPU runs)")
+    _add_dtype_argument(parser, settings.dtype)
     parser.add_argument("--max-steps", type=whole_number(1), default=settings.max_steps,
                         help="training steps per fold (default: the LM's recipe, the scratch LM's own or the "
                              "paper's steps for a pretrained LM; lsplits.json records it)")
@@ -342,6 +352,7 @@ def _beams_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-dir", type=Path, default=beams_cache_dir(),
                         help="shards of finished inputs, so a killed run resumes (default %(default)s; "
                              "LSPLITS_CACHE moves every cache)")
+    _add_dtype_argument(parser, BeamSettings.dtype)
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 
@@ -414,6 +425,7 @@ def _difficulty_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-dir", type=Path, default=None,
                         help="where per-config checkpoints and predictions go (default REPORT/runs)")
     parser.add_argument("--keep-models", action="store_true", help="keep each config's best model (save_pretrained)")
+    _add_dtype_argument(parser, DifficultySettings.dtype)
     parser.add_argument("--no-card", action="store_true", help="do not update the dataset's card and lsplits.json")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lsplits.errors import ConfigError, InvalidOption
+from lsplits.lm.dtype import DEFAULT_DTYPE, check_dtype
 from lsplits.uncertainty.prr import DEFAULT_BOOTSTRAP
 
 CLASSIFIER_LR = 5e-5
@@ -46,6 +47,7 @@ class DifficultySettings:
         evals_per_epoch: validation measurements per epoch for the checkpoint choice.
         seed: seeds training, the sample and the bootstrap.
         n_bootstrap: bootstrap resamples of the intervals (0: none).
+        dtype: compute dtype of the task models, ``auto``, ``fp32`` or ``bf16`` (:mod:`lsplits.lm.dtype`).
     """
 
     models: tuple[str, ...] | None = None
@@ -59,6 +61,7 @@ class DifficultySettings:
     evals_per_epoch: int = 2
     seed: int = 0
     n_bootstrap: int = DEFAULT_BOOTSTRAP
+    dtype: str = DEFAULT_DTYPE
 
     def __post_init__(self) -> None:
         for name in ("models", "configs"):
@@ -76,14 +79,15 @@ class DifficultySettings:
         _check("--evals-per-epoch", self.evals_per_epoch, minimum=1, whole=True)
         _check("--seed", self.seed, minimum=0, whole=True)
         _check("--bootstrap", self.n_bootstrap, minimum=0, whole=True)
+        check_dtype(self.dtype)
 
     def train_settings(self) -> Any:
-        """The :class:`lsplits.difficulty.train.TrainSettings` of every (model, config) run."""
-        from lsplits.difficulty.train import TrainSettings
+        """The :class:`lsplits.difficulty.train.TaskModelSettings` of every (model, config) run."""
+        from lsplits.difficulty.train import TaskModelSettings
 
-        return TrainSettings(epochs=self.epochs, max_steps=self.max_steps, lr=self.lr, batch_size=self.batch_size,
-                             max_length=self.max_length, max_train_examples=self.max_train_examples,
-                             evals_per_epoch=self.evals_per_epoch, seed=self.seed)
+        return TaskModelSettings(epochs=self.epochs, max_steps=self.max_steps, lr=self.lr, batch_size=self.batch_size,
+                                 max_length=self.max_length, max_train_examples=self.max_train_examples,
+                                 evals_per_epoch=self.evals_per_epoch, seed=self.seed, dtype=self.dtype)
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as a dict (``dataclasses.asdict``), as the report and ``lsplits.json`` record them."""

@@ -1,7 +1,7 @@
 """Fine-tune a fresh copy of a task model on one config's train split and predict its validation and test.
 
 The loop runs on ``accelerate`` (one process, or several under ``accelerate launch`` / ``torchrun``;
-bf16 autocast on GPUs that support it, fp32 on CPU). Batches are length-grouped (examples of similar
+bf16 autocast where ``dtype`` says so, :mod:`lsplits.lm.dtype`, with fp32 weights). Batches are length-grouped (examples of similar
 length together, batch order shuffled; :func:`lsplits.lm.finetune.length_grouped_batches`) so little
 compute goes to padding. ``batch_size`` is the global batch: each process takes an interleaved slice
 and weights its summed loss so the averaged gradient is the one-process gradient of the whole batch.
@@ -52,10 +52,10 @@ from lsplits.difficulty.tasks import (
 )
 from lsplits.errors import DataError
 from lsplits.io import atomic_path, atomic_write_parquet, atomic_write_text
-from lsplits.lm.distributed import use_cpu
+from lsplits.lm.dtype import DEFAULT_DTYPE, check_dtype
 from lsplits.lm.finetune import length_grouped_batches
 from lsplits.lm.pipeline import _folder_fingerprint
-from lsplits.lm.scoring import bf16_on, resolve_device
+from lsplits.lm.training import Training, TrainSettings
 from lsplits.progress import progress_bar
 
 logger = logging.getLogger(__name__)
@@ -65,13 +65,14 @@ RESULT_FILE = "result.json"
 PREDICTIONS_FILE = "predictions.parquet"
 CHECKPOINT = "checkpoint"
 MODEL_FOLDER = "model"
-WORK_VERSION = 1
+WORK_VERSION = 2
 """Bump when a change would make finished results in work folders wrong."""
 
 
 @dataclass(frozen=True)
-class TrainSettings:
-    """Fine-tuning settings (one set for every config and model, as in the paper).
+class TaskModelSettings:
+    """Fine-tuning settings of the task models (one set for every config and model, as in the paper); what
+    the training core optimises comes from :meth:`train_settings`.
 
     Attributes:
         epochs: passes over the train split (ignored when ``max_steps`` is given).
@@ -88,6 +89,7 @@ class TrainSettings:
         seed: seeds the head's initialisation, the batch order, dropout and the sample.
         num_beams: beams when generating SQL.
         max_grad_norm: gradient clipping norm.
+        dtype: compute dtype, ``auto``, ``fp32`` or ``bf16`` (:mod:`lsplits.lm.dtype`; weights stay fp32).
     """
 
     epochs: float = DifficultySettings.epochs
@@ -104,9 +106,21 @@ class TrainSettings:
     seed: int = 0
     num_beams: int = 1
     max_grad_norm: float = 1.0
+    dtype: str = DEFAULT_DTYPE
+
+    def __post_init__(self) -> None:
+        check_dtype(self.dtype)
 
     def learning_rate(self, kind: TaskKind) -> float:
         return (SEQ2SEQ_LR if kind.kind == SEQ2SEQ else CLASSIFIER_LR) if self.lr is None else self.lr
+
+    def train_settings(self, kind: TaskKind, total_steps: int) -> TrainSettings:
+        """What the training core (:mod:`lsplits.lm.training`) optimises: ``total_steps`` with linear warm-up
+        over ``warmup_ratio`` of them and linear decay to 0, no weight decay on biases and norms."""
+        return TrainSettings(lr=self.learning_rate(kind), max_steps=total_steps,
+                             warmup_steps=round(self.warmup_ratio * total_steps), schedule="linear",
+                             weight_decay=self.weight_decay, decay_all=False, max_grad_norm=self.max_grad_norm,
+                             seed=self.seed, dtype=self.dtype)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -138,7 +152,7 @@ def model_slug(name: str) -> str:
 
 
 def work_folder(root: Path, name: str, model: str, config: str, kind: TaskKind, labels: LabelSpace | None,
-                frames: dict[str, pd.DataFrame], settings: TrainSettings) -> Path:
+                frames: dict[str, pd.DataFrame], settings: TaskModelSettings) -> Path:
     """The work folder of one (model, config), under the model's ``name``; its name hashes everything
     the result depends on (model files, data, settings), so a changed input never reuses a result."""
     key = {"version": WORK_VERSION, "model": str(model), "model_files": _folder_fingerprint(str(model)),
@@ -161,7 +175,7 @@ def load_run(work_dir: Path, model: str, config: str) -> ConfigRun:
 
 
 def train_config(model: str, config: str, kind: TaskKind, labels: LabelSpace | None,
-                 frames: dict[str, pd.DataFrame], settings: TrainSettings, work_dir: Path, *,
+                 frames: dict[str, pd.DataFrame], settings: TaskModelSettings, work_dir: Path, *,
                  name: str | None = None, progress: bool = True, keep_model: bool = False) -> ConfigRun:
     """Fine-tune ``model`` on ``frames['train']`` with checkpoint choice on validation; predict validation and test.
 
@@ -182,19 +196,16 @@ class _Trainer:
     """The training loop of :func:`train_config` with its resumable state."""
 
     def __init__(self, model: str, name: str, config: str, kind: TaskKind, labels: LabelSpace | None,
-                 frames: dict[str, pd.DataFrame], settings: TrainSettings, work_dir: Path,
+                 frames: dict[str, pd.DataFrame], settings: TaskModelSettings, work_dir: Path,
                  progress: bool, keep_model: bool) -> None:
-        from accelerate import Accelerator
-        from accelerate.utils import set_seed
-
         for split in ("train", "validation", "test"):
             if len(frames[split]) == 0:
                 raise DataError(f"config {config!r} has an empty {split} split")
         self.name, self.config, self.kind, self.settings, self.labels = name, config, kind, settings, labels
         self.work_dir, self.progress, self.keep_model = work_dir, progress, keep_model
-        self.accelerator = Accelerator(cpu=use_cpu(), mixed_precision="bf16" if bf16_on(resolve_device(None)) else "no")
-        self.rank, self.world = self.accelerator.process_index, self.accelerator.num_processes
-        set_seed(settings.seed)
+        from accelerate.utils import set_seed
+
+        set_seed(settings.seed)  # the new head's initialisation
         model_obj, self.tokenizer = load_model(model, kind, len(labels) if labels else 0)
         encode_args = dict(labels=labels, max_length=settings.max_length, max_target_length=settings.max_target_length)
         train_frame = frames["train"]
@@ -212,33 +223,17 @@ class _Trainer:
         self.steps_per_epoch = math.ceil(n_train / settings.batch_size)
         self.total_steps = settings.max_steps or max(1, math.ceil(settings.epochs * self.steps_per_epoch))
         self.eval_every = max(1, math.ceil(self.steps_per_epoch / max(1, settings.evals_per_epoch)))
-        warmup = round(settings.warmup_ratio * self.total_steps)
-        total = self.total_steps
-
-        def schedule(step: int) -> float:
-            if step < warmup:
-                return (step + 1) / (warmup + 1)
-            return max(0.0, (total - step) / max(1, total - warmup))
-
-        decay = [p for n, p in model_obj.named_parameters() if p.ndim >= 2 and "norm" not in n.lower()]
-        rest = [p for n, p in model_obj.named_parameters() if not (p.ndim >= 2 and "norm" not in n.lower())]
-        optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": settings.weight_decay},
-                                       {"params": rest, "weight_decay": 0.0}], lr=settings.learning_rate(kind))
+        self.training = Training(model_obj, settings.train_settings(kind, self.total_steps))
+        self.accelerator, self.model = self.training.accelerator, self.training.model
+        self.rank, self.world = self.accelerator.process_index, self.accelerator.num_processes
         self.state = {"step": 0, "epoch": 0, "position": 0, "history": [], "best_step": None, "best_metric": -1.0,
                       "resumed_from": None, "seconds": 0.0}
         checkpoint = work_dir / CHECKPOINT
         if (checkpoint / "state.json").is_file():
             self.state = json.loads((checkpoint / "state.json").read_text(encoding="utf-8"))
-            model_obj.load_state_dict(torch.load(checkpoint / "model.pt", map_location="cpu"))
+            self.training.resume(checkpoint)
             self.state["resumed_from"] = self.state["step"]
             logger.info("%s / %s: resuming from the checkpoint at step %d", name, config, self.state["step"])
-        self.model, self.optimizer = self.accelerator.prepare(model_obj, optimizer)
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer.optimizer if hasattr(
-            self.optimizer, "optimizer") else self.optimizer, schedule)
-        if self.state["resumed_from"] is not None:
-            self.optimizer.load_state_dict(torch.load(checkpoint / "optimizer.pt", map_location="cpu"))
-            self.scheduler.load_state_dict(torch.load(checkpoint / "scheduler.pt", map_location="cpu"))
-            _set_rng_state(torch.load(checkpoint / "rng.pt"))
         self._started = time.perf_counter()
 
     # --- training ---------------------------------------------------------------------------------
@@ -279,16 +274,14 @@ class _Trainer:
         if not mine:  # a batch smaller than the number of processes: take part at weight 0
             mine, weight = list(batch_index[:1]), 0.0
         batch = {k: v.to(self.accelerator.device) for k, v in collate(self.kind, self.tokenizer, data, mine).items()}
-        with self.accelerator.autocast():
-            logits = self.model(**batch).logits
-        labels = batch["labels"]
-        loss = torch.nn.functional.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), labels.reshape(-1),
-                                                 ignore_index=-100, reduction="sum")
-        self.accelerator.backward(loss * weight)
-        self.accelerator.clip_grad_norm_(self.model.parameters(), self.settings.max_grad_norm)
-        self.optimizer.step()
-        self.scheduler.step()
-        self.optimizer.zero_grad()
+
+        def loss_of(model: torch.nn.Module) -> torch.Tensor:
+            logits = model(**batch).logits
+            labels = batch["labels"]
+            return torch.nn.functional.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), labels.reshape(-1),
+                                                     ignore_index=-100, reduction="sum") * weight
+
+        self.training.step(loss_of)
 
     def _count(self, data: Encoded, batch_index: np.ndarray) -> int:
         """What the batch's loss is averaged over: examples, or target tokens for seq2seq."""
@@ -319,14 +312,11 @@ class _Trainer:
         checkpoint = self.work_dir / CHECKPOINT
         with atomic_path(checkpoint) as staged:
             staged.mkdir()
-            torch.save(unwrapped.state_dict(), staged / "model.pt")
+            self.training.write_checkpoint(staged)
             if improved or not (checkpoint / "best.pt").is_file():
                 torch.save(unwrapped.state_dict(), staged / "best.pt")
             else:  # unchanged best weights: a hard link, not another copy
                 _link_or_copy(checkpoint / "best.pt", staged / "best.pt")
-            torch.save(self.optimizer.state_dict(), staged / "optimizer.pt")
-            torch.save(self.scheduler.state_dict(), staged / "scheduler.pt")
-            torch.save(_rng_state(), staged / "rng.pt")
             (staged / "state.json").write_text(json.dumps(self.state, indent=1), encoding="utf-8")
 
     # --- prediction -------------------------------------------------------------------------------
@@ -347,7 +337,7 @@ class _Trainer:
                           disable=not (self.progress and progress), leave=False):
             batch = {k: v.to(self.accelerator.device)
                      for k, v in collate(self.kind, self.tokenizer, data, index, with_targets=False).items()}
-            with self.accelerator.autocast():
+            with self.training.autocast():
                 if self.kind.kind == SEQ2SEQ:
                     out = model.generate(**batch, max_new_tokens=self.generate_tokens,
                                          num_beams=self.settings.num_beams)
@@ -398,20 +388,6 @@ class _Trainer:
                     state["best_metric"], state["best_step"], predictions.loc[predictions.split == "test",
                                                                                "correct"].mean())
         return ConfigRun(self.name, self.config, predictions, summary, self.work_dir)
-
-
-def _rng_state() -> dict[str, Any]:
-    """torch's CPU (and CUDA) random states: dropout continues as if the run had not stopped."""
-    state: dict[str, Any] = {"cpu": torch.get_rng_state()}
-    if torch.cuda.is_available():
-        state["cuda"] = torch.cuda.get_rng_state_all()
-    return state
-
-
-def _set_rng_state(state: dict[str, Any]) -> None:
-    torch.set_rng_state(state["cpu"])
-    if "cuda" in state and torch.cuda.is_available() and len(state["cuda"]) == torch.cuda.device_count():
-        torch.cuda.set_rng_state_all(state["cuda"])
 
 
 def _link_or_copy(source: Path, target: Path) -> None:

@@ -21,6 +21,7 @@ from lsplits.generation.search import (
     encode_inputs,
     generate_beams,
 )
+from lsplits.lm.dtype import DEFAULT_DTYPE, check_dtype
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +58,8 @@ class BeamSettings:
         split: the dataset split read from a Hub dataset or dataset folder.
         format: ``text`` or ``penman`` (then every candidate is checked and the invalid ones counted).
         token_budget: beam-search tokens per batch (None: by device); changes speed, not candidates.
+        dtype: ``auto``, ``fp32`` or ``bf16`` (:mod:`lsplits.lm.dtype`); the cache is keyed by the dtype it
+            resolves to.
     """
 
     k: int = 10
@@ -68,6 +71,7 @@ class BeamSettings:
     split: str = DEFAULT_SPLIT
     format: str = FORMATS[0]
     token_budget: int | None = None
+    dtype: str = DEFAULT_DTYPE
 
     def __post_init__(self) -> None:
         for name in ("k", "max_new_tokens", "shard_size"):
@@ -79,20 +83,21 @@ class BeamSettings:
         if self.format not in FORMATS:
             raise InvalidOption(f"--format {self.format!r} is not one of {', '.join(FORMATS)}")
         check_template(self.prompt_template)
+        check_dtype(self.dtype)
 
     def candidate_key(self) -> dict[str, object]:
         """The settings that decide the candidates (:data:`CANDIDATE_SETTINGS`), for the cache key."""
         return {name: getattr(self, name) for name in CANDIDATE_SETTINGS}
 
 
-def _run_key(inputs: BeamInputs, model: str, settings: BeamSettings) -> str:
+def _run_key(inputs: BeamInputs, model: str, settings: BeamSettings, precision: str) -> str:
     from lsplits.lm.shards import folder_fingerprint
 
     digest = hashlib.sha256()
     for row in zip(inputs.ids, inputs.texts, strict=True):
         digest.update(json.dumps(row).encode())
     digest.update(json.dumps({"model": model, "files": folder_fingerprint(model), "version": CACHE_VERSION,
-                              **settings.candidate_key()}, sort_keys=True).encode())
+                              **settings.candidate_key(), "dtype": precision}, sort_keys=True).encode())
     return digest.hexdigest()[:20]
 
 
@@ -112,27 +117,34 @@ def generate_cached(model: str, inputs: BeamInputs, settings: BeamSettings, *, c
 
     from lsplits.io import atomic_write_text
     from lsplits.lm.distributed import barrier, is_main, main_first, process_device, rank, world_size
+    from lsplits.lm.dtype import config_parameters, resolve_dtype
+    from lsplits.lm.scoring import resolve_device
     from lsplits.lm.shards import missing_shards, split_into_shards, this_process_share
 
     kind = kind or check_model(model)
-    folder = Path(cache_dir) / _run_key(inputs, model, settings)
+    device = device or process_device()
+    precision = resolve_dtype(settings.dtype, resolve_device(device), n_parameters=lambda: config_parameters(model))
+    folder = Path(cache_dir) / _run_key(inputs, model, settings, precision)
     folder.mkdir(parents=True, exist_ok=True)
     if is_main():
-        logger.info("beam cache: %s (%d process%s)", folder, world_size(), "" if world_size() == 1 else "es")
+        logger.info("beam cache: %s (%d process%s, %s)", folder, world_size(), "" if world_size() == 1 else "es",
+                    precision)
         atomic_write_text(folder / "run.json", json.dumps({"model": model, "source": inputs.source,
-                                                           "n_inputs": len(inputs.ids), **settings.__dict__}))
+                                                           "n_inputs": len(inputs.ids), **settings.__dict__,
+                                                           "dtype_used": precision}))
     shards = split_into_shards(np.arange(len(inputs.ids)), settings.shard_size)
     missing = missing_shards(shards, lambda number, _: _shard_path(folder, number).exists())
     if missing:
         mine = this_process_share(missing)
         if mine:
             with main_first():  # a Hub model is downloaded once, by rank 0
-                loaded, tokenizer = load_generator(model, kind, device or process_device())
+                loaded, tokenizer = load_generator(model, kind, device, dtype=precision)
         for number, shard in mine:
             beams = generate_beams(loaded, tokenizer, [inputs.texts[i] for i in shard], k=settings.k,
                                    prompt_template=settings.prompt_template,
                                    max_new_tokens=settings.max_new_tokens, token_budget=token_budget,
-                                   progress=progress and is_main(), ids=[inputs.ids[i] for i in shard])
+                                   progress=progress and is_main(), ids=[inputs.ids[i] for i in shard],
+                                   dtype=precision)
             lines = [json.dumps({"position": int(i), "id": inputs.ids[i], "candidates": candidates})
                      for i, candidates in zip(shard, beams, strict=True)]
             atomic_write_text(_shard_path(folder, number), "".join(line + "\n" for line in lines))

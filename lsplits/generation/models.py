@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from lsplits.errors import ConfigError
 from lsplits.generation.search import DEFAULT_MAX_NEW_TOKENS, check_template, generate_beams
+from lsplits.lm.dtype import DEFAULT_DTYPE
 
 logger = logging.getLogger(__name__)
 
@@ -42,12 +43,17 @@ def check_model(name: str) -> str:
                       "generate candidates; use e.g. a BART/T5 parser or a decoder-only LM")
 
 
-def load_generator(name: str, kind: str, device=None):
-    """Load a seq2seq model or causal LM and its tokenizer onto ``device`` (bf16 on a GPU that has it)."""
+def load_generator(name: str, kind: str, device=None, *, dtype: str = DEFAULT_DTYPE):
+    """Load a seq2seq model or causal LM and its tokenizer onto ``device``.
+
+    Where ``dtype`` (:mod:`lsplits.lm.dtype`) resolves to bf16 on a GPU the weights are cast to bf16
+    (generation keeps no master weights); on a CPU they stay fp32 and :func:`generate_beams` autocasts.
+    """
     import torch
 
+    from lsplits.lm.dtype import BF16, model_dtype
     from lsplits.lm.model_files import first_line, load_tokenizer
-    from lsplits.lm.scoring import bf16_on, load_causal_lm, quiet_transformers_bars, resolve_device
+    from lsplits.lm.scoring import load_causal_lm, quiet_transformers_bars, resolve_device
 
     device = resolve_device(device)
     if kind == "causal":
@@ -63,19 +69,20 @@ def load_generator(name: str, kind: str, device=None):
             raise ConfigError(f"cannot load {name!r} as a seq2seq model: {first_line(exc)}") from exc
         model.to(device)
         model.eval()
-    if bf16_on(device):
+    if device.type == "cuda" and model_dtype(dtype, model, device) == BF16:
         model.to(torch.bfloat16)
     return model, tokenizer
 
 
 def beams_from_model(name: str, texts: Sequence[str], *, k: int = 10, prompt_template: str | None = None,
-                     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, progress: bool = False) -> list[list[str]]:
+                     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, progress: bool = False,
+                     dtype: str = DEFAULT_DTYPE) -> list[list[str]]:
     """:func:`generate_beams` for a model given by Hub id or folder: checked, loaded, then run (the Space's call).
 
     Raises:
         ConfigError: as :func:`check_model`, :func:`load_generator` and :func:`generate_beams`.
     """
     check_template(prompt_template)
-    model, tokenizer = load_generator(name, check_model(name))
+    model, tokenizer = load_generator(name, check_model(name), dtype=dtype)
     return generate_beams(model, tokenizer, texts, k=k, prompt_template=prompt_template,
-                          max_new_tokens=max_new_tokens, progress=progress)
+                          max_new_tokens=max_new_tokens, progress=progress, dtype=dtype)

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from lsplits.errors import ConfigError, DataError, InvalidInput, InvalidOption
+from lsplits.lm.dtype import DEFAULT_DTYPE
 
 logger = logging.getLogger(__name__)
 
@@ -79,12 +80,12 @@ def _model_kind(model) -> str:
 
 def generate_beams(model, tokenizer, texts: Sequence[str], *, k: int = 10, prompt_template: str | None = None,
                    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, token_budget: int | None = None,
-                   progress: bool = True, ids: Sequence[str] | None = None, **generate_kwargs: Any) -> list[list[str]]:
+                   progress: bool = True, ids: Sequence[str] | None = None, dtype: str = DEFAULT_DTYPE,
+                   **generate_kwargs: Any) -> list[list[str]]:
     """The ``k`` best outputs of beam search for each text, best first, in the order of ``texts``.
 
     Args:
-        model: a Hugging Face seq2seq model or causal LM, on the device to run on (bf16 autocast on a
-            CUDA GPU that supports it).
+        model: a Hugging Face seq2seq model or causal LM, on the device to run on.
         tokenizer: its tokenizer.
         texts: the inputs.
         k: beam width and number of candidates returned per input.
@@ -95,6 +96,8 @@ def generate_beams(model, tokenizer, texts: Sequence[str], *, k: int = 10, promp
             :data:`GPU_TOKEN_BUDGET`).
         progress: show a progress bar.
         ids: example ids, for error messages.
+        dtype: ``auto``, ``fp32`` or ``bf16``: bf16 runs the search under bf16 autocast
+            (:mod:`lsplits.lm.dtype`; ``auto`` decides by device and model size).
         generate_kwargs: passed on to ``model.generate`` (e.g. ``length_penalty``).
 
     Raises:
@@ -105,7 +108,8 @@ def generate_beams(model, tokenizer, texts: Sequence[str], *, k: int = 10, promp
     """
     import torch
 
-    from lsplits.lm.scoring import autocast_for, token_budget_batches
+    from lsplits.lm.dtype import autocast, model_dtype
+    from lsplits.lm.scoring import token_budget_batches
     from lsplits.progress import progress_bar
 
     _check_count(k, "k")
@@ -115,6 +119,7 @@ def generate_beams(model, tokenizer, texts: Sequence[str], *, k: int = 10, promp
     texts = check_texts(texts)
     prompts = texts if prompt_template is None else [prompt_template.format(text=text) for text in texts]
     device = next(model.parameters()).device
+    precision = model_dtype(dtype, model, device)
     budget = token_budget or (GPU_TOKEN_BUDGET if device.type == "cuda" else CPU_TOKEN_BUDGET)
     encoded, max_new_tokens = encode_inputs(tokenizer, model.config, kind, prompts, max_new_tokens, ids=ids)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
@@ -136,7 +141,7 @@ def generate_beams(model, tokenizer, texts: Sequence[str], *, k: int = 10, promp
                 start = width - len(row) if kind == "causal" else 0
                 input_ids[r, start:start + len(row)] = torch.tensor(row, dtype=torch.long)
                 attention[r, start:start + len(row)] = 1
-            with torch.inference_mode(), autocast_for(device):
+            with torch.inference_mode(), autocast(precision, device):
                 output = model.generate(input_ids=input_ids.to(device), attention_mask=attention.to(device),
                                         **settings)
             if kind == "causal":

@@ -4,14 +4,25 @@ Entry point: :func:`compute_scores` (records -> ``id, ll_score, ll_tokens, fold`
 or several under ``accelerate launch`` (:mod:`lsplits.lm.distributed`). Fine-tuning is
 ``lsplits.lm.finetune.finetune`` (not re-exported here, so the module name stays a module); the
 ``--dry-run`` estimate is :func:`lsplits.lm.estimate.estimate_run`; both run a :class:`RunPlan`.
+
+The names below are imported on first use, so that ``lsplits.lm.dtype`` (read by the CLI for its
+choices) loads without torch.
 """
 
-from lsplits.lm.encode import EncodedPair, encode_pairs
-from lsplits.lm.finetune import TrainConfig
-from lsplits.lm.pipeline import assign_folds, compute_scores
-from lsplits.lm.plan import RunPlan
-from lsplits.lm.scoring import load_causal_lm, score_pairs
-from lsplits.lm.scratch import ScratchConfig, build_scratch_lm
+from __future__ import annotations
 
-__all__ = ["EncodedPair", "RunPlan", "ScratchConfig", "TrainConfig", "assign_folds", "build_scratch_lm",
-           "compute_scores", "encode_pairs", "load_causal_lm", "score_pairs"]
+import importlib
+from typing import Any
+
+_EXPORTS = {"EncodedPair": "encode", "encode_pairs": "encode", "TrainConfig": "finetune",
+            "assign_folds": "pipeline", "compute_scores": "pipeline", "RunPlan": "plan",
+            "load_causal_lm": "scoring", "score_pairs": "scoring", "ScratchConfig": "scratch",
+            "build_scratch_lm": "scratch"}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'lsplits.lm' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"lsplits.lm.{_EXPORTS[name]}"), name)

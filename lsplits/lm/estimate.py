@@ -13,6 +13,8 @@ initial weights) and the parquet score shards, sized by writing rows of the real
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import io
 import logging
 import math
@@ -30,13 +32,13 @@ import torch
 from lsplits.build.settings import DEFAULT_FOLDS
 from lsplits.errors import DataError
 from lsplits.lm.distributed import process_device, world_size
+from lsplits.lm.dtype import FP32, dtype_text
 from lsplits.lm.encode import EncodedPair, encode_pairs, model_window, text_lengths
-from lsplits.lm.finetune import TrainConfig, length_grouped_batches, split_validation
+from lsplits.lm.finetune import TrainConfig, batch_loss, length_grouped_batches, split_validation
 from lsplits.lm.pipeline import DEFAULT_SHARD_SIZE, plan_of, record_columns
 from lsplits.lm.plan import SCRATCH, RunPlan
 from lsplits.lm.scoring import (
     QueryLogProbs,
-    autocast_for,
     default_token_budget,
     load_causal_lm,
     pad_pairs,
@@ -45,6 +47,7 @@ from lsplits.lm.scoring import (
     token_budget_batches,
 )
 from lsplits.lm.scratch import ScratchConfig, scratch_model, scratch_tokenizer, window_for
+from lsplits.lm.training import Training
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +68,8 @@ class RunEstimate:
         validation_tokens: padded tokens of all validation passes of all folds.
         checkpoint_bytes: model folders the cache will hold (all folds).
         shard_bytes: all parquet score shards.
+        dtype: the compute dtype the run resolves to on this device (``fp32`` or ``bf16``), the
+            one the warm-up was measured in.
     """
 
     setting: str
@@ -84,6 +89,7 @@ class RunEstimate:
     validation_tokens: int
     checkpoint_bytes: int
     shard_bytes: int
+    dtype: str = FP32
 
     @property
     def scoring_s(self) -> float:
@@ -109,7 +115,8 @@ class RunEstimate:
         """A few plain lines for the terminal."""
         setup = f"{self.folds} folds, " if self.folds else ""
         lines = [f"dry run: setting {self.setting}, lm {self.lm}, {setup}{self.n_examples:,} examples, "
-                 f"{self.processes} process{'es' if self.processes > 1 else ''} on {self.device}",
+                 f"{self.processes} process{'es' if self.processes > 1 else ''} on {self.device}, "
+                 f"dtype {dtype_text(self.dtype)}",
                  f"  tokens:  {self.prompt_tokens:,} context + {self.scored_tokens:,} scored; scoring batches "
                  f"process {self.padded_tokens:,} (padding included)"]
         if self.lm == SCRATCH:
@@ -154,6 +161,7 @@ def estimate_run(records: Sequence[Mapping[str, Any]], *, lm: str | Path | None 
                    scratch_config=scratch_config, max_steps=max_steps)
     lm, setting, folds, train_config = plan.lm, plan.setting, plan.folds, plan.train_config
     device = resolve_device(device or process_device())
+    precision = plan.resolved_dtype(device)
     token_budget = token_budget or default_token_budget(device)
     with tempfile.TemporaryDirectory(prefix="lsplits-estimate-") as tmp:
         if plan.scratch:  # exactly fold 0's initial model (the folds differ only in their seeds)
@@ -180,12 +188,13 @@ def estimate_run(records: Sequence[Mapping[str, Any]], *, lm: str | Path | None 
             return encode_pairs(tokenizer, [prompts[i] for i in index], [queries[i] for i in index],
                                 max_length=window)
 
-        rate = _scoring_rate(model, batches, encoded, token_budget, warmup_batches)
+        rate = _scoring_rate(model, batches, encoded, token_budget, warmup_batches, precision)
         step_s, steps, validation_tokens = 0.0, 0, 0
         if setting == "ft":
             processes = world_size()
             per_process = max(1, math.ceil(train_config.batch_size / processes))
-            step_s = _train_step_seconds(model, lengths, per_process, encoded, train_config, warmup_steps)
+            step_s = _train_step_seconds(model, lengths, per_process, encoded, train_config, warmup_steps,
+                                         precision)
             steps = folds * train_config.max_steps
             n_train = len(ids) - len(ids) // folds
             n_val = len(split_validation(n_train, train_config)[1])
@@ -200,7 +209,8 @@ def estimate_run(records: Sequence[Mapping[str, Any]], *, lm: str | Path | None 
                        model_config=model_config,
                        train_config=None if train_config is None else train_config.to_dict(), scoring_tokens_per_s=rate, train_step_s=step_s,
                        train_steps=steps, validation_tokens=validation_tokens,
-                       checkpoint_bytes=checkpoints * checkpoint, shard_bytes=_shard_bytes(ids, shard_size))
+                       checkpoint_bytes=checkpoints * checkpoint, shard_bytes=_shard_bytes(ids, shard_size),
+                       dtype=precision)
 
 
 def _evenly_spaced(n: int, k: int) -> list[int]:
@@ -209,42 +219,40 @@ def _evenly_spaced(n: int, k: int) -> list[int]:
 
 
 def _scoring_rate(model: torch.nn.Module, batches: list[np.ndarray], encoded, token_budget: int,
-                  warmup_batches: int) -> float:
+                  warmup_batches: int, dtype: str) -> float:
     """Padded tokens per second scoring a few of ``batches`` (the first, longest one untimed)."""
-    score_encoded(model, encoded(batches[0]), token_budget=token_budget, progress=False)
+    score_encoded(model, encoded(batches[0]), token_budget=token_budget, progress=False, dtype=dtype)
     tokens, seconds = 0, 0.0
     for index in _evenly_spaced(len(batches), warmup_batches):
         pairs = encoded(batches[index])
         start = time.perf_counter()
-        score_encoded(model, pairs, token_budget=token_budget, progress=False)
+        score_encoded(model, pairs, token_budget=token_budget, progress=False, dtype=dtype)
         seconds += time.perf_counter() - start
         tokens += len(pairs) * max(len(p.input_ids) for p in pairs)
     return tokens / max(seconds, 1e-9)
 
 
 def _train_step_seconds(model: torch.nn.Module, lengths: np.ndarray, per_process: int, encoded,
-                        config: TrainConfig, timed: int, untimed: int = 2) -> float:
-    """Seconds per optimizer step: forward, backward and AdamW on a few length-grouped micro-batches.
+                        config: TrainConfig, timed: int, dtype: str, untimed: int = 2) -> float:
+    """Seconds per optimizer step of the training core (:mod:`lsplits.lm.training`) on a few length-grouped
+    micro-batches: forward, backward, clipping and AdamW, in the run's dtype.
 
     Trains ``model`` for those few steps (it is a throwaway copy of the run's model).
     """
-    device = next(model.parameters()).device
-    wrapper = QueryLogProbs(model)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    training = Training(QueryLogProbs(model), dataclasses.replace(config.train_settings(dtype), grad_accum_steps=1))
+    device = training.accelerator.device
     rng = np.random.default_rng(config.seed)
     batches = length_grouped_batches(lengths, per_process, rng)[:untimed + timed]
-    model.train()
+    training.model.train()
     seconds = 0.0
     for n, batch_index in enumerate(batches):
-        batch = pad_pairs(encoded(batch_index)).to(device)
+        pairs = encoded(batch_index)
+        batch = pad_pairs(pairs).to(device)
+        weight = 1.0 / sum(pair.n_scored for pair in pairs)
         if device.type == "cuda":
             torch.cuda.synchronize(device)
         start = time.perf_counter()
-        with autocast_for(device):
-            loss = -wrapper(batch.input_ids, None, batch.position_ids, batch.scored_index).mean()
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
+        training.step(functools.partial(batch_loss, batch=batch, weight=weight))
         if device.type == "cuda":
             torch.cuda.synchronize(device)
         if n >= untimed:

@@ -1,8 +1,8 @@
 """Fine-tune a causal LM on (prompt, query) pairs with the loss on query tokens only (METHOD A1).
 
 Used once per fold of the k-fold setting. The loop runs on ``accelerate`` (one process, or several
-under ``accelerate launch`` / ``torchrun``), with gradient accumulation and bf16 mixed precision on
-GPU. Batches are length-grouped (examples of similar length together, batch order shuffled) so
+under ``accelerate launch`` / ``torchrun``), with gradient accumulation and bf16 autocast where the
+dtype says so (:mod:`lsplits.lm.dtype`; fp32 master weights). Batches are length-grouped (examples of similar length together, batch order shuffled) so
 little compute goes to padding. The validation perplexity of a held-out share of the training data
 is measured every ``eval_every`` optimizer steps (and before the first); the weights with the
 lowest one are saved with ``save_pretrained``.
@@ -19,30 +19,24 @@ the same model as one up to rounding.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import logging
 import math
-import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
 
-from lsplits.errors import DataError, InvalidOption
+from lsplits.errors import DataError
 from lsplits.io import atomic_path, atomic_write_text
-from lsplits.lm.distributed import sum_over_processes, use_cpu
+from lsplits.lm.distributed import sum_over_processes
+from lsplits.lm.dtype import DEFAULT_DTYPE
 from lsplits.lm.encode import EncodedPair, encode_pairs, model_window
-from lsplits.lm.scoring import (
-    QueryLogProbs,
-    bf16_on,
-    pad_pairs,
-    quiet_transformers_bars,
-    resolve_device,
-    score_encoded,
-)
+from lsplits.lm.scoring import PaddedBatch, QueryLogProbs, pad_pairs, quiet_transformers_bars, score_encoded
+from lsplits.lm.training import Training, TrainSettings, check_setting
 from lsplits.progress import progress_bar
 
 logger = logging.getLogger(__name__)
@@ -111,25 +105,13 @@ class TrainConfig:
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
-
-def check_setting(owner: str, name: str, value: Any, *, whole: bool = False, minimum: float | None = None,
-                  above: float | None = None, below: float | None = None, optional: bool = False) -> None:
-    """Raise ConfigError unless ``value`` is a finite number (whole, if asked) in the given range.
-
-    ``minimum`` is inclusive, ``above`` and ``below`` exclusive; ``optional`` also accepts None.
-    A training step count of 0 would silently score with the untrained initial weights.
-    """
-    if optional and value is None:
-        return
-    number = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-    ok = number and (not whole or isinstance(value, numbers.Integral)) \
-        and (minimum is None or value >= minimum) and (above is None or value > above) \
-        and (below is None or value < below)
-    if not ok:
-        bounds = " and ".join(f"{rule} {bound:g}" for rule, bound in ((">=", minimum), (">", above), ("<", below))
-                              if bound is not None)
-        kind = "a whole number" if whole else "a number"
-        raise InvalidOption(f"{owner} {name} must be {kind}{' ' + bounds if bounds else ''}, got {value!r}")
+    def train_settings(self, dtype: str = DEFAULT_DTYPE) -> TrainSettings:
+        """What the training core (:mod:`lsplits.lm.training`) optimises: constant LR after the warm-up,
+        weight decay on every parameter, this config's clipping, accumulation and seed."""
+        return TrainSettings(lr=self.lr, max_steps=self.max_steps, warmup_steps=self.warmup_steps,
+                             schedule="constant", weight_decay=self.weight_decay, decay_all=True,
+                             max_grad_norm=self.max_grad_norm, grad_accum_steps=self.grad_accum_steps,
+                             seed=self.seed, dtype=dtype)
 
 
 def length_grouped_batches(lengths: Sequence[int], batch_size: int, rng: np.random.Generator,
@@ -161,33 +143,31 @@ def split_validation(n: int, config: TrainConfig) -> tuple[np.ndarray, np.ndarra
 
 
 def perplexity(model: torch.nn.Module, pairs: Sequence[EncodedPair], token_budget: int | None, *,
-               rank: int = 0, world: int = 1) -> float:
+               rank: int = 0, world: int = 1, dtype: str = DEFAULT_DTYPE) -> float:
     """exp(mean negative log-likelihood per scored token) of ``pairs`` under ``model``.
 
     With ``world`` > 1 processes, each scores every ``world``-th pair from ``rank`` on and the sums
     are combined across processes (every process must call this).
     """
-    scores, counts = score_encoded(model, pairs[rank::world], token_budget=token_budget, progress=False)
+    scores, counts = score_encoded(model, pairs[rank::world], token_budget=token_budget, progress=False, dtype=dtype)
     log_likelihood, n_tokens = sum_over_processes([scores.sum(), counts.sum()])
     return math.exp(-log_likelihood / n_tokens)
 
 
 def finetune(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queries: Sequence[str],
              config: TrainConfig, out_dir: str | Path, *, ids: Sequence[str] | None = None,
-             progress: bool = True, desc: str = "training") -> Path:
+             progress: bool = True, desc: str = "training", dtype: str = DEFAULT_DTYPE) -> Path:
     """Train ``model`` on the pairs; return the folder holding the best checkpoint and its tokenizer.
 
     ``out_dir/best`` gets the weights with the lowest validation perplexity (``save_pretrained``);
     ``out_dir/training.json`` records the validation ids, the perplexity history and the best step.
     ``model`` ends with those weights too, on the main process (the others, which keep no copy of
-    them, end with the last step's and should load ``out_dir/best``).
+    them, end with the last step's and should load ``out_dir/best``). ``dtype`` (:mod:`lsplits.lm.dtype`)
+    is the compute dtype of the forward passes and of validation; the weights and AdamW stay fp32.
 
     Raises:
         DataError: fewer than 2 pairs, or a query too long for the model window.
     """
-    from accelerate import Accelerator
-    from accelerate.utils import set_seed
-
     out_dir = Path(out_dir)
     ids = [str(i) for i in (ids if ids is not None else range(len(prompts)))]
     pairs = encode_pairs(tokenizer, prompts, queries, max_length=model_window(model, tokenizer), ids=ids)
@@ -195,21 +175,14 @@ def finetune(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queries:
     train_pairs = [pairs[i] for i in train_index]
     val_pairs = [pairs[i] for i in val_index]
 
-    accelerator = Accelerator(gradient_accumulation_steps=config.grad_accum_steps, cpu=use_cpu(),
-                              mixed_precision="bf16" if bf16_on(resolve_device(None)) else "no")
+    training = Training(QueryLogProbs(model), config.train_settings(dtype))
+    accelerator, wrapper, precision = training.accelerator, training.model, training.precision
     rank, world = accelerator.process_index, accelerator.num_processes
-    set_seed(config.seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    warmup = max(config.warmup_steps, 0)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / (warmup + 1)))
-    # The scheduler is stepped by hand once per optimizer step: accelerate's wrapper would step it
-    # once per process, which changes the warm-up length with the number of processes.
-    wrapper, optimizer = accelerator.prepare(QueryLogProbs(model), optimizer)
-    lm = accelerator.unwrap_model(wrapper).lm
+    lm = training.unwrapped.lm
 
     bar = progress_bar(total=config.max_steps, desc=desc, unit="step", disable=not progress, leave=False)
     best = _BestWeights(lm, val_pairs, config.eval_token_budget, rank=rank, world=world,
-                        keep_copy=accelerator.is_main_process)
+                        keep_copy=accelerator.is_main_process, dtype=precision)
 
     def evaluate(step: int) -> None:
         ppl = best.evaluate(step)
@@ -224,16 +197,8 @@ def finetune(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queries:
         for batch_index in length_grouped_batches(lengths, config.batch_size, rng):
             mine, weight = _process_slice([train_pairs[i] for i in batch_index], rank, world)
             batch = pad_pairs(mine).to(accelerator.device)
-            with accelerator.accumulate(wrapper):
-                logprobs = wrapper(batch.input_ids, None, batch.position_ids, batch.scored_index)
-                accelerator.backward(-logprobs.sum() * weight)
-                if accelerator.sync_gradients and config.max_grad_norm is not None:
-                    accelerator.clip_grad_norm_(wrapper.parameters(), config.max_grad_norm)
-                optimizer.step()
-                optimizer.zero_grad()
-            if not accelerator.sync_gradients:
+            if not training.step(functools.partial(batch_loss, batch=batch, weight=weight)):
                 continue
-            scheduler.step()
             step += 1
             bar.update(1)
             if step % config.eval_every == 0 or step == config.max_steps:
@@ -268,20 +233,26 @@ class _BestWeights:
     """
 
     def __init__(self, model: torch.nn.Module, val_pairs: Sequence[EncodedPair], token_budget: int | None, *,
-                 rank: int = 0, world: int = 1, keep_copy: bool = True) -> None:
-        self.model, self.val_pairs, self.token_budget = model, val_pairs, token_budget
+                 rank: int = 0, world: int = 1, keep_copy: bool = True, dtype: str = DEFAULT_DTYPE) -> None:
+        self.model, self.val_pairs, self.token_budget, self.dtype = model, val_pairs, token_budget, dtype
         self.rank, self.world, self.keep_copy = rank, world, keep_copy
         self.history: list[dict] = []
         self.step, self.val_ppl, self.state = 0, math.inf, None
 
     def evaluate(self, step: int) -> float:
-        ppl = perplexity(self.model, self.val_pairs, self.token_budget, rank=self.rank, world=self.world)
+        ppl = perplexity(self.model, self.val_pairs, self.token_budget, rank=self.rank, world=self.world,
+                         dtype=self.dtype)
         self.history.append({"step": step, "val_ppl": ppl})
         if ppl < self.val_ppl:
             self.step, self.val_ppl = step, ppl
             if self.keep_copy:
                 self.state = {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
         return ppl
+
+
+def batch_loss(module: torch.nn.Module, *, batch: PaddedBatch, weight: float) -> torch.Tensor:
+    """The weighted negative log-likelihood of a batch's scored tokens (see :func:`_process_slice`)."""
+    return -module(batch.input_ids, None, batch.position_ids, batch.scored_index).sum() * weight
 
 
 def _process_slice(batch: Sequence[EncodedPair], rank: int, world: int) -> tuple[list[EncodedPair], float]:

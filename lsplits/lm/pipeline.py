@@ -7,7 +7,7 @@ frozen pretrained LM. Each fold writes a manifest of the ids it trained on and t
 and the code refuses to go on if they overlap.
 
 Caching and resume: everything lives under ``cache_dir/<content hash>/``, the hash covering the
-records, LM, setting, folds, seed, shard size and training/scratch configs (and, for a local model
+records, LM, setting, folds, seed, compute dtype, shard size and training/scratch configs (and, for a local model
 folder, the names, sizes and modification times of its files). Scores are written as parquet
 shards of ``shard_size`` examples with atomic writes, and a fold's finished checkpoint is kept, so
 a killed run started again reuses every finished shard and checkpoint and computes only the rest.
@@ -43,6 +43,7 @@ from lsplits.build.settings import DEFAULT_FOLDS
 from lsplits.errors import ConfigError, DataError, InvalidOption, SplitInvariantError
 from lsplits.io import atomic_write_parquet, atomic_write_text
 from lsplits.lm.distributed import barrier, is_main, launched, main_first, process_device, rank, world_size
+from lsplits.lm.dtype import DEFAULT_DTYPE
 from lsplits.lm.encode import check_queries, pair_lengths
 from lsplits.lm.finetune import BEST_FOLDER, SUMMARY_FILE, TrainConfig, check_setting, finetune
 from lsplits.lm.model_files import (
@@ -53,7 +54,7 @@ from lsplits.lm.model_files import (
     weights_problem,
 )
 from lsplits.lm.plan import SCRATCH, RunPlan
-from lsplits.lm.scoring import load_causal_lm, score_pairs
+from lsplits.lm.scoring import load_causal_lm, resolve_device, score_pairs
 from lsplits.lm.scratch import ScratchConfig, scratch_model, scratch_tokenizer, window_for
 from lsplits.lm.shards import folder_fingerprint, missing_shards, split_into_shards, this_process_share
 from lsplits.progress import progress_bar
@@ -74,7 +75,7 @@ def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path | Non
                    scratch_config: ScratchConfig | None = None, max_steps: int | None = None,
                    plan: RunPlan | None = None, shard_size: int = DEFAULT_SHARD_SIZE,
                    token_budget: int | None = None, device: str | None = None,
-                   compile: bool = False) -> pd.DataFrame:
+                   compile: bool = False, dtype: str = DEFAULT_DTYPE) -> pd.DataFrame:
     """Log-likelihood score of every record's query given its prompt.
 
     Args:
@@ -94,6 +95,8 @@ def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path | Non
         token_budget: padded tokens per scoring batch (does not change the scores; default: the device's).
         device: where scoring runs (default: CUDA when available; this process's GPU under a launcher).
         compile: run the scoring models through ``torch.compile`` (worth it on long GPU runs).
+        dtype: ``auto``, ``fp32`` or ``bf16`` (:mod:`lsplits.lm.dtype`), when no ``plan`` is given; the
+            plan's, settled once for this device, trains and scores every fold and keys the cache.
 
     Returns:
         DataFrame with columns ``id``, ``ll_score`` (float64), ``ll_tokens`` (int64), ``fold`` (the
@@ -107,7 +110,7 @@ def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path | Non
     """
     ids, prompts, queries = record_columns(records)
     plan = plan_of(plan, lm=lm, setting=setting, folds=folds, seed=seed, train_config=train_config,
-                   scratch_config=scratch_config, max_steps=max_steps)
+                   scratch_config=scratch_config, max_steps=max_steps, dtype=dtype)
     lm = plan.lm
     if plan.setting == "ft" and plan.folds > len(ids):
         raise InvalidOption(f"folds must be between 2 and the number of examples ({len(ids)}), got {plan.folds}")
@@ -119,17 +122,19 @@ def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path | Non
     check_setting("compute_scores", "token_budget", token_budget, whole=True, minimum=1, optional=True)
     check_lm(lm, records)
     world = world_size()
+    device = device or process_device()
+    precision = plan.resolved_dtype(resolve_device(device))
 
     with tempfile.TemporaryDirectory(prefix="lsplits-scores-") as tmp:
-        key = _cache_key(ids, prompts, queries, plan, shard_size=shard_size)
+        key = _cache_key(ids, prompts, queries, plan, shard_size=shard_size, precision=precision)
         run_dir = Path(cache_dir if cache_dir is not None else tmp) / key
         run_dir.mkdir(parents=True, exist_ok=True)
         job = _Job(run_dir, ids, prompts, queries, plan=plan, shard_size=shard_size,
-                   token_budget=token_budget, device=device or process_device(),
-                   progress=progress and is_main(), compile=compile)
+                   token_budget=token_budget, device=device, progress=progress and is_main(), compile=compile,
+                   precision=precision)
         if is_main():
-            logger.info("score cache: %s (%d process%s)", run_dir, world, "" if world == 1 else "es")
-            run_info = {**plan.to_dict(), "n_records": len(ids), "world_size": world}
+            logger.info("score cache: %s (%d process%s, %s)", run_dir, world, "" if world == 1 else "es", precision)
+            run_info = {**plan.to_dict(), "dtype_used": precision, "n_records": len(ids), "world_size": world}
             atomic_write_text(run_dir / "run.json", json.dumps(run_info, indent=1))
         if plan.setting == "pt":
             job.score_fold("pretrained", -1, np.arange(len(ids)), [], lambda: lm)
@@ -184,8 +189,10 @@ class _Job:
     """One cached scoring run: trains and scores fold by fold, skipping what the cache holds."""
 
     def __init__(self, run_dir: Path, ids: list[str], prompts: list[str], queries: list[str], *, plan: RunPlan,
-                 shard_size: int, token_budget: int | None, device, progress: bool, compile: bool) -> None:
+                 shard_size: int, token_budget: int | None, device, progress: bool, compile: bool,
+                 precision: str) -> None:
         self.run_dir, self.ids, self.prompts, self.queries = run_dir, ids, prompts, queries
+        self.precision = precision
         self.plan, self.lm, self.shard_size = plan, plan.lm, shard_size
         self.token_budget, self.device, self.progress, self.compile = token_budget, device, progress, compile
         self._window: int | None = None  # the scratch window and tokenizer, made by the first fold that needs them
@@ -264,7 +271,8 @@ class _Job:
         ll_score, ll_tokens = score_pairs(
             model, tokenizer, [self.prompts[i] for i in shard], [self.queries[i] for i in shard],
             ids=[self.ids[i] for i in shard], token_budget=self.token_budget, progress=self.progress,
-            desc=f"{fold_dir.name}: scoring shard {number + 1}/{n_shards}", compile=self.compile)
+            desc=f"{fold_dir.name}: scoring shard {number + 1}/{n_shards}", compile=self.compile,
+            dtype=self.precision)
         table = pd.DataFrame({"position": shard, "id": [self.ids[i] for i in shard], "ll_score": ll_score,
                               "ll_tokens": ll_tokens, "fold": np.full(len(shard), fold, dtype=np.int64)})
         atomic_write_parquet(_shard_path(fold_dir, number), table)
@@ -291,7 +299,8 @@ class _Job:
             finetune(model, tokenizer, [self.prompts[i] for i in train_index],
                      [self.queries[i] for i in train_index], self.plan.train_config, train_dir,
                      ids=[self.ids[i] for i in train_index], progress=self.progress,
-                     desc=f"fold-{fold}: training")
+                     desc=f"fold-{fold}: training", dtype=self.precision)
+        return train_dir / BEST_FOLDER
 
     @staticmethod
     def _checkpoint_ok(train_dir: Path) -> bool:
@@ -379,12 +388,14 @@ def record_columns(records: Sequence[Mapping[str, Any]]) -> tuple[list[str], lis
     return ids, prompts, queries
 
 
-def _cache_key(ids: list[str], prompts: list[str], queries: list[str], plan: RunPlan, *, shard_size: int) -> str:
-    """Content hash of everything that determines the scores (see the module docstring)."""
+def _cache_key(ids: list[str], prompts: list[str], queries: list[str], plan: RunPlan, *, shard_size: int,
+               precision: str) -> str:
+    """Content hash of everything that determines the scores (see the module docstring), the dtype they are
+    computed in included."""
     digest = hashlib.sha256()
     for row in zip(ids, prompts, queries, strict=True):
         digest.update(json.dumps(row).encode())
-    settings = {**plan.to_dict(), "shard_size": shard_size, "version": CACHE_VERSION}
+    settings = {**plan.to_dict(), "dtype": precision, "shard_size": shard_size, "version": CACHE_VERSION}
     settings["lm_files"] = _folder_fingerprint(settings["lm"])
     digest.update(json.dumps(settings, sort_keys=True).encode())
     return digest.hexdigest()[:20]

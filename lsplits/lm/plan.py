@@ -21,6 +21,7 @@ from typing import Any
 from lsplits.build.settings import DEFAULT_FOLDS, PT_NEEDS_PRETRAINED, SCRATCH_LM
 from lsplits.data.tasks import resolve_setting
 from lsplits.errors import ConfigError, InvalidOption
+from lsplits.lm.dtype import DEFAULT_DTYPE, check_dtype, config_parameters, resolve_dtype
 from lsplits.lm.finetune import TrainConfig, check_setting
 from lsplits.lm.scratch import ScratchConfig
 
@@ -53,6 +54,8 @@ class RunPlan:
         seed: seeds the folds, the scratch models' initial weights and the default training config.
         train_config: the training of every fold (None in ``pt``).
         scratch_config: the scratch tokenizer's and model's sizes (None unless ``lm`` is scratch).
+        dtype: the requested compute dtype, ``auto``, ``fp32`` or ``bf16``; :meth:`resolved_dtype`
+            settles it for a device (training and scoring of every fold use that one).
     """
 
     lm: str
@@ -61,11 +64,13 @@ class RunPlan:
     seed: int
     train_config: TrainConfig | None
     scratch_config: ScratchConfig | None
+    dtype: str = DEFAULT_DTYPE
 
     @classmethod
     def make(cls, lm: str | Any, setting: str = "ft", *, folds: int = DEFAULT_FOLDS, seed: int = 0,
              train_config: TrainConfig | None = None, scratch_config: ScratchConfig | None = None,
-             max_steps: int | None = None, paper_steps: int | None = None) -> RunPlan:
+             max_steps: int | None = None, paper_steps: int | None = None,
+             dtype: str = DEFAULT_DTYPE) -> RunPlan:
         """The plan with every default decided.
 
         ``train_config`` wins when given (``max_steps`` then replaces its steps); else the scratch LM
@@ -73,16 +78,19 @@ class RunPlan:
         dataset's steps from the paper), ``max_steps`` overriding either; the default's seed is ``seed``.
 
         Raises:
-            ConfigError: an unknown setting, ``pt`` with the scratch LM, fewer than 2 folds, a bad seed.
+            ConfigError: an unknown setting, ``pt`` with the scratch LM, fewer than 2 folds, a bad seed,
+                an unknown dtype.
         """
         lm = str(lm)
+        check_dtype(dtype)
         setting = resolve_setting(setting)
         if not runs_with(lm, setting):
             raise ConfigError(PT_NEEDS_PRETRAINED)
         check_setting("the run's", "seed", seed, whole=True, minimum=0)
         check_setting("the run's", "max_steps", max_steps, whole=True, minimum=1, optional=True)
         if needs_pretrained(setting):
-            return cls(lm=lm, setting=setting, folds=0, seed=seed, train_config=None, scratch_config=None)
+            return cls(lm=lm, setting=setting, folds=0, seed=seed, train_config=None, scratch_config=None,
+                       dtype=dtype)
         if not isinstance(folds, int) or isinstance(folds, bool) or folds < 2:
             raise InvalidOption(f"folds must be between 2 and the number of examples, got {folds!r}")
         if train_config is None:
@@ -94,7 +102,7 @@ class RunPlan:
         if lm == SCRATCH and scratch_config is None:
             scratch_config = ScratchConfig()
         return cls(lm=lm, setting=setting, folds=folds, seed=seed, train_config=train_config,
-                   scratch_config=scratch_config if lm == SCRATCH else None)
+                   scratch_config=scratch_config if lm == SCRATCH else None, dtype=dtype)
 
     @property
     def scratch(self) -> bool:
@@ -105,8 +113,26 @@ class RunPlan:
         """The seed of fold ``fold``'s initial scratch weights (distinct per fold, fixed per run seed)."""
         return self.seed * 1000 + fold
 
+    def resolved_dtype(self, device: Any) -> str:
+        """``fp32`` or ``bf16``: :attr:`dtype` settled for ``device`` and this plan's model size
+        (:func:`~lsplits.lm.dtype.resolve_dtype`); the size is only computed when it matters."""
+        return resolve_dtype(self.dtype, device, n_parameters=self.n_parameters)
+
+    def n_parameters(self) -> int:
+        """Parameters of the model this plan trains or scores, from its configuration alone (no weights read).
+
+        The scratch LM's are counted as if its vocabulary and window were full size (an upper bound).
+        """
+        if not self.scratch:
+            return config_parameters(self.lm)
+        from transformers import GPT2Config
+
+        sizes = self.scratch_config or ScratchConfig()
+        return config_parameters(GPT2Config(vocab_size=sizes.vocab_size, n_positions=sizes.max_positions,
+                                            n_layer=sizes.n_layer, n_head=sizes.n_head, n_embd=sizes.n_embd))
+
     def to_dict(self) -> dict[str, Any]:
         """Plain values, for ``run.json`` and the score cache key."""
-        return {"lm": self.lm, "setting": self.setting, "folds": self.folds, "seed": self.seed,
+        return {"lm": self.lm, "setting": self.setting, "folds": self.folds, "seed": self.seed, "dtype": self.dtype,
                 "train_config": None if self.train_config is None else self.train_config.to_dict(),
                 "scratch_config": None if self.scratch_config is None else dataclasses.asdict(self.scratch_config)}

@@ -13,8 +13,9 @@ How it stays fast and bounded in memory at any dataset size:
   of rows at a time, and each log-prob is ``logit[target] - logsumexp(logits)`` in fp32, so no
   [batch, time, vocab] log-softmax exists (models whose head is not a plain projection of the last
   hidden state, e.g. with logit soft-capping, are detected and use their full forward instead);
-- fp32 on CPU, bf16 autocast on CUDA (where the GPU supports bf16); models load with SDPA
-  attention; ``compile=True`` runs the transformer body through ``torch.compile`` (dynamic shapes).
+- the weights stay fp32; ``dtype`` (:mod:`lsplits.lm.dtype`: ``auto`` is bf16 autocast on a CUDA GPU
+  with bf16 and on an AMX / AVX-512-BF16 CPU for models large enough to gain) sets the compute dtype of
+  the transformer, while log-softmax and the sums stay fp32; models load with SDPA attention; ``compile=True`` runs the transformer body through ``torch.compile`` (dynamic shapes).
 
 :class:`QueryLogProbs` is the module both scoring and fine-tuning run, so training optimises the
 same quantity that is scored.
@@ -34,6 +35,7 @@ import numpy as np
 import torch
 
 from lsplits.errors import ConfigError
+from lsplits.lm.dtype import DEFAULT_DTYPE, autocast, model_dtype
 from lsplits.lm.encode import EncodedPair, encode_pairs, model_window
 from lsplits.lm.model_files import check_model_files, first_line, load_tokenizer
 from lsplits.progress import progress_bar
@@ -70,18 +72,6 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
 def default_token_budget(device: torch.device) -> int:
     """The token budget of scoring batches on ``device`` when none is given."""
     return GPU_TOKEN_BUDGET if device.type == "cuda" else CPU_TOKEN_BUDGET
-
-
-def bf16_on(device: torch.device) -> bool:
-    """Whether ``device`` runs in bf16 autocast: CUDA GPUs that support it; CPUs stay in fp32."""
-    return device.type == "cuda" and torch.cuda.is_bf16_supported()
-
-
-def autocast_for(device: torch.device) -> contextlib.AbstractContextManager:
-    """bf16 autocast where :func:`bf16_on`, nothing (plain fp32) elsewhere."""
-    if bf16_on(device):
-        return torch.autocast("cuda", dtype=torch.bfloat16)
-    return contextlib.nullcontext()
 
 
 @contextlib.contextmanager
@@ -223,7 +213,7 @@ def _head_path_ok(lm: torch.nn.Module) -> bool:
         ids = ids.to(device)
         was_training = lm.training
         lm.eval()
-        with torch.no_grad(), autocast_for(device):
+        with torch.no_grad():
             full = lm(input_ids=ids, use_cache=False).logits.float()
             ours = head(lm.base_model(input_ids=ids, use_cache=False).last_hidden_state).float()
         lm.train(was_training)
@@ -249,7 +239,8 @@ def compile_model(model: torch.nn.Module) -> None:
 
 def score_encoded(model: torch.nn.Module, pairs: Sequence[EncodedPair], *,
                   token_budget: int | None = None, progress: bool = True,
-                  desc: str = "scoring", compile: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                  desc: str = "scoring", compile: bool = False,
+                  dtype: str = DEFAULT_DTYPE) -> tuple[np.ndarray, np.ndarray]:
     """Score already encoded pairs on ``model``'s device; see :func:`score_pairs` for the result."""
     scores = np.zeros(len(pairs), dtype=np.float64)
     counts = np.array([p.n_scored for p in pairs], dtype=np.int64)
@@ -259,6 +250,7 @@ def score_encoded(model: torch.nn.Module, pairs: Sequence[EncodedPair], *,
     if compile:
         compile_model(model)
     token_budget = token_budget or default_token_budget(device)
+    dtype = model_dtype(dtype, model, device)
     wrapper = QueryLogProbs(model)
     was_training = model.training
     model.eval()
@@ -274,7 +266,7 @@ def score_encoded(model: torch.nn.Module, pairs: Sequence[EncodedPair], *,
     try:
         for batch_index in token_budget_batches([len(p.input_ids) for p in pairs], token_budget):
             batch = pad_pairs([pairs[i] for i in batch_index]).to(device)
-            with torch.inference_mode(), autocast_for(device):
+            with torch.inference_mode(), autocast(dtype, device):
                 logprobs = wrapper(batch.input_ids, None, batch.position_ids, batch.scored_index)
                 sums = torch.zeros(len(batch_index), dtype=torch.float64, device=device)
                 sums.index_add_(0, batch.rows, logprobs.double())
@@ -292,7 +284,7 @@ def score_pairs(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queri
                 ids: Sequence[str] | None = None, token_budget: int | None = None,
                 device: str | torch.device | None = None, progress: bool = True,
                 max_length: int | None = None, desc: str = "scoring",
-                compile: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                compile: bool = False, dtype: str = DEFAULT_DTYPE) -> tuple[np.ndarray, np.ndarray]:
     """Log-likelihood of each query (plus EOS) given BOS + its prompt.
 
     Args:
@@ -305,6 +297,7 @@ def score_pairs(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queri
         progress: show a progress bar (labelled ``desc``; :mod:`lsplits.progress`).
         max_length: window in tokens; default: the model's (long prompts are truncated from the start).
         compile: run the model through ``torch.compile`` (see :func:`compile_model`).
+        dtype: ``auto``, ``fp32`` or ``bf16`` (see :mod:`lsplits.lm.dtype`); the sums are fp32 either way.
 
     Returns:
         ``(ll_score, ll_tokens)``: float64 sums of natural-log probs and int64 token counts, in
@@ -317,7 +310,8 @@ def score_pairs(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queri
         model.to(resolve_device(device))
     window = max_length or model_window(model, tokenizer)
     pairs = encode_pairs(tokenizer, prompts, queries, max_length=window, ids=ids)
-    return score_encoded(model, pairs, token_budget=token_budget, progress=progress, desc=desc, compile=compile)
+    return score_encoded(model, pairs, token_budget=token_budget, progress=progress, desc=desc, compile=compile,
+                         dtype=dtype)
 
 
 def load_causal_lm(name_or_path: str | Path, device: str | torch.device | None = None):

@@ -1,0 +1,202 @@
+"""The one training core of lsplits: AdamW, warm-up and decay, clipping, bf16 autocast, checkpoint and resume.
+
+Both stacks train through it: the k-fold LM fine-tuning (:func:`lsplits.lm.finetune.finetune`) and the task
+models of ``lsplits difficulty`` (:mod:`lsplits.difficulty.train`). Each states what to optimise as one
+:class:`TrainSettings`; :class:`Training` runs the steps on ``accelerate`` (one process or several) and owns
+the optimizer, the schedule and their checkpoint. The weights stay fp32 (the master weights, updated by an
+fp32 AdamW); where :attr:`TrainSettings.dtype` resolves to bf16 (:mod:`lsplits.lm.dtype`) the forward and
+backward passes run under bf16 autocast.
+
+The schedule is stepped by hand once per optimizer step (not through accelerate's wrapper, which steps it
+once per process and so changes the warm-up with the number of processes).
+
+>>> TrainSettings(lr=1e-3, max_steps=10, warmup_steps=4, schedule="linear").lr_factor(9)
+0.16666666666666666
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from lsplits.errors import ConfigError, InvalidOption
+from lsplits.lm.distributed import use_cpu
+from lsplits.lm.dtype import DEFAULT_DTYPE, autocast, check_dtype, model_dtype
+
+SCHEDULES = ("constant", "linear")
+"""After the linear warm-up: ``constant`` (the paper's LM fine-tuning) or ``linear`` decay to 0 at the last step."""
+
+
+def check_setting(owner: str, name: str, value: Any, *, whole: bool = False, minimum: float | None = None,
+                  above: float | None = None, below: float | None = None, optional: bool = False) -> None:
+    """Raise InvalidOption (a ConfigError) unless ``value`` is a finite number (whole, if asked) in the given range.
+
+    ``minimum`` is inclusive, ``above`` and ``below`` exclusive; ``optional`` also accepts None.
+    A training step count of 0 would silently score with the untrained initial weights.
+    """
+    if optional and value is None:
+        return
+    number = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+    ok = number and (not whole or isinstance(value, numbers.Integral)) \
+        and (minimum is None or value >= minimum) and (above is None or value > above) \
+        and (below is None or value < below)
+    if not ok:
+        bounds = " and ".join(f"{rule} {bound:g}" for rule, bound in ((">=", minimum), (">", above), ("<", below))
+                              if bound is not None)
+        kind = "a whole number" if whole else "a number"
+        raise InvalidOption(f"{owner} {name} must be {kind}{' ' + bounds if bounds else ''}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """What one training run optimises, and how: the settings the training core reads.
+
+    Attributes:
+        lr: peak AdamW learning rate.
+        max_steps: optimizer steps.
+        warmup_steps: linear warm-up steps (0: the peak from the start).
+        schedule: ``constant`` or ``linear`` decay after the warm-up (:data:`SCHEDULES`).
+        weight_decay: AdamW weight decay.
+        decay_all: apply the weight decay to every parameter (True), or not to biases and norms.
+        max_grad_norm: gradient clipping norm (None: no clipping).
+        grad_accum_steps: micro-batches accumulated per optimizer step.
+        seed: seeds torch, numpy and Python (initialisation of new layers, dropout).
+        dtype: compute dtype, ``auto``, ``fp32`` or ``bf16`` (:mod:`lsplits.lm.dtype`); weights stay fp32.
+    """
+
+    lr: float
+    max_steps: int
+    warmup_steps: int = 0
+    schedule: str = "constant"
+    weight_decay: float = 0.0
+    decay_all: bool = True
+    max_grad_norm: float | None = 1.0
+    grad_accum_steps: int = 1
+    seed: int = 0
+    dtype: str = DEFAULT_DTYPE
+
+    def __post_init__(self) -> None:
+        check_setting("TrainSettings", "lr", self.lr, above=0)
+        for name in ("max_steps", "grad_accum_steps"):
+            check_setting("TrainSettings", name, getattr(self, name), whole=True, minimum=1)
+        for name in ("warmup_steps", "seed"):
+            check_setting("TrainSettings", name, getattr(self, name), whole=True, minimum=0)
+        check_setting("TrainSettings", "weight_decay", self.weight_decay, minimum=0)
+        check_setting("TrainSettings", "max_grad_norm", self.max_grad_norm, above=0, optional=True)
+        if self.schedule not in SCHEDULES:
+            raise ConfigError(f"TrainSettings schedule {self.schedule!r}: use one of {', '.join(SCHEDULES)}")
+        check_dtype(self.dtype, "TrainSettings dtype")
+
+    def lr_factor(self, step: int) -> float:
+        """The learning rate of optimizer step ``step`` (from 0) as a share of :attr:`lr`."""
+        warmup = self.warmup_steps
+        if step < warmup:
+            return (step + 1) / (warmup + 1)
+        if self.schedule == "constant":
+            return 1.0
+        return max(0.0, (self.max_steps - step) / max(1, self.max_steps - warmup))
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _decays(name: str, parameter: torch.nn.Parameter) -> bool:
+    """Whether weight decay applies to a parameter when biases and norms are spared."""
+    return parameter.ndim >= 2 and "norm" not in name.lower()
+
+
+class Training:
+    """The optimizer, schedule and precision of one run over ``model``, prepared with accelerate.
+
+    Use :attr:`model` (the prepared module) for forward passes, :meth:`step` for each micro-batch and
+    :meth:`write_checkpoint` / :meth:`resume` to stop and continue. ``accelerator`` is made here unless given.
+    """
+
+    def __init__(self, model: torch.nn.Module, settings: TrainSettings, *, accelerator: Any = None) -> None:
+        from accelerate import Accelerator
+        from accelerate.utils import set_seed
+
+        self.settings = settings
+        self.accelerator = accelerator or Accelerator(gradient_accumulation_steps=settings.grad_accum_steps,
+                                                      cpu=use_cpu())
+        set_seed(settings.seed)
+        self.precision = model_dtype(settings.dtype, model, self.accelerator.device)
+        named = list(model.named_parameters())
+        if settings.decay_all or settings.weight_decay == 0:
+            groups = [{"params": [p for _, p in named], "weight_decay": settings.weight_decay}]
+        else:
+            groups = [{"params": [p for n, p in named if _decays(n, p)], "weight_decay": settings.weight_decay},
+                      {"params": [p for n, p in named if not _decays(n, p)], "weight_decay": 0.0}]
+        optimizer = torch.optim.AdamW(groups, lr=settings.lr)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, settings.lr_factor)
+        self.model, self.optimizer = self.accelerator.prepare(model, optimizer)
+        self.steps_done = 0
+
+    @property
+    def unwrapped(self) -> torch.nn.Module:
+        """The model without accelerate's wrappers (to save, evaluate or load weights into)."""
+        return self.accelerator.unwrap_model(self.model)
+
+    def autocast(self):
+        """The autocast of this run's dtype (bf16 or nothing), for forward passes outside :meth:`step`."""
+        return autocast(self.precision, self.accelerator.device)
+
+    def step(self, loss_of: Callable[[torch.nn.Module], torch.Tensor]) -> bool:
+        """One micro-batch: ``loss_of(model)`` under autocast, its backward pass, and on the last micro-batch
+        of an optimizer step the clipping, the AdamW step and the schedule's. Returns whether an optimizer
+        step was taken (then :attr:`steps_done` has grown by one)."""
+        accelerator, settings = self.accelerator, self.settings
+        with accelerator.accumulate(self.model):
+            with self.autocast():
+                loss = loss_of(self.model)
+            accelerator.backward(loss.float())
+            if accelerator.sync_gradients and settings.max_grad_norm is not None:
+                accelerator.clip_grad_norm_(self.model.parameters(), settings.max_grad_norm)
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+        if not accelerator.sync_gradients:
+            return False
+        self.scheduler.step()
+        self.steps_done += 1
+        return True
+
+    def write_checkpoint(self, folder: Path) -> None:
+        """Write the weights, optimizer, schedule and RNG states into ``folder`` (which exists; the caller
+        makes it atomic, e.g. with :func:`lsplits.io.atomic_path`)."""
+        folder = Path(folder)
+        torch.save(self.unwrapped.state_dict(), folder / "model.pt")
+        torch.save(self.optimizer.state_dict(), folder / "optimizer.pt")
+        torch.save(self.scheduler.state_dict(), folder / "scheduler.pt")
+        torch.save({"rng": rng_state(), "steps_done": self.steps_done}, folder / "rng.pt")
+
+    def resume(self, folder: Path) -> None:
+        """Continue from what :meth:`write_checkpoint` wrote: weights, optimizer, schedule, RNG states."""
+        folder = Path(folder)
+        self.unwrapped.load_state_dict(torch.load(folder / "model.pt", map_location="cpu"))
+        self.optimizer.load_state_dict(torch.load(folder / "optimizer.pt", map_location="cpu"))
+        self.scheduler.load_state_dict(torch.load(folder / "scheduler.pt", map_location="cpu"))
+        saved = torch.load(folder / "rng.pt")
+        set_rng_state(saved["rng"])
+        self.steps_done = saved["steps_done"]
+
+
+def rng_state() -> dict[str, Any]:
+    """torch's CPU (and CUDA) random states: dropout continues as if the run had not stopped."""
+    state: dict[str, Any] = {"cpu": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    """Restore what :func:`rng_state` returned (the CUDA states only on the same number of GPUs)."""
+    torch.set_rng_state(state["cpu"])
+    if "cuda" in state and torch.cuda.is_available() and len(state["cuda"]) == torch.cuda.device_count():
+        torch.cuda.set_rng_state_all(state["cuda"])
