@@ -39,7 +39,7 @@ from lsplits.cli.parser import main
 
 class Collect(logging.Handler):
     def __init__(self):
-        super().__init__(logging.INFO)
+        super().__init__(logging.DEBUG)
         self.rows = []
     def emit(self, record):
         timing = getattr(record, "stage_time", None)
@@ -49,7 +49,7 @@ class Collect(logging.Handler):
 
 handler = Collect()
 stages = logging.getLogger("lsplits.stages")
-stages.setLevel(logging.INFO)
+stages.setLevel(logging.DEBUG)
 stages.addHandler(handler)
 start, cpu = time.perf_counter(), time.process_time()
 code = main(sys.argv[2:])

@@ -10,6 +10,7 @@ from typing import Any
 from lsplits.data.loading import (
     LoadedData,
     LoadOptions,
+    bulk_loading,
     load_sources,
     parse_data_files,
     prepare_examples,
@@ -42,18 +43,19 @@ def load_official(task: Task, hub_id: str, hub_splits: Sequence[str], data_files
     (``[(split, records, description)]``, what :func:`lsplits.api.likelihood_splits` reads from a
     Dataset, DataFrame or list) replaces both.
     """
-    if sources is None and data_files:
-        sources = []
-        for item in data_files:
-            name, path = parse_data_files([item])[0]
-            if "=" not in item:
-                name = official_split_name(path)
-            sources.append((name, read_records(path), str(path)))
-    elif sources is None:
-        sources = load_sources(hub_id, splits=hub_splits)
-    if convert is not None:
-        sources = [(name, _convert_all(convert, records, desc), desc) for name, records, desc in sources]
-    return prepare_examples(sources, task, options)
+    with bulk_loading():  # reading, converting and checking many records
+        if sources is None and data_files:
+            sources = []
+            for item in data_files:
+                name, path = parse_data_files([item])[0]
+                if "=" not in item:
+                    name = official_split_name(path)
+                sources.append((name, read_records(path), str(path)))
+        elif sources is None:
+            sources = load_sources(hub_id, splits=hub_splits)
+        if convert is not None:
+            sources = [(name, _convert_all(convert, records, desc), desc) for name, records, desc in sources]
+        return prepare_examples(sources, task, options)
 
 
 def _convert_all(convert: Callable[[Record], Record], records: list[Record], source: str) -> list[Record]:

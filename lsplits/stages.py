@@ -1,7 +1,7 @@
 """Wall time and peak memory of each stage of a build, logged as the stage ends.
 
 The build marks its stages (load, type unification, tokenizer, folds, scoring, split, export, card and
-plots) with :func:`stage`; each end logs one INFO record on the ``lsplits.stages`` logger carrying a
+plots) with :func:`stage`; each end logs one DEBUG record (shown with ``-v``) on the ``lsplits.stages`` logger carrying a
 :class:`StageTime` as ``record.stage_time``, so a caller (``benchmarks/build_scale.py``) collects the
 figures by attaching a handler instead of timing the build itself. A stage entered several times (the
 folds, scoring) logs each entry; sum the seconds and take the largest peak.
@@ -97,5 +97,5 @@ def stage(name: str) -> Iterator[None]:
             _open[-1][2] += cpu
         record = StageTime(name=name, seconds=seconds - nested, cpu_seconds=cpu - nested_cpu, peak_rss=peak,
                            own_peak=own)
-        logger.info("stage %s: %.2f s (%.2f s CPU), peak RSS %.0f MiB", name, record.seconds, record.cpu_seconds,
+        logger.debug("stage %s: %.2f s (%.2f s CPU), peak RSS %.0f MiB", name, record.seconds, record.cpu_seconds,
                     peak / 2**20, extra={"stage_time": record})

@@ -229,3 +229,21 @@ def test_missing_labels_are_refused_or_dropped_and_user_fields_renamed(tmp_path)
         LoadOptions(missing_labels="keep")
     with pytest.raises(ConfigError, match="'a' is named twice"):
         LoadOptions.from_cli("error", ["a=b", "a=c"])
+
+
+def test_bulk_loading_pauses_the_cyclic_collector_and_restores_it():
+    import gc
+
+    from lsplits.data.loading import bulk_loading
+
+    assert gc.isenabled()
+    with bulk_loading():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with bulk_loading():
+            pass
+        assert not gc.isenabled()  # a caller's own choice is kept
+    finally:
+        gc.enable()

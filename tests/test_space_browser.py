@@ -36,7 +36,7 @@ def test_browser_end_to_end(tmp_path):
         for split, size in (("train", "32"), ("validation", "4"), ("test", "4"), ("eval", "8")):
             assert split in statistics and size in statistics
         own = page.locator("#own-table").inner_text()
-        assert own.count("eval") == 1 and own.count("train") == 4  # 5 lines, eval share 20%
+        assert own.count("eval") == 2 and own.count("train") == 8  # 10 lines, eval share 20%
         splits_png = steps.screenshot(page, tmp_path / "likelihood_splits.png")
 
         steps.run_uncertainty_example(page, timeout=90_000)

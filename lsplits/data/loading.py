@@ -14,6 +14,8 @@ Every example dropped, and why, is counted in :attr:`LoadedData.dropped` (the ca
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import logging
 from collections.abc import Iterator, Sequence
@@ -415,4 +417,20 @@ def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task:
 def load_examples(task: Task, data: str | None = None, data_files: Sequence[str] | None = None,
                   splits: Sequence[str] | None = None, options: LoadOptions | None = None) -> LoadedData:
     """Load, check and filter a dataset for ``task`` from the Hub or local files (see :class:`LoadOptions`)."""
-    return prepare_examples(load_sources(data, data_files, splits), task, options)
+    with bulk_loading():
+        return prepare_examples(load_sources(data, data_files, splits), task, options)
+
+
+@contextlib.contextmanager
+def bulk_loading() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while records are read: it rescans every dict made so far
+    again and again, which made loading grow faster than the data (CPU s of ``builders.snli.load`` at 10k,
+    100k, 550k pairs: 0.12, 2.58, 14.2 with it, 0.11, 1.22, 7.28 without). Cycles made meanwhile are
+    collected once it runs again."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -44,7 +44,9 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--
                  "--no-default-browser-check", "--disable-extensions"]
 OWN_LINES = ("A man is playing a guitar on the street.", "A dog is sleeping in the park.",
              "A xylophonist juggles kumquats on a zeppelin.", "Two women are eating lunch.",
-             "The child is running in the garden.")
+             "The child is running in the garden.", "A woman is reading a book.", "Two boys play football.",
+             "A quokka photographs a lighthouse at dawn.", "A girl is walking to school.", "The man is cooking.")
+"""Ten lines: the default eval share 0.2 gives 2 eval examples, one each for validation and test."""
 
 
 @contextlib.contextmanager
