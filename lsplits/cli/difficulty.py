@@ -73,6 +73,7 @@ def plan(args: Namespace) -> Plan:
     """Check options, dataset, configs, task, models and labels; nothing is trained or logged."""
     from lsplits.build.dataset import open_dataset
     from lsplits.difficulty.tasks import SEQ2SEQ, LabelSpace, check_model, task_kind
+    from lsplits.difficulty.train import TaskModelSettings
 
     requested = settings_from_args(args)
     _check_out(args)
@@ -113,7 +114,7 @@ def plan(args: Namespace) -> Plan:
         check_model(path, kind)
     out = Path(args.out)
     return Plan(dataset=dataset, kind=kind, labels=labels, models=models, configs=chosen,
-                settings=requested.train_settings(), requested=requested, out=out,
+                settings=TaskModelSettings.of(requested), requested=requested, out=out,
                 work_root=Path(args.cache_dir) if args.cache_dir else out / RUNS_FOLDER)
 
 

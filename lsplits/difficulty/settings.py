@@ -3,7 +3,7 @@
 It owns the command's defaults (the CLI reads them from here and prints them with ``%(default)s``), refuses
 an out-of-range option in one line before anything is loaded, and is written as-is (``asdict``) into the
 report's ``settings.json`` and the dataset's ``lsplits.json``. Torch-free, so ``lsplits --help`` stays fast;
-:meth:`DifficultySettings.train_settings` hands its training part to :mod:`lsplits.difficulty.train`.
+:meth:`lsplits.difficulty.train.TaskModelSettings.of` takes its training part from it.
 
 >>> DifficultySettings().epochs, DifficultySettings(models=["a", "a", "b"]).models
 (2.0, ('a', 'b'))
@@ -80,14 +80,6 @@ class DifficultySettings:
         _check("--seed", self.seed, minimum=0, whole=True)
         _check("--bootstrap", self.n_bootstrap, minimum=0, whole=True)
         check_dtype(self.dtype)
-
-    def train_settings(self) -> Any:
-        """The :class:`lsplits.difficulty.train.TaskModelSettings` of every (model, config) run."""
-        from lsplits.difficulty.train import TaskModelSettings
-
-        return TaskModelSettings(epochs=self.epochs, max_steps=self.max_steps, lr=self.lr, batch_size=self.batch_size,
-                                 max_length=self.max_length, max_train_examples=self.max_train_examples,
-                                 evals_per_epoch=self.evals_per_epoch, seed=self.seed, dtype=self.dtype)
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as a dict (``dataclasses.asdict``), as the report and ``lsplits.json`` record them."""

@@ -114,6 +114,14 @@ class TaskModelSettings:
     def learning_rate(self, kind: TaskKind) -> float:
         return (SEQ2SEQ_LR if kind.kind == SEQ2SEQ else CLASSIFIER_LR) if self.lr is None else self.lr
 
+    @classmethod
+    def of(cls, requested: DifficultySettings) -> TaskModelSettings:
+        """The fine-tuning part of the command's :class:`~lsplits.difficulty.settings.DifficultySettings`."""
+        return cls(epochs=requested.epochs, max_steps=requested.max_steps, lr=requested.lr,
+                   batch_size=requested.batch_size, max_length=requested.max_length,
+                   max_train_examples=requested.max_train_examples, evals_per_epoch=requested.evals_per_epoch,
+                   seed=requested.seed, dtype=requested.dtype)
+
     def train_settings(self, kind: TaskKind, total_steps: int) -> TrainSettings:
         """What the training core (:mod:`lsplits.lm.training`) optimises: ``total_steps`` with linear warm-up
         over ``warmup_ratio`` of them and linear decay to 0, no weight decay on biases and norms."""
