@@ -4,7 +4,7 @@ SNLI-sized data is made from the official SNLI dev file (``--snli``, required to
 substitution: copy c of each gold-labelled pair has a few of its words replaced by other words of the
 same file (seeded), so every pair is distinct and the lengths, labels and vocabulary stay SNLI's. Each
 size is built in its own process (``lsplits.cli.parser.main``, as ``lsplits build`` runs), whose stage
-figures come from the library's own instrumentation (:mod:`lsplits.stages`: wall time and peak RSS of
+figures come from the library's own instrumentation (:mod:`lsplits.runtime.stages`: wall time and peak RSS of
 load, type unification, tokenizer, folds, scoring, split, export, card and plots). Printed: a table of
 wall seconds, CPU seconds and peak RSS per stage and size, the growth exponent of each stage between
 consecutive sizes (time ~ n^e, from CPU time, which moves little with the load of shared cores; n log n
@@ -32,7 +32,7 @@ from pathlib import Path
 
 STAGES = ("load", "type unification", "tokenizer", "folds", "scoring", "split", "export", "card and plots")
 
-# Runs in the child: collects the lsplits.stages records of one `lsplits build` and writes them as JSON.
+# Runs in the child: collects the lsplits.runtime.stages records of one `lsplits build` and writes them as JSON.
 CHILD = r'''
 import json, logging, resource, sys, time
 from lsplits.cli.parser import main
@@ -48,7 +48,7 @@ class Collect(logging.Handler):
                               "peak_rss": timing.peak_rss, "own_peak": timing.own_peak})
 
 handler = Collect()
-stages = logging.getLogger("lsplits.stages")
+stages = logging.getLogger("lsplits.runtime.stages")
 stages.setLevel(logging.DEBUG)
 stages.addHandler(handler)
 start, cpu = time.perf_counter(), time.process_time()

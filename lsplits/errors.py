@@ -12,7 +12,7 @@ Which class means what (one rule each; pick the first that fits):
 - :class:`InvalidOption`: one option or argument whose value lies outside what a function accepts
   (a range, an unknown name such as an estimator, config, setting or metric, a wrong type). Names it.
 - :class:`MissingExtra`: an optional dependency is not installed; names the ``pip install
-  'lsplits[EXTRA]'`` that adds it (:mod:`lsplits.extras`).
+  'lsplits[EXTRA]'`` that adds it (:mod:`lsplits.runtime.extras`).
 - :class:`ConfigError`: a run that cannot go ahead as configured, beyond one option's value: options
   that conflict, a model, folder, Hub repo or token the options name that cannot be used, a folder
   lsplits must not write into. The user fixes it by changing the command.

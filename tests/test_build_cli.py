@@ -82,7 +82,7 @@ def test_analyze_prints_statistics(built, capsys):
 
 
 def test_same_seed_gives_identical_ids_and_the_build_logs_its_stages(user_file, built, tmp_path, caplog):
-    caplog.set_level(logging.DEBUG, logger="lsplits.stages")
+    caplog.set_level(logging.DEBUG, logger="lsplits.runtime.stages")
     again = tmp_path / "again"
     assert main(["build", "--data-files", str(user_file), "--query-field", "text", "--label-field", "topic",
                  "--lm", "scratch", "--out", str(again), "--eval-size", "12", "--max-steps", "4",

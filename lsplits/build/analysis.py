@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from lsplits.errors import DataError
-from lsplits.progress import progress_bar
+from lsplits.runtime.progress import progress_bar
 
 logger = logging.getLogger(__name__)
 

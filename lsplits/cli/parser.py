@@ -512,7 +512,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         exit_with_launcher()
     from lsplits.cli.interrupt import exit_code, interrupted_line, raise_on_sigterm
-    from lsplits.logs import RepeatedWarnings, configure_logging
+    from lsplits.runtime.logs import RepeatedWarnings, configure_logging
 
     configure_logging(logging.DEBUG if args.verbose else logging.INFO)
 

@@ -56,7 +56,7 @@ from lsplits.lm.dtype import DEFAULT_DTYPE, check_dtype
 from lsplits.lm.finetune import length_grouped_batches
 from lsplits.lm.pipeline import _folder_fingerprint
 from lsplits.lm.training import Training, TrainSettings
-from lsplits.progress import progress_bar
+from lsplits.runtime.progress import progress_bar
 
 logger = logging.getLogger(__name__)
 

@@ -110,7 +110,7 @@ def generate_beams(model, tokenizer, texts: Sequence[str], *, k: int = 10, promp
 
     from lsplits.lm.dtype import autocast, model_dtype
     from lsplits.lm.scoring import token_budget_batches
-    from lsplits.progress import progress_bar
+    from lsplits.runtime.progress import progress_bar
 
     _check_count(k, "k")
     _check_count(max_new_tokens, "max_new_tokens")

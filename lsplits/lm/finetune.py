@@ -37,7 +37,7 @@ from lsplits.lm.dtype import DEFAULT_DTYPE
 from lsplits.lm.encode import EncodedPair, encode_pairs, model_window
 from lsplits.lm.scoring import PaddedBatch, QueryLogProbs, pad_pairs, quiet_transformers_bars, score_encoded
 from lsplits.lm.training import Training, TrainSettings, check_setting
-from lsplits.progress import progress_bar
+from lsplits.runtime.progress import progress_bar
 
 logger = logging.getLogger(__name__)
 

@@ -57,8 +57,8 @@ from lsplits.lm.plan import SCRATCH, RunPlan
 from lsplits.lm.scoring import load_causal_lm, resolve_device, score_pairs
 from lsplits.lm.scratch import ScratchConfig, scratch_model, scratch_tokenizer, window_for
 from lsplits.lm.shards import folder_fingerprint, missing_shards, split_into_shards, this_process_share
-from lsplits.progress import progress_bar
-from lsplits.stages import stage
+from lsplits.runtime.progress import progress_bar
+from lsplits.runtime.stages import stage
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +87,7 @@ def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path | Non
         seed: seeds the fold assignment and the scratch model's initial weights.
         cache_dir: where shards and checkpoints are kept for reuse (default: a temporary folder).
         train_config: default ``TrainConfig.scratch()`` for ``"scratch"``, else ``TrainConfig()``.
-        progress: show progress bars (:mod:`lsplits.progress`).
+        progress: show progress bars (:mod:`lsplits.runtime.progress`).
         scratch_config: sizes of the scratch tokenizer and model (default ``ScratchConfig()``).
         max_steps: training steps instead of the training config's.
         plan: the settled run (:class:`~lsplits.lm.plan.RunPlan`) instead of ``lm`` ... ``max_steps``.

@@ -38,7 +38,7 @@ from lsplits.errors import ConfigError
 from lsplits.lm.dtype import DEFAULT_DTYPE, autocast, model_dtype
 from lsplits.lm.encode import EncodedPair, encode_pairs, model_window
 from lsplits.lm.model_files import check_model_files, first_line, load_tokenizer
-from lsplits.progress import progress_bar
+from lsplits.runtime.progress import progress_bar
 
 logger = logging.getLogger(__name__)
 
@@ -294,7 +294,7 @@ def score_pairs(model: torch.nn.Module, tokenizer, prompts: Sequence[str], queri
         ids: example ids for error messages.
         token_budget: most padded tokens in one forward pass (default: :func:`default_token_budget`).
         device: where to run; default: where the model already is.
-        progress: show a progress bar (labelled ``desc``; :mod:`lsplits.progress`).
+        progress: show a progress bar (labelled ``desc``; :mod:`lsplits.runtime.progress`).
         max_length: window in tokens; default: the model's (long prompts are truncated from the start).
         compile: run the model through ``torch.compile`` (see :func:`compile_model`).
         dtype: ``auto``, ``fp32`` or ``bf16`` (see :mod:`lsplits.lm.dtype`); the sums are fp32 either way.

@@ -26,7 +26,7 @@ from collections.abc import Collection, Mapping, Sequence
 import numpy as np
 
 from lsplits.errors import ConfigError
-from lsplits.progress import progress_bar
+from lsplits.runtime.progress import progress_bar
 from lsplits.splits.atom_constraint import enforce_atom_constraint
 from lsplits.splits.divergence import ATOM_ALPHA, COMPOUND_ALPHA
 from lsplits.splits.engine import Partition, random_partition, resolve_eval_size

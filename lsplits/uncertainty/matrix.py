@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from lsplits.errors import InvalidOutput, SimilarityFailure
-from lsplits.progress import progress_bar
+from lsplits.runtime.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
 from lsplits.similarity.registry import Similarity, prepare_output, score_outputs
 
@@ -212,7 +212,7 @@ def build_matrices(examples: Sequence[Sequence[str]], similarity: Similarity | s
         similarity: a Similarity or a registered name.
         workers: processes to use; 1 computes in this process, 0 or less means one per CPU core.
         cache: a MatrixCache or a folder for one; matrices found there are not recomputed.
-        progress: show a progress bar (:mod:`lsplits.progress`).
+        progress: show a progress bar (:mod:`lsplits.runtime.progress`).
         ids: the examples' ids, named when a similarity fails (default: their positions, ``#0``, ...).
 
     Raises:

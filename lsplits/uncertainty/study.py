@@ -35,7 +35,7 @@ import numpy as np
 
 from lsplits.errors import ConfigError, DataError, InvalidOption
 from lsplits.io import cache_folder
-from lsplits.progress import progress_bar
+from lsplits.runtime.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
 from lsplits.uncertainty.beam import LEXICAL_SIMILARITY
 from lsplits.uncertainty.estimators import (

@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from lsplits.errors import ConfigError, DataError, InvalidOption
-from lsplits.progress import progress_bar
+from lsplits.runtime.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
 from lsplits.uncertainty.inputs import Inputs, load_inputs
 from lsplits.uncertainty.prr import PRRResult, _aucs, _ratio, _rejection_steps, prr

@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the vendored lsplits and the tab modules
 
-from lsplits.extras import missing_extra  # noqa: E402
-from lsplits.logs import configure_logging  # noqa: E402
+from lsplits.runtime.extras import missing_extra  # noqa: E402
+from lsplits.runtime.logs import configure_logging  # noqa: E402
 
 try:
     import gradio as gr

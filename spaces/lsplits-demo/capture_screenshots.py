@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from lsplits.extras import missing_extra  # noqa: E402
+from lsplits.runtime.extras import missing_extra  # noqa: E402
 
 try:
     from playwright.sync_api import Page, sync_playwright
@@ -127,7 +127,7 @@ def main() -> None:
     parser.add_argument("--demo-data", type=Path, default=None, help="built dataset to open (default: the app's)")
     parser.add_argument("--out", type=Path, default=Path("docs/screenshots"))
     args = parser.parse_args()
-    from lsplits.logs import configure_logging
+    from lsplits.runtime.logs import configure_logging
 
     configure_logging()
     import app

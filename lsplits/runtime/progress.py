@@ -1,7 +1,7 @@
 """The one progress helper of every lsplits bar: a tqdm bar on a terminal, a periodic log line elsewhere.
 
 Piped or redirected output (CI logs, ``nohup``, ``| tee``) must not fill with carriage-return redraws and
-escape codes, so without a TTY on stderr a bar becomes an INFO line on the ``lsplits.progress`` logger at
+escape codes, so without a TTY on stderr a bar becomes an INFO line on the ``lsplits.runtime.progress`` logger at
 most every :data:`LOG_INTERVAL_S` seconds, with the count, rate and ETA; a bar that finishes within the
 interval writes nothing. Both kinds are ``tqdm`` objects (same ``update``/``set_postfix``/iteration API;
 Gradio's ``track_tqdm`` follows them too).

@@ -1,0 +1,3 @@
+"""What every command needs while it runs: the one logging setup and the summary of repeated warnings,
+progress (a bar on a terminal, a periodic log line elsewhere), stage timings, and one-line messages for missing extras.
+"""
