@@ -11,7 +11,6 @@ tables and figures (drawn by :mod:`lsplits.uncertainty.plots`, as in the reports
 from __future__ import annotations
 
 import importlib
-import json
 import logging
 import math
 import os
@@ -29,6 +28,7 @@ from matplotlib.figure import Figure
 from ui_common import SpaceSettings
 
 from lsplits.errors import ConfigError, LsplitsError
+from lsplits.generation.cache import write_beams
 from lsplits.similarity import registry as similarity_registry
 from lsplits.similarity.registry import display
 from lsplits.uncertainty.estimators import DISPLAY_NAMES, ESTIMATORS, PAPER_ESTIMATORS
@@ -122,8 +122,6 @@ def run_uncertainty(beams_text: str, gold_text: str, beam_uploads: Sequence[str]
                     settings: SpaceSettings, *, metrics: Sequence[str] = PAPER_METRICS,
                     bad_below: float | None = None) -> tuple[UncertaintyResult, str, pd.DataFrame, pd.DataFrame, Figure]:
     """Run the study; returns the state, a summary, the metrics table, per-example values and the rejection curves."""
-    if not estimators:
-        raise ConfigError("choose at least one uncertainty estimator")
     settings.work_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="pasted-") as tmp:
         beams, gold = _input_files(beams_text, gold_text, beam_uploads, gold_upload, Path(tmp))
@@ -354,10 +352,8 @@ def generate_system(model: str, sentences_text: str, k: int, files: Sequence[str
     folder = Path(tempfile.mkdtemp(prefix="lsplits-generated-"))
     name = re.sub(r"[^A-Za-z0-9._+-]+", "-", model.rstrip("/").split("/")[-1]).strip("-._+") or "model"
     path = folder / f"{name}.jsonl"
-    with open(path, "w", encoding="utf-8") as stream:
-        for number, beam in enumerate(produced, start=1):
-            candidates = beam["candidates"] if isinstance(beam, dict) else beam
-            stream.write(json.dumps({"id": f"s{number}", "candidates": list(candidates)}) + "\n")
+    write_beams(path, [f"s{number}" for number in range(1, len(produced) + 1)],
+                [beam["candidates"] if isinstance(beam, dict) else beam for beam in produced])
     existing = [str(f) for f in files or []]
     names = system_names(existing, names_text) if existing else []
     logger.info("generated %d beams of %s into %s", len(produced), model, path)
