@@ -9,6 +9,7 @@ import json
 import numpy as np
 import pytest
 import torch
+from lm_fixtures import tiny_model_folder, tiny_records
 
 from lsplits.errors import ConfigError
 from lsplits.lm.dtype import (
@@ -22,7 +23,6 @@ from lsplits.lm.dtype import (
 from lsplits.lm.plan import RunPlan
 from lsplits.lm.scoring import load_causal_lm, score_pairs
 from lsplits.splits.engine import likelihood_partition
-from tests.lm_fixtures import tiny_model_folder, tiny_records
 
 AMX = {"fpu", "avx512f", "amx_tile", "amx_bf16"}
 AVX512_BF16 = {"fpu", "avx512f", "avx512_bf16"}
@@ -103,13 +103,14 @@ def test_bf16_and_fp32_give_the_same_split_up_to_ties_within_bf16_precision(tmp_
 
 
 def test_a_build_records_its_dtype_in_the_card_and_lsplits_json(tmp_path):
+    from lm_fixtures import TINY_TRAIN, tiny_sentences
+
     from lsplits.build.card import CardInfo
     from lsplits.build.pipeline import DatasetSpec, build_splits, export_dataset
     from lsplits.build.settings import BuildSettings
     from lsplits.data.loading import prepare_examples
     from lsplits.data.tasks import generic_task
     from lsplits.lm.finetune import TrainConfig
-    from tests.lm_fixtures import TINY_TRAIN, tiny_sentences
 
     spec = DatasetSpec(task=generic_task("text"), card=CardInfo(pretty_name="Toy"))
     rows = [{"text": sentence} for sentence in tiny_sentences(24)]
