@@ -31,15 +31,15 @@ def _env(tmp: Path) -> dict[str, str]:
                                                                                      os.environ.get("PYTHONPATH")]))}
 
 
-def signal_when(argv: list[str], ready: Callable[[], bool], env: dict[str, str], *, sig: int = signal.SIGTERM,
+def signal_when(argv: list[str], ready: Callable[[int], bool], env: dict[str, str], *, sig: int = signal.SIGTERM,
                 group: bool = False, timeout: float = 240) -> tuple[int, str]:
-    """Run ``lsplits ARGV``; once ``ready()`` holds send ``sig`` (to the whole process group with ``group``);
+    """Run ``lsplits ARGV``; once ``ready(pid)`` holds send ``sig`` (to the whole process group with ``group``);
     return the exit code and stderr. Fails when the command ends before it is ready."""
     child = subprocess.Popen([sys.executable, "-m", "lsplits", *argv], stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
     try:
         deadline = time.monotonic() + timeout
-        while not ready():
+        while not ready(child.pid):
             assert child.poll() is None, f"ended before the signal: {child.stderr.read()[-2000:]}"
             assert time.monotonic() < deadline, "never got ready"
             time.sleep(0.05)
@@ -53,6 +53,17 @@ def signal_when(argv: list[str], ready: Callable[[], bool], env: dict[str, str],
         if child.poll() is None:
             os.killpg(child.pid, signal.SIGKILL)
             child.wait()
+
+
+def has_children(pid: int) -> bool:
+    """Whether process ``pid`` has started a child (a pool worker), read from /proc."""
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            if f"PPid:\t{pid}\n" in status.read_text():
+                return True
+        except OSError:  # the process ended while we looked
+            continue
+    return False
 
 
 def _last_line(stderr: str) -> str:
@@ -73,7 +84,7 @@ def _build_argv(folder: Path) -> list[str]:
 def test_sigterm_during_a_build_removes_its_temporary_folder_and_says_so(tmp_path):
     tmp = tmp_path / "tmp"
     env = _env(tmp)
-    code, stderr = signal_when(_build_argv(tmp_path), lambda: any(tmp.glob("lsplits-scores-*")), env)
+    code, stderr = signal_when(_build_argv(tmp_path), lambda _: any(tmp.glob("lsplits-scores-*")), env)
     assert code == 143, stderr[-2000:]
     assert "Traceback" not in stderr, stderr[-3000:]
     assert _last_line(stderr).startswith("lsplits build: terminated (SIGTERM); "), stderr[-1000:]
@@ -84,19 +95,25 @@ def test_sigterm_during_a_build_removes_its_temporary_folder_and_says_so(tmp_pat
 
 def test_sigint_during_a_build_gives_the_same_line_with_exit_130(tmp_path):
     tmp = tmp_path / "tmp"
-    code, stderr = signal_when(_build_argv(tmp_path), lambda: any(tmp.glob("lsplits-scores-*")), _env(tmp),
+    code, stderr = signal_when(_build_argv(tmp_path), lambda _: any(tmp.glob("lsplits-scores-*")), _env(tmp),
                                sig=signal.SIGINT)
     assert code == 130 and "Traceback" not in stderr, stderr[-2000:]
     assert _last_line(stderr).startswith("lsplits build: interrupted; "), stderr[-1000:]
     assert not list(tmp.glob("lsplits-scores-*"))
 
 
-def _ue_inputs(folder: Path, n: int = 400) -> tuple[Path, Path]:
+def _ue_inputs(folder: Path, n: int = 2000) -> tuple[Path, Path]:
+    """Beams whose candidates differ in every example, so every matrix is computed (none is a repeat) and the
+    workers are still busy when the signal comes, however fast the machine."""
+    def candidates(i: int) -> list[str]:
+        return [f"(r / run-01 :ARG0 (d / dog{i}) :time (t / night{i}))", f"(r / run-01 :ARG0 (c / cat{i}))",
+                f"(s / sleep-01 :ARG0 (d / dog{i}) :location (h / house{i}))"]
     beams = folder / "beams.jsonl"
     gold = folder / "gold.jsonl"
-    beams.write_text("".join(json.dumps({"id": f"ex{i}", "candidates": [GOLD[i % 4], GOLD[(i + 1) % 4], GOLD[(i + 2) % 4]]})
-                             + "\n" for i in range(n)), encoding="utf-8")
-    gold.write_text("".join(json.dumps({"id": f"ex{i}", "amr": GOLD[i % 4]}) + "\n" for i in range(n)), encoding="utf-8")
+    beams.write_text("".join(json.dumps({"id": f"ex{i}", "candidates": candidates(i)}) + "\n" for i in range(n)),
+                     encoding="utf-8")
+    gold.write_text("".join(json.dumps({"id": f"ex{i}", "amr": candidates(i)[0]}) + "\n" for i in range(n)),
+                    encoding="utf-8")
     return beams, gold
 
 
@@ -107,9 +124,8 @@ def test_sigterm_on_ue_workers_is_one_line_and_says_what_is_cached(tmp_path, cac
     extra = ["--no-cache"] if cache == "--no-cache" else ["--cache", str(matrices)]
     argv = ["ue", str(beams), "--gold", str(gold), "--out", str(tmp_path / "out"), "--workers", "2",
             "--similarities", "smatch,smatchpp,s2match,sema,wlk", "--qualities", "smatchpp", "--no-progress", *extra]
-    started = time.monotonic()
-    # signal the whole group (as a terminal, timeout or a scheduler does), once the workers are busy
-    code, stderr = signal_when(argv, lambda: time.monotonic() - started > 8, _env(tmp_path / "tmp"), group=True)
+    # signal the whole group (as a terminal, timeout or a scheduler does), once the pool workers exist
+    code, stderr = signal_when(argv, has_children, _env(tmp_path / "tmp"), group=True)
     assert code == 143, stderr[-2000:]
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr[-3000:]
     line = _last_line(stderr)
