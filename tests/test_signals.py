@@ -55,15 +55,26 @@ def signal_when(argv: list[str], ready: Callable[[int], bool], env: dict[str, st
             child.wait()
 
 
-def has_children(pid: int) -> bool:
-    """Whether process ``pid`` has started a child (a pool worker), read from /proc."""
+def children(pid: int) -> int:
+    """How many child processes (pool workers) process ``pid`` has, read from /proc."""
+    count = 0
     for status in Path("/proc").glob("[0-9]*/status"):
         try:
-            if f"PPid:\t{pid}\n" in status.read_text():
-                return True
+            count += f"PPid:\t{pid}\n" in status.read_text()
         except OSError:  # the process ended while we looked
             continue
-    return False
+    return count
+
+
+def workers_busy(workers: int) -> Callable[[int], bool]:
+    """Ready once ``workers`` pool workers exist and have had a second to take work."""
+    since: list[float] = []
+
+    def ready(pid: int) -> bool:
+        if not since and children(pid) >= workers:
+            since.append(time.monotonic())
+        return bool(since) and time.monotonic() - since[0] > 1
+    return ready
 
 
 def _last_line(stderr: str) -> str:
@@ -124,8 +135,8 @@ def test_sigterm_on_ue_workers_is_one_line_and_says_what_is_cached(tmp_path, cac
     extra = ["--no-cache"] if cache == "--no-cache" else ["--cache", str(matrices)]
     argv = ["ue", str(beams), "--gold", str(gold), "--out", str(tmp_path / "out"), "--workers", "2",
             "--similarities", "smatch,smatchpp,s2match,sema,wlk", "--qualities", "smatchpp", "--no-progress", *extra]
-    # signal the whole group (as a terminal, timeout or a scheduler does), once the pool workers exist
-    code, stderr = signal_when(argv, has_children, _env(tmp_path / "tmp"), group=True)
+    # signal the whole group (as a terminal, timeout or a scheduler does), once the pool workers are busy
+    code, stderr = signal_when(argv, workers_busy(2), _env(tmp_path / "tmp"), group=True)
     assert code == 143, stderr[-2000:]
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr[-3000:]
     line = _last_line(stderr)

@@ -185,10 +185,18 @@ def _pool(similarity: Similarity, workers: int) -> multiprocessing.pool.Pool:
     blocked = hasattr(signal, "pthread_sigmask")
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, _POOL_SIGNALS) if blocked else None
     try:
-        return _pool_context().Pool(workers, initializer=_init_worker, initargs=(similarity,))
-    finally:
+        pool = _pool_context().Pool(workers, initializer=_init_worker, initargs=(similarity,))
+    except BaseException:
         if previous is not None:
             signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        raise
+    try:  # a signal that came while forking is raised as the mask is restored: the pool must not outlive it
+        if previous is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    except BaseException:
+        pool.terminate()
+        raise
+    return pool
 
 
 def _worker_build(candidates: Sequence[str]) -> SimilarityMatrix:
