@@ -36,29 +36,27 @@ def check_names(values: object, argument: str) -> tuple[str, ...]:
     return tuple(name.lower() for name in names)
 
 
+def _in_interval(value: object, option: str, high: float, *, closed: bool, why: str) -> float:
+    """``value`` as a number in (0, high] (``closed``) or (0, high), else InvalidOption saying ``why``."""
+    number = check_number(value, option)
+    if not (0.0 < number <= high if closed else 0.0 < number < high):
+        raise InvalidOption(f"{option} must be in (0, {high:g}{']' if closed else ')'} ({why}), got {value!r}")
+    return number
+
+
 def check_ecc_threshold(value: object, option: str = "ecc_threshold") -> float:
     """The Ecc eigenvalue threshold, in (0, 2] (the normalised Laplacian's spectrum lies in [0, 2])."""
-    number = check_number(value, option)
-    if not 0.0 < number <= 2.0:
-        raise InvalidOption(f"{option} must be in (0, 2] (eigenvalues of the normalised Laplacian lie in "
-                            f"[0, 2]), got {value!r}")
-    return number
+    return _in_interval(value, option, 2, closed=True, why="eigenvalues of the normalised Laplacian lie in [0, 2]")
 
 
 def check_max_rejection(value: object, option: str = "max_rejection") -> float:
     """The largest rejection rate in the PRR area, in (0, 1]."""
-    number = check_number(value, option)
-    if not 0.0 < number <= 1.0:
-        raise InvalidOption(f"{option} must be in (0, 1] (a rejection rate; 1 = the whole curve), got {value!r}")
-    return number
+    return _in_interval(value, option, 1, closed=True, why="a rejection rate; 1 = the whole curve")
 
 
 def check_confidence(value: object, option: str = "confidence") -> float:
     """The confidence level of the bootstrap interval, in (0, 1)."""
-    number = check_number(value, option)
-    if not 0.0 < number < 1.0:
-        raise InvalidOption(f"{option} must be in (0, 1) (for example 0.95), got {value!r}")
-    return number
+    return _in_interval(value, option, 1, closed=False, why="for example 0.95")
 
 
 def check_bad_below(value: object, option: str = "bad_below") -> float | None:
@@ -92,24 +90,14 @@ def check_seed(value: object, option: str = "seed") -> int:
 
 def check_target_risk(value: object, option: str = "max_risk") -> float:
     """The selective risk to certify (mean loss of the accepted outputs), in (0, 1): losses lie in [0, 1]."""
-    number = check_number(value, option)
-    if not 0.0 < number < 1.0:
-        raise InvalidOption(f"{option} must be in (0, 1) (a mean loss such as 1 - Smatch++), got {value!r}")
-    return number
+    return _in_interval(value, option, 1, closed=False, why="a mean loss such as 1 - Smatch++")
 
 
 def check_delta(value: object, option: str = "delta") -> float:
     """The allowed probability that the certified risk is exceeded, in (0, 1)."""
-    number = check_number(value, option)
-    if not 0.0 < number < 1.0:
-        raise InvalidOption(f"{option} must be in (0, 1) (for example 0.1), got {value!r}")
-    return number
+    return _in_interval(value, option, 1, closed=False, why="for example 0.1")
 
 
 def check_calibration_fraction(value: object, option: str = "calibration_fraction") -> float:
     """The share of the examples used to calibrate a selective threshold (the rest test it), in (0, 1)."""
-    number = check_number(value, option)
-    if not 0.0 < number < 1.0:
-        raise InvalidOption(f"{option} must be in (0, 1) (the rest is held out to test the threshold), "
-                            f"got {value!r}")
-    return number
+    return _in_interval(value, option, 1, closed=False, why="the rest is held out to test the threshold")
