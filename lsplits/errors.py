@@ -88,5 +88,9 @@ class InvalidOption(ConfigError, ValueError):
     """
 
 
+class WorkerLost(LsplitsError):
+    """A worker process ended before its work was done (killed, out of memory): one line, not a hang."""
+
+
 class SimilarityFailure(RuntimeError):
     """A similarity function raised something other than InvalidOutput: a bug, reported with its traceback."""

@@ -57,13 +57,7 @@ def signal_when(argv: list[str], ready: Callable[[int], bool], env: dict[str, st
 
 def children(pid: int) -> int:
     """How many child processes (pool workers) process ``pid`` has, read from /proc."""
-    count = 0
-    for status in Path("/proc").glob("[0-9]*/status"):
-        try:
-            count += f"PPid:\t{pid}\n" in status.read_text()
-        except OSError:  # the process ended while we looked
-            continue
-    return count
+    return len(_worker_pids(pid))
 
 
 def workers_busy(workers: int) -> Callable[[int], bool]:
@@ -145,6 +139,48 @@ def test_sigterm_on_ue_workers_is_one_line_and_says_what_is_cached(tmp_path, cac
         assert "no similarity matrices (--no-cache) were cached" in line and "resumes" not in line
     else:
         assert "are cached in" in line or "cached nothing yet" in line
+
+
+def _worker_pids(pid: int) -> list[int]:
+    return [int(status.parent.name) for status in Path("/proc").glob("[0-9]*/status")
+            if f"PPid:\t{pid}\n" in _read(status)]
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:  # the process ended while we looked
+        return ""
+
+
+def test_a_worker_killed_on_its_own_is_one_line_not_a_hang(tmp_path):
+    """The OOM killer ends one worker: the run stops with one line naming it (multiprocessing.Pool waited for
+    ever for the lost chunk), and no worker is left behind."""
+    beams, gold = _ue_inputs(tmp_path)
+    argv = [sys.executable, "-m", "lsplits", "ue", str(beams), "--gold", str(gold), "--out", str(tmp_path / "out"),
+            "--workers", "2", "--similarities", "smatch,smatchpp,s2match,sema,wlk", "--qualities", "smatchpp",
+            "--no-progress", "--no-cache"]
+    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                             env=_env(tmp_path / "tmp"), start_new_session=True)
+    try:
+        ready, deadline = workers_busy(2), time.monotonic() + 240
+        while not ready(child.pid):
+            assert child.poll() is None and time.monotonic() < deadline, "never got its two workers"
+            time.sleep(0.05)
+        workers = _worker_pids(child.pid)
+        os.kill(workers[0], signal.SIGKILL)
+        _, stderr = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+    assert child.returncode == 2, stderr[-2000:]
+    assert "Traceback" not in stderr, stderr[-3000:]
+    assert _last_line(stderr) == (f"lsplits ue: error: a similarity worker (pid {workers[0]}) was killed by SIGKILL "
+                                  "before "
+                                  "finishing its examples (out of memory?); rerun with fewer --workers"), stderr[-1000:]
+    assert not [pid for pid in workers if Path(f"/proc/{pid}").exists() and "State:\tZ" not in _read(
+        Path(f"/proc/{pid}/status"))]
 
 
 def test_skipped_beam_sizes_are_said_and_penman_repeats_are_one_summary_line(tmp_path):

@@ -3,8 +3,8 @@
 SIGTERM (what ``kill``, ``timeout``, schedulers and containers send) would otherwise end Python at once,
 skipping every ``with tempfile.TemporaryDirectory()`` and ``finally``. :func:`raise_on_sigterm` turns it
 into :class:`Terminated`, a :class:`KeyboardInterrupt`, so the same unwinding runs as for Ctrl-C.
-:func:`interrupted_line` says what a rerun can reuse, and only what this run really cached. Pool workers
-leave both signals to their parent (:func:`lsplits.uncertainty.matrix._init_worker`), so none prints a traceback.
+:func:`interrupted_line` says what a rerun can reuse, and only what this run really cached. Similarity
+workers leave both signals to their parent (:func:`lsplits.uncertainty.matrix._worker_main`), so none prints a traceback.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ symmetrised as ``(S + S.T) / 2``, clipped to [0, 1], and its diagonal is 1.
 
 Work is kept to the minimum: each distinct candidate string is prepared once per example (identical
 strings share one row, and score 1 with each other), only one triangle is scored for a symmetric
-function, examples are spread over a process pool, and finished matrices are cached on disk under a
+function, examples are spread over worker processes, and finished matrices are cached on disk under a
 key made of the similarity's name and version and the candidate strings, so re-running with another
 estimator, quality metric or beam size recomputes nothing. The matrix of the first ``k`` candidates
 is the top-left ``k x k`` block of the full one (:meth:`SimilarityMatrix.truncate`).
@@ -22,14 +22,17 @@ import multiprocessing
 import os
 import signal
 import tempfile
+import threading
 from collections.abc import Iterator, Sequence
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from lsplits.errors import InvalidOutput, SimilarityFailure
+from lsplits.errors import InvalidOutput, SimilarityFailure, WorkerLost
 from lsplits.runtime.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
 from lsplits.similarity.registry import Similarity, prepare_output, score_outputs
@@ -163,45 +166,137 @@ class MatrixCache:
                 os.remove(tmp)
 
 
-_WORKER_SIMILARITY: Similarity | None = None
-
-
-def _init_worker(similarity: Similarity) -> None:
-    """A pool worker: the similarity to build with, and signals left to the parent (no tracebacks on SIGTERM)."""
-    global _WORKER_SIMILARITY
-    _WORKER_SIMILARITY = similarity
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and terminates the pool
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # end at once and silently, whoever sends it
-    if hasattr(signal, "pthread_sigmask"):  # blocked by _pool while this worker was forked: now safe to take
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _POOL_SIGNALS)
-
-
 _POOL_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+_IN_FLIGHT = 2  # chunks sent ahead to each worker, so that none waits for the parent between chunks
 
 
-def _pool(similarity: Similarity, workers: int) -> multiprocessing.pool.Pool:
-    """A worker pool; SIGINT and SIGTERM are blocked while it forks, so that no worker receives one before
-    :func:`_init_worker` has set its own handlers (it would run the parent's and print a traceback)."""
+def _worker_main(conn: Connection, similarity: Similarity) -> None:
+    """A worker: build the matrices of each chunk the parent sends, until it sends None or goes away.
+
+    Signals are left to the parent (SIGINT ignored, SIGTERM ends at once and silently); they were blocked while
+    this process was forked (:class:`_Workers`), so none arrives before these handlers are set."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _POOL_SIGNALS)
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        index, chunk = task
+        try:
+            reply: tuple[int, bool, Any] = (index, True, [build_matrix(c, similarity) for c in chunk])
+        except Exception as exc:  # noqa: BLE001 - sent to the parent, which raises it
+            reply = (index, False, exc)
+        conn.send(reply)
+
+
+@contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM while worker processes are forked, then deliver the first that came.
+
+    Blocked in this thread, a signal still reaches Python's handler through any other thread, and a Ctrl-C
+    raised between the fork and ``Process.start`` returning would leave a worker nobody can end. So the Python
+    handlers only record it here, and the forked children start with both blocked (see :func:`_worker_main`)."""
+    if threading.current_thread() is not threading.main_thread():  # handlers can only be set in the main thread
+        yield
+        return
+    received: list[int] = []
+    handlers = {s: signal.signal(s, lambda signum, _frame: received.append(signum)) for s in _POOL_SIGNALS}
     blocked = hasattr(signal, "pthread_sigmask")
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, _POOL_SIGNALS) if blocked else None
     try:
-        pool = _pool_context().Pool(workers, initializer=_init_worker, initargs=(similarity,))
-    except BaseException:
+        yield
+    finally:
         if previous is not None:
             signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-        raise
-    try:  # a signal that came while forking is raised as the mask is restored: the pool must not outlive it
-        if previous is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-    except BaseException:
-        pool.terminate()
-        raise
-    return pool
+        for signum, handler in handlers.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)  # None: set outside Python
+        if received:
+            signal.raise_signal(received[0])  # now the real handler runs: KeyboardInterrupt or Terminated
 
 
-def _worker_build(candidates: Sequence[str]) -> SimilarityMatrix:
-    assert _WORKER_SIMILARITY is not None
-    return build_matrix(candidates, _WORKER_SIMILARITY)
+class _Workers:
+    """Worker processes, each fed through its own pipe, yielding matrices in input order.
+
+    Not :class:`multiprocessing.pool.Pool`: its workers share one queue lock, and a worker that a signal kills
+    while holding it (a Ctrl-C or ``kill`` sent to the process group reaches every worker) makes ``terminate()``
+    and every other worker wait for ever. Here a worker holds nothing another process waits on, so the parent
+    always ends them, and a worker that dies on its own (the OOM killer) is an error, not a hang."""
+
+    def __init__(self, similarity: Similarity, workers: int) -> None:
+        context = _pool_context()
+        self._processes: list[multiprocessing.process.BaseProcess] = []
+        self._conns: list[Connection] = []
+        with _signals_deferred():
+            try:
+                for _ in range(workers):
+                    parent_end, child_end = context.Pipe()
+                    process = context.Process(target=_worker_main, args=(child_end, similarity), daemon=True)
+                    process.start()
+                    self._conns.append(parent_end)
+                    self._processes.append(process)
+                    child_end.close()
+            except BaseException:
+                self.close()
+                raise
+
+    def imap(self, examples: Sequence[Sequence[str]], chunksize: int) -> Iterator[SimilarityMatrix]:
+        """The matrix of each example, in order; a worker's exception is raised here."""
+        chunks = [examples[i:i + chunksize] for i in range(0, len(examples), chunksize)]
+        pending = iter(enumerate(chunks))
+        busy: dict[Connection, int] = {}
+        finished: dict[int, tuple[bool, Any]] = {}  # chunk -> (ok, its matrices or the worker's exception)
+
+        def feed(conn: Connection) -> None:
+            task = next(pending, None)
+            if task is not None:
+                conn.send(task)
+                busy[conn] = busy.get(conn, 0) + 1
+
+        for conn in self._conns:
+            for _ in range(_IN_FLIGHT):
+                feed(conn)
+        for wanted in range(len(chunks)):
+            while wanted not in finished:
+                for conn in wait([c for c, n in busy.items() if n]):
+                    assert isinstance(conn, Connection)
+                    try:
+                        index, ok, payload = conn.recv()
+                    except (EOFError, OSError):
+                        raise self._lost(conn) from None
+                    busy[conn] -= 1
+                    finished[index] = (ok, payload)
+                    feed(conn)
+            ok, payload = finished.pop(wanted)
+            if not ok:  # raised in input order, so the example named is the first that fails
+                raise payload
+            yield from payload
+
+    def _lost(self, conn: Connection) -> WorkerLost:
+        """The error for a worker whose pipe closed before it sent all its results."""
+        process = self._processes[self._conns.index(conn)]
+        process.join(timeout=5)
+        code = process.exitcode
+        how = f"ended with exit code {code}"
+        if code is not None and code < 0:
+            how = f"was killed by {signal.Signals(-code).name}" if -code in signal.valid_signals() else how
+        return WorkerLost(f"a similarity worker (pid {process.pid}) {how} before finishing its examples "
+                          "(out of memory?); rerun with fewer --workers")
+
+    def close(self) -> None:
+        """End every worker now (SIGTERM, which they take at once) and wait for them; safe to call twice."""
+        for process in self._processes:
+            if process.exitcode is None:  # started (every listed one is) and still running
+                process.terminate()
+        for process in self._processes:
+            process.join()
+        for conn in self._conns:
+            conn.close()
+        self._processes, self._conns = [], []
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:
@@ -225,6 +320,7 @@ def build_matrices(examples: Sequence[Sequence[str]], similarity: Similarity | s
 
     Raises:
         SimilarityFailure: the similarity raised anything but InvalidOutput; names it and the example.
+        WorkerLost: a worker process died (killed, out of memory) before sending its matrices.
     """
     if isinstance(similarity, str):
         similarity = similarity_registry.get(similarity)
@@ -250,7 +346,7 @@ def build_matrices(examples: Sequence[Sequence[str]], similarity: Similarity | s
     workers = min(workers, max(1, len(todo) // 4))
     bar = progress_bar(total=len(todo), desc=f"similarity {similarity.name}", unit="example", disable=not progress)
     computed = _compute(similarity, [examples[i] for i in todo], workers)
-    with bar:
+    with bar, closing(computed):  # closing ends the workers when anything here raises
         for index in todo:
             try:
                 matrix = next(computed)
@@ -265,11 +361,14 @@ def build_matrices(examples: Sequence[Sequence[str]], similarity: Similarity | s
 
 
 def _compute(similarity: Similarity, examples: list[Sequence[str]], workers: int) -> Iterator[SimilarityMatrix]:
-    """Matrices in input order, serially or from a process pool."""
+    """Matrices in input order, serially or from worker processes."""
     if workers <= 1:
         for candidates in examples:
             yield build_matrix(candidates, similarity)
         return
     chunksize = max(1, min(16, len(examples) // (workers * 8)))
-    with _pool(similarity, workers) as pool:
-        yield from pool.imap(_worker_build, examples, chunksize=chunksize)
+    pool = _Workers(similarity, workers)
+    try:
+        yield from pool.imap(examples, chunksize)
+    finally:
+        pool.close()
