@@ -5,6 +5,10 @@ come before any work."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -14,6 +18,8 @@ from lsplits.build.settings import BuildSettings
 from lsplits.cli import commands, publish
 from lsplits.cli.parser import build_parser, settings_of
 from lsplits.errors import ConfigError
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def parse(*argv: str):
@@ -87,6 +93,18 @@ def test_only_rank_zero_writes(tmp_path, monkeypatch):
     monkeypatch.undo()
     assert commands.score(parse(*argv, "--out", str(tmp_path / "main.parquet"))) == 0
     assert len(pd.read_parquet(tmp_path / "main.parquet")) == 6
+
+
+def test_a_reader_that_goes_away_ends_analyze_quietly(tmp_path):
+    """`lsplits analyze DIR | head`: the closed pipe gives SIGPIPE's exit status and no traceback."""
+    folder = build_fixture_dataset(tmp_path / "built")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    child = subprocess.Popen([sys.executable, "-m", "lsplits", "analyze", str(folder)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=env)
+    child.stdout.close()  # before the command has printed anything
+    stderr = child.stderr.read().decode()
+    assert child.wait(timeout=120) == 141, stderr
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
 
 
 def test_analyze_prints_each_configs_statistics(tmp_path, capsys):

@@ -24,6 +24,7 @@ _SCAN_LIMIT = 100_000  # cache entries looked at to tell whether this run cached
 
 SIGINT_EXIT = 130
 SIGTERM_EXIT = 143
+SIGPIPE_EXIT = 141  # the reader of stdout went away (`lsplits analyze DIR | head`)
 """128 + the signal number, what shells report for a process a signal ended."""
 
 
