@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lsplits.errors import ConfigError, SplitInvariantError
+from lsplits.errors import ConfigError, InvalidInput, InvalidOption, SplitInvariantError
 from lsplits.splits import (
     Partition,
     bucket_quotas,
@@ -146,8 +146,12 @@ def test_resolve_eval_size_counts_and_fractions(eval_size, n, expected):
     (True, 10, "count"), ("5", 10, "count"), (None, 10, "count"),
 ])
 def test_resolve_eval_size_errors(eval_size, n, message):
-    with pytest.raises(ConfigError, match=message):
+    # errors.py's rule: no examples is an input problem, a size outside its range one option's, and a size that
+    # leaves train empty a conflict between the option and the data
+    expected = {"empty": InvalidInput, "train empty": ConfigError}.get(message, InvalidOption)
+    with pytest.raises(expected, match=message) as caught:
         resolve_eval_size(eval_size, n)
+    assert type(caught.value) is expected
 
 
 @FAST
@@ -207,20 +211,20 @@ def test_reverse_puts_the_most_likely_in_eval(data):
 
 
 def test_nan_score_is_refused_naming_the_index():
-    with pytest.raises(ConfigError, match="index 2 is NaN"):
+    with pytest.raises(InvalidInput, match="index 2 is NaN"):
         likelihood_partition([0.0, 1.0, math.nan, 2.0, math.nan], 1)
 
 
 def test_mismatched_inputs_are_refused():
-    with pytest.raises(ConfigError, match="lengths"):
+    with pytest.raises(InvalidInput, match="lengths"):
         likelihood_partition([0.0, 1.0, 2.0], 1, lengths=[1, 2])
-    with pytest.raises(ConfigError, match="labels"):
+    with pytest.raises(InvalidInput, match="labels"):
         likelihood_partition([0.0, 1.0, 2.0], 1, labels=["a"])
-    with pytest.raises(ConfigError, match="whole numbers"):
+    with pytest.raises(InvalidInput, match="whole numbers"):
         likelihood_partition([0.0, 1.0, 2.0], 1, lengths=[1.5, 2.0, 3.0])
-    with pytest.raises(ConfigError, match="negative"):
+    with pytest.raises(InvalidInput, match="negative"):
         length_partition([1, -2, 3], 1)
-    with pytest.raises(ConfigError, match="1-D"):
+    with pytest.raises(InvalidInput, match="1-D"):
         likelihood_partition([[0.0, 1.0], [2.0, 3.0]], 1)
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lsplits.errors import ConfigError, InvalidOption, SplitInvariantError
+from lsplits.errors import ConfigError, InvalidInput, InvalidOption, SplitInvariantError
 
 logger = logging.getLogger(__name__)
 
@@ -52,14 +52,15 @@ def resolve_eval_size(eval_size: int | float, n: int) -> int:
     """Return the eval set size as a count of examples.
 
     ``eval_size`` is either a count (an int >= 1) or a fraction in (0, 1) of the ``n`` examples,
-    rounded half up (``0.5 * 5`` gives 3) and never below 1. Raises :class:`ConfigError` when the
-    dataset is empty, the size is not positive, or it leaves nothing for train (size >= n).
+    rounded half up (``0.5 * 5`` gives 3) and never below 1. Raises :class:`InvalidInput` for an empty
+    dataset, :class:`InvalidOption` for a size that is not positive, and :class:`ConfigError` for one that
+    leaves nothing for train (size >= n).
 
     >>> resolve_eval_size(0.1, 95), resolve_eval_size(10, 95)
     (10, 10)
     """
     if n <= 0:
-        raise ConfigError("cannot split an empty dataset (0 examples)")
+        raise InvalidInput("cannot split an empty dataset (0 examples)")
     if isinstance(eval_size, bool) or not isinstance(eval_size, numbers.Real):
         raise InvalidOption(f"eval size must be a count (int) or a fraction (float), got {eval_size!r}")
     if isinstance(eval_size, numbers.Integral):
@@ -69,7 +70,7 @@ def resolve_eval_size(eval_size: int | float, n: int) -> int:
     else:
         fraction = float(eval_size)
         if not 0.0 < fraction < 1.0:
-            raise ConfigError(
+            raise InvalidOption(
                 f"a fractional eval size must lie strictly between 0 and 1, got {eval_size!r} "
                 "(give a count as an int)"
             )
@@ -183,12 +184,12 @@ def _as_scores(scores: np.ndarray | Sequence[float]) -> np.ndarray:
     try:
         array = np.asarray(scores, dtype=np.float64)
     except (TypeError, ValueError) as error:
-        raise ConfigError(f"scores must be numbers: {error}") from error
+        raise InvalidInput(f"scores must be numbers: {error}") from error
     if array.ndim != 1:
-        raise ConfigError(f"scores must be a 1-D sequence, got shape {array.shape}")
+        raise InvalidInput(f"scores must be a 1-D sequence, got shape {array.shape}")
     nan_positions = np.flatnonzero(np.isnan(array))
     if nan_positions.size:
-        raise ConfigError(
+        raise InvalidInput(
             f"score of example index {nan_positions[0]} is NaN "
             f"({nan_positions.size} NaN scores in all, first: {_preview(nan_positions)})"
         )
@@ -199,14 +200,14 @@ def _as_lengths(lengths: np.ndarray | Sequence[int], n: int) -> np.ndarray:
     """Return lengths as a 1-D int64 array of ``n`` non-negative whole numbers."""
     array = np.asarray(lengths)
     if array.ndim != 1 or array.size != n:
-        raise ConfigError(f"expected {n} lengths (one per example), got shape {array.shape}")
+        raise InvalidInput(f"expected {n} lengths (one per example), got shape {array.shape}")
     if array.size and not np.issubdtype(array.dtype, np.integer):
         if not np.issubdtype(array.dtype, np.number) or not np.all(np.mod(array, 1) == 0):
-            raise ConfigError(f"lengths must be whole numbers, got dtype {array.dtype}")
+            raise InvalidInput(f"lengths must be whole numbers, got dtype {array.dtype}")
     array = array.astype(np.int64)
     negative = np.flatnonzero(array < 0)
     if negative.size:
-        raise ConfigError(f"length of example index {negative[0]} is negative ({array[negative[0]]})")
+        raise InvalidInput(f"length of example index {negative[0]} is negative ({array[negative[0]]})")
     return array
 
 
@@ -214,7 +215,7 @@ def _as_labels(labels: np.ndarray | Sequence[object], n: int) -> np.ndarray:
     """Return labels as a 1-D array of ``n`` sortable values (the classes sort for quota order)."""
     array = np.asarray(labels)
     if array.ndim != 1 or array.size != n:
-        raise ConfigError(f"expected {n} labels (one per example), got shape {array.shape}")
+        raise InvalidInput(f"expected {n} labels (one per example), got shape {array.shape}")
     return array
 
 
