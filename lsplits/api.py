@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsplits.build.card import CardInfo
 from lsplits.build.pipeline import BuildResult, DatasetSpec, build_splits, export_dataset, score_records
-from lsplits.build.settings import BuildSettings, ScoreSettings
+from lsplits.build.settings import PT_NEEDS_PRETRAINED, BuildSettings, ScoreSettings
 from lsplits.data.loading import LoadedData, LoadOptions, load_sources, prepare_examples
 from lsplits.data.registry import builder_names, is_builder, load_builder
 from lsplits.data.tasks import DEFAULT_SETTING, Setting, generic_task, resolve_setting
@@ -316,7 +316,7 @@ def score_loaded(spec: DatasetSpec, loaded: LoadedData, settings: ScoreSettings,
 
 
 def score(data: Any, *, query_field: str | None = ScoreSettings.query_field,
-          prompt_template: str = ScoreSettings.prompt_template, lm: str, setting: Setting = ScoreSettings.setting,
+          prompt_template: str = ScoreSettings.prompt_template, lm: str, setting: Setting = "pt",
           folds: int = ScoreSettings.folds, seed: int = ScoreSettings.seed,
           max_steps: int | None = ScoreSettings.max_steps, task: str | None = None,
           rename: Mapping[str, str] | None = None, cache_dir: str | Path | None = None,
@@ -324,12 +324,14 @@ def score(data: Any, *, query_field: str | None = ScoreSettings.query_field,
     """``data`` (any input :func:`likelihood_splits` takes) as a ``datasets.Dataset`` in input order, with
     ``id``, ``ll_score`` (sum of the query tokens' log-probabilities given the prompt) and ``ll_tokens`` added.
 
-    ``setting`` is ``"ft"`` (each example scored by an LM trained in ``folds`` folds on the others) or ``"pt"``
-    (a frozen pretrained LM). Examples the task's filters drop (an empty query) are left out, and logged.
-    ``dtype`` is the compute dtype, as for :func:`likelihood_splits`.
+    ``setting`` is ``"pt"`` (a frozen pretrained LM: what scoring a dataset with ``lm="gpt2"`` in a notebook
+    means, so the default here, where ``lsplits score`` defaults to the paper's ``"ft"``) or ``"ft"`` (each
+    example scored by an LM trained in ``folds`` folds on the others; the scratch LM needs it). Examples the
+    task's filters drop (an empty query) are left out, and logged. ``dtype`` is the compute dtype, as for
+    :func:`likelihood_splits`.
 
     >>> rows = [{"text": t} for t in ["a cat", "a dog", "the cat", "the dog", "a bird", "the bird"]]
-    >>> scored = score(rows, query_field="text", lm="scratch", max_steps=2, folds=2)
+    >>> scored = score(rows, query_field="text", lm="scratch", setting="ft", max_steps=2, folds=2)
     >>> list(scored["text"]) == [row["text"] for row in rows], scored.column_names
     (True, ['id', 'text', 'source_split', 'll_score', 'll_tokens'])
     """
@@ -340,9 +342,15 @@ def score(data: Any, *, query_field: str | None = ScoreSettings.query_field,
     from lsplits.build.export import to_arrow, unify_types
 
     named = task or (str(data) if isinstance(data, (str, os.PathLike)) else None)
-    settings = ScoreSettings(data=named, query_field=query_field, prompt_template=prompt_template, lm=lm,
-                             folds=folds, seed=seed, max_steps=max_steps, rename=_renames(rename), setting=setting,
-                             dtype=dtype)
+    try:
+        settings = ScoreSettings(data=named, query_field=query_field, prompt_template=prompt_template, lm=lm,
+                                 folds=folds, seed=seed, max_steps=max_steps, rename=_renames(rename),
+                                 setting=setting, dtype=dtype)
+    except ConfigError as exc:  # the rule is the settings'; the words here are the API's, not the CLI's
+        if str(exc) != PT_NEEDS_PRETRAINED:
+            raise
+        raise ConfigError(f"score(lm={lm!r}): setting='pt' (the default) needs a pretrained lm (a Hub id or a local "
+                          "model folder); pass setting='ft' to score with the scratch LM trained in folds") from None
     spec, loaded = resolve_data(data, task=task, query_field=query_field, prompt_template=prompt_template,
                                 options=settings.load_options())
     frame = score_loaded(spec, loaded, settings, cache_dir=cache_dir, progress=progress)

@@ -119,11 +119,12 @@ def test_push_to_hub_is_one_commit_of_the_written_folder(built, hub_api, online,
 
 def test_score_keeps_input_order_for_every_input_kind(cache, tmp_path):
     data = rows(60)[::-1]  # lengths vary, so the scorer's length-sorted batches reorder internally
-    by_list = lsplits.score(data, query_field="text", lm="scratch", max_steps=STEPS, cache_dir=cache)
+    by_list = lsplits.score(data, query_field="text", lm="scratch", setting="ft", max_steps=STEPS, cache_dir=cache)
     assert isinstance(by_list, datasets.Dataset) and list(by_list["n"]) == [row["n"] for row in data]
     assert by_list.column_names == ["id", "text", "label", "n", "source_split", "ll_score", "ll_tokens"]
     assert len(set(by_list["ll_score"])) > 30 and min(by_list["ll_tokens"]) > 0
-    by_frame = lsplits.score(pd.DataFrame(data), query_field="text", lm="scratch", max_steps=STEPS, cache_dir=cache)
+    by_frame = lsplits.score(pd.DataFrame(data), query_field="text", lm="scratch", setting="ft", max_steps=STEPS,
+                             cache_dir=cache)
     assert list(by_frame["ll_score"]) == list(by_list["ll_score"])
     assert list(by_frame["id"]) == [f"data-{i}" for i in range(60)]
     path = tmp_path / "data.jsonl"
@@ -132,6 +133,27 @@ def test_score_keeps_input_order_for_every_input_kind(cache, tmp_path):
                  str(STEPS), "--cache-dir", str(cache), "--out", str(tmp_path / "s.parquet"), "--no-progress"]) == 0
     cli = pd.read_parquet(tmp_path / "s.parquet").set_index("id")
     assert list(cli.loc[list(by_list["id"]), "ll_score"]) == list(by_list["ll_score"])  # the CLI scores the same
+
+
+def test_score_defaults_to_the_frozen_pretrained_lm(tmp_path):
+    """``lsplits.score(ds, lm=MODEL)`` is the prompted setting: each score is the model's own log-probability of
+    the query, with no training; the scratch LM, which must be trained, asks for setting='ft' in API words."""
+    from lm_fixtures import naive_score, tiny_model_folder
+
+    from lsplits.api import resolve_data
+    from lsplits.lm import load_causal_lm
+
+    model_dir = tiny_model_folder(tmp_path / "lm")
+    data = rows(8)
+    scored = lsplits.score(data, query_field="text", lm=str(model_dir), dtype="fp32", cache_dir=tmp_path / "cache")
+    spec, loaded = resolve_data(data, query_field="text")
+    model, tokenizer = load_causal_lm(model_dir, device="cpu")
+    expected = [naive_score(model, tokenizer, spec.task.prompt_text(ex, "pt"), spec.task.query_text(ex, "pt"))
+                for ex in loaded.examples]
+    assert list(scored["ll_score"]) == pytest.approx([score for score, _ in expected], abs=1e-4)
+    assert list(scored["ll_tokens"]) == [count for _, count in expected]
+    with pytest.raises(ConfigError, match=r"setting='pt' \(the default\) needs a pretrained lm.*setting='ft'"):
+        lsplits.score(data, query_field="text", lm="scratch")
 
 
 def test_a_dataset_dict_is_pooled_with_split_ids_and_a_task_applies_its_builder():
@@ -158,7 +180,7 @@ def test_bad_input_is_one_line_before_any_work():
     with pytest.raises(ConfigError, match="data: expected a datasets.Dataset.*got int"):
         lsplits.likelihood_splits(42, query_field="text", lm="scratch")
     with pytest.raises(DataError, match="the list.*2.*expected a dict per example, got str"):
-        lsplits.score([{"text": "a"}, "b"], query_field="text", lm="scratch")
+        lsplits.score([{"text": "a"}, "b"], query_field="text", lm="scratch", setting="ft")
     with pytest.raises(ConfigError, match="need --query-field"):
         lsplits.likelihood_splits(rows(10), lm="scratch")
     with pytest.raises(ConfigError, match="unknown builder 'mnli'"):
