@@ -21,7 +21,7 @@ Then a size sweep (random-init GPT-2s from 0.5M to 90M parameters, scoring only)
 ``--dtype auto`` keeps fp32 on a CPU (:data:`lsplits.lm.dtype.CPU_BF16_MIN_PARAMETERS`).
 
     nice -n 10 .venv/bin/python benchmarks/dtype.py [--scratch-examples 3000] [--medium-examples 192]
-        [--medium-steps 16] [--repeats 2] [--out /work/bench/speed21]
+        [--medium-steps 16] [--repeats 2] [--out out/bench-dtype]
 """
 
 from __future__ import annotations
@@ -171,7 +171,7 @@ def main() -> None:
     parser.add_argument("--eval-fraction", type=float, default=0.2)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--skip", nargs="*", default=[], choices=["scratch", "medium", "sweep"])
-    parser.add_argument("--out", type=Path, default=Path("/work/bench/speed21"))
+    parser.add_argument("--out", type=Path, default=Path("out/bench-dtype"), help="where dtype.json is written")
     args = parser.parse_args()
     torch.set_num_threads(max(1, torch.get_num_threads()))
     flags = sorted(host_cpu_flags() & {"amx_bf16", "amx_tile", "avx512_bf16", "avx512f"})
