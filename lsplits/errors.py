@@ -18,6 +18,8 @@ Which class means what (one rule each; pick the first that fits):
   lsplits must not write into. The user fixes it by changing the command.
 - :class:`SplitInvariantError`: a split broke one of its own invariants (not a partition, a config's
   promise); lsplits' own check, raised before anything is written.
+- :class:`WorkerLost`: a worker process that lsplits started ended before its work was done (killed by
+  a signal, out of memory, a crash); names its pid and how it ended, instead of waiting for ever.
 - :class:`SimilarityFailure`: a similarity function raised anything other than InvalidOutput (a bug,
   in lsplits or a registered user function). Not an LsplitsError: the run fails with a traceback,
   and the message names the metric, the example and the candidate.

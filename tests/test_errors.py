@@ -137,7 +137,7 @@ def test_every_error_class_of_lsplits_is_in_errors_py():
     classes = [value for value in vars(errors).values() if isinstance(value, type) and issubclass(value, BaseException)]
     assert {c.__name__ for c in classes} == {"LsplitsError", "DataError", "ConfigError", "SplitInvariantError",
                                              "InvalidInput", "InvalidOutput", "InvalidOption", "SimilarityFailure",
-                                             "MissingExtra"}
+                                             "MissingExtra", "WorkerLost"}
     for cls in classes:
         assert f":class:`{cls.__name__}`" in errors.__doc__, f"{cls.__name__} has no rule in errors.py's docstring"
     assert all(issubclass(c, LsplitsError) for c in classes if c is not errors.SimilarityFailure)

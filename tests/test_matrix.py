@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import signal
 from collections import Counter
 
 import numpy as np
 import pytest
 
-from lsplits.errors import InvalidOutput, LsplitsError, SimilarityFailure
+from lsplits.errors import InvalidOutput, LsplitsError, SimilarityFailure, WorkerLost
 from lsplits.similarity import registry
 from lsplits.similarity.registry import Similarity
 from lsplits.uncertainty.matrix import MatrixCache, build_matrices, build_matrix
@@ -172,3 +175,29 @@ def test_a_bug_in_a_quality_metric_fails_naming_it_and_the_example(monkeypatch):
         score_predictions(broken, ["a", "x"], ["a", "y"], ids=["a", "b"])
     assert score_predictions(broken, ["a", "!x"], ["a", "y"], ids=["a", "b"]).invalid_predictions == [1]  # InvalidOutput: 0
 
+
+
+def _exit_on_x(text):
+    if text == "x":
+        os._exit(3)  # a worker that dies without a Python exception (a crash in a C extension, sys.exit)
+    return text
+
+
+def _killed_on_x(text):
+    if text == "x":
+        os.kill(os.getpid(), signal.SIGKILL)  # what the OOM killer does
+    return text
+
+
+@pytest.mark.parametrize("prepare, message", [
+    (_exit_on_x, r"a similarity worker \(pid \d+\) failed with exit code 3 \(its traceback is above\)$"),
+    (_killed_on_x, r"a similarity worker \(pid \d+\) was killed by SIGKILL before finishing its examples "
+                   r"\(out of memory\?\); rerun with fewer --workers$"),
+])
+def test_a_worker_that_dies_is_an_error_naming_it_not_a_hang(monkeypatch, prepare, message):
+    dying = Similarity("test-dying", prepare, _jaccard, symmetric=True)
+    monkeypatch.setitem(registry._REGISTERED, dying.name, dying)
+    examples = [["a", "b" * n] for n in range(1, 40)] + [["x", "y"]]
+    with pytest.raises(WorkerLost, match=message):
+        build_matrices(examples, "test-dying", workers=2, progress=False)
+    assert multiprocessing.active_children() == []  # the other worker was ended too

@@ -31,12 +31,19 @@ def _env(tmp: Path) -> dict[str, str]:
                                                                                      os.environ.get("PYTHONPATH")]))}
 
 
+def _foreground_signals() -> None:
+    """Ctrl-C's default action, as in a terminal: a job started in the background of a script (``cmd &``)
+    inherits SIGINT ignored, and Python then installs no KeyboardInterrupt for it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def signal_when(argv: list[str], ready: Callable[[int], bool], env: dict[str, str], *, sig: int = signal.SIGTERM,
                 group: bool = False, timeout: float = 240) -> tuple[int, str]:
     """Run ``lsplits ARGV``; once ``ready(pid)`` holds send ``sig`` (to the whole process group with ``group``);
     return the exit code and stderr. Fails when the command ends before it is ready."""
     child = subprocess.Popen([sys.executable, "-m", "lsplits", *argv], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+                             stderr=subprocess.PIPE, text=True, env=env, start_new_session=True,
+                             preexec_fn=_foreground_signals)
     try:
         deadline = time.monotonic() + timeout
         while not ready(child.pid):

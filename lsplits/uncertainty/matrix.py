@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from lsplits.errors import InvalidOutput, SimilarityFailure, WorkerLost
+from lsplits.errors import InvalidOutput, LsplitsError, SimilarityFailure, WorkerLost
 from lsplits.runtime.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
 from lsplits.similarity.registry import Similarity, prepare_output, score_outputs
@@ -189,8 +189,8 @@ def _worker_main(conn: Connection, similarity: Similarity) -> None:
         index, chunk = task
         try:
             reply: tuple[int, bool, Any] = (index, True, [build_matrix(c, similarity) for c in chunk])
-        except Exception as exc:  # noqa: BLE001 - sent to the parent, which raises it
-            reply = (index, False, exc)
+        except (SimilarityFailure, LsplitsError) as exc:  # raised by the parent; anything else is a bug in
+            reply = (index, False, exc)                     # lsplits, which ends this worker with its traceback
         conn.send(reply)
 
 
@@ -281,9 +281,11 @@ class _Workers:
         process = self._processes[self._conns.index(conn)]
         process.join(timeout=5)
         code = process.exitcode
-        how = f"ended with exit code {code}"
-        if code is not None and code < 0:
-            how = f"was killed by {signal.Signals(-code).name}" if -code in signal.valid_signals() else how
+        if code is not None and code > 0:
+            return WorkerLost(f"a similarity worker (pid {process.pid}) failed with exit code {code} (its traceback "
+                              "is above)")
+        how = f"was killed by {signal.Signals(-code).name}" if code is not None and -code in signal.valid_signals() \
+            else f"ended with exit code {code}"
         return WorkerLost(f"a similarity worker (pid {process.pid}) {how} before finishing its examples "
                           "(out of memory?); rerun with fewer --workers")
 
