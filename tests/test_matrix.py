@@ -201,3 +201,21 @@ def test_a_worker_that_dies_is_an_error_naming_it_not_a_hang(monkeypatch, prepar
     with pytest.raises(WorkerLost, match=message):
         build_matrices(examples, "test-dying", workers=2, progress=False)
     assert multiprocessing.active_children() == []  # the other worker was ended too
+
+
+def _first_letter(text: str) -> str:
+    return text[0]
+
+
+@pytest.mark.timeout(300)
+def test_large_tasks_and_large_results_do_not_deadlock_the_workers(monkeypatch):
+    """Chunks of long candidates (700 KB a task) whose matrices are large too (k=120: 460 KB a result): more than
+    a pipe holds each way, so a parent sending ahead while a worker sends its result would wait for ever."""
+    cheap = Similarity("test-first-letter", _first_letter, lambda a, b: float(a == b), symmetric=True)
+    monkeypatch.setitem(registry._REGISTERED, cheap.name, cheap)
+    examples = [[f"{'ab'[j % 2]}{i:03d}{j:03d}" + "x" * 1500 for j in range(120)] for i in range(64)]
+    matrices = build_matrices(examples, cheap.name, workers=2, progress=False)
+    expected = build_matrix(examples[5], cheap).values
+    assert len(matrices) == 64 and matrices[5].values.shape == (120, 120)
+    np.testing.assert_array_equal(matrices[5].values, expected)
+    assert matrices[5].values[0, 2] == 1.0 and matrices[5].values[0, 1] == 0.0

@@ -167,7 +167,8 @@ class MatrixCache:
 
 
 _POOL_SIGNALS = {signal.SIGINT, signal.SIGTERM}
-_IN_FLIGHT = 2  # chunks sent ahead to each worker, so that none waits for the parent between chunks
+_IN_FLIGHT = 1  # chunks a worker holds: the next is sent once its result is read, so a large task can never
+# block the parent while the worker blocks sending a large result (both pipes full: a deadlock)
 
 
 def _worker_main(conn: Connection, similarity: Similarity) -> None:
