@@ -219,3 +219,21 @@ def test_large_tasks_and_large_results_do_not_deadlock_the_workers(monkeypatch):
     assert len(matrices) == 64 and matrices[5].values.shape == (120, 120)
     np.testing.assert_array_equal(matrices[5].values, expected)
     assert matrices[5].values[0, 2] == 1.0 and matrices[5].values[0, 1] == 0.0
+
+
+def test_a_task_for_a_worker_that_already_died_is_worker_lost_not_a_broken_pipe():
+    """A worker killed between two chunks: sending it the next one fails with EPIPE, which is the same lost
+    worker (the CLI would otherwise read the BrokenPipeError as a closed stdout)."""
+    from lsplits.uncertainty.matrix import _Workers
+
+    cheap = Similarity("test-first-letter", _first_letter, lambda a, b: float(a == b), symmetric=True)
+    workers = _Workers(cheap, 2)
+    try:
+        victim = workers._processes[0]
+        os.kill(victim.pid, signal.SIGKILL)
+        victim.join()
+        with pytest.raises(WorkerLost, match=rf"worker \(pid {victim.pid}\) was killed by SIGKILL"):
+            list(workers.imap([["a", "b"]] * 8, 1))
+    finally:
+        workers.close()
+    assert multiprocessing.active_children() == []

@@ -255,7 +255,10 @@ class _Workers:
         def feed(conn: Connection) -> None:
             task = next(pending, None)
             if task is not None:
-                conn.send(task)
+                try:
+                    conn.send(task)
+                except OSError:  # BrokenPipeError: the worker died after sending its last result
+                    raise self._lost(conn) from None
                 busy[conn] = busy.get(conn, 0) + 1
 
         for conn in self._conns:
