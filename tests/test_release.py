@@ -31,7 +31,7 @@ def _sources_key() -> str:
     """Hash of every file the sdist is built from (the package, the builders, the project files)."""
     digest = hashlib.sha256()
     files = [ROOT / "pyproject.toml", ROOT / "README.md"]
-    files += sorted(p for folder in ("lsplits", "builders") for p in (ROOT / folder).rglob("*")
+    files += sorted(p for folder in ("lsplits", "builders", "metrics", "spaces") for p in (ROOT / folder).rglob("*")
                     if p.is_file() and "__pycache__" not in p.parts)
     for path in files:
         digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
@@ -70,6 +70,11 @@ def test_the_wheel_holds_lsplits_alone_with_the_builders_inside(dist):
     assert "lsplits/build/demo.py" in names and "lsplits/data/synthetic.py" in names
     top_level = zipfile.ZipFile(_wheel(dist)).read(f"lsplits-{lsplits.__version__}.dist-info/top_level.txt")
     assert top_level.decode().split() == ["lsplits"]
+    # metrics/ and spaces/ come inside, every tracked file of them and nothing else (push-metrics, push-space)
+    tracked = subprocess.run(["git", "ls-files", "metrics", "spaces"], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout.split()
+    assert len(tracked) > 20
+    assert sorted(name for name in names if "/_shipped/" in name) == sorted(f"lsplits/_shipped/{t}" for t in tracked)
 
 
 @pytest.mark.timeout(1800)  # the first run installs the venv (torch and all) before the demo
@@ -101,3 +106,14 @@ def test_the_installed_wheel_runs_the_demo_outside_the_checkout(dist, tmp_path):
     builders = subprocess.run([str(lsplits_script), "build", "--help"], capture_output=True, text=True, env=env,
                               cwd=tmp_path)
     assert "boolq, snli, spider" in " ".join(builders.stdout.split())  # the builders came with the wheel
+    # publishing needs no checkout: the metric modules and the demo Space came with the wheel too
+    staged = subprocess.run([str(lsplits_script), "push-metrics", "--stage", str(tmp_path / "metric-spaces")],
+                            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert staged.returncode == 0, staged.stderr[-3000:]
+    for name in ("prr", "ue_metrics", "beam_uncertainty", "amr_similarity"):
+        assert (tmp_path / "metric-spaces" / name / f"{name}.py").is_file(), staged.stdout
+    space = subprocess.run([str(lsplits_script), "push-space", "me/lsplits-demo", "--no-assets", "--stage-only",
+                            str(tmp_path / "space")], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert space.returncode == 0, space.stderr[-3000:]
+    assert (tmp_path / "space" / "app.py").is_file() and (tmp_path / "space" / "lsplits" / "api.py").is_file()
+    assert not (tmp_path / "space" / "lsplits" / "_shipped").exists()  # the Space does not carry itself twice

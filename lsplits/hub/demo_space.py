@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lsplits.errors import ConfigError
+from lsplits.hub import SHIPPED
 from lsplits.io import atomic_path
 
 logger = logging.getLogger(__name__)
@@ -44,16 +45,13 @@ DEFAULT_SCRATCH_STEPS = 300
 SCRATCH_WINDOW = 256
 """Context window of the Space's scratch LM in tokens (pasted lines longer than this are refused)."""
 _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".gradio", "flagged", ".pytest_cache")
-
-
-def repository_root() -> Path:
-    """The checkout this package was installed from (editable installs and source trees)."""
-    return Path(__file__).resolve().parents[2]
+_PACKAGE_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", SHIPPED.name)  # the Space is not in its own package
 
 
 def default_space_dir() -> Path:
-    """``spaces/lsplits-demo`` in the checkout."""
-    return repository_root() / "spaces" / "lsplits-demo"
+    """The demo Space shipped with lsplits: the checkout's ``spaces/lsplits-demo``, which the wheel carries
+    inside the package (:data:`lsplits.hub.SHIPPED`), so ``push-space`` works from a plain ``pip install``."""
+    return SHIPPED / "spaces" / "lsplits-demo"
 
 
 def scratch_lm_texts(dataset_dir: str | Path) -> list[str]:
@@ -131,7 +129,7 @@ def stage_space(out: str | Path, *, space_dir: str | Path | None = None, demo_da
     shutil.copytree(space_dir, out, ignore=_IGNORED)
     for generated in (DEMO_DATA_PATH, SCRATCH_LM_PATH):  # local leftovers are replaced by fresh copies
         shutil.rmtree(out / generated, ignore_errors=True)
-    shutil.copytree(Path(__file__).resolve().parents[1], out / "lsplits", ignore=_IGNORED)
+    shutil.copytree(Path(__file__).resolve().parents[1], out / "lsplits", ignore=_PACKAGE_IGNORED)
     if demo_data is not None and not Path(demo_data).is_dir():
         raise ConfigError(f"{demo_data}: no such folder; build it with `lsplits demo --out {demo_data}`")
     if demo_data is None and not build_demo:

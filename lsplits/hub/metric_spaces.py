@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from lsplits.errors import ConfigError
-from lsplits.hub import flatten
+from lsplits.hub import SHIPPED, flatten
 from lsplits.hub.push import push_folder
 from lsplits.io import output_folder
 
@@ -35,9 +35,9 @@ SPACE_PROVIDED = ("gradio",)
 
 
 def default_metrics_dir() -> Path:
-    """``./metrics`` when it exists, else the ``metrics`` folder of the source checkout."""
-    here = Path.cwd() / "metrics"
-    return here if here.is_dir() else Path(__file__).resolve().parents[2] / "metrics"
+    """The evaluate modules shipped with lsplits: the checkout's ``metrics/``, which the wheel carries inside
+    the package (:data:`lsplits.hub.SHIPPED`), so ``push-metrics`` works from a plain ``pip install``."""
+    return SHIPPED / "metrics"
 
 
 def check_module(folder: Path, name: str) -> None:
