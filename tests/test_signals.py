@@ -216,3 +216,26 @@ def test_skipped_beam_sizes_are_said_and_penman_repeats_are_one_summary_line(tmp
     assert any("beam sizes 10 skipped: the beams hold at most 3 candidates per example" in line for line in lines)
     assert "beam sizes requested but **skipped**: 10 (the beams hold at most 3 candidates per example)" in \
         (out / "report.md").read_text(encoding="utf-8")
+
+
+def test_a_signal_that_a_cleanup_error_replaced_is_still_the_signals_line(monkeypatch, capsys, tmp_path):
+    """SIGTERM mid-way through numpy's savez (a matrix cache write): its ``finally`` closes the zip and raises
+    ValueError over the signal. The user must still get the signal's one line and 143, not a traceback."""
+    import zipfile
+
+    from lsplits.cli import parser
+    from lsplits.cli.interrupt import Terminated
+
+    def interrupted_mid_write(args):
+        archive = zipfile.ZipFile(tmp_path / "matrix.npz", "w")
+        member = archive.open("values.npy", "w")  # noqa: F841 - a member being written, as savez has when the signal comes
+        try:
+            raise Terminated()
+        finally:
+            archive.close()  # ValueError: Can't close the ZIP file while there is an open writing handle
+
+    monkeypatch.setattr(parser, "run_command", interrupted_mid_write)
+    assert parser.main(["analyze", str(tmp_path)]) == 143
+    stderr = capsys.readouterr().err
+    assert _last_line(stderr) == "lsplits analyze: terminated (SIGTERM); temporary files were removed", stderr
+    assert "Traceback" not in stderr and "ValueError" not in stderr

@@ -45,6 +45,19 @@ def raise_on_sigterm() -> None:
         signal.signal(signal.SIGTERM, _terminate)
 
 
+def interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C or SIGTERM that ``exc``, raised while unwinding from it, replaced (numpy's ``savez`` closes its
+    zip in a ``finally`` and raises ValueError when the signal came mid-write); None when there is none."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return current
+        seen.add(id(current))
+        current = current.__context__
+    return None
+
+
 def exit_code(interrupt: KeyboardInterrupt) -> int:
     """143 for SIGTERM, 130 for Ctrl-C."""
     return SIGTERM_EXIT if isinstance(interrupt, Terminated) else SIGINT_EXIT

@@ -511,7 +511,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from lsplits.lm.distributed import exit_with_launcher
 
         exit_with_launcher()
-    from lsplits.cli.interrupt import SIGPIPE_EXIT, exit_code, interrupted_line, raise_on_sigterm
+    from lsplits.cli.interrupt import (
+        SIGPIPE_EXIT,
+        exit_code,
+        interrupt_behind,
+        interrupted_line,
+        raise_on_sigterm,
+    )
     from lsplits.runtime.logs import RepeatedWarnings, configure_logging
 
     configure_logging(logging.DEBUG if args.verbose else logging.INFO)
@@ -528,15 +534,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             return code
         finally:
             repeats.finish(logger)
-    except LsplitsError as exc:
-        print(f"lsplits {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:  # `lsplits analyze DIR | head`: stop quietly with SIGPIPE's status, as Unix tools do
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python's flush at exit must not fail
-        return SIGPIPE_EXIT
     except KeyboardInterrupt as interrupt:  # Ctrl-C, or SIGTERM as interrupt.Terminated
         print(f"lsplits {args.command}: {interrupted_line(args, interrupt)}", file=sys.stderr)
         return exit_code(interrupt)
+    except Exception as exc:
+        interrupt = interrupt_behind(exc)
+        if interrupt is not None:  # a cleanup's own error replaced the signal: still the signal's one line
+            print(f"lsplits {args.command}: {interrupted_line(args, interrupt)}", file=sys.stderr)
+            return exit_code(interrupt)
+        if isinstance(exc, BrokenPipeError):  # `lsplits analyze DIR | head`: stop quietly, as Unix tools do
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python's flush at exit must not fail
+            return SIGPIPE_EXIT
+        if isinstance(exc, LsplitsError):
+            print(f"lsplits {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)
+            return 2
+        raise
 
 
 if __name__ == "__main__":
