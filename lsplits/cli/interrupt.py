@@ -32,22 +32,38 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, raised in the main thread like Ctrl-C's KeyboardInterrupt (so ``with`` blocks clean up)."""
 
 
+_RECEIVED: list[KeyboardInterrupt] = []
+"""The signals this run received, kept because a handler's exception can be swallowed: raised inside a
+``__del__`` (Python prints "Exception ignored" and goes on), the run then fails for the signal's sake."""
+
+
 def _terminate(signum: int, frame: FrameType | None) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not interrupt the cleanup
-    raise Terminated()
+    _RECEIVED.append(Terminated())
+    raise _RECEIVED[-1]
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    _RECEIVED.append(KeyboardInterrupt())
+    raise _RECEIVED[-1]
 
 
 def raise_on_sigterm() -> None:
-    """Make SIGTERM raise :class:`Terminated` in the main thread (a no-op in other threads)."""
+    """Make SIGTERM raise :class:`Terminated` in the main thread, and SIGINT KeyboardInterrupt as Python does,
+    both remembered for :func:`interrupt_behind` (a no-op in other threads)."""
     global _STARTED
     _STARTED = time.time()
+    _RECEIVED.clear()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not where SIGINT is ignored (cmd &)
+            signal.signal(signal.SIGINT, _interrupt)
 
 
 def interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
     """The Ctrl-C or SIGTERM that ``exc``, raised while unwinding from it, replaced (numpy's ``savez`` closes its
-    zip in a ``finally`` and raises ValueError when the signal came mid-write); None when there is none."""
+    zip in a ``finally`` and raises ValueError when the signal came mid-write), or that this run received and a
+    ``__del__`` swallowed (the workers it killed are then lost); None when there is none."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
@@ -55,7 +71,7 @@ def interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
             return current
         seen.add(id(current))
         current = current.__context__
-    return None
+    return _RECEIVED[0] if _RECEIVED else None  # the signal was swallowed, and this error is what it caused
 
 
 def exit_code(interrupt: KeyboardInterrupt) -> int:
