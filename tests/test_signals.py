@@ -32,9 +32,21 @@ def _env(tmp: Path) -> dict[str, str]:
 
 
 def _foreground_signals() -> None:
-    """Ctrl-C's default action, as in a terminal: a job started in the background of a script (``cmd &``)
-    inherits SIGINT ignored, and Python then installs no KeyboardInterrupt for it."""
+    """Ctrl-C and SIGTERM as a terminal's foreground job gets them: a job started in the background of a script
+    (``cmd &``) inherits SIGINT ignored, and a harness may start it with signals blocked (the mask survives
+    fork and exec, so a blocked SIGINT would stay pending and the command run on)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
+def _signal_state(pid: int) -> str:
+    """The blocked, ignored and caught signal masks of ``pid`` (from /proc), said when a signal had no effect."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8")
+    except OSError:
+        return "(process gone)"
+    masks = [line.replace("\t", "") for line in status.splitlines() if line.startswith(("SigBlk", "SigIgn", "SigCgt"))]
+    return " ".join(masks)
 
 
 def signal_when(argv: list[str], ready: Callable[[int], bool], env: dict[str, str], *, sig: int = signal.SIGTERM,
@@ -54,7 +66,14 @@ def signal_when(argv: list[str], ready: Callable[[int], bool], env: dict[str, st
             os.killpg(child.pid, sig)
         else:
             child.send_signal(sig)
-        _, stderr = child.communicate(timeout=120)
+        try:
+            _, stderr = child.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            state = _signal_state(child.pid)
+            os.killpg(child.pid, signal.SIGKILL)
+            _, stderr = child.communicate()
+            raise AssertionError(f"signal {sig} did not end the command in 120 s; its masks: {state}; "
+                                 f"stderr: {stderr[-1500:]}") from None
         return child.returncode, stderr
     finally:
         if child.poll() is None:

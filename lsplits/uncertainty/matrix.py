@@ -167,12 +167,10 @@ class MatrixCache:
 
 
 _POOL_SIGNALS = {signal.SIGINT, signal.SIGTERM}
-_IN_FLIGHT = 1  # chunks a worker holds: the next is sent once its result is read, so a large task can never
-# block the parent while the worker blocks sending a large result (both pipes full: a deadlock)
 
 
 def _worker_main(conn: Connection, similarity: Similarity) -> None:
-    """A worker: build the matrices of each chunk the parent sends, until it sends None or goes away.
+    """A worker: build the matrices of each chunk the parent sends, until the parent goes away or ends it.
 
     Signals are left to the parent (SIGINT ignored, SIGTERM ends at once and silently); they were blocked while
     this process was forked (:class:`_Workers`), so none arrives before these handlers are set."""
@@ -184,8 +182,6 @@ def _worker_main(conn: Connection, similarity: Similarity) -> None:
         try:
             task = conn.recv()
         except (EOFError, OSError):
-            return
-        if task is None:
             return
         index, chunk = task
         try:
@@ -249,7 +245,8 @@ class _Workers:
         """The matrix of each example, in order; a worker's exception is raised here."""
         chunks = [examples[i:i + chunksize] for i in range(0, len(examples), chunksize)]
         pending = iter(enumerate(chunks))
-        busy: dict[Connection, int] = {}
+        busy: set[Connection] = set()  # one chunk per worker: the next is sent once its result is read, so the
+        # parent never blocks sending a large chunk while the worker blocks sending a large result (a deadlock)
         finished: dict[int, tuple[bool, Any]] = {}  # chunk -> (ok, its matrices or the worker's exception)
 
         def feed(conn: Connection) -> None:
@@ -259,20 +256,19 @@ class _Workers:
                     conn.send(task)
                 except OSError:  # BrokenPipeError: the worker died after sending its last result
                     raise self._lost(conn) from None
-                busy[conn] = busy.get(conn, 0) + 1
+                busy.add(conn)
 
         for conn in self._conns:
-            for _ in range(_IN_FLIGHT):
-                feed(conn)
+            feed(conn)
         for wanted in range(len(chunks)):
             while wanted not in finished:
-                for conn in wait([c for c, n in busy.items() if n]):
+                for conn in wait(list(busy)):
                     assert isinstance(conn, Connection)
                     try:
                         index, ok, payload = conn.recv()
                     except (EOFError, OSError):
                         raise self._lost(conn) from None
-                    busy[conn] -= 1
+                    busy.discard(conn)
                     finished[index] = (ok, payload)
                     feed(conn)
             ok, payload = finished.pop(wanted)
