@@ -47,7 +47,7 @@ def padding_ratio(folder: Path, dataset: str, max_length: int, batch_size: int =
     from transformers import AutoTokenizer
 
     from lsplits.build.dataset import open_dataset
-    from lsplits.cli.difficulty import default_model_path
+    from lsplits.difficulty.run import default_model_path
     from lsplits.difficulty.tasks import task_kind
     from lsplits.lm.finetune import length_grouped_batches
 

@@ -8,7 +8,8 @@ them with :func:`check_additions` first and lists them with :func:`record_files`
 lsplits marks what it writes: a folder holds a marker file listing the files written into it
 (``lsplits.json`` in a built dataset, :data:`FOLDER_MARKER` elsewhere) and the subfolders it owns
 whole (a difficulty report's ``runs/``), a parquet file carries :data:`PARQUET_MARK` in its schema
-metadata, a beams file is recognised by its rows. Only a marked output, with no file added since,
+metadata, a beams file is recognised by its rows, and the settings record written next to an output file
+(:func:`settings_record_path`) carries :data:`RECORD_MARK`. Only a marked output, with no file added since,
 is ever replaced; anything else is refused in one line.
 """
 
@@ -35,6 +36,9 @@ MARKER_FOLDERS_KEY = "lsplits_folders"
 """The key of a marker file that lists the subfolders lsplits owns whole (their files are all its own)."""
 PARQUET_MARK = b"lsplits"
 """Schema-metadata key of parquet files written by lsplits (its value says what wrote it)."""
+RECORD_MARK = "written_by"
+"""The key of a settings record lsplits writes next to an output file (its value names the command)."""
+RECORD_SUFFIX = ".settings.json"
 _OLD_DATASET_ENTRIES = ("README.md", DATASET_MARKER, "plots")  # builds before markers listed their files
 
 
@@ -159,13 +163,50 @@ def _is_beams_file(path: Path) -> bool:
     return isinstance(row, dict) and set(row) == {"id", "candidates"}
 
 
+def _record_of(path: Path) -> dict | None:
+    """The settings record in ``path`` when it is one lsplits wrote (a JSON object with :data:`RECORD_MARK`)."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return record if isinstance(record, dict) and str(record.get(RECORD_MARK, "")).startswith("lsplits") else None
+
+
 def _written_by_lsplits(path: Path) -> bool:
-    """Whether an existing file is one lsplits wrote (a marked parquet file or a beams file), or is empty."""
+    """Whether an existing file is one lsplits wrote (a marked parquet file, a beams file or a settings
+    record), or is empty."""
     if path.stat().st_size == 0:
         return True  # nothing to lose
     if path.suffix.lower() == ".jsonl":
         return _is_beams_file(path)
+    if path.suffix.lower() == ".json":
+        return _record_of(path) is not None
     return _is_marked_parquet(path)
+
+
+def settings_record_path(output: str | os.PathLike[str]) -> Path:
+    """Where the settings an output file was made with are recorded: ``beams.jsonl`` -> ``beams.settings.json``."""
+    path = Path(output).expanduser()
+    return path.with_name(path.stem + RECORD_SUFFIX)
+
+
+def check_settings_record(output: str | os.PathLike[str], option: str = "--out") -> Path:
+    """Refuse, before any work, an output file whose settings record would replace a file lsplits did not write."""
+    return check_output(settings_record_path(output), expect="file", suffix=".json",
+                        option=f"the settings record next to {option}")
+
+
+def write_settings_record(output: str | os.PathLike[str], command: str, record: Mapping[str, object]) -> Path:
+    """Write how ``output`` was made next to it (atomically, marked with the command's name); the path."""
+    path = settings_record_path(output)
+    atomic_write_text(path, json.dumps({RECORD_MARK: f"lsplits {command}", **record}, indent=1, default=str))
+    return path
+
+
+def read_settings_record(output: str | os.PathLike[str]) -> dict | None:
+    """The settings record lsplits wrote next to ``output``, or None (none there, or not lsplits')."""
+    path = settings_record_path(output)
+    return _record_of(path) if path.is_file() else None
 
 
 def _within(path: Path, folder: Path) -> bool:

@@ -34,7 +34,8 @@ from lsplits.difficulty.tasks import canonical_sql
 
 HERE = Path(__file__).resolve().parent
 REQUIRED = {"model", "config", "metric", "accuracy", "ci_low", "ci_high", "n", "relative_error_increase"}
-TINY = ["--max-steps", "4", "--batch-size", "8", "--evals-per-epoch", "2", "--bootstrap", "200", "--no-progress"]
+TINY = ["--max-steps", "4", "--batch-size", "8", "--evals-per-epoch", "2", "--bootstrap", "200", "--no-progress",
+        "--dtype", "fp32"]
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +58,16 @@ def result_files(report: Path) -> dict[str, tuple[int, int]]:
     """(inode, mtime) of every config's result.json under REPORT/runs (config name -> stamp)."""
     return {p.parent.name.rsplit("-", 1)[0]: (p.stat().st_ino, p.stat().st_mtime_ns)
             for p in sorted((report / "runs").glob("*/*/result.json"))}
+
+
+def test_every_option_reaches_the_recorded_settings(snli):
+    """--dtype was once dropped on the way to DifficultySettings (every run was ``auto``): each option given is
+    what settings.json records."""
+    recorded = json.loads((snli["report"] / "settings.json").read_text())
+    assert recorded["settings"]["dtype"] == recorded["train"]["dtype"] == "fp32"
+    assert recorded["settings"]["n_bootstrap"] == recorded["bootstrap"] == 200
+    assert recorded["settings"]["models"] == [str(snli["model"])]
+    assert recorded["settings"]["max_steps"] == 4 and recorded["settings"]["batch_size"] == 8
 
 
 def test_report_has_one_object_per_config_with_the_issue_fields(snli):
@@ -117,10 +128,12 @@ def test_card_gets_the_difficulty_section_and_keeps_the_rest(snli):
 
 
 def test_rerun_reuses_finished_configs_and_replaces_the_section(snli):
+    """Also with ``--dtype auto``: on a CPU, auto is fp32 for a model this small, and runs are keyed by the
+    dtype they resolve to, so the fp32 results are reused."""
     before = result_files(snli["report"])
     assert len(before) == 2
     assert main(["difficulty", str(snli["folder"]), "--model", str(snli["model"]), "--out", str(snli["report"]),
-                 *TINY]) == 0
+                 *TINY, "--dtype", "auto"]) == 0
     assert result_files(snli["report"]) == before
     assert (snli["folder"] / "README.md").read_text(encoding="utf-8").count("## Difficulty") == 1
 

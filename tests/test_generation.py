@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -153,6 +154,11 @@ def test_beams_then_ue_end_to_end(parser_folder, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert f"; {invalid} of {4 * len(SENTENCES)} candidates are not valid PENMAN" in printed
     assert 0 < invalid < 4 * len(SENTENCES)  # the beams hold both, as real parsers' do
+    record = json.loads((tmp_path / "beams.settings.json").read_text(encoding="utf-8"))
+    assert record["written_by"] == "lsplits beams" and record["model"] == str(parser_folder)
+    assert record["source"] == str(sentences) and record["n_inputs"] == len(SENTENCES)
+    assert record["settings"]["k"] == 4 and record["settings"]["format"] == "penman"
+    assert record["settings"]["max_new_tokens"] == 14 and record["dtype_used"] == "fp32"
 
     report = tmp_path / "report"
     assert cli_main(["ue", str(out), "--gold", str(gold), "--out", str(report), "--similarities", "smatch",
@@ -166,6 +172,28 @@ def test_beams_then_ue_end_to_end(parser_folder, tmp_path, capsys):
         prr = list(csv.DictReader(handle))
     assert {row["k"] for row in prr} == {"2", "4"} and {row["quality"] for row in prr} == {"smatch"}
     assert len({row["method"] for row in prr}) == 4  # LexSim and three estimators on Smatch
+    assert json.loads((report / "settings.json").read_text(encoding="utf-8"))["beams"] == record
+    assert f"made by `lsplits beams` with {parser_folder} from {sentences} (k = 4, max_new_tokens = 14, dtype fp32)" \
+        in (report / "report.md").read_text(encoding="utf-8")
+
+
+def test_the_settings_record_next_to_the_beams_is_replaced_only_when_lsplits_wrote_it(parser_folder, tmp_path,
+                                                                                      capsys):
+    sentences = tmp_path / "sentences.txt"
+    sentences.write_text("\n".join(SENTENCES[:3]) + "\n", encoding="utf-8")
+    out, record = tmp_path / "beams.jsonl", tmp_path / "beams.settings.json"
+    record.write_text('{"my": "notes"}', encoding="utf-8")
+    assert cli_main(_beams_argv(parser_folder, sentences, out, tmp_path / "cache")) == 2
+    assert re.search(r"lsplits beams: error: the settings record next to --out .*beams.settings.json: an existing "
+                     r"file that lsplits did not write", capsys.readouterr().err)
+    assert not out.exists() and not (tmp_path / "cache").exists()  # refused before any work
+    assert record.read_text(encoding="utf-8") == '{"my": "notes"}'
+    record.unlink()
+    assert cli_main(_beams_argv(parser_folder, sentences, out, tmp_path / "cache")) == 0
+    assert json.loads(record.read_text(encoding="utf-8"))["settings"]["k"] == 4
+    assert cli_main(_beams_argv(parser_folder, sentences, out, tmp_path / "cache", "--k", "3")) == 0
+    assert json.loads(record.read_text(encoding="utf-8"))["settings"]["k"] == 3  # its own record is replaced
+    assert {len(json.loads(line)["candidates"]) for line in out.read_text(encoding="utf-8").splitlines()} == {3}
 
 
 def test_inputs_from_jsonl_and_a_dataset_folder(tmp_path):

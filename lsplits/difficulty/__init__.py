@@ -6,6 +6,6 @@ The dataset is opened by :func:`lsplits.build.dataset.open_dataset`. Modules, in
 flow: :mod:`.source` (a fingerprint of a config's content), :mod:`.tasks`
 (model class, inputs, targets, metric per task), :mod:`.train` (resumable fine-tuning per config on
 accelerate), :mod:`.evaluate` (the statistics), :mod:`.summary` (all numbers of one run),
-:mod:`.report` (markdown, PNG, JSON), :mod:`.card` (the card's Difficulty section) and
-:mod:`lsplits.cli.difficulty` (``lsplits difficulty``).
+:mod:`.report` (markdown, PNG, JSON), :mod:`.card` (the card's Difficulty section), and :mod:`.run`, which
+checks everything first and then runs them (``lsplits difficulty``, :mod:`lsplits.cli.difficulty`, adds printing).
 """

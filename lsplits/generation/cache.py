@@ -4,6 +4,7 @@ atomically written file each, so a killed run resumes and ``accelerate launch`` 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -90,6 +91,15 @@ class BeamSettings:
         return {name: getattr(self, name) for name in CANDIDATE_SETTINGS}
 
 
+@dataclass(frozen=True)
+class BeamRun:
+    """The candidates of every input (in input order) and how they were made: the model, the inputs' source, the
+    settings as given and the dtype they resolved to (the cache's ``run.json`` and the beams' settings record)."""
+
+    candidates: list[list[str]]
+    record: dict[str, object]
+
+
 def _run_key(inputs: BeamInputs, model: str, settings: BeamSettings, precision: str) -> str:
     from lsplits.lm.shards import folder_fingerprint
 
@@ -107,7 +117,7 @@ def _shard_path(folder: Path, number: int) -> Path:
 
 def generate_cached(model: str, inputs: BeamInputs, settings: BeamSettings, *, cache_dir: str | Path,
                     kind: str | None = None, token_budget: int | None = None, device=None,
-                    progress: bool = True) -> list[list[str]]:
+                    progress: bool = True) -> BeamRun:
     """The candidates of every input (in input order), generating only the shards not cached yet.
 
     Under a launcher every process generates its share of the missing shards onto ``cache_dir``
@@ -126,12 +136,12 @@ def generate_cached(model: str, inputs: BeamInputs, settings: BeamSettings, *, c
     precision = resolve_dtype(settings.dtype, resolve_device(device), n_parameters=lambda: config_parameters(model))
     folder = Path(cache_dir) / _run_key(inputs, model, settings, precision)
     folder.mkdir(parents=True, exist_ok=True)
+    record = {"model": model, "source": inputs.source, "n_inputs": len(inputs.ids),
+              "settings": dataclasses.asdict(settings), "dtype_used": precision}
     if is_main():
         logger.info("beam cache: %s (%d process%s, %s)", folder, world_size(), "" if world_size() == 1 else "es",
                     precision)
-        atomic_write_text(folder / "run.json", json.dumps({"model": model, "source": inputs.source,
-                                                           "n_inputs": len(inputs.ids), **settings.__dict__,
-                                                           "dtype_used": precision}))
+        atomic_write_text(folder / "run.json", json.dumps(record))
     shards = split_into_shards(np.arange(len(inputs.ids)), settings.shard_size)
     missing = missing_shards(shards, lambda number, _: _shard_path(folder, number).exists())
     if missing:
@@ -153,7 +163,7 @@ def generate_cached(model: str, inputs: BeamInputs, settings: BeamSettings, *, c
         barrier()
     else:
         logger.info("all %d beam shards cached", len(shards))
-    return _collect(folder, inputs, len(shards))
+    return BeamRun(_collect(folder, inputs, len(shards)), record)
 
 
 def _collect(folder: Path, inputs: BeamInputs, n_shards: int) -> list[list[str]]:
@@ -174,12 +184,21 @@ def _collect(folder: Path, inputs: BeamInputs, n_shards: int) -> list[list[str]]
     return beams  # type: ignore[return-value]
 
 
-def write_beams(path: str | Path, ids: Sequence[str], beams: Sequence[Sequence[str]]) -> None:
-    """Write the beams file ``lsplits ue`` reads: one ``{"id", "candidates"}`` line per input, atomically."""
-    from lsplits.io import atomic_write_text
+def write_beams(path: str | Path, ids: Sequence[str], beams: Sequence[Sequence[str]], *,
+                record: dict[str, object] | None = None) -> None:
+    """Write the beams file ``lsplits ue`` reads: one ``{"id", "candidates"}`` line per input, atomically; with
+    ``record`` (a :class:`BeamRun`'s), also how they were made, next to it (:func:`lsplits.io.settings_record_path`).
 
+    A record left from an earlier file is removed first (the guard checked it is lsplits'), so a run stopped
+    between the two writes leaves beams without a record, never beams with another run's record."""
+    from lsplits.io import atomic_write_text, settings_record_path, write_settings_record
+
+    if record is not None:
+        settings_record_path(path).unlink(missing_ok=True)
     atomic_write_text(path, "".join(json.dumps({"id": example, "candidates": list(candidates)}) + "\n"
                                     for example, candidates in zip(ids, beams, strict=True)))
+    if record is not None:
+        write_settings_record(path, "beams", record)
 
 
 def _check_lengths(model: str, kind: str, inputs: BeamInputs, settings: BeamSettings) -> None:

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from lsplits.data.loading import read_jsonl
 from lsplits.errors import DataError
+from lsplits.io import read_settings_record
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +57,7 @@ class Inputs:
     only_in_gold: list[str] = field(default_factory=list)
     without_candidates: list[str] = field(default_factory=list)
     paired_by: str = "id"  # or "position": no input had ids (ids are then the 0-based positions)
+    made_by: dict | None = None  # how `lsplits beams` made the beams file (its settings record), when it did
 
 
 def read_penman_file(path: str | os.PathLike[str]) -> list[PenmanBlock]:
@@ -249,7 +251,8 @@ def load_inputs(beam_paths: Sequence[str | os.PathLike[str]], gold_path: str | o
                        "by position (ids in the report are 0-based positions)", len(beams), len(gold), gold_path)
     inputs = Inputs(ids=[], candidates=[], gold=[],
                     only_in_beams=[i for i in beams if i not in gold],
-                    only_in_gold=[i for i in gold if i not in beams], paired_by=paired_by)
+                    only_in_gold=[i for i in gold if i not in beams], paired_by=paired_by,
+                    made_by=read_settings_record(beam_paths[0]) if len(beam_paths) == 1 else None)
     for example, candidates in beams.items():
         if example not in gold:
             continue

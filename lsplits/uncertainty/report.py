@@ -305,8 +305,19 @@ def render_markdown(study: Study, plots: Sequence[str]) -> str:
               "- invalid candidates have similarity 0 with every other candidate (so a beam without any valid "
               "candidate gets the largest EigV, Ecc and DegMat for its size); an invalid top-1 is scored "
               "as the empty AMR graph `(a / amr-empty)`",
-              "- estimator values are rounded to 12 decimals, so values equal up to eigen-solver noise are ties", ""]
+              "- estimator values are rounded to 12 decimals, so values equal up to eigen-solver noise are ties",
+              *_made_by(study.inputs.made_by), ""]
     return "\n".join(lines)
+
+
+def _made_by(record: dict | None) -> list[str]:
+    """The settings line of beams that ``lsplits beams`` made (from their settings record); none otherwise."""
+    if not record:
+        return []
+    settings = record.get("settings") or {}
+    return [f"- beams: made by `lsplits beams` with {record.get('model')} from {record.get('source')} "
+            f"(k = {settings.get('k')}, max_new_tokens = {settings.get('max_new_tokens')}, "
+            f"dtype {record.get('dtype_used')})"]
 
 
 SETTINGS_FILE = "settings.json"
@@ -319,6 +330,8 @@ def write_report(study: Study, out: str | os.PathLike[str]) -> Path:
     out = Path(out)
     with output_folder(out) as folder:
         settings = {name: value for name, value in dataclasses.asdict(study.config).items() if name != "option_names"}
+        if study.inputs.made_by:
+            settings["beams"] = study.inputs.made_by
         (folder / SETTINGS_FILE).write_text(json.dumps(settings, indent=1, default=str), encoding="utf-8")
         (folder / "curves").mkdir(parents=True)
         plots = _plot_curves(study, folder)
