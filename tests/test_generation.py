@@ -137,7 +137,7 @@ def _beams_argv(model: Path, inputs: Path, out: Path, cache: Path, *extra: str) 
             "--max-new-tokens", "14", "--no-progress", *extra]
 
 
-def test_beams_then_ue_end_to_end(parser_folder, tmp_path, capsys):
+def test_beams_then_ue_end_to_end(parser_folder, tmp_path, capsys, caplog):
     sentences = tmp_path / "sentences.txt"
     sentences.write_text("\n".join(SENTENCES) + "\n", encoding="utf-8")
     gold = tmp_path / "gold.jsonl"
@@ -175,6 +175,15 @@ def test_beams_then_ue_end_to_end(parser_folder, tmp_path, capsys):
     assert json.loads((report / "settings.json").read_text(encoding="utf-8"))["beams"] == record
     assert f"made by `lsplits beams` with {parser_folder} from {sentences} (k = 4, max_new_tokens = 14, dtype fp32)" \
         in (report / "report.md").read_text(encoding="utf-8")
+
+    edited = tmp_path / "edited"  # beams changed after lsplits wrote them are not credited to its run
+    out.write_text("".join(out.read_text(encoding="utf-8").splitlines(keepends=True)[:-1]), encoding="utf-8")
+    assert cli_main(["ue", str(out), "--gold", str(gold), "--out", str(edited), "--similarities", "smatch",
+                     "--qualities", "smatch", "--beam-sizes", "2,4", "--bootstrap", "0", "--workers", "1",
+                     "--no-cache", "--no-progress"]) == 0
+    assert "beams" not in json.loads((edited / "settings.json").read_text(encoding="utf-8"))
+    assert "beams.jsonl changed since lsplits beams wrote it: its settings record" in caplog.text
+    assert "made by `lsplits beams`" not in (edited / "report.md").read_text(encoding="utf-8")
 
 
 def test_the_settings_record_next_to_the_beams_is_replaced_only_when_lsplits_wrote_it(parser_folder, tmp_path,

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from lsplits.data.loading import read_jsonl
 from lsplits.errors import DataError
-from lsplits.io import read_settings_record
+from lsplits.generation.cache import read_beams_record
 
 logger = logging.getLogger(__name__)
 
@@ -252,7 +252,7 @@ def load_inputs(beam_paths: Sequence[str | os.PathLike[str]], gold_path: str | o
     inputs = Inputs(ids=[], candidates=[], gold=[],
                     only_in_beams=[i for i in beams if i not in gold],
                     only_in_gold=[i for i in gold if i not in beams], paired_by=paired_by,
-                    made_by=read_settings_record(beam_paths[0]) if len(beam_paths) == 1 else None)
+                    made_by=read_beams_record(beam_paths[0]) if len(beam_paths) == 1 else None)
     for example, candidates in beams.items():
         if example not in gold:
             continue
