@@ -30,12 +30,12 @@ from lsplits.lm.scratch import ScratchConfig, build_scratch_lm
 HELPER = Path(__file__).with_name("lm_launch_helper.py")
 
 
-def _launch_two(args: list[str], **popen) -> subprocess.Popen:
+def _launch_two(args: list[str], env: dict[str, str] | None = None, **popen) -> subprocess.Popen:
     """``accelerate launch --multi_gpu --num_processes 2 ARGS``: two gloo processes on this CPU.
 
     (``--cpu`` would start a single process.) One thread per process, as torchrun sets it anyway.
     """
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "PASSIVE"}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "PASSIVE", **(env or {})}
     command = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
                "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
                "--main_process_port", str(29500 + os.getpid() % 1000), *args]
@@ -195,3 +195,49 @@ def test_several_processes_without_a_cache_folder_is_a_config_error(monkeypatch)
     monkeypatch.setenv("WORLD_SIZE", "2")
     with pytest.raises(ConfigError, match="--cache-dir"):
         compute_scores(tiny_records(4), lm="scratch", folds=2, progress=False)
+
+
+def test_sigterm_to_a_two_process_launch_is_one_line_and_leaves_no_worker_or_temporary_folder(tiny_folder,
+                                                                                              tmp_path):
+    """A scheduler's ``kill LAUNCHER``: torchrun passes SIGTERM on to both processes, each unwinds (temporary
+    folders removed) and exits 143, and the user reads the lsplits line once (rank 0's), with no lsplits traceback."""
+    sentences = tiny_sentences()
+    with (tmp_path / "pairs.jsonl").open("w") as out:
+        for i in range(40000):
+            out.write(json.dumps({"premise": sentences[i % 36], "hypothesis": " " + sentences[(i * 7) % 36]
+                                  + " x" * (i % 5)}) + "\n")
+    cache, tmp = tmp_path / "cache", tmp_path / "tmp"
+    tmp.mkdir()
+    launch = _launch_two(["-m", "lsplits", "score", "--data-files", str(tmp_path / "pairs.jsonl"), "--query-field",
+                          "hypothesis", "--prompt-template", "Premise: {premise} Say:", "--lm", str(tiny_folder),
+                          "--setting", "pt", "--no-progress", "--cache-dir", str(cache),
+                          "--out", str(tmp_path / "scores.parquet")],
+                         env={"TMPDIR": str(tmp), "HF_HUB_OFFLINE": "1"}, start_new_session=True)
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 120
+        while not list(cache.glob("*/*/scores-*.parquet")):
+            assert launch.poll() is None, launch.stderr.read()[-3000:]
+            assert time.monotonic() < deadline, "the launch never wrote a shard"
+            time.sleep(0.05)
+        workers = _children(launch.pid)
+        launch.send_signal(signal.SIGTERM)
+        _, stderr = launch.communicate(timeout=120)
+    finally:
+        if launch.poll() is None:
+            os.killpg(launch.pid, signal.SIGKILL)
+            launch.wait()
+        deadline = time.monotonic() + 10
+        while any(map(_running, workers)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = [pid for pid in workers if _running(pid)]
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+    assert len(workers) == 2 and not left, (workers, left)
+    said = [line for line in stderr.splitlines() if line.startswith("lsplits score:")]
+    assert said == [f"lsplits score: terminated (SIGTERM); finished score shards and fold checkpoints are cached in "
+                    f"{cache}, and a rerun resumes from them"], stderr[-3000:]
+    lsplits_frames = [line for line in stderr.splitlines() if line.strip().startswith("File ") and "/lsplits/" in line]
+    assert not lsplits_frames, stderr[-3000:]  # the launcher's own SignalException traceback is torch's
+    assert not [p.name for p in tmp.iterdir() if p.name.startswith("lsplits")]
+    assert not (tmp_path / "scores.parquet").exists()

@@ -9,7 +9,9 @@ workers leave both signals to their parent (:func:`lsplits.uncertainty.matrix._w
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -77,6 +79,14 @@ def interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
 def exit_code(interrupt: KeyboardInterrupt) -> int:
     """143 for SIGTERM, 130 for Ctrl-C."""
     return SIGTERM_EXIT if isinstance(interrupt, Terminated) else SIGINT_EXIT
+
+
+def report_interrupt(args: argparse.Namespace, interrupt: KeyboardInterrupt) -> int:
+    """Print the one line (:func:`interrupted_line`) and return the exit code. Under ``accelerate launch`` the
+    signal reaches every process, and only the main one (rank 0) prints, so the user reads the line once."""
+    if os.environ.get("RANK", "0") in ("", "0"):
+        print(f"lsplits {args.command}: {interrupted_line(args, interrupt)}", file=sys.stderr)
+    return exit_code(interrupt)
 
 
 def _cache_of(args: argparse.Namespace) -> tuple[str, Path | None] | None:

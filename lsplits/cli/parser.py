@@ -511,13 +511,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from lsplits.lm.distributed import exit_with_launcher
 
         exit_with_launcher()
-    from lsplits.cli.interrupt import (
-        SIGPIPE_EXIT,
-        exit_code,
-        interrupt_behind,
-        interrupted_line,
-        raise_on_sigterm,
-    )
+    from lsplits.cli.interrupt import SIGPIPE_EXIT, interrupt_behind, raise_on_sigterm, report_interrupt
     from lsplits.runtime.logs import RepeatedWarnings, configure_logging
 
     configure_logging(logging.DEBUG if args.verbose else logging.INFO)
@@ -535,13 +529,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             repeats.finish(logger)
     except KeyboardInterrupt as interrupt:  # Ctrl-C, or SIGTERM as interrupt.Terminated
-        print(f"lsplits {args.command}: {interrupted_line(args, interrupt)}", file=sys.stderr)
-        return exit_code(interrupt)
+        return report_interrupt(args, interrupt)
     except Exception as exc:
         interrupt = interrupt_behind(exc)
         if interrupt is not None:  # a cleanup's own error replaced the signal: still the signal's one line
-            print(f"lsplits {args.command}: {interrupted_line(args, interrupt)}", file=sys.stderr)
-            return exit_code(interrupt)
+            return report_interrupt(args, interrupt)
         if isinstance(exc, BrokenPipeError):  # `lsplits analyze DIR | head`: stop quietly, as Unix tools do
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python's flush at exit must not fail
             return SIGPIPE_EXIT
