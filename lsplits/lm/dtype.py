@@ -44,10 +44,11 @@ CPU_BF16_MIN_PARAMETERS = 20_000_000
 
 Measured by ``benchmarks/dtype.py`` on this project's AMX CPU (2 cores), speed-up of bf16 over fp32. Two runs
 on cores shared with other jobs, scoring: 0.7M parameters 0.43x / 1.03x, 3.7M 0.96x / 0.78x, 11.5M 1.48x /
-1.04x, 20M 2.18x / 1.08x, 58M 1.78x / 1.69x, 87M 1.97x / 1.76x. On a quiet machine, scoring: 0.7M 1.42x,
-3.7M 1.96x, 11.5M 2.55x, 20M 2.85x, 58M 3.25x, 87M 3.39x, gpt2-medium size 3.24x; fine-tuning: the scratch
-LM (0.7M) 0.90x, gpt2-medium size 1.31x. Below 20M bf16 lost in some run (and fine-tunes the scratch LM more
-slowly even on a quiet machine); from 20M on it never lost.
+1.04x, 20M 2.18x / 1.08x, 58M 1.78x / 1.69x, 87M 1.97x / 1.76x. On a quiet machine, scoring: 0.7M 1.42x /
+1.29x, 3.7M 1.96x / 2.03x, 11.5M 2.55x / 2.69x, 20M 2.85x / 2.76x, 58M 3.25x / 3.47x, 87M 3.39x / 3.40x,
+gpt2-medium size 3.24x / 3.58x; fine-tuning: the scratch LM (0.7M) 0.90x / 1.00x, gpt2-medium size 1.31x /
+1.83x (the second with fused AdamW). Below 20M bf16 lost in some run (and never fine-tunes the scratch LM
+faster); from 20M on it never lost.
 """
 
 
