@@ -105,9 +105,7 @@ def _cache_of(args: argparse.Namespace) -> tuple[str, Path | None] | None:
     if command == "difficulty":
         from lsplits.difficulty.run import runs_folder
 
-        out = getattr(args, "out", None)
-        folder = runs_folder(out, args.cache_dir) if out else args.cache_dir
-        return "finished configs and their last checkpoints", Path(folder) if folder else None
+        return "finished configs and their last checkpoints", runs_folder(args.out, args.cache_dir)  # --out is required
     return None
 
 

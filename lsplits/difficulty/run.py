@@ -11,6 +11,7 @@ Difficulty section and the ``difficulty`` entry of ``lsplits.json`` (:mod:`~lspl
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from dataclasses import dataclass
@@ -131,7 +132,8 @@ def run_difficulty(checked: Plan, *, progress: bool = True, keep_models: bool = 
     from lsplits.difficulty import card, report
     from lsplits.difficulty.summary import summarise
     from lsplits.difficulty.train import train_config, work_folder
-    from lsplits.lm.distributed import is_main
+    from lsplits.lm.distributed import is_main, process_device
+    from lsplits.lm.dtype import unloaded_model_dtype
 
     settings = checked.settings
     dataset = checked.dataset
@@ -149,11 +151,13 @@ def run_difficulty(checked: Plan, *, progress: bool = True, keep_models: bool = 
                        ", ".join(checked.configs))
     runs = {}
     for name, path in checked.models.items():
+        # resolved once per model, so the work folder's key and the training use the same dtype
+        resolved = dataclasses.replace(settings, dtype=unloaded_model_dtype(settings.dtype, path, process_device()))
         for config in checked.configs:
             frames = dataset.load(config)
             folder = work_folder(checked.work_root, name, path, config, checked.kind, checked.labels, frames,
-                                 settings)
-            runs[(name, config)] = train_config(path, config, checked.kind, checked.labels, frames, settings, folder,
+                                 resolved)
+            runs[(name, config)] = train_config(path, config, checked.kind, checked.labels, frames, resolved, folder,
                                                 name=name, progress=progress, keep_model=keep_models)
     if not is_main():
         return None

@@ -162,17 +162,12 @@ def model_slug(name: str) -> str:
 def work_folder(root: Path, name: str, model: str, config: str, kind: TaskKind, labels: LabelSpace | None,
                 frames: dict[str, pd.DataFrame], settings: TaskModelSettings) -> Path:
     """The work folder of one (model, config), under the model's ``name``; its name hashes everything
-    the result depends on (model files, data, settings, and the dtype that ``auto`` resolves to here), so a
-    changed input never reuses a result, and a cache shared between machines never mixes precisions."""
-    from lsplits.lm.distributed import process_device
-    from lsplits.lm.dtype import config_parameters, resolve_dtype
-    from lsplits.lm.scoring import resolve_device
-
-    precision = resolve_dtype(settings.dtype, resolve_device(process_device()),
-                              n_parameters=lambda: config_parameters(model))
+    the result depends on (model files, data, settings), so a changed input never reuses a result. Give it
+    the settings with their dtype resolved (:func:`lsplits.difficulty.run.run_difficulty` does), so a cache
+    shared between machines never mixes precisions."""
     key = {"version": WORK_VERSION, "model": str(model), "model_files": _folder_fingerprint(str(model)),
            "config": config, "kind": dataclasses.asdict(kind), "labels": labels.names if labels else None,
-           "settings": {**settings.to_dict(), "dtype": precision},
+           "settings": settings.to_dict(),
            "data": frames_fingerprint(frames, [*kind.text_fields, kind.target_field])}
     digest = hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:12]
     return Path(root) / model_slug(name) / f"{config}-{digest}"

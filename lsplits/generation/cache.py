@@ -127,13 +127,12 @@ def generate_cached(model: str, inputs: BeamInputs, settings: BeamSettings, *, c
 
     from lsplits.io import atomic_write_text
     from lsplits.lm.distributed import barrier, is_main, main_first, process_device, rank, world_size
-    from lsplits.lm.dtype import config_parameters, resolve_dtype
-    from lsplits.lm.scoring import resolve_device
+    from lsplits.lm.dtype import unloaded_model_dtype
     from lsplits.lm.shards import missing_shards, split_into_shards, this_process_share
 
     kind = kind or check_model(model)
     device = device or process_device()
-    precision = resolve_dtype(settings.dtype, resolve_device(device), n_parameters=lambda: config_parameters(model))
+    precision = unloaded_model_dtype(settings.dtype, model, device)
     folder = Path(cache_dir) / _run_key(inputs, model, settings, precision)
     folder.mkdir(parents=True, exist_ok=True)
     record = {"model": model, "source": inputs.source, "n_inputs": len(inputs.ids),

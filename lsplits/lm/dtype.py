@@ -142,6 +142,16 @@ def config_parameters(config: Any) -> int:
     return count_parameters(model)
 
 
+def unloaded_model_dtype(dtype: str, model: str, device: Any = None) -> str:
+    """:func:`resolve_dtype` for a model not loaded yet (Hub id or folder; sized from its config only when it
+    matters) on ``device`` (None: CUDA when available, else the CPU), to key caches before any weights load."""
+    if device is None:
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    return resolve_dtype(dtype, device, n_parameters=lambda: config_parameters(model))
+
+
 def model_dtype(dtype: str, model: Any, device: Any = None) -> str:
     """:func:`resolve_dtype` for a loaded ``model`` on ``device`` (default: where its weights are)."""
     if device is None:
