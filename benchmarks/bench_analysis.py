@@ -16,7 +16,7 @@ from data_paths import default_data
 from nltk.tokenize import NLTKWordTokenizer
 from wordfreq import word_frequency
 
-from lsplits.build.analysis import add_rare_word_counts, split_statistics, statistics_text
+from lsplits.building.analysis import add_rare_word_counts, split_statistics, statistics_text
 
 DEFAULT = default_data("snli/snli_1.0_dev.jsonl")  # None in a clone without ../shared/data: pass the path
 

@@ -46,7 +46,7 @@ def padding_ratio(folder: Path, dataset: str, max_length: int, batch_size: int =
     """Tokens of one epoch of ``random``'s train split: real, padded length-grouped, padded shuffled."""
     from transformers import AutoTokenizer
 
-    from lsplits.build.dataset import open_dataset
+    from lsplits.building.dataset import open_dataset
     from lsplits.difficulty.run import default_model_path
     from lsplits.difficulty.tasks import task_kind
     from lsplits.lm.finetune import length_grouped_batches

@@ -126,7 +126,7 @@ def snli_shaped(data_dir: Path, limit: int | None, rng: np.random.Generator) -> 
 
 
 def _records(builder, path: Path, limit: int | None) -> tuple[list[str], list[str]]:
-    from lsplits.build.pipeline import score_records
+    from lsplits.building.pipeline import score_records
 
     records = score_records(builder.load(data_files=[str(path)]).examples, builder.SPEC.task, "pt")[:limit]
     return [r["prompt"] for r in records], [r["query"] for r in records]

@@ -1,6 +1,6 @@
 """Dataset builders: one module per published dataset (SNLI, BoolQ, Spider).
 
-Each module defines ``SPEC`` (a :class:`lsplits.build.pipeline.DatasetSpec`) and ``load(data_files=None)``
+Each module defines ``SPEC`` (a :class:`lsplits.building.pipeline.DatasetSpec`) and ``load(data_files=None)``
 returning the pooled, filtered examples; ``lsplits build NAME`` and ``python -m lsplits.builders.NAME``
 run them. Importing this package registers every module in it (except the shared helpers of
 ``common``) with :func:`lsplits.data.registry.register_builder`, without importing them.

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import sys
 
-from lsplits.build.card import CardInfo
-from lsplits.build.pipeline import DatasetSpec
+from lsplits.building.card import CardInfo
+from lsplits.building.pipeline import DatasetSpec
 from lsplits.data.loading import LoadedData, LoadOptions
 from lsplits.data.tasks import boolq_task
 

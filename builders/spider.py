@@ -14,8 +14,8 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 
-from lsplits.build.card import CardInfo
-from lsplits.build.pipeline import DatasetSpec
+from lsplits.building.card import CardInfo
+from lsplits.building.pipeline import DatasetSpec
 from lsplits.data.loading import LoadedData, LoadOptions
 from lsplits.data.tasks import spider_task
 from lsplits.splits.spider import SPIDER_POLICY, normalize_question, query_hardness

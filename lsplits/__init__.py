@@ -14,6 +14,10 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 __version__ = "0.1.0"
 
+from lsplits import _moved  # noqa: E402  (old module paths, with a FutureWarning)
+
+_moved.install()
+
 __all__ = ["LikelihoodSplits", "likelihood_splits", "score"]
 
 

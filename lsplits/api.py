@@ -2,7 +2,7 @@
 
 :func:`likelihood_splits` and :func:`score` are the engine of ``lsplits build`` and ``lsplits score``
 too (the CLI resolves its options into the same calls): :func:`resolve_data` turns any input into a
-:class:`~lsplits.build.pipeline.DatasetSpec` and checked examples (a builder's when ``task`` names one),
+:class:`~lsplits.building.pipeline.DatasetSpec` and checked examples (a builder's when ``task`` names one),
 :func:`build` scores and splits them into a :class:`LikelihoodSplits`, whose :meth:`~LikelihoodSplits.write`
 writes what ``lsplits build --out`` writes and :meth:`~LikelihoodSplits.push_to_hub` pushes it in one commit.
 """
@@ -17,9 +17,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lsplits.build.card import CardInfo
-from lsplits.build.pipeline import BuildResult, DatasetSpec, build_splits, export_dataset, score_records
-from lsplits.build.settings import PT_NEEDS_PRETRAINED, BuildSettings, ScoreSettings
+from lsplits.building.card import CardInfo
+from lsplits.building.pipeline import BuildResult, DatasetSpec, build_splits, export_dataset, score_records
+from lsplits.building.settings import PT_NEEDS_PRETRAINED, BuildSettings, ScoreSettings
 from lsplits.data.loading import LoadedData, LoadOptions, load_sources, prepare_examples
 from lsplits.data.registry import builder_names, is_builder, load_builder
 from lsplits.data.tasks import DEFAULT_SETTING, Setting, generic_task, resolve_setting
@@ -184,7 +184,7 @@ class LikelihoodSplits(Mapping[str, "datasets.DatasetDict"]):
             import datasets
             from datasets.table import InMemoryTable
 
-            from lsplits.build.export import dataset_schema, to_arrow
+            from lsplits.building.export import dataset_schema, to_arrow
 
             if self._schema is None:  # every config and split gets the schema the written files get
                 self._schema = dataset_schema({"": {"": self.result.config_table(name)}})
@@ -339,7 +339,7 @@ def score(data: Any, *, query_field: str | None = ScoreSettings.query_field,
     import pandas as pd
     from datasets.table import InMemoryTable
 
-    from lsplits.build.export import to_arrow, unify_types
+    from lsplits.building.export import to_arrow, unify_types
 
     named = task or (str(data) if isinstance(data, (str, os.PathLike)) else None)
     try:

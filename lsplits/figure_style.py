@@ -1,6 +1,6 @@
 """Shared looks of every lsplits figure: distinguishable lines and legends that never cover the data.
 
-Used by the build's plots (:mod:`lsplits.build.plots`), the uncertainty figures (:mod:`lsplits.uncertainty.plots`)
+Used by the build's plots (:mod:`lsplits.building.plots`), the uncertainty figures (:mod:`lsplits.uncertainty.plots`)
 and the difficulty report.
 """
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from lsplits.build.export import WrittenFolder, data_files_yaml, write_hub_folder
+from lsplits.building.export import WrittenFolder, data_files_yaml, write_hub_folder
 
 SPACE_DIR = Path(__file__).resolve().parents[1] / "spaces" / "lsplits-demo"
 N_EXAMPLES = 40

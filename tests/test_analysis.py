@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from lsplits.build.analysis import (
+from lsplits.building.analysis import (
     RARE_WORDS_COLUMN,
     WORD_TOKENS_COLUMN,
     add_rare_word_counts,

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import lsplits
-from lsplits.build.dataset import open_dataset
+from lsplits.building.dataset import open_dataset
 from lsplits.cli.parser import main
 from lsplits.errors import ConfigError, DataError
 

@@ -88,7 +88,7 @@ def lsplits_folder_with_a_user_file(folder: Path) -> Path:
     """A dataset folder lsplits wrote, to which the user then added a file."""
     import pandas as pd
 
-    from lsplits.build.export import write_hub_folder
+    from lsplits.building.export import write_hub_folder
 
     rows = pd.DataFrame({"id": ["a", "b", "c"], "text": ["x", "y", "z"]})
     out = write_hub_folder(folder / "out", {"c": {"train": rows.iloc[:1], "validation": rows.iloc[1:2],

@@ -1,4 +1,4 @@
-"""lsplits.build.pipeline without an LM: the build plan, splitting scored examples into index arrays, frames
+"""lsplits.building.pipeline without an LM: the build plan, splitting scored examples into index arrays, frames
 materialised from the base table, and the export of a result in Hub layout (scores are given here,
 so every expected split follows from them by hand)."""
 
@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lsplits.build.card import CardInfo
-from lsplits.build.configs import CONFIGS
-from lsplits.build.export import card_data_files
-from lsplits.build.pipeline import (
+from lsplits.building.card import CardInfo
+from lsplits.building.configs import CONFIGS
+from lsplits.building.export import card_data_files
+from lsplits.building.pipeline import (
     DatasetSpec,
     build_metadata,
     checked_eval_size,
@@ -25,7 +25,7 @@ from lsplits.build.pipeline import (
     split_inputs,
     split_scored,
 )
-from lsplits.build.settings import BuildSettings
+from lsplits.building.settings import BuildSettings
 from lsplits.data.loading import prepare_examples
 from lsplits.data.tasks import generic_task
 from lsplits.errors import ConfigError

@@ -13,7 +13,7 @@ import datasets
 import numpy as np
 import pytest
 
-from lsplits.build.demo import DEMO_CONFIGS, DemoSettings, run_demo
+from lsplits.building.demo import DEMO_CONFIGS, DemoSettings, run_demo
 from lsplits.cli.parser import COMMANDS, main
 from lsplits.lm.finetune import TrainConfig
 

@@ -8,8 +8,8 @@ import datasets
 import pyarrow.parquet as pq
 import yaml
 
-from lsplits.build.dataset import open_dataset
-from lsplits.build.export import data_file_paths
+from lsplits.building.dataset import open_dataset
+from lsplits.building.export import data_file_paths
 from lsplits.cli.parser import main
 from lsplits.splits.spider import sql_atoms
 

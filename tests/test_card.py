@@ -1,12 +1,12 @@
-"""Dataset cards render from what lsplits.build.export wrote: YAML header and configs, sizes, strategies, usage."""
+"""Dataset cards render from what lsplits.building.export wrote: YAML header and configs, sizes, strategies, usage."""
 
 from __future__ import annotations
 
 import pytest
 import yaml
 
-from lsplits.build.card import CardInfo, render_card, size_category
-from lsplits.build.export import WrittenFolder
+from lsplits.building.card import CardInfo, render_card, size_category
+from lsplits.building.export import WrittenFolder
 
 
 def written(sizes: dict[str, tuple[int, int, int]]) -> WrittenFolder:

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from space_helpers import build_fixture_dataset
 
-from lsplits.build.settings import BuildSettings
+from lsplits.building.settings import BuildSettings
 from lsplits.cli import commands, publish
 from lsplits.cli.parser import build_parser, settings_of
 from lsplits.errors import ConfigError

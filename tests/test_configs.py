@@ -1,4 +1,4 @@
-"""Published config names -> split strategies (lsplits.build.configs): names say what the strategy does,
+"""Published config names -> split strategies (lsplits.building.configs): names say what the strategy does,
 each dataset offers what its policy supports, and unknown names are refused listing the valid ones."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import doctest
 
 import pytest
 
-from lsplits.build import configs as configs_module
-from lsplits.build.configs import CONFIGS, DEFAULT_CONFIGS, available_configs, resolve_configs
+from lsplits.building import configs as configs_module
+from lsplits.building.configs import CONFIGS, DEFAULT_CONFIGS, available_configs, resolve_configs
 from lsplits.errors import ConfigError
 from lsplits.splits.spider import SPIDER_POLICY, TemplateSplit, TMCDSplit
 from lsplits.splits.strategy import PLAIN_POLICY, LengthSplit, LikelihoodSplit, RandomSplit

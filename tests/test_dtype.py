@@ -105,9 +105,9 @@ def test_bf16_and_fp32_give_the_same_split_up_to_ties_within_bf16_precision(tmp_
 def test_a_build_records_its_dtype_in_the_card_and_lsplits_json(tmp_path):
     from lm_fixtures import TINY_TRAIN, tiny_sentences
 
-    from lsplits.build.card import CardInfo
-    from lsplits.build.pipeline import DatasetSpec, build_splits, export_dataset
-    from lsplits.build.settings import BuildSettings
+    from lsplits.building.card import CardInfo
+    from lsplits.building.pipeline import DatasetSpec, build_splits, export_dataset
+    from lsplits.building.settings import BuildSettings
     from lsplits.data.loading import prepare_examples
     from lsplits.data.tasks import generic_task
     from lsplits.lm.finetune import TrainConfig

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lsplits.build.plots import score_vs_length_figure
+from lsplits.building.plots import score_vs_length_figure
 from lsplits.data.synthetic import make_demo_dataset
 from lsplits.errors import ConfigError, DataError, InvalidInput, InvalidOption, LsplitsError
 from lsplits.generation.search import check_texts

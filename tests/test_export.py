@@ -1,4 +1,4 @@
-"""The Hub layout written by lsplits.build.export opens with datasets.load_dataset by config name, loads fresh
+"""The Hub layout written by lsplits.building.export opens with datasets.load_dataset by config name, loads fresh
 after a rebuild (content-named files), gives every split of every config the same features, and
 reads back as the card's YAML lists it."""
 
@@ -14,9 +14,9 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from lsplits.build.card import CardInfo, render_card
-from lsplits.build.dataset import open_dataset
-from lsplits.build.export import card_data_files, data_file_paths, write_hub_folder
+from lsplits.building.card import CardInfo, render_card
+from lsplits.building.dataset import open_dataset
+from lsplits.building.export import card_data_files, data_file_paths, write_hub_folder
 from lsplits.errors import DataError
 
 CONTENT_NAME = re.compile(r"(train|validation|test)-00000-of-00001-([0-9a-f]{16})\.parquet")
@@ -142,7 +142,7 @@ def test_mixed_types_get_one_type_in_every_config_and_split(tmp_path, caplog):
     rows.loc[3, "note"] = 1.5
     data = {"first": {"train": rows.iloc[:8], "validation": rows.iloc[8:10], "test": rows.iloc[10:]},
             "second": {"train": rows.iloc[4:], "validation": rows.iloc[:2], "test": rows.iloc[2:4]}}
-    with caplog.at_level(logging.WARNING, logger="lsplits.build.export"):
+    with caplog.at_level(logging.WARNING, logger="lsplits.building.export"):
         out = write_hub_folder(tmp_path / "mixed", data, lambda folder: render_card(
             CardInfo(pretty_name="Mixed"), folder, {}, repo_hint="org/m", method="m"))
     warnings = [r.getMessage() for r in caplog.records]

@@ -96,12 +96,12 @@ def test_the_cycle_finder_sees_a_cycle_through_a_package_init():
 
 
 def test_the_graph_reads_relative_and_package_imports():
-    assert "lsplits.build.export" in imports_of("lsplits.build.card")  # from .export import WrittenFolder
-    assert "lsplits.splits.strategy" in imports_of("lsplits.build.configs")  # from .splits.strategy import ...
-    assert "lsplits.splits" in imports_of("lsplits.build.configs")  # loading lsplits.splits.* loads the package
+    assert "lsplits.building.export" in imports_of("lsplits.building.card")  # from .export import WrittenFolder
+    assert "lsplits.splits.strategy" in imports_of("lsplits.building.configs")  # from .splits.strategy import ...
+    assert "lsplits.splits" in imports_of("lsplits.building.configs")  # loading lsplits.splits.* loads the package
     assert "lsplits.splits" not in imports_of("lsplits.splits.spider")  # its own package is already loading
-    assert "lsplits.lm.pipeline" in imports_of("lsplits.build.pipeline")  # imported inside a function: still an edge
-    assert "lsplits.build.pipeline" not in imports_of("lsplits.lm.pipeline")
+    assert "lsplits.lm.pipeline" in imports_of("lsplits.building.pipeline")  # imported inside a function: still an edge
+    assert "lsplits.building.pipeline" not in imports_of("lsplits.lm.pipeline")
 
 
 def test_no_import_cycle_beyond_the_open_ones():

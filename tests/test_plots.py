@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lsplits.build.plots import (
+from lsplits.building.plots import (
     length_histograms_figure,
     plot_length_histograms,
     plot_rare_words,

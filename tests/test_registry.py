@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lsplits.build.settings import BuildSettings
+from lsplits.building.settings import BuildSettings
 from lsplits.cli import commands
 from lsplits.cli.parser import main, parse_args, settings_of
 from lsplits.data import registry
@@ -17,8 +17,8 @@ from lsplits.errors import ConfigError
 BUILDERS_DIR = Path(__file__).resolve().parents[1] / "builders"
 
 TINY_BUILDER = '''
-from lsplits.build.pipeline import DatasetSpec
-from lsplits.build.card import CardInfo
+from lsplits.building.pipeline import DatasetSpec
+from lsplits.building.card import CardInfo
 from lsplits.data.loading import prepare_examples
 from lsplits.data.tasks import generic_task
 

@@ -67,7 +67,7 @@ def test_the_wheel_holds_lsplits_alone_with_the_builders_inside(dist):
     assert {name.split("/")[0] for name in names} == {"lsplits", f"lsplits-{lsplits.__version__}.dist-info"}
     for builder in ("__init__", "common", "snli", "boolq", "spider"):
         assert f"lsplits/builders/{builder}.py" in names
-    assert "lsplits/build/demo.py" in names and "lsplits/data/synthetic.py" in names
+    assert "lsplits/building/demo.py" in names and "lsplits/data/synthetic.py" in names
     top_level = zipfile.ZipFile(_wheel(dist)).read(f"lsplits-{lsplits.__version__}.dist-info/top_level.txt")
     assert top_level.decode().split() == ["lsplits"]
     # metrics/ and spaces/ come inside, every tracked file of them and nothing else (push-metrics, push-space)

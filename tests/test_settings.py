@@ -10,7 +10,7 @@ import datasets
 import numpy as np
 import pytest
 
-from lsplits.build.settings import BuildSettings, ScoreSettings
+from lsplits.building.settings import BuildSettings, ScoreSettings
 from lsplits.cli.parser import main, parse_args
 from lsplits.errors import ConfigError
 
@@ -192,7 +192,7 @@ def test_the_lm_identity_pins_the_weights(tmp_path, monkeypatch):
 
 
 def test_rebuilding_with_other_weights_warns(tmp_path, caplog):
-    from lsplits.build.settings import BuildSettings as Settings
+    from lsplits.building.settings import BuildSettings as Settings
     from lsplits.cli.commands import warn_if_lm_changed
 
     model = tmp_path / "lm"

@@ -21,7 +21,7 @@ import yaml
 from space_helpers import SPACE_DIR, build_fixture_dataset, fixture_rows
 
 import lsplits
-from lsplits.build.export import card_data_files
+from lsplits.building.export import card_data_files
 from lsplits.cli import publish
 from lsplits.cli.parser import parse_args
 from lsplits.errors import ConfigError

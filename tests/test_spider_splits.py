@@ -272,7 +272,7 @@ def _plain_constraint_after_template(sqls, eval_size, seed):
 
 @pytest.mark.parametrize("seed", range(12))
 def test_template_config_keeps_whole_templates_after_the_atom_constraint(seed):
-    from lsplits.build.configs import CONFIGS
+    from lsplits.building.configs import CONFIGS
     from lsplits.splits.spider import SPIDER_POLICY
 
     examples = [{"id": f"dev-{i}", "question": f"q{i}", "query": q} for i, q in enumerate(_REAL_STYLE_SQL)]
@@ -581,7 +581,7 @@ def test_a_library_user_builds_a_spider_split_without_the_builders():
 
     code = (
         "import sys\n"
-        "from lsplits.build.configs import CONFIGS\n"
+        "from lsplits.building.configs import CONFIGS\n"
         "from lsplits.splits.spider import SPIDER_POLICY\n"
         f"rows = {_tiny_spider(30)!r}\n"
         "examples = [{'id': f'train-{i}', **row} for i, row in enumerate(rows)]\n"

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Literal
 
 from lsplits.api import build as build_dataset
 from lsplits.api import resolve_data, score_loaded, score_plan
-from lsplits.build.pipeline import DatasetSpec, plan_build, recorded_settings, score_records
-from lsplits.build.settings import BuildSettings, RunSettings, ScoreSettings
+from lsplits.building.pipeline import DatasetSpec, plan_build, recorded_settings, score_records
+from lsplits.building.settings import BuildSettings, RunSettings, ScoreSettings
 from lsplits.cli.parser import settings_of
 from lsplits.data.loading import LoadedData
 from lsplits.data.registry import is_builder
@@ -147,7 +147,7 @@ def build(args: argparse.Namespace) -> int:
 
 def demo(args: argparse.Namespace) -> int:
     """``lsplits demo``: the offline end-to-end run."""
-    from lsplits.build.demo import DemoSettings, run_demo
+    from lsplits.building.demo import DemoSettings, run_demo
 
     summary = run_demo(args.out, DemoSettings(n=args.n, seed=args.seed), cache_dir=args.cache_dir,
                        progress=not args.no_progress)
@@ -157,7 +157,7 @@ def demo(args: argparse.Namespace) -> int:
 
 def analyze(args: argparse.Namespace) -> int:
     """``lsplits analyze``: print the statistics of every config in a built folder."""
-    from lsplits.build.report import analyze_folder
+    from lsplits.building.report import analyze_folder
 
     print(analyze_folder(args.folder, configs=args.configs))
     return 0

@@ -85,8 +85,8 @@ def whole_number(minimum: int) -> Callable[[str], int]:
 
 
 def _eval_size(text: str) -> int | float:
-    """Parse --eval-size: an integer count or a fraction, checked by :func:`lsplits.build.settings.check_eval_size`."""
-    from lsplits.build.settings import check_eval_size
+    """Parse --eval-size: an integer count or a fraction, checked by :func:`lsplits.building.settings.check_eval_size`."""
+    from lsplits.building.settings import check_eval_size
 
     try:
         value: int | float = int(text)
@@ -186,7 +186,7 @@ def _add_lm_arguments(parser: argparse.ArgumentParser, settings: type) -> None:
 
 
 def _score_arguments(parser: argparse.ArgumentParser) -> None:
-    from lsplits.build.settings import ScoreSettings
+    from lsplits.building.settings import ScoreSettings
     from lsplits.data.tasks import SETTING_HELP, SETTINGS
 
     _add_data_arguments(parser, ScoreSettings)
@@ -198,7 +198,7 @@ def _score_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _build_arguments(parser: argparse.ArgumentParser) -> None:
-    from lsplits.build.settings import DEFAULT_EVAL_FRACTION, BuildSettings
+    from lsplits.building.settings import DEFAULT_EVAL_FRACTION, BuildSettings
 
     _add_data_arguments(parser, BuildSettings)
     _add_lm_arguments(parser, BuildSettings)
@@ -223,7 +223,7 @@ def _push_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _demo_arguments(parser: argparse.ArgumentParser) -> None:
-    from lsplits.build.demo import DEMO_OUT, DemoSettings
+    from lsplits.building.demo import DEMO_OUT, DemoSettings
 
     parser.add_argument("--out", type=Path, default=DEMO_OUT, help="output folder (default %(default)s)")
     parser.add_argument("--n", type=whole_number(1), default=DemoSettings.n,
@@ -479,12 +479,12 @@ def build_parser(defaults: Mapping[str, Mapping[str, Any]] | None = None) -> arg
 
 
 def recorded_defaults(args: argparse.Namespace) -> dict[str, dict[str, Any]] | None:
-    """For ``build --settings FILE``: the recorded :class:`~lsplits.build.settings.BuildSettings` as the build
+    """For ``build --settings FILE``: the recorded :class:`~lsplits.building.settings.BuildSettings` as the build
     command's defaults, so options given on the command line still win (None without ``--settings``)."""
     path = getattr(args, "settings", None)
     if path is None:
         return None
-    from lsplits.build.settings import BuildSettings
+    from lsplits.building.settings import BuildSettings
 
     return {args.command: BuildSettings.from_file(path).to_dict()}
 

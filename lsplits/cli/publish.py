@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lsplits.build.card import with_repo_id
+from lsplits.building.card import with_repo_id
 from lsplits.errors import ConfigError, InvalidOption
 from lsplits.hub import demo_space, metric_spaces
 from lsplits.hub.push import check_hub_access, push_folder

@@ -1,6 +1,6 @@
 """The dataset builders ``lsplits build NAME`` knows, by name.
 
-A builder is a module with ``SPEC`` (a :class:`lsplits.build.pipeline.DatasetSpec`) and
+A builder is a module with ``SPEC`` (a :class:`lsplits.building.pipeline.DatasetSpec`) and
 ``load(data_files=None, options=None)`` (the pooled, filtered examples). Builders register themselves: the
 ``builders`` package registers each of its modules when it is imported (so a new module there is a
 new ``lsplits build NAME``), and any other package can call :func:`register_builder`. A module is

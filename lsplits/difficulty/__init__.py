@@ -2,7 +2,7 @@
 accuracy with intervals, the relative error increase against ``random``, buckets and projections
 (the Likelihood Splits paper's Tables 2-5 and 14), into a report folder and the dataset card.
 
-The dataset is opened by :func:`lsplits.build.dataset.open_dataset`. Modules, in the order of the
+The dataset is opened by :func:`lsplits.building.dataset.open_dataset`. Modules, in the order of the
 flow: :mod:`.source` (a fingerprint of a config's content), :mod:`.tasks`
 (model class, inputs, targets, metric per task), :mod:`.train` (resumable fine-tuning per config on
 accelerate), :mod:`.evaluate` (the statistics), :mod:`.summary` (all numbers of one run),

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from lsplits.build.report import METADATA_FILE
+from lsplits.building.report import METADATA_FILE
 from lsplits.io import atomic_path, atomic_write_text, record_files
 
 SECTION_START = "<!-- lsplits:difficulty:start (written by `lsplits difficulty`; rerun it to update) -->"

@@ -214,7 +214,7 @@ def length_order(edges: Sequence[int]) -> list[str]:
 
 def rare_word_labels(texts: Sequence[str]) -> list[str]:
     """Per text: whether it holds a rare word (at most 1 per million in English, METHOD A4)."""
-    from lsplits.build.analysis import rare_word_counts
+    from lsplits.building.analysis import rare_word_counts
 
     counts = rare_word_counts(texts, progress=False)
     return [RARE if rare > 0 else NOT_RARE for rare in counts[:, 0]]

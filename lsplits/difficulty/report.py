@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from lsplits.build.plots import save_figure
+from lsplits.building.plots import save_figure
 from lsplits.difficulty import evaluate as ev
 from lsplits.difficulty.summary import DifficultySummary
 from lsplits.difficulty.tasks import EXACT_MATCH

@@ -1,6 +1,6 @@
 """One difficulty run, from a dataset location and :class:`~lsplits.difficulty.settings.DifficultySettings`.
 
-Flow: :func:`plan` checks the report folder, the dataset (:func:`lsplits.build.dataset.open_dataset`), its
+Flow: :func:`plan` checks the report folder, the dataset (:func:`lsplits.building.dataset.open_dataset`), its
 configs, task (:mod:`~lsplits.difficulty.tasks`), labels and models, without training or logging, so bad input
 costs one line; :func:`run_difficulty` then trains each (model, config) with
 :func:`~lsplits.difficulty.train.train_config` (resumable), summarises (:func:`~lsplits.difficulty.summary.summarise`),
@@ -72,7 +72,7 @@ def runs_folder(out: str | Path, cache_dir: str | Path | None = None) -> Path:
 def plan(dataset: str, out: str | Path, settings: DifficultySettings, *, cache_dir: str | Path | None = None,
          card: bool = True) -> Plan:
     """Check the report folder, dataset, configs, task, models and labels; nothing is trained or logged."""
-    from lsplits.build.dataset import open_dataset
+    from lsplits.building.dataset import open_dataset
     from lsplits.difficulty.tasks import SEQ2SEQ, LabelSpace, check_model, task_kind
     from lsplits.difficulty.train import TaskModelSettings
 
@@ -80,7 +80,7 @@ def plan(dataset: str, out: str | Path, settings: DifficultySettings, *, cache_d
     check_output(out, expect="folder", inputs=[local] if local.exists() else ())
     opened = open_dataset(dataset)
     if opened.folder is not None and card:  # the card, lsplits.json and the figure get updated
-        from lsplits.build.export import CARD_FILE, METADATA_FILE
+        from lsplits.building.export import CARD_FILE, METADATA_FILE
         from lsplits.difficulty.report import CARD_PLOT
 
         check_additions(opened.folder, [CARD_FILE, METADATA_FILE, CARD_PLOT], what="the dataset folder")

@@ -1,6 +1,6 @@
 """What ``lsplits difficulty`` needs of a built dataset beyond opening it: a fingerprint of a config's content.
 
-The dataset itself is opened by :func:`lsplits.build.dataset.open_dataset` (a local folder or a Hub
+The dataset itself is opened by :func:`lsplits.building.dataset.open_dataset` (a local folder or a Hub
 repo), the one opener that ``analyze`` and the Space use too.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from lsplits.build.export import SPLIT_NAMES as SPLITS
+from lsplits.building.export import SPLIT_NAMES as SPLITS
 
 
 def frames_fingerprint(frames: dict[str, pd.DataFrame], columns: Sequence[str]) -> str:

@@ -56,7 +56,7 @@ def default_space_dir() -> Path:
 
 def scratch_lm_texts(dataset_dir: str | Path) -> list[str]:
     """The distinct query sentences of a built dataset (every example once), to train the scratch LM on."""
-    from lsplits.build.dataset import open_dataset
+    from lsplits.building.dataset import open_dataset
 
     dataset = open_dataset(dataset_dir)
     frames, meta = dataset.frames(), dataset.meta
@@ -139,7 +139,7 @@ def stage_space(out: str | Path, *, space_dir: str | Path | None = None, demo_da
     if demo_data is not None:
         shutil.copytree(demo_data, dataset, ignore=_IGNORED)
     else:
-        from lsplits.build.demo import run_demo
+        from lsplits.building.demo import run_demo
 
         logger.info("no demo dataset given: running `lsplits demo` into %s", dataset)
         with tempfile.TemporaryDirectory() as cache:

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from lsplits.build.settings import DEFAULT_FOLDS
+from lsplits.building.settings import DEFAULT_FOLDS
 from lsplits.errors import DataError
 from lsplits.lm.distributed import process_device, world_size
 from lsplits.lm.dtype import FP32, dtype_text

@@ -89,7 +89,7 @@ def model_identity(name: str) -> dict[str, str | None]:
     """What pins down the weights of LM ``name``, for ``lsplits.json``: a Hub model's cached revision (its
     snapshot's commit), a local folder's weights hash (SHA-256 of its weight files, first 16 hex digits),
     nothing for the scratch LM (its recipe and seed are recorded instead) or an uncached Hub id."""
-    from lsplits.build.settings import SCRATCH_LM
+    from lsplits.building.settings import SCRATCH_LM
 
     if name == SCRATCH_LM:
         return {"kind": SCRATCH_LM, "revision": None, "weights_sha256": None}

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lsplits.build.settings import DEFAULT_FOLDS
+from lsplits.building.settings import DEFAULT_FOLDS
 from lsplits.errors import ConfigError, DataError, InvalidOption, SplitInvariantError
 from lsplits.io import atomic_write_parquet, atomic_write_text
 from lsplits.lm.distributed import barrier, is_main, launched, main_first, process_device, rank, world_size

@@ -18,7 +18,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from lsplits.build.settings import DEFAULT_FOLDS, PT_NEEDS_PRETRAINED, SCRATCH_LM
+from lsplits.building.settings import DEFAULT_FOLDS, PT_NEEDS_PRETRAINED, SCRATCH_LM
 from lsplits.data.tasks import resolve_setting
 from lsplits.errors import ConfigError, InvalidOption
 from lsplits.lm.dtype import DEFAULT_DTYPE, check_dtype, config_parameters, resolve_dtype

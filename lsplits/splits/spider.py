@@ -8,7 +8,7 @@ atom that train never shows (METHOD A2). The Spider baselines of METHOD A3 are :
 their statistics use :mod:`lsplits.splits.divergence` and :mod:`lsplits.splits.hardness`.
 :data:`SPIDER_POLICY` bundles all of it, so a Spider split needs no dataset builder::
 
-    from lsplits.build.configs import CONFIGS
+    from lsplits.building.configs import CONFIGS
     from lsplits.splits.spider import SPIDER_POLICY
 
     examples = [{"id": "train-0", "question": "How many singers?", "query": "SELECT count(*) FROM singer"}, ...]

@@ -9,8 +9,8 @@ from :meth:`SplitStrategy.params`, and :meth:`SplitStrategy.split` turns the per
 A :class:`SplitPolicy` is what one dataset adds to every strategy: extra per-example inputs
 (Spider: SQL atoms and compounds), a constraint applied to every partition (Spider: every eval
 atom occurs in train), per-config statistics and notes for the card. Where it sits: the build
-(:mod:`lsplits.build.pipeline`) scores the examples, then asks the policy to split them with each
-published config's strategy (:mod:`lsplits.build.configs` maps config names to strategies).
+(:mod:`lsplits.building.pipeline`) scores the examples, then asks the policy to split them with each
+published config's strategy (:mod:`lsplits.building.configs` maps config names to strategies).
 
 >>> import numpy as np
 >>> inputs = SplitInputs(ids=["a", "b", "c", "d"], lengths=np.array([3, 1, 2, 5]), labels=None,

@@ -28,7 +28,7 @@ import splits_tab  # noqa: E402
 import uncertainty_tab  # noqa: E402
 from ui_common import SpaceSettings, user_errors  # noqa: E402
 
-from lsplits.build.settings import DEFAULT_EVAL_FRACTION, BuildSettings  # noqa: E402
+from lsplits.building.settings import DEFAULT_EVAL_FRACTION, BuildSettings  # noqa: E402
 
 logger = logging.getLogger("lsplits.space_app")
 

@@ -1,9 +1,9 @@
 """Handlers of the "Likelihood Splits" tab: open a built dataset, show a config, score the user's own lines.
 
 Each handler reads plain values from the UI, calls the library and returns what the components show
-(DataFrames, matplotlib figures, markdown). Statistics come from :mod:`lsplits.build.report` and
-:mod:`lsplits.build.analysis`, figures from :mod:`lsplits.build.plots`, scores from :mod:`lsplits.lm.scoring`
-and splits from :func:`lsplits.build.pipeline.split_scored` (the configs' strategies of ``lsplits build``).
+(DataFrames, matplotlib figures, markdown). Statistics come from :mod:`lsplits.building.report` and
+:mod:`lsplits.building.analysis`, figures from :mod:`lsplits.building.plots`, scores from :mod:`lsplits.lm.scoring`
+and splits from :func:`lsplits.building.pipeline.split_scored` (the configs' strategies of ``lsplits build``).
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ import numpy as np
 import pandas as pd
 from ui_common import SpaceSettings
 
-from lsplits.build import analysis, plots
-from lsplits.build import dataset as built
-from lsplits.build.export import METADATA_FILE
-from lsplits.build.pipeline import checked_eval_size, score_records, split_scored
-from lsplits.build.report import config_statistics, eval_mask_frame
-from lsplits.build.settings import SCRATCH_LM
+from lsplits.building import analysis, plots
+from lsplits.building import dataset as built
+from lsplits.building.export import METADATA_FILE
+from lsplits.building.pipeline import checked_eval_size, score_records, split_scored
+from lsplits.building.report import config_statistics, eval_mask_frame
+from lsplits.building.settings import SCRATCH_LM
 from lsplits.data.loading import load_examples, prepare_examples
 from lsplits.data.tasks import generic_task
 from lsplits.errors import ConfigError
@@ -63,14 +63,14 @@ def dataset_folder(source: str, settings: SpaceSettings) -> Path:
 
 
 def built_dataset(source: str, settings: SpaceSettings) -> built.BuiltDataset:
-    """``source`` opened by :func:`lsplits.build.dataset.open_dataset`, after building the demo dataset
+    """``source`` opened by :func:`lsplits.building.dataset.open_dataset`, after building the demo dataset
     when it is asked for and missing (if the settings allow it)."""
     text = source.strip()
     if not text:
         raise ConfigError("enter a folder built by `lsplits build` or a Hub dataset repo id (org/name)")
     path = Path(text).expanduser()
     if not path.exists() and path.resolve() == settings.demo_data.resolve() and settings.build_missing_demo:
-        from lsplits.build.demo import run_demo
+        from lsplits.building.demo import run_demo
 
         logger.info("building the demo dataset into %s (first start)", path)
         run_demo(path, progress=True)  # scores cached where `lsplits demo` caches them: a rerun trains nothing

@@ -85,7 +85,7 @@ def _names(field: str, value: Any, *, optional: bool = True) -> tuple[str, ...] 
 def check_eval_size(eval_size: Any, field: str = "eval_size") -> int | float | None:
     """``eval_size`` if it has the shape of one: None (the dataset's default), a count of at least 1, or a
     fraction strictly between 0 and 1. Whether it fits the dataset is checked when its size is known
-    (:func:`lsplits.build.pipeline.checked_eval_size`)."""
+    (:func:`lsplits.building.pipeline.checked_eval_size`)."""
     if eval_size is None:
         return None
     if isinstance(eval_size, bool) or not isinstance(eval_size, numbers.Real):

@@ -3,7 +3,7 @@
 ``lsplits analyze``, ``lsplits difficulty``, the Space and the demo Space's scratch LM all read a
 built dataset through :func:`open_dataset`. A Hub repo is downloaded (card, ``lsplits.json`` and
 parquet files only) and read exactly like a local folder: the files that the card's YAML
-``configs:`` lists (:func:`lsplits.build.export.data_file_paths`), with what the dataset is (task,
+``configs:`` lists (:func:`lsplits.building.export.data_file_paths`), with what the dataset is (task,
 query and label fields, the LM that split it) from ``lsplits.json``.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from lsplits.build.export import METADATA_FILE, SPLIT_NAMES, data_file_paths, read_data_file, read_metadata
+from lsplits.building.export import METADATA_FILE, SPLIT_NAMES, data_file_paths, read_data_file, read_metadata
 from lsplits.errors import ConfigError, DataError
 from lsplits.hub.failures import hub_failures
 
@@ -108,7 +108,7 @@ def open_dataset(location: str | Path) -> BuiltDataset:
 
 def _config_names(files: Path, meta: dict[str, Any]) -> list[str]:
     """The configs in the order ``lsplits.json`` lists them (the build order), then any others the card lists."""
-    from lsplits.build.export import CARD_FILE, card_data_files
+    from lsplits.building.export import CARD_FILE, card_data_files
 
     card = files / CARD_FILE
     listed = card_data_files(card.read_text(encoding="utf-8")) if card.is_file() else {}

@@ -2,9 +2,9 @@
 
 Flow: :func:`~lsplits.data.loading.load_examples` -> :func:`build_splits` (scores via
 :mod:`lsplits.lm.pipeline`, then :func:`split_configs`: each config's strategy from
-:mod:`lsplits.build.configs` through the dataset's :class:`~lsplits.splits.strategy.SplitPolicy`) -> a
+:mod:`lsplits.building.configs` through the dataset's :class:`~lsplits.splits.strategy.SplitPolicy`) -> a
 :class:`BuildResult` (one base table plus index arrays per config and split) -> :func:`export_dataset`
-(frames materialised one config at a time, written in Hub layout by :mod:`lsplits.build.export`) ->
+(frames materialised one config at a time, written in Hub layout by :mod:`lsplits.building.export`) ->
 optional push.
 """
 
@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lsplits.build.card import CardInfo, placeholder_repo, render_card
-from lsplits.build.configs import DEFAULT_CONFIGS, available_configs, resolve_configs
-from lsplits.build.export import unify_types
-from lsplits.build.settings import (
+from lsplits.building.card import CardInfo, placeholder_repo, render_card
+from lsplits.building.configs import DEFAULT_CONFIGS, available_configs, resolve_configs
+from lsplits.building.export import unify_types
+from lsplits.building.settings import (
     DEFAULT_EVAL_FRACTION,
     MIN_EVAL_SIZE,
     SCRATCH_LM,
@@ -139,7 +139,7 @@ def checked_eval_size(eval_size: int | float | None, n: int, *, default: int | N
     when train, validation or test would be empty.
 
     The one eval-size validator of every path that splits (``lsplits build``, :func:`split_scored`, the
-    Space); :func:`lsplits.build.settings.check_eval_size` checks only the shape, before n is known.
+    Space); :func:`lsplits.building.settings.check_eval_size` checks only the shape, before n is known.
     """
     if eval_size is None and default is None:
         raise ConfigError(f"{option}: give an eval size (a count, or a fraction of the examples)")
@@ -395,8 +395,8 @@ def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, sett
     (name -> dict) records the settings of what made the data (the demo's :class:`DemoSettings`) beside
     the build's.
     """
-    from lsplits.build import report as dataset_report
-    from lsplits.build.export import write_hub_folder
+    from lsplits.building import report as dataset_report
+    from lsplits.building.export import write_hub_folder
     from lsplits.io import check_output
 
     check_output(out, expect="folder")  # before the statistics and plots

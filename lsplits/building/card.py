@@ -1,8 +1,8 @@
 """Dataset cards (README.md with YAML metadata) for built Likelihood-Split datasets.
 
-The card renders from what :func:`lsplits.build.export.write_hub_folder` wrote (a
-:class:`~lsplits.build.export.WrittenFolder`: data files and sizes); the Hub layout itself, including
-reading a card's YAML ``configs:`` back, belongs to :mod:`lsplits.build.export`.
+The card renders from what :func:`lsplits.building.export.write_hub_folder` wrote (a
+:class:`~lsplits.building.export.WrittenFolder`: data files and sizes); the Hub layout itself, including
+reading a card's YAML ``configs:`` back, belongs to :mod:`lsplits.building.export`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from lsplits.build.export import WrittenFolder
+from lsplits.building.export import WrittenFolder
 
 HOW_TO_LOAD = "## How to load"
 
@@ -81,7 +81,7 @@ def render_card(info: CardInfo, folder: WrittenFolder, descriptions: Mapping[str
                 strategies: Mapping[str, str] | None = None, settings: str = "") -> str:
     """Render the README.md: YAML header, method, configs table with sizes, statistics, plots, usage, citations.
 
-    ``folder`` is what :func:`lsplits.build.export.write_hub_folder` wrote (its first config is the
+    ``folder`` is what :func:`lsplits.building.export.write_hub_folder` wrote (its first config is the
     default); ``plots`` maps a caption to a path in the repo; ``statistics`` is ready markdown;
     ``strategies`` maps a config to the repr of its split strategy; ``settings`` is the ready markdown of
     the build's recorded settings.
@@ -116,7 +116,7 @@ def render_card(info: CardInfo, folder: WrittenFolder, descriptions: Mapping[str
               "`ll_score` (sum of query-token log-probabilities, nats), `ll_tokens` (number of scored "
               "tokens) and `length` (NLTK word count of the query).", ""]
     if strategies:
-        lines += ["Split strategy of each config (`lsplits.build.configs`; parameters also in `lsplits.json`):", ""]
+        lines += ["Split strategy of each config (`lsplits.building.configs`; parameters also in `lsplits.json`):", ""]
         lines += [f"- `{name}`: `{text}`" for name, text in strategies.items()] + [""]
     if settings:
         lines += ["## Settings", "", settings, ""]

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from lsplits.build.card import CardInfo
-from lsplits.build.export import plot_path
-from lsplits.build.pipeline import DatasetSpec, build_splits, export_dataset
-from lsplits.build.settings import DEFAULT_EVAL_FRACTION, SCRATCH_LM, BuildSettings
+from lsplits.building.card import CardInfo
+from lsplits.building.export import plot_path
+from lsplits.building.pipeline import DatasetSpec, build_splits, export_dataset
+from lsplits.building.settings import DEFAULT_EVAL_FRACTION, SCRATCH_LM, BuildSettings
 from lsplits.data.loading import prepare_examples
 from lsplits.data.synthetic import DEMO_TASK, has_rare_word, is_rare_construction, make_demo_dataset
 from lsplits.errors import InvalidOption

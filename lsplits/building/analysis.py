@@ -170,7 +170,7 @@ def split_statistics(splits: Mapping[str, pd.DataFrame], *, query_field: str, la
 def rare_word_fractions(stats_by_config: Mapping[str, Mapping[str, Any]], *, key: str = "rare_examples",
                         splits: Sequence[str] = ("train", EVAL)) -> dict[str, dict[str, float | None]]:
     """``{config: {split: fraction}}`` of ``key`` (``rare_examples`` or ``rare_tokens``), for
-    :func:`lsplits.build.plots.plot_rare_words`; splits a config lacks are left out."""
+    :func:`lsplits.building.plots.plot_rare_words`; splits a config lacks are left out."""
     return {config: {split: stats["splits"][split][key] for split in splits if split in stats["splits"]}
             for config, stats in stats_by_config.items()}
 

@@ -9,9 +9,9 @@ names make a rebuilt folder load fresh instead of the previous build. Every colu
 type for the whole dataset, so every config and split loads with identical features. The folder
 is written to a temporary sibling and renamed into place (replacing only a folder lsplits wrote),
 and ``load_dataset(DIR, config)`` works on it exactly as ``load_dataset("org/name", config)`` does
-after a push. :func:`write_hub_folder` hands the card renderer (:mod:`lsplits.build.card`) a
+after a push. :func:`write_hub_folder` hands the card renderer (:mod:`lsplits.building.card`) a
 :class:`WrittenFolder` (files and sizes); :func:`data_file_paths` and :func:`read_metadata` read the
-layout back, for :func:`lsplits.build.dataset.open_dataset` (the one opener of a built dataset).
+layout back, for :func:`lsplits.building.dataset.open_dataset` (the one opener of a built dataset).
 """
 
 from __future__ import annotations

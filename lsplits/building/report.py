@@ -1,8 +1,8 @@
 """Statistics and plots of a whole built dataset (every config), for cards, the CLI, the demo and the Space.
 
-Per-split numbers come from :mod:`lsplits.build.analysis` and figures from :mod:`lsplits.build.plots`; this
+Per-split numbers come from :mod:`lsplits.building.analysis` and figures from :mod:`lsplits.building.plots`; this
 module runs them over every config of a build, reusing one rare-word count per example, and
-analyses built folders (``lsplits analyze DIR``) as :mod:`lsplits.build.export` reads them back.
+analyses built folders (``lsplits analyze DIR``) as :mod:`lsplits.building.export` reads them back.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lsplits.build import analysis, plots
-from lsplits.build.export import METADATA_FILE, Frames, plot_path
+from lsplits.building import analysis, plots
+from lsplits.building.export import METADATA_FILE, Frames, plot_path
 
 __all__ = ["METADATA_FILE", "analyze_folder", "config_plots", "config_statistics", "eval_mask_frame",
            "extra_statistics_markdown", "statistics_markdown", "statistics_text"]
-# METADATA_FILE is lsplits.build.export's; it stays importable here for modules that read it from this one.
+# METADATA_FILE is lsplits.building.export's; it stays importable here for modules that read it from this one.
 
 
 def config_statistics(frames: Frames, *, query_field: str, label_field: str | None = None,
@@ -95,9 +95,9 @@ def config_plots(frames: Frames, stats_by_config: Mapping[str, Mapping[str, Any]
 
 
 def analyze_folder(folder: str | Path, configs: Sequence[str] | None = None) -> str:
-    """The statistics of a built dataset (a folder or a Hub id, :func:`~lsplits.build.dataset.open_dataset`)
+    """The statistics of a built dataset (a folder or a Hub id, :func:`~lsplits.building.dataset.open_dataset`)
     as text (``lsplits analyze``)."""
-    from lsplits.build.dataset import open_dataset
+    from lsplits.building.dataset import open_dataset
 
     dataset = open_dataset(folder)
     frames, meta = dataset.frames(configs), dataset.meta
