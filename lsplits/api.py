@@ -19,11 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 from lsplits.building.card import CardInfo
 from lsplits.building.pipeline import BuildResult, DatasetSpec, build_splits, export_dataset, score_records
-from lsplits.building.settings import PT_NEEDS_PRETRAINED, BuildSettings, ScoreSettings
+from lsplits.building.settings import BuildSettings, ScoreSettings
+from lsplits.data.labels import decode_class_labels
 from lsplits.data.loading import LoadedData, LoadOptions, load_sources, prepare_examples
 from lsplits.data.registry import builder_names, is_builder, load_builder
 from lsplits.data.tasks import DEFAULT_SETTING, Setting, generic_task, resolve_setting
 from lsplits.errors import ConfigError, DataError
+from lsplits.lm.defaults import PT_NEEDS_PRETRAINED
 
 if TYPE_CHECKING:
     import datasets
@@ -63,6 +65,18 @@ def _sources(data: Any) -> Sources | str:
                                 line=index + 1)
         return [(UNNAMED_SOURCE, [dict(record) for record in data], "the list")]
     raise ConfigError(f"data: expected {_KINDS}, got {type(data).__name__}")
+
+
+def _input_features(data: Any) -> datasets.Features | None:
+    """The ``datasets.Features`` of a Dataset (of a DatasetDict whose splits share them), else None."""
+    import datasets
+
+    if isinstance(data, datasets.Dataset):
+        return data.features
+    if isinstance(data, datasets.DatasetDict) and data:
+        features = [part.features for part in data.values()]
+        return features[0] if all(f == features[0] for f in features) else None
+    return None
 
 
 def _load_with(builder: Any, name: str, *, data_files: list[str] | None, options: LoadOptions | None,
@@ -118,13 +132,17 @@ def resolve_data(data: Any = None, *, task: str | None = None, query_field: str 
     if not query_field:
         raise ConfigError("generic datasets need --query-field (query_field in Python): the text the LM scores")
     generic = generic_task(query_field, prompt_template or "", label_field)
+    features = _input_features(data)
     if isinstance(sources, list):
         name = "data"
+        if features is not None:  # ClassLabel ids read as names, as text labels do; the export writes ids again
+            sources = [(source, decode_class_labels(records, features), description)
+                       for source, records, description in sources]
     else:
         name = Path(data_files[0].split("=")[-1]).stem if data_files else str(sources)
         sources = load_sources(sources, data_files)
     spec = DatasetSpec(task=generic, card=CardInfo(pretty_name=f"{name} (Likelihood Splits)"))
-    return spec, prepare_examples(sources, generic, options)
+    return spec, prepare_examples(sources, generic, options, features=features)
 
 
 def setting_configs(spec: DatasetSpec, setting: Setting | None) -> tuple[str, ...]:

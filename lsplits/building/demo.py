@@ -20,11 +20,12 @@ import pandas as pd
 from lsplits.building.card import CardInfo
 from lsplits.building.export import plot_path
 from lsplits.building.pipeline import DatasetSpec, build_splits, export_dataset
-from lsplits.building.settings import DEFAULT_EVAL_FRACTION, SCRATCH_LM, BuildSettings
+from lsplits.building.settings import DEFAULT_EVAL_FRACTION, BuildSettings
 from lsplits.data.loading import prepare_examples
 from lsplits.data.synthetic import DEMO_TASK, has_rare_word, is_rare_construction, make_demo_dataset
 from lsplits.errors import InvalidOption
 from lsplits.io import cache_folder, check_output
+from lsplits.lm.defaults import SCRATCH_LM
 
 logger = logging.getLogger(__name__)
 

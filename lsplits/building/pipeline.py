@@ -27,7 +27,6 @@ from lsplits.building.export import unify_types
 from lsplits.building.settings import (
     DEFAULT_EVAL_FRACTION,
     MIN_EVAL_SIZE,
-    SCRATCH_LM,
     SETTINGS_KEY,
     BuildSettings,
     RunSettings,
@@ -36,6 +35,7 @@ from lsplits.data.loading import ID_FIELD, LoadedData
 from lsplits.data.tasks import DEFAULT_SETTING, Setting, Task
 from lsplits.data.text import word_count
 from lsplits.errors import ConfigError
+from lsplits.lm.defaults import SCRATCH_LM
 from lsplits.lm.dtype import dtype_text
 from lsplits.runtime.stages import stage
 from lsplits.splits.engine import Partition, check_label_quotas, resolve_eval_size, split_eval

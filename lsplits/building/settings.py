@@ -30,22 +30,13 @@ from typing import Any, TypeVar
 from lsplits.data.loading import DEFAULT_MISSING_LABELS, LoadOptions
 from lsplits.data.tasks import DEFAULT_SETTING, Setting, resolve_setting
 from lsplits.errors import ConfigError
+from lsplits.lm.defaults import DEFAULT_FOLDS, PT_NEEDS_PRETRAINED, SCRATCH_LM  # also read from here
 from lsplits.lm.dtype import DEFAULT_DTYPE, check_dtype
 
 logger = logging.getLogger(__name__)
 
 SETTINGS_KEY = "settings"
 """The key of ``lsplits.json`` that holds the build's :class:`BuildSettings` as a dict."""
-
-SCRATCH_LM = "scratch"
-"""The ``lm`` of the small GPT-2 trained from random weights on the data itself (offline)."""
-
-PT_NEEDS_PRETRAINED = ("--setting pt needs a pretrained LM (--lm gpt2, a Hub id or a local model folder), not "
-                       "scratch: the scratch LM has to be trained first (--setting ft)")
-"""Why the scratch LM cannot score prompted (it exists only once trained on the data)."""
-
-DEFAULT_FOLDS = 3
-"""k of the k-fold fine-tuned setting when none is given (the paper's)."""
 
 DEFAULT_EVAL_FRACTION = 0.2
 """Share of the examples in eval (validation + test) when neither ``eval_size`` nor the paper gives one."""

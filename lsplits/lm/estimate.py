@@ -29,8 +29,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from lsplits.building.settings import DEFAULT_FOLDS
 from lsplits.errors import DataError
+from lsplits.lm.defaults import DEFAULT_FOLDS
 from lsplits.lm.distributed import process_device, world_size
 from lsplits.lm.dtype import FP32, dtype_text
 from lsplits.lm.encode import EncodedPair, encode_pairs, model_window, text_lengths

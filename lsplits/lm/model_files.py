@@ -18,6 +18,7 @@ import zipfile
 from pathlib import Path
 
 from lsplits.errors import ConfigError
+from lsplits.lm.defaults import SCRATCH_LM
 
 logger = logging.getLogger(__name__)
 
@@ -89,8 +90,6 @@ def model_identity(name: str) -> dict[str, str | None]:
     """What pins down the weights of LM ``name``, for ``lsplits.json``: a Hub model's cached revision (its
     snapshot's commit), a local folder's weights hash (SHA-256 of its weight files, first 16 hex digits),
     nothing for the scratch LM (its recipe and seed are recorded instead) or an uncached Hub id."""
-    from lsplits.building.settings import SCRATCH_LM
-
     if name == SCRATCH_LM:
         return {"kind": SCRATCH_LM, "revision": None, "weights_sha256": None}
     path = Path(name).expanduser()

@@ -39,9 +39,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lsplits.building.settings import DEFAULT_FOLDS
 from lsplits.errors import ConfigError, DataError, InvalidOption, SplitInvariantError
 from lsplits.io import atomic_write_parquet, atomic_write_text
+from lsplits.lm.defaults import DEFAULT_FOLDS
 from lsplits.lm.distributed import barrier, is_main, launched, main_first, process_device, rank, world_size
 from lsplits.lm.dtype import DEFAULT_DTYPE
 from lsplits.lm.encode import check_queries, pair_lengths

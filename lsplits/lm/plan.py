@@ -18,9 +18,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from lsplits.building.settings import DEFAULT_FOLDS, PT_NEEDS_PRETRAINED, SCRATCH_LM
 from lsplits.data.tasks import resolve_setting
 from lsplits.errors import ConfigError, InvalidOption
+from lsplits.lm.defaults import DEFAULT_FOLDS, PT_NEEDS_PRETRAINED, SCRATCH_LM
 from lsplits.lm.dtype import DEFAULT_DTYPE, check_dtype, config_parameters, resolve_dtype
 from lsplits.lm.finetune import TrainConfig, check_setting
 from lsplits.lm.scratch import ScratchConfig

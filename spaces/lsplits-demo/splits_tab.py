@@ -24,11 +24,11 @@ from lsplits.building import dataset as built
 from lsplits.building.export import METADATA_FILE
 from lsplits.building.pipeline import checked_eval_size, score_records, split_scored
 from lsplits.building.report import config_statistics, eval_mask_frame
-from lsplits.building.settings import SCRATCH_LM
 from lsplits.data.loading import load_examples, prepare_examples
 from lsplits.data.tasks import generic_task
 from lsplits.errors import ConfigError
 from lsplits.hub.demo_space import ensure_scratch_lm, scratch_lm_texts
+from lsplits.lm.defaults import SCRATCH_LM
 
 logger = logging.getLogger(__name__)
 
