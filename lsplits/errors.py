@@ -83,11 +83,38 @@ class InvalidOutput(InvalidInput):
     """A candidate or reference that a similarity's ``prepare`` cannot parse (counted invalid, not a failure)."""
 
 
-class InvalidOption(ConfigError, ValueError):
-    """An option or name outside what a function accepts (a range, an unknown estimator or metric).
+_NO_VALUE = object()
 
-    A ConfigError for the CLI (one line) and a ValueError for Python callers.
+
+class InvalidOption(ConfigError, ValueError):
+    """THE error for one bad value: an option or name outside what a function accepts (a range, an unknown
+    estimator or metric, a wrong type). A ConfigError for the CLI (one line) and a ValueError for Python callers.
+
+    Raised with ``name``, ``problem`` and ``value`` (:func:`lsplits.params.check`), its message is
+    ``NAME PROBLEM, got VALUE``; :meth:`renamed` spells ``NAME`` as another caller does (the CLI's ``--folds``)
+    and ``where`` prefixes the source (``--settings FILE``). A plain message is kept as it is.
     """
+
+    def __init__(self, message: str | None = None, *, name: str | None = None, problem: str | None = None,
+                 value: object = _NO_VALUE, where: str | None = None) -> None:
+        self.name, self.problem, self.value, self.where = name, problem, value, where
+        if message is None:
+            message = f"{name} {problem}" + ("" if value is _NO_VALUE else f", got {value!r}")
+            if where:
+                message = f"{where}: {message}"
+        super().__init__(message)
+
+    def renamed(self, name: str) -> InvalidOption:
+        """The same error naming the option ``name`` (unchanged when it was raised with a plain message)."""
+        if self.name is None:
+            return self
+        return type(self)(name=name, problem=self.problem, value=self.value, where=self.where)
+
+    def within(self, where: str) -> InvalidOption:
+        """The same error prefixed by ``where`` (a file the value was read from)."""
+        if self.name is None:
+            return type(self)(f"{where}: {self}")
+        return type(self)(name=self.name, problem=self.problem, value=self.value, where=where)
 
 
 class WorkerLost(LsplitsError):

@@ -1,0 +1,253 @@
+"""One description of every option lsplits takes (its type, interval or choices) and the one check of a value.
+
+In the spirit of scikit-learn's ``_param_validation``: each option is described once in :data:`PARAMS`
+(an :class:`Interval`, :class:`Options`, :class:`Names`, :class:`Text` or an :class:`Either` of them),
+and every settings object, the API, the CLI and the Space refuse a bad value through :func:`check`, with
+one error class (:class:`~lsplits.errors.InvalidOption`, a ``ValueError``) and one message style::
+
+    NAME must be RULE (WHY), got VALUE
+
+``NAME`` is the Python name; the command line rewrites it into its flag (``--folds``) through its parser
+(:func:`lsplits.cli.parser.main`), so each caller reads its own words. Torch-free and dependency-free.
+
+>>> check("folds", 3)
+3
+>>> check("folds", 1)
+Traceback (most recent call last):
+...
+lsplits.errors.InvalidOption: folds must be a whole number >= 2, got 1
+>>> check("eval_size", 0.2), check("eval_size", 500)
+(0.2, 500)
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lsplits.errors import InvalidOption
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A number in an interval: ``whole`` numbers or any real; ``low``/``high`` None for no bound;
+    ``closed`` is ``"both"``, ``"left"``, ``"right"`` or ``"neither"``. NaN and infinities never pass."""
+
+    whole: bool
+    low: float | None = None
+    high: float | None = None
+    closed: str = "both"
+
+    def accepts(self, value: Any) -> bool:
+        """Whether ``value`` is a finite number (an integer when ``whole``, never a bool) in the interval."""
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral if self.whole else numbers.Real):
+            return False
+        if not math.isfinite(value):
+            return False
+        if self.low is not None and not (value >= self.low if self.closed in ("both", "left") else value > self.low):
+            return False
+        return self.high is None or (value <= self.high if self.closed in ("both", "right") else value < self.high)
+
+    def normalise(self, value: Any) -> Any:
+        """The accepted ``value`` as a Python int or float (numpy scalars included)."""
+        return int(value) if self.whole else float(value)
+
+    def describe(self) -> str:
+        """The interval in words: ``a whole number >= 2``, ``a number in (0, 1)``."""
+        kind = "a whole number" if self.whole else "a number"
+        if self.low is not None and self.high is not None:
+            left = "[" if self.closed in ("both", "left") else "("
+            right = "]" if self.closed in ("both", "right") else ")"
+            return f"{kind} in {left}{self.low:g}, {self.high:g}{right}"
+        if self.low is not None:
+            return f"{kind} {'>=' if self.closed in ('both', 'left') else '>'} {self.low:g}"
+        if self.high is not None:
+            return f"{kind} {'<=' if self.closed in ('both', 'right') else '<'} {self.high:g}"
+        return kind
+
+
+@dataclass(frozen=True)
+class Options:
+    """One of a fixed set of names (compared as given; the CLI lower-cases where its help says so)."""
+
+    choices: tuple[str, ...]
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, str) and value in self.choices
+
+    def normalise(self, value: Any) -> Any:
+        return value
+
+    def describe(self) -> str:
+        return "one of " + ", ".join(self.choices)
+
+
+@dataclass(frozen=True)
+class Names:
+    """A non-empty list of non-empty strings (one string is refused: it would be read letter by letter)."""
+
+    def accepts(self, value: Any) -> bool:
+        return not isinstance(value, (str, bytes)) and isinstance(value, Sequence) and bool(value) \
+            and all(isinstance(item, str) and item for item in value)
+
+    def normalise(self, value: Any) -> tuple[str, ...]:
+        return tuple(value)
+
+    def describe(self) -> str:
+        return "a non-empty list of names"
+
+
+@dataclass(frozen=True)
+class Text:
+    """A string; ``empty`` says whether ``""`` is one."""
+
+    empty: bool = False
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, str) and (self.empty or bool(value))
+
+    def normalise(self, value: Any) -> Any:
+        return value
+
+    def describe(self) -> str:
+        return "text" if self.empty else "a non-empty string"
+
+
+@dataclass(frozen=True)
+class Either:
+    """The first of ``rules`` that accepts the value (``eval_size``: a count or a fraction)."""
+
+    rules: tuple[Rule, ...]
+
+    def accepts(self, value: Any) -> bool:
+        return any(rule.accepts(value) for rule in self.rules)
+
+    def normalise(self, value: Any) -> Any:
+        return next(rule for rule in self.rules if rule.accepts(value)).normalise(value)
+
+    def describe(self) -> str:
+        return " or ".join(rule.describe() for rule in self.rules)
+
+
+Rule = Interval | Options | Names | Text | Either
+
+
+@dataclass(frozen=True)
+class Param:
+    """One option: its rule, whether None is accepted (``optional``) and why the rule holds (said in messages)."""
+
+    rule: Rule
+    optional: bool = False
+    why: str = ""
+    says: str = ""
+    """The rule in words, where the rule's own (:meth:`Interval.describe`) would read badly."""
+
+    def describe(self) -> str:
+        """``RULE (WHY)``, as a message states it."""
+        return (self.says or self.rule.describe()) + (f" ({self.why})" if self.why else "")
+
+
+WHOLE_FROM_0 = Interval(whole=True, low=0)
+WHOLE_FROM_1 = Interval(whole=True, low=1)
+POSITIVE = Interval(whole=False, low=0, closed="neither")
+SHARE = Interval(whole=False, low=0, high=1, closed="neither")
+"""A share strictly between 0 and 1."""
+
+PARAMS: dict[str, Param] = {
+    # building (score, build, demo) and the LM
+    "folds": Param(Interval(whole=True, low=2)),
+    "seed": Param(WHOLE_FROM_0, why="a random seed"),
+    "max_steps": Param(WHOLE_FROM_1, optional=True),
+    "eval_size": Param(Either((WHOLE_FROM_1, SHARE)), optional=True,
+                       says="a count (a whole number >= 1) or a fraction in (0, 1)"),
+    "n": Param(WHOLE_FROM_1, why="synthetic examples"),
+    "data": Param(Text(), optional=True, why="a builder name, a Hub id or a path"),
+    "data_files": Param(Names(), optional=True),
+    "configs": Param(Names(), optional=True),
+    "rename": Param(Names(), optional=True),
+    "models": Param(Names(), optional=True),
+    "query_field": Param(Text(), optional=True, why="a field name"),
+    "label_field": Param(Text(), optional=True, why="a field name"),
+    "prompt_template": Param(Text(empty=True), optional=True),
+    "lm": Param(Text(), why="'scratch', a Hub model id or a model folder"),
+    "token_budget": Param(WHOLE_FROM_1, optional=True),
+    # training (the LM folds, the scratch LM, the task models of difficulty)
+    "lr": Param(POSITIVE),
+    "warmup_steps": Param(WHOLE_FROM_0),
+    "grad_accum_steps": Param(WHOLE_FROM_1),
+    "weight_decay": Param(Interval(whole=False, low=0)),
+    "max_grad_norm": Param(POSITIVE, optional=True),
+    "val_fraction": Param(SHARE),
+    "epochs": Param(POSITIVE),
+    "batch_size": Param(WHOLE_FROM_1),
+    "max_length": Param(Interval(whole=True, low=8), why="input tokens per example"),
+    "max_train_examples": Param(Interval(whole=True, low=2), optional=True),
+    "evals_per_epoch": Param(WHOLE_FROM_1),
+    # beams
+    "k": Param(WHOLE_FROM_1, why="candidates per input"),
+    "max_new_tokens": Param(WHOLE_FROM_1),
+    "shard_size": Param(WHOLE_FROM_1),
+    # uncertainty, PRR, selective prediction
+    "n_bootstrap": Param(WHOLE_FROM_0, why="bootstrap resamples; 0 = no interval"),
+    "confidence": Param(SHARE, why="for example 0.95"),
+    "max_rejection": Param(Interval(whole=False, low=0, high=1, closed="right"),
+                           why="a rejection rate; 1 = the whole curve"),
+    "ecc_threshold": Param(Interval(whole=False, low=0, high=2, closed="right"),
+                           why="eigenvalues of the normalised Laplacian lie in [0, 2]"),
+    "bad_below": Param(Interval(whole=False, low=0, high=1, closed="right"), optional=True,
+                       why="a quality: Smatch++, S2Match and SemBLEU lie in [0, 1], and below 0 none would be bad"),
+    "sets_threshold": Param(Interval(whole=False, low=0, high=1, closed="right"), why="a similarity"),
+    "kle_t": Param(POSITIVE, why="the heat-kernel time"),
+    "target_risk": Param(SHARE, why="a mean loss such as 1 - Smatch++"),
+    "delta": Param(SHARE, why="for example 0.1"),
+    "calibration_fraction": Param(SHARE, why="the rest is held out to test the threshold"),
+    "workers": Param(WHOLE_FROM_0, why="0 = one per CPU core"),
+}
+"""Every option checked by :func:`check`, by its Python name (the settings field, the API keyword)."""
+
+
+def check(name: str, value: Any, param: Param | None = None) -> Any:
+    """``value`` normalised (a tuple for names, an int or float for numbers) if option ``name`` accepts it,
+    else :class:`~lsplits.errors.InvalidOption` naming ``name`` (``param`` overrides :data:`PARAMS`)."""
+    param = param or PARAMS[name]
+    if value is None and param.optional:
+        return None
+    if not param.rule.accepts(value):
+        raise InvalidOption(name=name, problem=f"must be {param.describe()}", value=value)
+    return param.rule.normalise(value)
+
+
+def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
+    """``value`` if it is one of ``choices``; InvalidOption naming ``name`` otherwise."""
+    return check(name, value, Param(Options(tuple(choices))))
+
+
+def refuse(name: str, problem: str, value: Any) -> InvalidOption:
+    """The error for a value that a rule beyond :data:`PARAMS` refuses (``problem``: ``must ...``, ``cannot ...``),
+    in the same words and class as :func:`check`."""
+    return InvalidOption(name=name, problem=problem, value=value)
+
+
+def renamed(keywords: dict[str, Any], old: str, new: str, *, owner: str) -> dict[str, Any]:
+    """``keywords`` with the deprecated keyword ``old`` moved to ``new`` (a FutureWarning names both); refused
+    when both are given. For callers that keep an old name working for one release."""
+    if old not in keywords:
+        return keywords
+    if new in keywords:
+        raise InvalidOption(f"{owner}: give {new} or its old name {old}, not both")
+    warnings.warn(f"{owner}: {old} is renamed {new}; {old} stops working in the next release", FutureWarning,
+                  stacklevel=3)
+    keywords = dict(keywords)
+    keywords[new] = keywords.pop(old)
+    return keywords
+
+
+def spelled(exc: InvalidOption, names: Mapping[str, str]) -> InvalidOption:
+    """``exc`` with its option named as in ``names`` (Python name -> the caller's word), or ``exc`` itself."""
+    if exc.name is None or exc.name not in names:
+        return exc
+    return exc.renamed(names[exc.name])
