@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from lsplits.errors import ConfigError
+from lsplits.errors import ConfigError, DataError
 from lsplits.lm.training import Training, TrainSettings
 
 
@@ -102,3 +102,27 @@ def test_a_checkpoint_resumes_to_the_weights_of_an_uninterrupted_run(tmp_path):
         resumed.step(_loss(x))
     for name, value in whole.unwrapped.state_dict().items():  # dropout masks, Adam moments and LR all continued
         assert torch.equal(value, resumed.unwrapped.state_dict()[name]), name
+
+
+class _Payload:
+    """Unpickling this object opens (creates) a file: what a poisoned checkpoint could run."""
+
+    def __init__(self, marker) -> None:
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+@pytest.mark.parametrize("name", ["rng.pt", "model.pt", "optimizer.pt", "scheduler.pt"])
+def test_a_poisoned_checkpoint_file_is_refused_in_one_line_without_running_its_payload(tmp_path, name):
+    settings = TrainSettings(lr=0.05, max_steps=2, dtype="fp32")
+    first = _fresh(settings)
+    first.step(_loss(_data(1)[0]))
+    first.write_checkpoint(tmp_path)
+    marker = tmp_path / "payload-ran"
+    torch.save({"rng": _Payload(marker), "steps_done": 1}, tmp_path / name)
+    with pytest.raises(DataError, match=rf"^{tmp_path / name}: refused to load: .*tensors.*Delete") as caught:
+        _fresh(settings).resume(tmp_path)
+    assert "\n" not in str(caught.value)
+    assert not marker.exists()

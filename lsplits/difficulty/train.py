@@ -55,7 +55,7 @@ from lsplits.io import atomic_path, atomic_write_parquet, atomic_write_text
 from lsplits.lm.dtype import DEFAULT_DTYPE, check_dtype
 from lsplits.lm.finetune import length_grouped_batches
 from lsplits.lm.pipeline import _folder_fingerprint
-from lsplits.lm.training import Training, TrainSettings
+from lsplits.lm.training import Training, TrainSettings, load_tensors
 from lsplits.runtime.progress import progress_bar
 
 logger = logging.getLogger(__name__)
@@ -369,7 +369,7 @@ class _Trainer:
         """Predict test with the best weights; write predictions (with validation's), then result.json."""
         checkpoint = self.work_dir / CHECKPOINT
         unwrapped = self.accelerator.unwrap_model(self.model)
-        unwrapped.load_state_dict(torch.load(checkpoint / "best.pt", map_location="cpu"))
+        unwrapped.load_state_dict(load_tensors(checkpoint / "best.pt"))
         rows = []
         state = self.state
         for split, predicted in (("validation", state["best_predictions"]), ("test", self._predict("test"))):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,9 +27,10 @@ from typing import Any
 
 import torch
 
-from lsplits.errors import ConfigError, InvalidOption
+from lsplits.errors import ConfigError, DataError, InvalidOption
 from lsplits.lm.distributed import use_cpu
 from lsplits.lm.dtype import DEFAULT_DTYPE, autocast, check_dtype, model_dtype
+from lsplits.lm.model_files import first_line
 
 SCHEDULES = ("constant", "linear")
 """After the linear warm-up: ``constant`` (the paper's LM fine-tuning) or ``linear`` decay to 0 at the last step."""
@@ -183,12 +185,28 @@ class Training:
     def resume(self, folder: Path) -> None:
         """Continue from what :meth:`write_checkpoint` wrote: weights, optimizer, schedule, RNG states."""
         folder = Path(folder)
-        self.unwrapped.load_state_dict(torch.load(folder / "model.pt", map_location="cpu"))
-        self.optimizer.load_state_dict(torch.load(folder / "optimizer.pt", map_location="cpu"))
-        self.scheduler.load_state_dict(torch.load(folder / "scheduler.pt", map_location="cpu"))
-        saved = torch.load(folder / "rng.pt")
+        self.unwrapped.load_state_dict(load_tensors(folder / "model.pt"))
+        self.optimizer.load_state_dict(load_tensors(folder / "optimizer.pt"))
+        self.scheduler.load_state_dict(load_tensors(folder / "scheduler.pt"))
+        saved = load_tensors(folder / "rng.pt")
         set_rng_state(saved["rng"])
         self.steps_done = saved["steps_done"]
+
+
+def load_tensors(path: Path) -> Any:
+    """What ``torch.save`` wrote to ``path``, loaded weights-only (tensors, numbers, strings, containers), so
+    a checkpoint never runs code; anything else is refused in one line naming the file (a DataError)."""
+    import pickle
+
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except (pickle.UnpicklingError, RuntimeError, EOFError) as exc:
+        found = re.search(r"Unsupported global: GLOBAL (\S+)", str(exc))
+        problem = (f"it calls {found.group(1)}, not only tensors, numbers and containers" if found
+                   else f"it is not a weights-only torch file ({first_line(exc)})")
+        raise DataError(f"refused to load: {problem}; lsplits loads checkpoints weights-only, so a checkpoint "
+                        "never runs code. Delete the file's folder to start that run afresh",
+                        source=str(path)) from exc
 
 
 def rng_state() -> dict[str, Any]:
