@@ -27,7 +27,7 @@ Which class means what (one rule each; pick the first that fits):
 Every :class:`LsplitsError` is printed as one line by the process boundaries (the CLI in
 ``lsplits.cli.parser.main`` and the Space), the only places that catch ``Exception``; a library
 function converts a third-party failure into one of these classes only for the exception types that
-third party documents (:func:`lsplits.hub.failures.hub_failures`), so that a bug is never turned into a user message.
+third party documents (:func:`lsplits.runtime.failures.hub_failures`), so that a bug is never turned into a user message.
 :class:`InvalidInput` and :class:`InvalidOption` also derive from ``ValueError``, what Python callers
 of the library functions (PRR, the estimators, the metrics) expect.
 """

@@ -19,7 +19,7 @@ import pandas as pd
 
 from lsplits.building.export import METADATA_FILE, SPLIT_NAMES, data_file_paths, read_data_file, read_metadata
 from lsplits.errors import ConfigError, DataError
-from lsplits.hub.failures import hub_failures
+from lsplits.runtime.failures import hub_failures
 
 HUB_ID = re.compile(r"[\w.-]+/[\w.-]+")
 """What a Hub dataset repo id looks like (``org/name``)."""

@@ -25,7 +25,7 @@ from typing import Any
 
 from lsplits.data.tasks import Task, is_missing
 from lsplits.errors import DataError, InvalidOption
-from lsplits.hub.failures import hub_failures
+from lsplits.runtime.failures import hub_failures
 
 logger = logging.getLogger(__name__)
 
@@ -112,6 +112,8 @@ class LoadedData:
     columns: list[str]
     source: str
     dropped: dict[str, int]
+    features: Any = None
+    """The input's ``datasets.Features`` (fields renamed), when it came as a ``Dataset``: every output keeps them."""
 
 
 def parse_data_files(data_files: Sequence[str]) -> list[tuple[str, Path]]:
@@ -351,11 +353,12 @@ def load_sources(data: str | None = None, data_files: Sequence[str] | None = Non
 
 
 def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task: Task,
-                     options: LoadOptions | None = None) -> LoadedData:
+                     options: LoadOptions | None = None, *, features: Any = None) -> LoadedData:
     """Check fields, assign stable ids, apply the task's filters; raises DataError on bad input.
 
     ``options`` (:class:`LoadOptions`) renames fields first and says what to do with examples without
-    a label; a user field that lsplits writes is refused (:func:`check_field_names`).
+    a label; a user field that lsplits writes is refused (:func:`check_field_names`). ``features``: the
+    ``datasets.Features`` of the records (their ``ClassLabel`` ids already names), kept for the export.
     """
     options = options or LoadOptions()
     examples: list[dict[str, Any]] = []
@@ -411,7 +414,10 @@ def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task:
         columns.insert(0, ID_FIELD)
     if SOURCE_FIELD not in columns:
         columns.append(SOURCE_FIELD)
-    return LoadedData(examples=examples, columns=columns, source=description, dropped=dropped)
+    if features is not None:
+        mapping = dict(options.rename)
+        features = {mapping.get(name, name): feature for name, feature in features.items()}
+    return LoadedData(examples=examples, columns=columns, source=description, dropped=dropped, features=features)
 
 
 def load_examples(task: Task, data: str | None = None, data_files: Sequence[str] | None = None,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsplits.errors import DataError
-from lsplits.hub.failures import hub_failures
+from lsplits.runtime.failures import hub_failures
 
 logger = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from lsplits.errors import ConfigError
-from lsplits.hub.failures import hub_failures
+from lsplits.runtime.failures import hub_failures
 
 logger = logging.getLogger(__name__)
 

@@ -1,3 +1,4 @@
 """What every command needs while it runs: the one logging setup and the summary of repeated warnings,
-progress (a bar on a terminal, a periodic log line elsewhere), stage timings, and one-line messages for missing extras.
+progress (a bar on a terminal, a periodic log line elsewhere), stage timings, one-line messages for missing extras,
+and which third-party exceptions mean a failed download or load (:mod:`~lsplits.runtime.failures`).
 """
