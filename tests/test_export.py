@@ -159,3 +159,55 @@ def test_mixed_types_get_one_type_in_every_config_and_split(tmp_path, caplog):
     assert first["test"]["year"] == ["2010", "n/a"] and first["train"]["year"][0] == "2000"
     assert first["train"]["text"][2] == '["a", "list"]' and first["train"]["text"][0] == "sentence 0"
     assert first["validation"]["note"] == [None, None] and first["train"]["note"][3] == 1.5
+
+
+def _add_difficulty(out, tmp_path, configs=("random",)):
+    """What `lsplits difficulty` adds to a built folder: the card section, the entry and the figure."""
+    from lsplits.difficulty.card import update_folder
+
+    figure = tmp_path / "figure.png"
+    figure.write_bytes(b"\x89PNG not really")
+    update_folder(out, "## Difficulty\n\nrandom: 71.8%", {"results": [{"config": "random", "accuracy": 0.718}],
+                                                          "settings": {"configs": list(configs)}},
+                  files={"plots/difficulty.png": figure}, configs=configs)
+
+
+def test_rebuild_keeps_the_difficulty_results_while_their_splits_are_unchanged(tmp_path, caplog):
+    from lsplits.difficulty.card import read_section
+
+    out = write_hub_folder(tmp_path / "toy", frames(), toy_card(None))
+    _add_difficulty(out, tmp_path)
+    card_before = (out / "README.md").read_text()
+    meta_before = json.loads((out / "lsplits.json").read_text())
+    assert meta_before["difficulty"]["data_files"] == {"random": {s: [p] for s, p in zip(
+        ("train", "validation", "test"), [ps[0] for ps in card_data_files(card_before)["random"].values()])}}
+    changed = frames()
+    changed["ll_split"]["test"] = changed["ll_split"]["test"].assign(ll_score=-9.0)  # not a config it describes
+    for data in (frames(), changed):
+        with caplog.at_level(logging.WARNING, logger="lsplits"):
+            write_hub_folder(out, data, toy_card(None))
+        card = (out / "README.md").read_text()
+        assert read_section(card) == "## Difficulty\n\nrandom: 71.8%"
+        assert data is changed or card == card_before  # byte-identical splits: the very same card
+        meta = json.loads((out / "lsplits.json").read_text())
+        assert meta["difficulty"] == meta_before["difficulty"]
+        assert "plots/difficulty.png" in meta["lsplits_files"]
+        assert (out / "plots" / "difficulty.png").read_bytes() == b"\x89PNG not really"
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_rebuild_with_changed_splits_removes_the_difficulty_results_in_one_warning(tmp_path, caplog):
+    from lsplits.difficulty.card import read_section
+
+    out = write_hub_folder(tmp_path / "toy", frames(), toy_card(None))
+    _add_difficulty(out, tmp_path)
+    with caplog.at_level(logging.WARNING, logger="lsplits"):
+        write_hub_folder(out, frames("new-"), toy_card(None))
+    assert read_section((out / "README.md").read_text()) is None
+    meta = json.loads((out / "lsplits.json").read_text())
+    assert "difficulty" not in meta and "plots/difficulty.png" not in meta["lsplits_files"]
+    assert not (out / "plots" / "difficulty.png").exists()
+    [warning] = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert "removed the previous Difficulty results" in warning.getMessage()
+    assert "the splits they describe changed (random)" in warning.getMessage()
+    write_hub_folder(out, frames(), toy_card(None))  # the folder is still lsplits' to replace

@@ -34,7 +34,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from lsplits.building.additions import keep_additions
 from lsplits.data.labels import encode_labels
+from lsplits.data.loading import SOURCE_FIELD
 from lsplits.errors import DataError
 from lsplits.io import DATASET_MARKER, output_folder
 
@@ -150,33 +152,61 @@ def unify_types(frame: pd.DataFrame, source: str = "the dataset") -> pd.DataFram
     return _unify(frame, source)[0]
 
 
-def dataset_schema(configs: Frames, class_labels: Mapping[str, Sequence[str]] | None = None
-                   ) -> tuple[pa.Schema, frozenset[str]]:
+ADDED_TYPES = {SOURCE_FIELD: pa.string(), "ll_score": pa.float64(), "ll_tokens": pa.int32(), "length": pa.int32()}
+"""The types of the columns lsplits adds beside ``id`` (text): ``source_split`` (the split or file an example
+came from), ``ll_score`` (summed log-probability), ``ll_tokens`` (query tokens scored) and ``length`` (words)."""
+
+
+def _added_type(name: str, inferred: pa.DataType) -> pa.DataType:
+    """The type of an added column (:data:`ADDED_TYPES`), or ``inferred`` for any other column or other values."""
+    wanted = ADDED_TYPES.get(name)
+    if wanted is None or pa.types.is_null(inferred):
+        return wanted or inferred
+    same_kind = (pa.types.is_integer(wanted) and pa.types.is_integer(inferred)) or (
+        pa.types.is_floating(wanted) and (pa.types.is_floating(inferred) or pa.types.is_integer(inferred))) or (
+        pa.types.is_string(wanted) and (pa.types.is_string(inferred) or pa.types.is_large_string(inferred)))
+    return wanted if same_kind else inferred
+
+
+def dataset_schema(configs: Frames, class_labels: Mapping[str, Sequence[str]] | None = None,
+                   features: Mapping[str, Any] | None = None) -> tuple[pa.Schema, frozenset[str]]:
     """One Arrow schema for every config and split, decided on all examples together, and the text columns.
 
     The text columns are those :func:`unify_types` turns into text (it warns about each). ``class_labels``
     (column -> names, :mod:`lsplits.data.labels`) become int64 class ids, declared as ``datasets.ClassLabel``
-    in the schema's ``huggingface`` metadata, which ``load_dataset`` reads.
+    in the schema's ``huggingface`` metadata, which ``load_dataset`` reads. ``features`` (the input's
+    ``datasets`` features) are kept as they are for their columns (``id`` stays text); the added columns get
+    :data:`ADDED_TYPES`.
     """
     frames = [frame for splits in configs.values() for frame in splits.values()]
     every = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if "id" in every.columns:
         every = every.drop_duplicates("id")
-    class_labels = {name: names for name, names in (class_labels or {}).items() if name in every.columns}
-    _, types, mixed = _unify(every.drop(columns=list(class_labels)), "the dataset")
+    kept = {name: feature for name, feature in (features or {}).items() if name in every.columns and name != "id"}
+    class_labels = {name: names for name, names in (class_labels or {}).items()
+                    if name in every.columns and name not in kept}
+    _, types, mixed = _unify(every.drop(columns=[*class_labels, *kept]), "the dataset")
     types.update((name, pa.int64()) for name in class_labels)
     types = {name: pa.string() if kind == pa.large_string() else kind for name, kind in types.items()}  # Value("string")
+    types = {name: _added_type(str(name), kind) for name, kind in types.items()}
+    if kept:
+        from datasets import Features
+
+        types.update((field.name, field.type) for field in Features(kept).arrow_schema)
     schema = pa.schema([pa.field(str(name), types[name]) for name in every.columns])
-    return with_features(schema, class_labels), mixed - set(class_labels)
+    return with_features(schema, class_labels, kept), mixed - set(class_labels)
 
 
-def with_features(schema: pa.Schema, class_labels: Mapping[str, Sequence[str]]) -> pa.Schema:
-    """``schema`` with its ``datasets`` features in the metadata, ``class_labels`` columns as ClassLabel."""
+def with_features(schema: pa.Schema, class_labels: Mapping[str, Sequence[str]],
+                  kept: Mapping[str, Any] | None = None) -> pa.Schema:
+    """``schema`` with its ``datasets`` features in the metadata, ``class_labels`` columns as ClassLabel and
+    the ``kept`` features (column -> the input's feature) as they are."""
     from datasets import ClassLabel, Features
 
     features = Features.from_arrow_schema(schema)
     for name, names in class_labels.items():
         features[name] = ClassLabel(names=list(names))
+    features.update(kept or {})
     return features.arrow_schema
 
 
@@ -223,10 +253,19 @@ def _fingerprint(path: Path) -> str:
     return digest.hexdigest()[:FINGERPRINT_DIGITS]
 
 
+def _old_card_data_files(folder: Path) -> dict[str, dict[str, list[str]]]:
+    """The data files the card of an existing folder lists ({} when it has no readable card)."""
+    try:
+        return card_data_files((folder / CARD_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return {}
+
+
 def write_hub_folder(out: str | Path, configs: Frames, card: str | Callable[[WrittenFolder], str],
                      extra_files: Mapping[str, Path] | None = None, *, metadata: Mapping[str, Any] | None = None,
                      examples: pd.DataFrame | None = None, option: str = "--out",
-                     class_labels: Mapping[str, Sequence[str]] | None = None) -> Path:
+                     class_labels: Mapping[str, Sequence[str]] | None = None,
+                     features: Mapping[str, Any] | None = None) -> Path:
     """Write every config's splits as content-named parquet plus ``README.md``, ``lsplits.json`` and extra files, atomically.
 
     ``configs`` maps config name -> split name -> DataFrame (read one config at a time, so a lazy
@@ -234,11 +273,14 @@ def write_hub_folder(out: str | Path, configs: Frames, card: str | Callable[[Wri
     :class:`WrittenFolder` that returns it; ``extra_files`` maps a path in the repo (e.g.
     ``plots/ll_split.png``) to a local file to copy in; ``metadata`` is written as ``lsplits.json``;
     ``examples`` (every example once, with every column) decides the column types, instead of all
-    the configs' frames together; ``class_labels`` (column -> names) are written as ClassLabel ids. ``out``
-    is replaced only if lsplits wrote it (:func:`lsplits.io.check_output`).
+    the configs' frames together; ``class_labels`` (column -> names) are written as ClassLabel ids; ``features``
+    (the input's ``datasets`` features) keep their columns' types (:func:`dataset_schema`). ``out``
+    is replaced only if lsplits wrote it (:func:`lsplits.io.check_output`); a rebuild keeps the Difficulty
+    results it holds when their splits are unchanged (:func:`lsplits.building.additions.keep_additions`).
     """
     out = Path(out)
-    schema, text_columns = dataset_schema({"": {"": examples}} if examples is not None else configs, class_labels)
+    schema, text_columns = dataset_schema({"": {"": examples}} if examples is not None else configs, class_labels,
+                                          features)
     data_files: DataFiles = {}
     num_rows: dict[str, dict[str, int]] = {}
     with output_folder(out, marker=DATASET_MARKER, option=option) as tmp:
@@ -260,6 +302,9 @@ def write_hub_folder(out: str | Path, configs: Frames, card: str | Callable[[Wri
             (tmp / METADATA_FILE).write_text(json.dumps(dict(metadata), indent=2, sort_keys=True), encoding="utf-8")
         written = WrittenFolder(data_files=data_files, num_rows=num_rows, features=schema_features_yaml(schema))
         (tmp / CARD_FILE).write_text(card(written) if callable(card) else card, encoding="utf-8")
+        if (out / METADATA_FILE).is_file():  # a rebuild: keep what `lsplits difficulty` added, if still true
+            keep_additions(out, tmp, data_files, old_data_files=_old_card_data_files(out),
+                           card_file=CARD_FILE, metadata_file=METADATA_FILE)
     plot_files = sorted(path for path in (extra_files or {}) if path.startswith(f"{PLOTS_FOLDER}/"))
     logger.info("wrote %d configs to %s%s", len(data_files), out,
                 f" ({len(plot_files)} plots in {out / PLOTS_FOLDER})" if plot_files else "")

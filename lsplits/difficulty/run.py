@@ -171,6 +171,6 @@ def run_difficulty(checked: Plan, *, progress: bool = True, keep_models: bool = 
     if dataset.folder is not None and checked.card:
         card.update_folder(dataset.folder, report.card_section(summary),
                            {"results": summary.rows, "settings": run_settings},
-                           files={report.CARD_PLOT: checked.out / report.PLOT_FILE})
+                           files={report.CARD_PLOT: checked.out / report.PLOT_FILE}, configs=checked.configs)
         logger.info("added the Difficulty section to %s", dataset.folder / "README.md")
     return DifficultyRun(summary=summary, report=markdown)
