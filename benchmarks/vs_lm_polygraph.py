@@ -37,9 +37,9 @@ from pathlib import Path
 import numpy as np
 from timing import Recorder
 
+from lsplits.similarity.lexical import LEXICAL_SIMILARITIES, bleu_tokens, sentence_bleu
 from lsplits.uncertainty import ue_metrics
 from lsplits.uncertainty.estimators import EstimatorSettings, estimate
-from lsplits.uncertainty.lexical import LEXICAL_SIMILARITIES, bleu_tokens, sentence_bleu
 from lsplits.uncertainty.matrix import build_matrices
 from lsplits.uncertainty.normalization import fit_normalizer
 from lsplits.uncertainty.prr import prr

@@ -8,8 +8,8 @@ import warnings
 import pytest
 from rouge_score import rouge_scorer
 
+from lsplits.similarity.lexical import ROUGE_L, rouge_l_fmeasure, rouge_tokens
 from lsplits.similarity.registry import get
-from lsplits.uncertainty.lexical import ROUGE_L, rouge_l_fmeasure, rouge_tokens
 
 REFERENCE = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)
 
@@ -68,7 +68,7 @@ import math  # noqa: E402
 
 from nltk.translate.bleu_score import sentence_bleu as nltk_bleu  # noqa: E402
 
-from lsplits.uncertainty.lexical import LEXICAL_SIMILARITIES, rouge_stemmed_tokens, sentence_bleu  # noqa: E402
+from lsplits.similarity.lexical import LEXICAL_SIMILARITIES, rouge_stemmed_tokens, sentence_bleu  # noqa: E402
 
 PIECES = ["the", "The", "cats", "running", "(c / cat", ":ARG0", "believe-01", "possible", "x2", "don't", "",
           "happily", "İstanbul", "organization", "_", "\t", "325", ")", "-", "generalizations"]

@@ -14,8 +14,8 @@ import pytest
 from amr_edits import build_beams, sample_gold
 
 from lsplits.similarity.amr.smatchpp_metric import f1, prepare
+from lsplits.similarity.lexical import ROUGE_L
 from lsplits.uncertainty.estimators import degmat
-from lsplits.uncertainty.lexical import ROUGE_L
 from lsplits.uncertainty.options import InvalidOption
 
 ROOT = Path(__file__).resolve().parents[1]

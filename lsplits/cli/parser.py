@@ -242,8 +242,8 @@ def _analyze_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _ue_arguments(parser: argparse.ArgumentParser) -> None:
+    from lsplits.similarity.lexical import LEXICAL_SIMILARITIES
     from lsplits.uncertainty.estimators import ESTIMATORS
-    from lsplits.uncertainty.lexical import LEXICAL_SIMILARITIES
     from lsplits.uncertainty.normalization import NORMALIZERS
     from lsplits.uncertainty.selective import METHODS
     from lsplits.uncertainty.study import StudyConfig

@@ -1,1 +1,1 @@
-"""Pairwise similarity and quality functions: the registry and the AMR graph metrics."""
+"""Pairwise similarity and quality functions: the registry, the lexical ones (ROUGE, BLEU) and the AMR graph metrics."""

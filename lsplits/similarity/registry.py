@@ -54,13 +54,13 @@ class Similarity:
 
 # name -> "module:attribute" of a Similarity; imported on first use.
 _BUILTINS: dict[str, str] = {
-    "rougel": "lsplits.uncertainty.lexical:ROUGE_L",
-    "rouge1": "lsplits.uncertainty.lexical:ROUGE_1",
-    "rouge2": "lsplits.uncertainty.lexical:ROUGE_2",
-    "bleu": "lsplits.uncertainty.lexical:BLEU",
-    "rouge1_stem": "lsplits.uncertainty.lexical:ROUGE_1_STEM",
-    "rouge2_stem": "lsplits.uncertainty.lexical:ROUGE_2_STEM",
-    "rougel_stem": "lsplits.uncertainty.lexical:ROUGE_L_STEM",
+    "rougel": "lsplits.similarity.lexical:ROUGE_L",
+    "rouge1": "lsplits.similarity.lexical:ROUGE_1",
+    "rouge2": "lsplits.similarity.lexical:ROUGE_2",
+    "bleu": "lsplits.similarity.lexical:BLEU",
+    "rouge1_stem": "lsplits.similarity.lexical:ROUGE_1_STEM",
+    "rouge2_stem": "lsplits.similarity.lexical:ROUGE_2_STEM",
+    "rougel_stem": "lsplits.similarity.lexical:ROUGE_L_STEM",
     "smatch": "lsplits.similarity.amr.smatch:SMATCH",
     "smatch-corrected": "lsplits.similarity.amr.smatch:SMATCH_CORRECTED",
     "smatchpp": "lsplits.similarity.amr.smatchpp_metric:SMATCHPP",

@@ -1,7 +1,7 @@
 """Per-example uncertainty of beam candidates: the core of the ``beam_uncertainty`` evaluate module.
 
 LexSim is always computed on a lexical similarity between the candidate strings (ROUGE-L by
-default; any of :data:`lsplits.uncertainty.lexical.LEXICAL_SIMILARITIES`); every other estimator
+default; any of :data:`lsplits.similarity.lexical.LEXICAL_SIMILARITIES`); every other estimator
 uses the similarity function chosen by the caller.
 """
 
@@ -64,7 +64,7 @@ def beam_uncertainties(examples: Sequence[Sequence[str]], similarity: Similarity
         >>> beam_uncertainties([["a b", "a b"], ["a b", "c d"]], estimators=["degmat"]).values
         {'degmat': [0.0, 0.5]}
     """
-    from lsplits.uncertainty.lexical import LEXICAL_SIMILARITIES
+    from lsplits.similarity.lexical import LEXICAL_SIMILARITIES
 
     names = check_estimators(estimators)
     settings = settings or EstimatorSettings(ecc_threshold=ecc_threshold)

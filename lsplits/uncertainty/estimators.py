@@ -269,7 +269,7 @@ def estimate(name: str, matrix, **options) -> float | np.ndarray:
     if key == "ecc" and ecc_threshold is not None:
         options.setdefault("threshold", ecc_threshold)
     if key == "lexsim" and _is_strings(matrix):
-        from lsplits.uncertainty.lexical import LEXICAL_SIMILARITIES
+        from lsplits.similarity.lexical import LEXICAL_SIMILARITIES
         from lsplits.uncertainty.matrix import build_matrix
 
         similarity = options.pop("similarity", "rougel")

@@ -37,6 +37,7 @@ from lsplits.errors import ConfigError, DataError, InvalidOption
 from lsplits.io import cache_folder
 from lsplits.runtime.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
+from lsplits.similarity.lexical import LEXICAL_SIMILARITIES
 from lsplits.uncertainty.beam import LEXICAL_SIMILARITY
 from lsplits.uncertainty.estimators import (
     DEFAULT_ECC_THRESHOLD,
@@ -52,7 +53,6 @@ from lsplits.uncertainty.estimators import (
     spectral_many,
 )
 from lsplits.uncertainty.inputs import Inputs, load_inputs
-from lsplits.uncertainty.lexical import LEXICAL_SIMILARITIES
 from lsplits.uncertainty.matrix import SimilarityMatrix, build_matrices
 from lsplits.uncertainty.normalization import DEFAULT_NORMALIZER, get_normalizer
 from lsplits.uncertainty.options import (
