@@ -17,12 +17,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lsplits.builders.registry import builder_names, is_builder, load_builder
 from lsplits.building.card import CardInfo
 from lsplits.building.pipeline import BuildResult, DatasetSpec, build_splits, export_dataset, score_records
 from lsplits.building.settings import BuildSettings, ScoreSettings
 from lsplits.data.labels import decode_class_labels
 from lsplits.data.loading import LoadedData, LoadOptions, load_sources, prepare_examples
-from lsplits.data.registry import builder_names, is_builder, load_builder
 from lsplits.data.tasks import DEFAULT_SETTING, Setting, generic_task, resolve_setting
 from lsplits.errors import ConfigError, DataError
 from lsplits.lm.defaults import PT_NEEDS_PRETRAINED
@@ -92,7 +92,7 @@ def _load_with(builder: Any, name: str, *, data_files: list[str] | None, options
     accepted = inspect.signature(builder.load).parameters
     for keyword, value in wanted.items():
         if value is not None and keyword not in accepted:
-            what = "in-memory data" if keyword == "sources" else "--missing-labels / --rename"
+            what = "in-memory data" if keyword == "sources" else "--missing-labels / --rename / --drop-label"
             raise ConfigError(f"the builder {name!r} takes no {what}: its load() has no {keyword!r} parameter")
     return builder.load(data_files=data_files, **{k: v for k, v in wanted.items() if v is not None})
 
@@ -164,8 +164,9 @@ def setting_configs(spec: DatasetSpec, setting: Setting | None) -> tuple[str, ..
 class LikelihoodSplits(Mapping[str, "datasets.DatasetDict"]):
     """A Likelihood-Split build: config name -> ``datasets.DatasetDict`` with train / validation / test.
 
-    Each split keeps every original field and adds ``id``, ``ll_score``, ``ll_tokens`` and ``length``,
-    typed exactly as the written parquet files are. A config is turned into a DatasetDict when first read.
+    Each split keeps every original field (a ``Dataset``'s features unchanged: ``ClassLabel``, ``Value`` dtypes,
+    sequences, nested columns) and adds the columns of :func:`likelihood_splits`, with the types the written
+    parquet files have. A config is turned into a DatasetDict when first read.
 
     >>> import tempfile
     >>> rows = [{"text": f"a {w} on a mat", "topic": t} for w in ["cat", "dog"] * 5 for t in "xy"]
@@ -205,7 +206,8 @@ class LikelihoodSplits(Mapping[str, "datasets.DatasetDict"]):
             from lsplits.building.export import dataset_schema, to_arrow
 
             if self._schema is None:  # every config and split gets the schema the written files get
-                self._schema = dataset_schema({"": {"": self.result.config_table(name)}})
+                self._schema = dataset_schema({"": {"": self.result.config_table(name)}},
+                                              features=self.result.features)
             schema, text_columns = self._schema
             self._loaded[name] = datasets.DatasetDict({
                 split: datasets.Dataset(InMemoryTable(to_arrow(frame.reset_index(drop=True), schema, text_columns)))
@@ -262,9 +264,17 @@ def likelihood_splits(data: Any, *, query_field: str | None = BuildSettings.quer
                       eval_size: int | float | None = BuildSettings.eval_size, folds: int = BuildSettings.folds,
                       seed: int = BuildSettings.seed, max_steps: int | None = BuildSettings.max_steps,
                       task: str | None = None, missing_labels: str = BuildSettings.missing_labels,
-                      rename: Mapping[str, str] | None = None, cache_dir: str | Path | None = None,
+                      rename: Mapping[str, str] | None = None, drop_labels: Sequence[str] | None = None,
+                      cache_dir: str | Path | None = None,
                       progress: bool = False, dtype: str = BuildSettings.dtype) -> LikelihoodSplits:
     """Likelihood Splits of ``data``: config name -> ``datasets.DatasetDict`` (train / validation / test).
+
+    Every split keeps the input's fields, a ``Dataset``'s with their features unchanged (``ClassLabel``,
+    ``float32``, sequences, nested columns; ``.write()`` and the card carry the same), and adds ``id`` (string:
+    the data's own ``id`` as text, else ``"{source}-{index}"``), ``source_split`` (string: the split or file
+    the example came from; a field of that name in the data is kept instead), ``ll_score`` (float64: the summed
+    log-probability of the query), ``ll_tokens`` (int32: query tokens scored) and ``length`` (int32: NLTK
+    words of the query). A field named like ``ll_score``, ``ll_tokens`` or ``length`` is refused unless renamed.
 
     Args:
         data: a ``datasets.Dataset``, a ``DatasetDict`` (its splits pooled; ids ``"{split}-{index}"``), a
@@ -282,6 +292,8 @@ def likelihood_splits(data: Any, *, query_field: str | None = BuildSettings.quer
         task: ``"snli"``, ``"boolq"`` or ``"spider"`` applies that builder (fields, filters, Spider's policy).
         missing_labels: ``"error"`` (an example without a label stops the build) or ``"drop"``.
         rename: ``{old: new}`` field renames applied when loading (to keep a field named like one lsplits adds).
+        drop_labels: label values whose examples are dropped when loading, counted (``--drop-label``): a
+            class too small for its eval quota, say.
         cache_dir: where scores and fold checkpoints are cached (a rerun reuses them).
         progress: show progress bars.
         dtype: ``"auto"``, ``"fp32"`` or ``"bf16"`` (:mod:`lsplits.lm.dtype`): bf16 autocast where the
@@ -303,6 +315,7 @@ def likelihood_splits(data: Any, *, query_field: str | None = BuildSettings.quer
     settings = BuildSettings(data=named, query_field=query_field, prompt_template=prompt_template,
                              label_field=label_field, lm=lm, folds=folds, seed=seed, max_steps=max_steps,
                              missing_labels=missing_labels, rename=_renames(rename),
+                             drop_labels=tuple(drop_labels or ()),
                              configs=tuple(configs) if configs is not None else None, eval_size=eval_size,
                              dtype=dtype)
     spec, loaded = resolve_data(data, task=task, query_field=query_field, prompt_template=prompt_template,
@@ -339,8 +352,10 @@ def score(data: Any, *, query_field: str | None = ScoreSettings.query_field,
           max_steps: int | None = ScoreSettings.max_steps, task: str | None = None,
           rename: Mapping[str, str] | None = None, cache_dir: str | Path | None = None,
           progress: bool = False, dtype: str = ScoreSettings.dtype) -> datasets.Dataset:
-    """``data`` (any input :func:`likelihood_splits` takes) as a ``datasets.Dataset`` in input order, with
-    ``id``, ``ll_score`` (sum of the query tokens' log-probabilities given the prompt) and ``ll_tokens`` added.
+    """``data`` (any input :func:`likelihood_splits` takes) as a ``datasets.Dataset`` in input order, its fields
+    (a ``Dataset``'s features) unchanged, with ``id``, ``source_split`` (as :func:`likelihood_splits` adds them),
+    ``ll_score`` (float64: sum of the query tokens' log-probabilities given the prompt) and ``ll_tokens`` (int32)
+    added.
 
     ``setting`` is ``"pt"`` (a frozen pretrained LM: what scoring a dataset with ``lm="gpt2"`` in a notebook
     means, so the default here, where ``lsplits score`` defaults to the paper's ``"ft"``) or ``"ft"`` (each
@@ -357,7 +372,7 @@ def score(data: Any, *, query_field: str | None = ScoreSettings.query_field,
     import pandas as pd
     from datasets.table import InMemoryTable
 
-    from lsplits.building.export import to_arrow, unify_types
+    from lsplits.building.export import dataset_schema, to_arrow
 
     named = task or (str(data) if isinstance(data, (str, os.PathLike)) else None)
     try:
@@ -372,7 +387,8 @@ def score(data: Any, *, query_field: str | None = ScoreSettings.query_field,
     spec, loaded = resolve_data(data, task=task, query_field=query_field, prompt_template=prompt_template,
                                 options=settings.load_options())
     frame = score_loaded(spec, loaded, settings, cache_dir=cache_dir, progress=progress)
-    table = unify_types(pd.DataFrame(loaded.examples), loaded.source)
+    table = pd.DataFrame(loaded.examples)
     by_id = frame.set_index("id").loc[table["id"]]  # in the examples' order, whatever the scorer's
     table = table.assign(ll_score=by_id["ll_score"].to_numpy(), ll_tokens=by_id["ll_tokens"].to_numpy())
-    return datasets.Dataset(InMemoryTable(to_arrow(table)))
+    schema, text_columns = dataset_schema({"": {"": table}}, features=loaded.features)  # the input's features kept
+    return datasets.Dataset(InMemoryTable(to_arrow(table, schema, text_columns)))

@@ -64,7 +64,8 @@ def test_a_200_row_dataset_becomes_splits(built):
         eval_labels = Counter([*splits["validation"]["label"], *splits["test"]["label"]])
         assert eval_labels == {"a": 20, "b": 20}, name  # label-balanced eval
         assert splits["train"].features["ll_score"].dtype == "float64"
-        assert splits["train"].features["ll_tokens"].dtype == "int64"
+        assert splits["train"].features["ll_tokens"].dtype == "int32"
+        assert splits["train"].features["length"].dtype == "int32"
         for example in splits["test"].select(range(3)):  # every field kept, as given
             i = int(example["id"].split("-")[1])
             assert {k: example[k] for k in ("text", "label", "n")} == rows()[i]
@@ -102,6 +103,50 @@ def test_write_gives_what_lsplits_build_gives(built, cache, tmp_path, capsys):
         (tmp_path / "mine").mkdir()
         (tmp_path / "mine" / "notes.txt").write_text("mine")
         built.write(tmp_path / "mine")
+
+
+def test_input_features_are_kept_through_splits_write_load_dataset_and_score(cache, tmp_path):
+    """A ClassLabel label, a float32 column, a sequence and a nested column come back with their features and
+    values unchanged, in every config and split, from ``.write()`` + ``load_dataset``, in the card, and from score."""
+    import yaml
+
+    features = datasets.Features({
+        "text": datasets.Value("string"), "label": datasets.ClassLabel(names=["no", "yes", "maybe"]),
+        "weight": datasets.Value("float32"), "tags": datasets.Sequence(datasets.Value("int16")),
+        "meta": {"rank": datasets.Value("int8"), "note": datasets.Value("string")}})
+    data = datasets.Dataset.from_list(
+        [{"text": row["text"], "label": i % 3, "weight": i / 3, "tags": list(range(i % 4)),
+          "meta": {"rank": i % 100, "note": f"n{i}"}} for i, row in enumerate(rows(60))], features=features)
+    by_id = {f"data-{i}": example for i, example in enumerate(data)}
+    added = {"id": "string", "source_split": "string", "ll_score": "float64", "ll_tokens": "int32", "length": "int32"}
+
+    def check(part: datasets.Dataset, where: str, columns: dict[str, str] = added) -> None:
+        assert {name: part.features[name] for name in features} == dict(features), where
+        assert {name: part.features[name].dtype for name in columns} == columns, where
+        for example in part:
+            assert {name: example[name] for name in features} == by_id[example["id"]], (where, example["id"])
+
+    splits = lsplits.likelihood_splits(data, query_field="text", label_field="label", lm="scratch", eval_size=12,
+                                       max_steps=2, folds=2, cache_dir=cache)
+    assert len(splits) == 5
+    for name, parts in splits.items():
+        for split, part in parts.items():
+            check(part, f"{name}/{split}")
+        eval_labels = Counter([*parts["validation"]["label"], *parts["test"]["label"]])
+        assert eval_labels == {0: 4, 1: 4, 2: 4}, name  # balanced over the ClassLabel's classes
+    folder = splits.write(tmp_path / "written")
+    card = yaml.safe_load((folder / "README.md").read_text(encoding="utf-8").split("---")[1])
+    for name in splits:
+        loaded = datasets.load_dataset(str(folder), name)
+        for split, part in loaded.items():
+            check(part, f"written {name}/{split}")
+            assert list(part["id"]) == list(splits[name][split]["id"])
+        info = next(entry for entry in card["dataset_info"] if entry["config_name"] == name)
+        assert datasets.Features._from_yaml_list(info["features"]) == loaded["train"].features
+    scored = lsplits.score(data, query_field="text", lm="scratch", setting="ft", max_steps=2, folds=2,
+                           cache_dir=cache)
+    assert list(scored["id"]) == list(by_id)
+    check(scored, "score", {name: kind for name, kind in added.items() if name != "length"})
 
 
 def test_push_to_hub_is_one_commit_of_the_written_folder(built, hub_api, online, tmp_path):

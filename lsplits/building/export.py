@@ -175,16 +175,16 @@ def dataset_schema(configs: Frames, class_labels: Mapping[str, Sequence[str]] | 
     The text columns are those :func:`unify_types` turns into text (it warns about each). ``class_labels``
     (column -> names, :mod:`lsplits.data.labels`) become int64 class ids, declared as ``datasets.ClassLabel``
     in the schema's ``huggingface`` metadata, which ``load_dataset`` reads. ``features`` (the input's
-    ``datasets`` features) are kept as they are for their columns (``id`` stays text); the added columns get
-    :data:`ADDED_TYPES`.
+    ``datasets`` features) are kept as they are for the other columns (``id`` stays text); the added columns
+    get :data:`ADDED_TYPES`.
     """
     frames = [frame for splits in configs.values() for frame in splits.values()]
     every = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if "id" in every.columns:
         every = every.drop_duplicates("id")
-    kept = {name: feature for name, feature in (features or {}).items() if name in every.columns and name != "id"}
-    class_labels = {name: names for name, names in (class_labels or {}).items()
-                    if name in every.columns and name not in kept}
+    class_labels = {name: names for name, names in (class_labels or {}).items() if name in every.columns}
+    kept = {name: feature for name, feature in (features or {}).items()
+            if name in every.columns and name != "id" and name not in class_labels}
     _, types, mixed = _unify(every.drop(columns=[*class_labels, *kept]), "the dataset")
     types.update((name, pa.int64()) for name in class_labels)
     types = {name: pa.string() if kind == pa.large_string() else kind for name, kind in types.items()}  # Value("string")

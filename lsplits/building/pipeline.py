@@ -100,6 +100,7 @@ class BuildResult:
     dropped: dict[str, int] = field(default_factory=dict)  # reason -> examples dropped when loading
     runs: dict[str, Any] = field(default_factory=dict)  # setting -> the RunPlan that scored it (empty: scored elsewhere)
     dtypes: dict[str, str] = field(default_factory=dict)  # setting -> the dtype its scores were computed in
+    features: Any = None  # the input's datasets.Features, which every output keeps (None: types from the values)
 
     @property
     def partitions(self) -> dict[str, Partition]:
@@ -241,6 +242,7 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, settings: BuildSettings,
                                skipped=plan.skipped)
     result.dtypes = dtypes
     result.dropped = dict(loaded.dropped)
+    result.features = loaded.features
     result.runs = dict(plan.runs)
     for name, reason in plan.skipped.items():
         logger.warning("skipping config %s: %s", name, reason)
@@ -414,7 +416,7 @@ def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, sett
     strategies = {name: repr(built.strategy) for name, built in result.configs.items()}
     recorded = {**recorded_settings(settings, result.runs, result.dtypes), **dict(extra_settings or {})}
     metadata = build_metadata(spec, result, settings, extra_statistics=extra_stats, recorded=recorded)
-    class_labels = label_classes(task, result.table)
+    class_labels = label_classes(task, result.table, result.features)
     if class_labels:
         metadata = {**metadata, "class_labels": class_labels}
     with tempfile.TemporaryDirectory() as tmp:
@@ -430,15 +432,21 @@ def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, sett
         with stage("export"):
             return write_hub_folder(out, frames, card, {repo_path: local for _, repo_path, local in written},
                                     metadata=metadata, examples=result.config_table(next(iter(result.configs))),
-                                    class_labels=class_labels)
+                                    class_labels=class_labels, features=result.features)
 
 
-def label_classes(task: Task, table: pd.DataFrame) -> dict[str, list[str]]:
-    """column -> ClassLabel names of the task's label field (none when it stays as it is, e.g. BoolQ's bool)."""
+def label_classes(task: Task, table: pd.DataFrame, features: Mapping[str, Any] | None = None) -> dict[str, list[str]]:
+    """column -> ClassLabel names of the task's label field (none when it stays as it is, e.g. BoolQ's bool);
+    an input ``ClassLabel`` feature (``features``) keeps its own names."""
     from lsplits.data.labels import class_label_names
 
     field = task.label_field
     if not field or field not in table.columns:
         return {}
+    if features and field in features:
+        from datasets import ClassLabel
+
+        if isinstance(features[field], ClassLabel):
+            return {field: list(features[field].names)}
     names = class_label_names(table[field], task.label_names, field=field)
     return {field: list(names)} if names else {}

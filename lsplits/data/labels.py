@@ -53,3 +53,20 @@ def encode_labels(values: Iterable[Any], names: Sequence[str]) -> list[int | Non
     """Class ids of ``values`` (names or ids already) for ``names``; missing values stay missing."""
     index = {name: i for i, name in enumerate(names)}
     return [None if is_missing(v) else index[v] if isinstance(v, str) else int(v) for v in values]
+
+
+def decode_class_labels(records: list[dict[str, Any]], features: Any) -> list[dict[str, Any]]:
+    """``records`` with the ids of ``features``' top-level ``ClassLabel`` columns turned into their names (``-1``,
+    the Hub's "no label", into None), so labels read, balance and count as names; the export encodes them back.
+
+    >>> import datasets
+    >>> decode_class_labels([{"y": 1}, {"y": -1}], datasets.Features({"y": datasets.ClassLabel(names=["a", "b"])}))
+    [{'y': 'b'}, {'y': None}]
+    """
+    from datasets import ClassLabel
+
+    named = {name: feature.names for name, feature in (features or {}).items() if isinstance(feature, ClassLabel)}
+    if not named:
+        return records
+    return [{key: (None if value is None or value < 0 else named[key][value]) if key in named else value
+             for key, value in record.items()} for record in records]
