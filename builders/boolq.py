@@ -12,7 +12,7 @@ from lsplits.building.pipeline import DatasetSpec
 from lsplits.data.loading import LoadedData, LoadOptions
 from lsplits.data.tasks import boolq_task
 
-from .common import Sources, load_official, run_cli
+from .common import Sources, load_official
 
 CITATION = """@inproceedings{clark-etal-2019-boolq,
   title = {{B}ool{Q}: Exploring the Surprising Difficulty of Natural Yes/No Questions},
@@ -44,5 +44,7 @@ def load(data_files: list[str] | None = None, options: LoadOptions | None = None
     return load_official(SPEC.task, "google/boolq", ("train", "validation"), data_files, options=options, sources=sources)
 
 
-if __name__ == "__main__":
-    sys.exit(run_cli("boolq"))
+if __name__ == "__main__":  # a script entry: python -m lsplits.builders.boolq == lsplits build boolq
+    from lsplits.cli.parser import main
+
+    sys.exit(main(["build", "boolq", *sys.argv[1:]]))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -68,10 +67,3 @@ def _convert_all(convert: Callable[[Record], Record], records: list[Record], sou
             raise DataError(f"missing field (the record has: {', '.join(map(str, record)) or 'no fields'})",
                             source=source, line=index + 1, field=str(exc.args[0])) from None
     return converted
-
-
-def run_cli(name: str, argv: Sequence[str] | None = None) -> int:
-    """``python -m lsplits.builders.NAME ARGS`` == ``lsplits build NAME ARGS``."""
-    from lsplits.cli.parser import main
-
-    return main(["build", name, *(sys.argv[1:] if argv is None else argv)])

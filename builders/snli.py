@@ -15,7 +15,7 @@ from lsplits.building.pipeline import DatasetSpec
 from lsplits.data.loading import LoadedData, LoadOptions
 from lsplits.data.tasks import NLI_LABELS, nli_task
 
-from .common import Sources, load_official, run_cli
+from .common import Sources, load_official
 
 CITATION = """@inproceedings{bowman-etal-2015-large,
   title = {A large annotated corpus for learning natural language inference},
@@ -72,5 +72,7 @@ def load(data_files: list[str] | None = None, options: LoadOptions | None = None
                          options=options, sources=sources)
 
 
-if __name__ == "__main__":
-    sys.exit(run_cli("snli"))
+if __name__ == "__main__":  # a script entry: python -m lsplits.builders.snli == lsplits build snli
+    from lsplits.cli.parser import main
+
+    sys.exit(main(["build", "snli", *sys.argv[1:]]))

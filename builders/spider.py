@@ -20,7 +20,7 @@ from lsplits.data.loading import LoadedData, LoadOptions
 from lsplits.data.tasks import spider_task
 from lsplits.splits.spider import SPIDER_POLICY, normalize_question, query_hardness
 
-from .common import Sources, load_official, run_cli
+from .common import Sources, load_official
 
 CITATION = """@inproceedings{yu-etal-2018-spider,
   title = {Spider: A Large-Scale Human-Labeled Dataset for Complex and Cross-Domain Semantic Parsing and Text-to-SQL Task},
@@ -74,5 +74,7 @@ def load(data_files: list[str] | None = None, options: LoadOptions | None = None
     return loaded
 
 
-if __name__ == "__main__":
-    sys.exit(run_cli("spider"))
+if __name__ == "__main__":  # a script entry: python -m lsplits.builders.spider == lsplits build spider
+    from lsplits.cli.parser import main
+
+    sys.exit(main(["build", "spider", *sys.argv[1:]]))

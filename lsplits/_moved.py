@@ -19,6 +19,7 @@ MOVED: dict[str, str] = {
     "lsplits.build": "lsplits.building",  # `build/` reads as generated output to pytest and gitignores
     "lsplits.hub.failures": "lsplits.runtime.failures",  # data/ and generation/ read it: below hub/ (issue 26)
     "lsplits.uncertainty.lexical": "lsplits.similarity.lexical",  # similarities, registered by similarity/
+    "lsplits.data.registry": "lsplits.builders.registry",  # data/ is below the builders it would name
 }
 
 

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Literal
 
 from lsplits.api import build as build_dataset
 from lsplits.api import resolve_data, score_loaded, score_plan
+from lsplits.builders.registry import is_builder
 from lsplits.building.pipeline import DatasetSpec, plan_build, recorded_settings, score_records
 from lsplits.building.settings import BuildSettings, RunSettings, ScoreSettings
 from lsplits.cli.parser import settings_of
 from lsplits.data.loading import LoadedData
-from lsplits.data.registry import is_builder
 from lsplits.runtime.stages import stage
 
 if TYPE_CHECKING:

@@ -118,7 +118,7 @@ def _sizes(text: str) -> tuple[int, ...]:
 
 
 def _add_data_arguments(parser: argparse.ArgumentParser, settings: type) -> None:
-    from lsplits.data.registry import builder_names
+    from lsplits.builders.registry import builder_names
 
     builders = ", ".join(builder_names())
     parser.add_argument("data", nargs="?", default=settings.data,

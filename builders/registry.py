@@ -2,9 +2,10 @@
 
 A builder is a module with ``SPEC`` (a :class:`lsplits.building.pipeline.DatasetSpec`) and
 ``load(data_files=None, options=None)`` (the pooled, filtered examples). Builders register themselves: the
-``builders`` package registers each of its modules when it is imported (so a new module there is a
-new ``lsplits build NAME``), and any other package can call :func:`register_builder`. A module is
-imported only when its builder is used, so listing the names (``lsplits build --help``) stays cheap.
+:mod:`lsplits.builders` package, which holds this registry (so importing it has registered them), registers each
+of its modules (so a new module there is a new ``lsplits build NAME``), and any other package can call
+:func:`register_builder`. A module is imported only when its builder is used, so listing the names
+(``lsplits build --help``) stays cheap.
 """
 
 from __future__ import annotations
@@ -13,9 +14,6 @@ import importlib
 from types import ModuleType
 
 from lsplits.errors import ConfigError, InvalidOption
-
-BUILTIN_PACKAGE = "lsplits.builders"
-"""The package of the built-in builders (SNLI, BoolQ, Spider), imported the first time a name is asked for."""
 
 _BUILDERS: dict[str, str] = {}  # name -> module path
 
@@ -27,17 +25,8 @@ def register_builder(name: str, module: str) -> None:
     _BUILDERS[name] = module
 
 
-def _discover() -> None:
-    try:
-        importlib.import_module(BUILTIN_PACKAGE)  # its __init__ registers its modules
-    except ModuleNotFoundError as exc:
-        if exc.name != BUILTIN_PACKAGE:  # an installation without the built-in builders has none
-            raise
-
-
 def builder_names() -> tuple[str, ...]:
     """The registered builder names, sorted."""
-    _discover()
     return tuple(sorted(_BUILDERS))
 
 
