@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import shutil
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,29 @@ def test_what_reaches_the_hub_loads_as_an_evaluate_module(hub_api, tmp_path):
     assert prr.compute(uncertainties=[0.2, 0.1], qualities=[0.3, 0.9], n_bootstrap=0)["prr"] == pytest.approx(1.0)
     similarity = evaluate.load(str(tmp_path / "amr_similarity"), "smatchpp")
     assert similarity.compute(predictions=["(a / b)"], references=["(a / b)"])["smatchpp"] == 1.0
+
+
+def test_every_space_readme_pins_the_one_gradio_sdk_version(tmp_path):
+    """The metric Spaces and the demo Space name one Gradio ``sdk_version`` (lsplits.hub.GRADIO_SDK_VERSION), one
+    that pyproject's gradio requirement accepts; staging writes it into a README that pins another."""
+    import tomllib
+    import yaml
+    from packaging.requirements import Requirement
+
+    from lsplits.hub import GRADIO_SDK_VERSION
+
+    readmes = sorted([*(ROOT / "metrics").glob("*/README.md"), *(ROOT / "spaces").glob("*/README.md")])
+    assert len(readmes) == len(METRIC_MODULES) + 1
+    for readme in readmes:
+        header = yaml.safe_load(readme.read_text(encoding="utf-8").split("---")[1])
+        assert (header["sdk"], str(header["sdk_version"])) == ("gradio", GRADIO_SDK_VERSION), readme
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    gradio = [Requirement(dep) for deps in extras.values() for dep in deps if Requirement(dep).name == "gradio"]
+    assert gradio and all(req.specifier.contains(GRADIO_SDK_VERSION) for req in gradio)
+    old = tmp_path / "metrics"
+    shutil.copytree(ROOT / "metrics" / "prr", old / "prr")
+    card = (old / "prr" / "README.md").read_text(encoding="utf-8")
+    (old / "prr" / "README.md").write_text(card.replace(f"sdk_version: {GRADIO_SDK_VERSION}", "sdk_version: 4.44.1"),
+                                           encoding="utf-8")
+    staged = stage_metrics(tmp_path / "staged", metrics_dir=old, modules=("prr",))
+    assert (staged / "prr" / "README.md").read_text(encoding="utf-8") == card

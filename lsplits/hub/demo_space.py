@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lsplits.errors import ConfigError
-from lsplits.hub import SHIPPED
+from lsplits.hub import SHIPPED, pin_sdk_version
 from lsplits.io import atomic_path
 
 logger = logging.getLogger(__name__)
@@ -127,6 +127,7 @@ def stage_space(out: str | Path, *, space_dir: str | Path | None = None, demo_da
     if not (space_dir / "app.py").is_file():
         raise ConfigError(f"{space_dir}: not a Space folder (no app.py)")
     shutil.copytree(space_dir, out, ignore=_IGNORED)
+    pin_sdk_version(out / "README.md")
     for generated in (DEMO_DATA_PATH, SCRATCH_LM_PATH):  # local leftovers are replaced by fresh copies
         shutil.rmtree(out / generated, ignore_errors=True)
     shutil.copytree(Path(__file__).resolve().parents[1], out / "lsplits", ignore=_PACKAGE_IGNORED)

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from lsplits.errors import ConfigError
-from lsplits.hub import SHIPPED, flatten
+from lsplits.hub import SHIPPED, flatten, pin_sdk_version
 from lsplits.hub.push import push_folder
 from lsplits.io import output_folder
 
@@ -135,6 +135,7 @@ def stage_module(root: Path, name: str, folder: Path) -> list[str]:
     (folder / f"{name}.py").write_text(_import_block(flatten.rewrite(script, name), modules), encoding="utf-8")
     (folder / "app.py").write_text(flatten.rewrite(app, "app", absolute=True), encoding="utf-8")
     shutil.copy2(source / "README.md", folder / "README.md")
+    pin_sdk_version(folder / "README.md")
     lines = requirements(flatten.imported_packages([*files, folder / f"{name}.py", folder / "app.py"]))
     (folder / "requirements.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     logger.info("staged %s: %d library files, requirements %s", name, len(files), ", ".join(lines))
