@@ -1,6 +1,6 @@
 """k-best candidates by beam search from any Hugging Face model, in the form ``lsplits ue`` reads.
 
-:func:`lsplits.generation.search.generate_beams` runs beam search (``num_beams=k, num_return_sequences=k``) on a model a user
+:func:`lsplits.generation.generate_beams` (defined in :mod:`.search`) runs beam search (``num_beams=k, num_return_sequences=k``) on a model a user
 already holds, inside their own evaluation loop: a seq2seq model (``AutoModelForSeq2SeqLM``: AMR
 parsers, text-to-SQL models) or a causal LM given a prompt template with ``{text}``, of whose output
 only the continuation is kept. Inputs are batched longest first under a token budget (what beam
@@ -15,3 +15,22 @@ again, and under ``accelerate launch`` each process generates its share of the s
 (:mod:`lsplits.lm.shards`). ``--format penman`` checks every candidate with the AMR metrics' own
 reader and reports the invalid ones; they are kept, since the study counts them.
 """
+
+from typing import Any
+
+__all__ = ["generate_beams"]
+_LAZY = {"generate_beams": "lsplits.generation.search"}
+"""Short public names -> the module defining them, imported on first use (importing this package loads no torch)."""
+
+
+def __getattr__(name: str) -> Any:
+    """``lsplits.generation.generate_beams``, the object of :mod:`lsplits.generation.search`, imported when first used."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
