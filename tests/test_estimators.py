@@ -1,4 +1,4 @@
-"""Estimators on hand-computed matrices, and every edge case of METHOD B3."""
+"""Estimators on hand-computed matrices, and the edge cases each defines (one candidate, identical or invalid ones, zero degree)."""
 
 from __future__ import annotations
 

@@ -150,7 +150,7 @@ def test_atom_swap_keeps_sizes_and_fixes_every_missing_atom_on_random_fixture():
 
 
 def _naive_balance(train, eval_, atoms):
-    """METHOD A2's loop written plainly: recount everything each step; swapped examples go to the back."""
+    """The atom constraint's loop written plainly: recount everything each step; swapped examples go to the back."""
     train, eval_order = list(train), list(reversed(eval_))
     while True:
         train_counts = Counter(atom for i in train for atom in atoms[i])

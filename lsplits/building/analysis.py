@@ -1,4 +1,4 @@
-"""Statistics of a built split (METHOD A4), for the demo summary, dataset cards and ``lsplits analyze``.
+"""Statistics of a built split, for the demo summary, dataset cards and ``lsplits analyze``.
 
 Everything is computed from plain DataFrame columns, so it works for any dataset: sizes, mean and
 median of the score and length columns, label balance and other categorical mixes (e.g. Spider's

@@ -1,4 +1,4 @@
-"""The Hub layout of a built dataset folder (METHOD C): the one module that writes it and reads it back.
+"""The Hub layout of a built dataset folder: the one module that writes it and reads it back.
 
 Layout: ``DIR/README.md`` (card with YAML ``configs:``), one parquet file per config and split named
 by its content, ``DIR/{config}/{split}-00000-of-00001-{fingerprint}.parquet`` (``fingerprint``: the

@@ -1,4 +1,4 @@
-"""Plots of a built split (METHOD A4) for the demo, dataset cards and the Gradio Space.
+"""Plots of a built split for the demo, dataset cards and the Gradio Space.
 
 Each plot has two forms: ``*_figure(...)`` returns a matplotlib :class:`~matplotlib.figure.Figure`
 (what a Gradio ``gr.Plot`` shows) and ``plot_*(..., path)`` writes it as a PNG atomically and

@@ -1,7 +1,7 @@
 """Tasks: how one example becomes a (prompt, query) pair for the LM, which field is the label,
 and which examples are filtered out. One :class:`Task` per dataset; a generic one for user data.
 
-The LM scores ``query_text`` given ``prompt_text`` (METHOD A1). BOS and EOS are added by the
+The LM scores ``query_text`` given ``prompt_text``. BOS and EOS are added by the
 scorer, not here, so the same task works with any tokenizer.
 """
 
@@ -142,7 +142,7 @@ def generic_task(query_field: str, prompt_template: str = "", label_field: str |
     )
 
 
-# --- The paper's tasks (METHOD A1). The builders in builders/ add loading, filters and cards. ---
+# --- The paper's tasks (Godbole & Jia 2023). The builders in builders/ add loading, filters and cards. ---
 
 NLI_LABELS: tuple[str, ...] = ("entailment", "neutral", "contradiction")
 """The three NLI labels, in the order of the integer labels of ``stanfordnlp/snli`` (0, 1, 2)."""
@@ -151,7 +151,7 @@ _LABEL_PHRASES = {"entailment": "entailed", "neutral": "neutral", "contradiction
 
 
 def nli_prompt(premise: str, label: str | int) -> str:
-    """The SNLI prompt of METHOD A1 (BOS is added by the scorer), label-conditioned.
+    """The paper's SNLI prompt (BOS is added by the scorer), label-conditioned.
 
     ``label`` is a label name or the Hub's integer convention (0 entailment, 1 neutral,
     2 contradiction). Raises DataError for anything else (e.g. SNLI's ``-`` or ``-1``).

@@ -213,7 +213,7 @@ def length_order(edges: Sequence[int]) -> list[str]:
 
 
 def rare_word_labels(texts: Sequence[str]) -> list[str]:
-    """Per text: whether it holds a rare word (at most 1 per million in English, METHOD A4)."""
+    """Per text: whether it holds a rare word (at most 1 per million in English, by wordfreq)."""
     from lsplits.building.analysis import rare_word_counts
 
     counts = rare_word_counts(texts, progress=False)

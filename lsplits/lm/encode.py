@@ -1,4 +1,4 @@
-"""Turn (prompt, query) text pairs into token ids for scoring and training (METHOD A1).
+"""Turn (prompt, query) text pairs into token ids for scoring and training.
 
 Every pair becomes ``[BOS] + tok(prompt) + tok(query) + [EOS]``. Only the query tokens and EOS are
 scored (or trained on); BOS and the prompt are context. Prompt and query are tokenised separately,

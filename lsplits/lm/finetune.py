@@ -1,4 +1,4 @@
-"""Fine-tune a causal LM on (prompt, query) pairs with the loss on query tokens only (METHOD A1).
+"""Fine-tune a causal LM on (prompt, query) pairs with the loss on query tokens only.
 
 Used once per fold of the k-fold setting. The loop runs on ``accelerate`` (one process, or several
 under ``accelerate launch`` / ``torchrun``), with gradient accumulation and bf16 autocast where the

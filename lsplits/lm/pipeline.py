@@ -1,4 +1,4 @@
-"""Score every example of a dataset in the prompted or the k-fold fine-tuned setting (METHOD A1).
+"""Score every example of a dataset in the prompted or the k-fold fine-tuned setting.
 
 Flow for ``setting="ft"``: assign each example to one of ``folds`` folds (seeded permutation); for
 each fold, train a model on the other folds (fine-tune a pretrained LM, or train the scratch LM from

@@ -1,4 +1,4 @@
-"""Log-likelihood of query tokens given their prompt under a causal LM (METHOD A1).
+"""Log-likelihood of query tokens given their prompt under a causal LM.
 
 ``ll_score`` of an example is the sum, over its query tokens and EOS, of the natural-log probability
 the LM gives each token given everything before it; ``ll_tokens`` counts those tokens. BOS, prompt

@@ -12,7 +12,7 @@ tokens (case kept), no smoothing, with the n-gram orders limited to the shorter 
 three-token strings LM-Polygraph writes the weights as 0.33 (they sum to 0.99), here they are 1/3;
 and where an n-gram order has no match NLTK returns about 1e-77 instead of 0 (here 0). BLEU is not
 symmetric (the brevity penalty and precisions use the hypothesis), so similarity matrices average
-both directions (METHOD B2); LM-Polygraph scores each unordered pair once, the earlier candidate
+both directions (:mod:`lsplits.uncertainty.matrix`); LM-Polygraph scores each unordered pair once, the earlier candidate
 as the reference.
 
 Registered names: ``rouge1``, ``rouge2``, ``rougel``, ``bleu``, and ``rouge1_stem``,

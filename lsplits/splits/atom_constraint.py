@@ -1,4 +1,4 @@
-"""The Spider atom constraint (METHOD A2): every SQL atom that occurs in eval must occur in train.
+"""The Spider atom constraint: every SQL atom that occurs in eval must occur in train.
 
 Applied to every Spider partition (likelihood, random, length) after the engine cuts it, and inside
 :func:`~lsplits.splits.tmcd.tmcd_partition`. The template split moves whole template groups instead
@@ -36,12 +36,12 @@ def missing_eval_atoms(partition: Partition, atoms_per_example: Sequence[Collect
 
 def enforce_atom_constraint(partition: Partition,
                             atoms_per_example: Sequence[Collection[str]]) -> Partition:
-    """Swap examples until every atom that occurs in eval also occurs in train (METHOD A2).
+    """Swap examples until every atom that occurs in eval also occurs in train.
 
     Each swap exchanges one eval example that holds a missing atom with the first train example,
     in rank order (most eval-worthy, e.g. least likely, first), none of whose atoms is held by
     at most one train example; sizes never change. Shaw et al.'s ``balance_atoms``, which the
-    paper runs, is followed in two details the METHOD wording leaves open:
+    paper runs, is followed in two details the paper's wording leaves open:
 
     - eval is searched from its *least* eval-worthy end (for likelihood splits: the most likely
       eval example leaves first), as the paper's reference code orders its eval list;

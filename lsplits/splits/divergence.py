@@ -1,7 +1,7 @@
 """Atom and compound divergence between train and eval (Keysers et al. 2020), for Spider splits.
 
 The divergence of two frequency distributions P (train) and Q (eval) is ``1 - C_a(P||Q)``
-with the Chernoff coefficient ``C_a(P||Q) = sum_k p_k^a q_k^(1-a)`` (METHOD A3, paper A.4):
+with the Chernoff coefficient ``C_a(P||Q) = sum_k p_k^a q_k^(1-a)`` (Godbole & Jia 2023, appendix A.4):
 ``a = 0.5`` for atoms (symmetric) and ``a = 0.1`` for compounds (a compound's presence in train
 matters more than matching frequencies). 0 means identical distributions, 1 disjoint supports.
 

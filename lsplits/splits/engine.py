@@ -1,6 +1,6 @@
 """Pure split engine: turn per-example scores (or lengths, or nothing) into a train/eval partition.
 
-This is the last step of building a split (METHOD A2/A3): the LM has already scored every example,
+This is the last step of building a split: the LM has already scored every example,
 and here we only decide which indices go to eval. Everything works on numpy index arrays (never on
 copies of the data), is vectorised (600k examples take well under a second) and is deterministic
 under ``seed``.

@@ -1,4 +1,4 @@
-"""Spider's SQL hardness levels (easy / medium / hard / extra), for the split statistics (METHOD A4).
+"""Spider's SQL hardness levels (easy / medium / hard / extra), for the split statistics.
 
 Spider's official ``evaluation.py`` (``Evaluator.eval_hardness``) rates a query from three counts
 over its *top-level* query (set-operation right-hand sides and subqueries are not looked into):

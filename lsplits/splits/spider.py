@@ -3,7 +3,7 @@
 Where it sits: the engine (:mod:`lsplits.splits.engine`) ranks examples and cuts a
 :class:`~lsplits.splits.engine.Partition`; for Spider every such partition then goes through
 :func:`~lsplits.splits.atom_constraint.enforce_atom_constraint` so that no eval query uses an SQL
-atom that train never shows (METHOD A2). The Spider baselines of METHOD A3 are :class:`TemplateSplit`
+atom that train never shows. The paper's Spider baselines are :class:`TemplateSplit`
 (:func:`template_partition`, here) and :class:`TMCDSplit` (:func:`~lsplits.splits.tmcd.tmcd_partition`);
 their statistics use :mod:`lsplits.splits.divergence` and :mod:`lsplits.splits.hardness`.
 :data:`SPIDER_POLICY` bundles all of it, so a Spider split needs no dataset builder::
@@ -93,7 +93,7 @@ def normalize_question(text: str) -> str:
 
 
 def template_partition(sqls: Sequence[str], eval_size: int | float, seed: int = 0) -> Partition:
-    """Spider's ``template`` baseline: whole program-template groups go to eval (METHOD A3).
+    """Spider's ``template`` baseline: whole program-template groups go to eval.
 
     Queries are grouped by :func:`~lsplits.splits.sql.sql_template`; the groups are shuffled
     (``numpy.random.default_rng(seed)``) and visited in that order. A group joins eval when it
@@ -237,7 +237,7 @@ class TMCDSplit(SplitStrategy):
 
 
 def atom_constraint(partition: Partition, inputs: SplitInputs) -> Partition:
-    """Every SQL atom of eval must occur in train (METHOD A2); applied to every Spider config."""
+    """Every SQL atom of eval must occur in train; applied to every Spider config."""
     return enforce_atom_constraint(partition, inputs.extras["atoms"])
 
 

@@ -3,7 +3,7 @@
 Every Spider-specific view of a query starts here. A query is normalised the way Shaw et al.
 (2021) prepare Spider targets (google-research/language, ``nqg/tasks/spider``): whitespace runs
 collapsed, lowercased, trailing ``;`` removed. sqlparse's lexer then tokenises it, and the
-non-whitespace token values are the query's *atoms* (METHOD A2): keywords, table and column names, aliases,
+non-whitespace token values are the query's *atoms*: keywords, table and column names, aliases,
 punctuation, operators and literals, exactly as sqlparse cuts them (``t1.name`` is three atoms
 ``t1``, ``.``, ``name``; ``group by`` and ``not like`` are one atom each). Operators SQL treats as
 the same are one atom: ``<>`` is read as ``!=`` and ``==`` as ``=`` (:data:`OPERATOR_SYNONYMS`), so
@@ -100,7 +100,7 @@ def sql_tokens(sql: str) -> tuple[SqlToken, ...]:
 
 
 def sql_atoms(sql: str) -> frozenset[str]:
-    """The set of atoms of ``sql``: its non-whitespace sqlparse token values (METHOD A2).
+    """The set of atoms of ``sql``: its non-whitespace sqlparse token values.
 
     >>> sorted(sql_atoms("SELECT T1.name FROM singer AS T1 WHERE T1.age  >  20;"))
     ['.', '20', '>', 'age', 'as', 'from', 'name', 'select', 'singer', 't1', 'where']

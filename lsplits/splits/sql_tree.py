@@ -5,7 +5,7 @@ with ``from`` (tables, subqueries, joins with or without ``on``), ``where``, ``g
 ``having``, ``order by``, ``limit``, set operations (``union``/``intersect``/``except``, also
 parenthesised and nested) and subqueries, with comparisons, ``like``, ``between``, ``in``,
 ``exists`` and arithmetic. This module parses the sqlparse tokens of :mod:`lsplits.splits.sql`
-into a tree of :class:`Node` by recursive descent, so that compounds (METHOD A3) and Spider's
+into a tree of :class:`Node` by recursive descent, so that compounds (for TMCD and the divergences) and Spider's
 hardness (:mod:`lsplits.splits.hardness`) are computed from the same structure. The grammar is
 SQLite's expression grammar, so it also reads what the official files hold beyond Spider's own
 parser: a comparison in ``order by`` (``order by count(*) >= 5``) or ``select``, arithmetic with

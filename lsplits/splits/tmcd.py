@@ -1,4 +1,4 @@
-"""Spider's ``tmcd`` baseline: a split that maximises compound divergence (METHOD A3).
+"""Spider's ``tmcd`` baseline: a split that maximises compound divergence.
 
 Target Maximum Compound Divergence (Shaw et al. 2021, after Keysers et al. 2020): start from a
 seeded random split, apply the atom constraint (:mod:`lsplits.splits.atom_constraint`), then

@@ -1,4 +1,4 @@
-"""Black-box uncertainty estimators over a similarity matrix of k candidates (METHOD B3).
+"""Black-box uncertainty estimators over a similarity matrix of k candidates.
 
 Each estimator maps a matrix ``A`` (values in [0, 1], diagonal 1, as built by
 :mod:`lsplits.uncertainty.matrix`) to one number; higher means more uncertain. Every estimator also

@@ -1,4 +1,4 @@
-"""Similarity matrices between the beam candidates of each example (METHOD B2).
+"""Similarity matrices between the beam candidates of each example.
 
 ``S[j, l] = similarity(candidate j, candidate l)`` for any registered :class:`~lsplits.similarity.registry.Similarity`,
 then: a candidate whose ``prepare`` raises InvalidOutput is invalid and gets 0 with every other

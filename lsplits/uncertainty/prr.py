@@ -1,4 +1,4 @@
-"""Prediction Rejection Ratio (PRR, Malinin et al. 2017) and the prediction-rejection curve (METHOD B4).
+"""Prediction Rejection Ratio (PRR, Malinin et al. 2017) and the prediction-rejection curve.
 
 Given per-example uncertainties u (higher = less trustworthy) and qualities q (higher = better):
 sort by increasing uncertainty; at rejection rate r/n (r = 0 .. n-1) reject the r most uncertain

@@ -1,4 +1,4 @@
-"""Prediction quality against references with any registered similarity (METHOD B4's q_i).
+"""Prediction quality against references with any registered similarity (PRR's q_i).
 
 An invalid prediction (one the metric cannot prepare) is scored as ``placeholder`` when one is
 given, for AMR ``(a / amr-empty)``, the stand-in graph that AMR parser evaluations conventionally

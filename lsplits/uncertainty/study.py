@@ -1,4 +1,4 @@
-"""The AMR uncertainty study (METHOD B6) on one parser's beam outputs: what ``lsplits ue`` computes.
+"""The AMR uncertainty study of one parser's beams (PRR per estimator x similarity x quality x k): what ``lsplits ue`` computes.
 
 For every beam size k (3, 5, 8, 10 by truncation, up to what the beams hold), every estimator x
 similarity function (LexSim on ROUGE-L; EigV, Ecc, DegMat on each graph similarity) and every

@@ -1,7 +1,7 @@
 """S2Match (Opitz et al. 2020, "AMR Similarity Metrics from Principles"): Smatch with graded concepts.
 
 Smatch counts an instance triple as matched only when the two concepts are identical. S2Match
-credits similar concepts too (METHOD B5, following the reference code's defaults):
+credits similar concepts too (Opitz et al. 2020, following the reference code's defaults):
 
 - identical concepts: 1;
 - same lemma, different sense (``hit-01`` / ``hit-02``, or ``hit-01`` / ``hit``): 0.5;
