@@ -141,3 +141,34 @@ def test_pickles_for_worker_processes():
     copy = pickle.loads(pickle.dumps(S2MATCH))
     a, b = "(w / want-01 :ARG0 (b / boy))", "(w / want-02 :ARG0 (b / boy))"
     assert score(copy, a, b) == score(S2MATCH, a, b) == pytest.approx(0.875)
+
+
+def test_an_invalid_output_scores_zero_as_smatchpp_and_sembleu_score_it():
+    """S2Match credited the stand-in graph's root triple (0.133 for a garbage string, 0.128 for 12/12 invalid
+    outputs); it now scores it 0 like the other quality metrics, and counts its reference triples as missed."""
+    from lsplits.uncertainty.quality import similarity_outputs
+
+    reference = "(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02 :ARG0 b))"  # 3 instances, TOP, 3 relations
+    predictions = ["this is no graph", "(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02 :ARG0 b))", "(x"]
+    results = {name: similarity_outputs(name, predictions, [reference] * 3, default="smatchpp")
+               for name in ("s2match", "smatchpp", "sembleu")}
+    for name, result in results.items():
+        assert result[f"{name}_scores"][0] == result[f"{name}_scores"][2] == 0.0, name
+        assert result[f"{name}_scores"][1] == pytest.approx(1.0), name
+        assert result[f"{name}_invalid_predictions"] == 2
+    # micro F1: 7 matched of 7 + 7 triples for the valid one; each invalid adds 2 + 7 triples and no match
+    assert results["s2match"]["s2match"] == pytest.approx(2 * 7 / (14 + 2 * 9))
+    assert score(S2MATCH, "(a / amr-empty)", reference) == 0.0
+
+
+@pytest.mark.slow
+def test_s2match_emb_is_registered_and_grades_concepts_with_the_offline_minilm(minilm):
+    """The README's `embeddings` extra is S2Match's: `s2match-emb` uses the MiniLM it ships, `s2match` none."""
+    emb = similarity.get("s2match-emb")
+    assert emb.options["embeddings"] == "all-minilm-l6-v2" and similarity.get("s2match").options["embeddings"] == "none"
+    cosine = float(np.dot(minilm.vector("cat"), minilm.vector("dog")))
+    assert score(emb, "(c / cat)", "(d / dog)") == pytest.approx((1 + cosine) / 2, rel=1e-5)
+    assert score(S2MATCH, "(c / cat)", "(d / dog)") == pytest.approx(0.5)  # TOP only
+    assert score(emb, "(a / amr-empty)", "(c / cat)") == 0.0
+    copy = pickle.loads(pickle.dumps(emb))  # to a matrix worker, without the loaded model
+    assert score(copy, "(c / cat)", "(d / dog)") == pytest.approx(score(emb, "(c / cat)", "(d / dog)"))

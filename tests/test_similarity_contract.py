@@ -19,8 +19,8 @@ from lsplits.similarity import registry as similarity
 from lsplits.similarity.amr.graph import EMPTY_AMR
 
 AMR_METRICS = [name for name in similarity.available() if similarity.get(name).invalid_stand_in == EMPTY_AMR]
-ROOTED = {"smatch", "smatch-corrected", "smatchpp", "s2match"}  # score a TOP / root triple
-TOP_WITHOUT_CONCEPT = {"smatch", "smatch-corrected", "s2match"}  # (TOP, variable): any two roots match
+ROOTED = {"smatch", "smatch-corrected", "smatchpp", "s2match", "s2match-emb"}  # score a TOP / root triple
+TOP_WITHOUT_CONCEPT = {"smatch", "smatch-corrected", "s2match", "s2match-emb"}  # (TOP, variable): any two roots match
 
 WANT_BOY = "(w / want-01 :ARG0 (b / boy))"
 BOY_WANTED = "(b / boy :ARG0-of (w / want-01))"  # the same relation, written from the other end
@@ -34,7 +34,8 @@ def score(name: str, a: str, b: str) -> float:
 
 
 def test_the_registry_has_every_amr_metric():
-    assert set(AMR_METRICS) == {"smatch", "smatch-corrected", "smatchpp", "s2match", "sema", "wlk", "sembleu"}
+    assert set(AMR_METRICS) == {"smatch", "smatch-corrected", "smatchpp", "s2match", "s2match-emb", "sema", "wlk",
+                                "sembleu"}
     assert all(similarity.get(name).name == name for name in AMR_METRICS)
 
 

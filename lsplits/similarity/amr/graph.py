@@ -43,6 +43,13 @@ Attribute = tuple[str, int, str]
 
 EMPTY_AMR = "(a / amr-empty)"
 """The stand-in graph AMR evaluations score in place of a prediction that does not parse."""
+EMPTY_CONCEPT = "amr-empty"
+"""The one concept of :data:`EMPTY_AMR`."""
+
+
+def is_empty_stand_in(graph: AmrGraph) -> bool:
+    """Whether ``graph`` is :data:`EMPTY_AMR`, the stand-in of an invalid output: one node, no triples beyond it."""
+    return graph.concepts == (EMPTY_CONCEPT,) and not graph.relations and not graph.attributes
 
 @dataclass(frozen=True)
 class AmrGraph:

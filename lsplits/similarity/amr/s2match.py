@@ -10,10 +10,14 @@ credits similar concepts too (Opitz et al. 2020, following the reference code's 
 
 Everything else (triples, hill-climbing alignment, F1) is Smatch's: the alignment search of
 :mod:`lsplits.similarity.amr.align` is simply given this concept score. Embeddings come from a pluggable
-:class:`~lsplits.similarity.amr.embeddings.EmbeddingBackend`. The registered ``S2MATCH`` has none, so it is
-Smatch plus half credit for sense-only differences; build one with embeddings with
-``make_s2match(MiniLMBackend())`` and register it under another name with
-``lsplits.similarity.registry.register``.
+:class:`~lsplits.similarity.amr.embeddings.EmbeddingBackend`. Two are registered: ``s2match`` (``S2MATCH``)
+has none, so it is Smatch plus half credit for sense-only differences; ``s2match-emb`` (``S2MATCH_EMB``,
+built on first use) grades the other concept pairs with the offline all-MiniLM-L6-v2 of the ``embeddings``
+extra. ``make_s2match(backend)`` builds one with any other backend (register it with
+``lsplits.similarity.registry.register``).
+
+An invalid output (scored as :data:`~lsplits.similarity.amr.graph.EMPTY_AMR`) matches nothing: 0, as
+Smatch++ and SemBLEU score it, where Smatch's rules would credit its root triple against any reference.
 
 Differences from the reference code (flipz357/amr-metric-suite, ``s2match.py``, GloVe vectors): a
 multi-word lemma (``have-org-role``) is given to the backend as a phrase (``"have org role"``; the
@@ -29,9 +33,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from lsplits.errors import InvalidInput
-from lsplits.similarity.amr.align import MatchCounts, match_graphs, micro_f1
+from lsplits.similarity.amr.align import MatchCounts, match_graphs, micro_f1, triple_count
 from lsplits.similarity.amr.embeddings import EmbeddingBackend
-from lsplits.similarity.amr.graph import EMPTY_AMR, AmrGraph, parse_amr
+from lsplits.similarity.amr.graph import EMPTY_AMR, AmrGraph, is_empty_stand_in, parse_amr
 from lsplits.similarity.amr.smatch import DEFAULT_SEED
 from lsplits.similarity.registry import Similarity
 
@@ -115,7 +119,9 @@ class S2MatchScorer:
         return graph
 
     def counts(self, prediction: AmrGraph, reference: AmrGraph) -> MatchCounts:
-        """Graded matched triples and each graph's triple count."""
+        """Graded matched triples and each graph's triple count; none matched for an invalid output's stand-in."""
+        if is_empty_stand_in(prediction) or is_empty_stand_in(reference):
+            return MatchCounts(matched=0.0, total_a=triple_count(prediction), total_b=triple_count(reference))
         return match_graphs(prediction, reference, self.concept_score, restarts=self.restarts, seed=self.seed)
 
     def score(self, prediction: AmrGraph, reference: AmrGraph) -> float:
@@ -144,10 +150,24 @@ def make_s2match(backend: EmbeddingBackend | None = None, *, cutoff: float = DEF
         symmetric=False,
         description=f"S2Match (Opitz et al. 2020): Smatch with graded concepts, embeddings: {backend_name}",
         corpus_score=scorer.corpus_score,
-        version="2",  # 2: the shared alignment search also moves both ends of a relation at once
+        version="3",  # 2: the alignment also moves both ends of a relation; 3: an invalid output scores 0
         options={"embeddings": backend_name, "cutoff": cutoff, "sense_weight": sense_weight,
                  "restarts": restarts, "seed": seed},
     )
 
 
 S2MATCH = make_s2match()
+"""S2Match without embeddings (registered as ``s2match``)."""
+_LAZY: dict[str, Similarity] = {}
+
+
+def __getattr__(name: str) -> Similarity:
+    """``S2MATCH_EMB`` (registered as ``s2match-emb``): S2Match on the MiniLM embeddings, built on first use, so
+    that importing this module needs no ``embeddings`` extra (MissingExtra names it when it is missing)."""
+    if name != "S2MATCH_EMB":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name not in _LAZY:
+        from lsplits.similarity.amr.embeddings import MiniLMBackend
+
+        _LAZY[name] = make_s2match(MiniLMBackend(), name="s2match-emb", display_name="S2match-emb")
+    return _LAZY[name]
