@@ -189,3 +189,28 @@ def test_damaged_fold_checkpoint_is_trained_again(tmp_path, caplog):
     assert f"cached checkpoint is damaged ({weights}: the weights file is truncated" in caplog.text
     assert weights_problem(weights) is None
     pd.testing.assert_frame_equal(again, first, check_exact=False, atol=1e-5, rtol=0)
+
+
+def test_a_tokenizer_larger_than_the_embedding_is_refused_before_any_work(model_dir, tmp_path):
+    from transformers import AutoTokenizer
+
+    from lsplits.difficulty.tasks import CLASSIFICATION, TaskKind, check_model
+
+    grown = tmp_path / "grown"
+    shutil.copytree(model_dir, grown)
+    tokenizer = AutoTokenizer.from_pretrained(str(grown))
+    rows = len(tokenizer)
+    tokenizer.add_tokens(["<kumquat>", "<quokka>"])  # ids rows and rows + 1: past the embedding's last row
+    tokenizer.save_pretrained(grown)
+    records = tiny_records(6)
+    records[2]["query"] = "a dog sees the <quokka>"
+    expected = (rf"the tokenizer of '{re.escape(str(grown))}' has {rows + 2:,} tokens but the model's embedding has "
+                rf"{rows:,} rows \(vocab_size\), so token ids {rows:,} and up cannot be looked up")
+    cache = tmp_path / "cache"
+    with pytest.raises(ConfigError, match="^" + expected):
+        compute_scores(records, lm=str(grown), setting="pt", cache_dir=cache, progress=False)
+    assert not cache.exists()  # refused before anything was cached
+    with pytest.raises(ConfigError, match="^" + expected):
+        load_causal_lm(grown)
+    with pytest.raises(ConfigError, match=rf"^--model {re.escape(str(grown))}: " + expected):
+        check_model(str(grown), TaskKind(CLASSIFICATION, ("text",), "label", "text"))

@@ -158,7 +158,7 @@ def check_model(name: str, kind: TaskKind) -> None:
     """
     from transformers import AutoConfig
 
-    from lsplits.lm.model_files import check_model_files, first_line
+    from lsplits.lm.model_files import check_model_files, check_vocabulary, first_line, load_tokenizer
 
     try:
         check_model_files(name)
@@ -172,6 +172,10 @@ def check_model(name: str, kind: TaskKind) -> None:
     if kind.kind == SEQ2SEQ and not getattr(config, "is_encoder_decoder", False):
         raise ConfigError(f"--model {name}: {config.model_type} is not a sequence-to-sequence model; Spider needs "
                           "one (e.g. --model t5-small or a local T5/BART folder)")
+    try:
+        check_vocabulary(name, load_tokenizer(name), getattr(config, "vocab_size", None))
+    except ConfigError as exc:
+        raise ConfigError(f"--model {name}: {exc}") from exc
 
 
 def load_model(name: str | Path, kind: TaskKind, num_labels: int):

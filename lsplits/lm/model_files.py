@@ -172,6 +172,22 @@ def load_tokenizer(name: str | Path):
     return tokenizer
 
 
+def check_vocabulary(name: str | Path, tokenizer, rows: int | None = None) -> None:
+    """Refuse a tokenizer with more tokens than the model's embedding has rows (``rows``, else its config's
+    ``vocab_size``): its larger ids would index past the embedding, an IndexError deep in the first batch."""
+    if rows is None:
+        from transformers import AutoConfig
+
+        try:
+            rows = getattr(AutoConfig.from_pretrained(str(name)), "vocab_size", None)
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"cannot load the config of {str(name)!r}: {first_line(exc)}") from exc
+    if isinstance(rows, int) and len(tokenizer) > rows:
+        raise ConfigError(f"the tokenizer of {str(name)!r} has {len(tokenizer):,} tokens but the model's embedding "
+                          f"has {rows:,} rows (vocab_size), so token ids {rows:,} and up cannot be looked up: use the "
+                          "tokenizer the model was trained with, or resize the model's embeddings to it")
+
+
 def first_line(exc: BaseException) -> str:
     """The first line of an exception's message (library errors often span several)."""
     text = str(exc).strip()

@@ -48,6 +48,7 @@ from lsplits.lm.encode import check_queries, pair_lengths
 from lsplits.lm.finetune import BEST_FOLDER, SUMMARY_FILE, TrainConfig, check_setting, finetune
 from lsplits.lm.model_files import (
     check_model_files,
+    check_vocabulary,
     first_line,
     load_tokenizer,
     weight_files,
@@ -154,7 +155,9 @@ def check_lm(lm: str | Path, records: Sequence[Mapping[str, Any]]) -> None:
         return
     ids, _, queries = record_columns(records)
     check_model_files(str(lm))
-    check_queries(load_tokenizer(str(lm)), queries, ids)
+    tokenizer = load_tokenizer(str(lm))
+    check_vocabulary(lm, tokenizer)
+    check_queries(tokenizer, queries, ids)
 
 
 def check_scores_differ(frame: pd.DataFrame, queries: Sequence[str], lm: str) -> None:

@@ -37,7 +37,7 @@ import torch
 from lsplits.errors import ConfigError
 from lsplits.lm.dtype import DEFAULT_DTYPE, autocast, model_dtype
 from lsplits.lm.encode import EncodedPair, encode_pairs, model_window
-from lsplits.lm.model_files import check_model_files, first_line, load_tokenizer
+from lsplits.lm.model_files import check_model_files, check_vocabulary, first_line, load_tokenizer
 from lsplits.runtime.progress import progress_bar
 
 logger = logging.getLogger(__name__)
@@ -353,6 +353,7 @@ def load_causal_lm(name_or_path: str | Path, device: str | torch.device | None =
                 model = AutoModelForCausalLM.from_pretrained(name, config=config)
     except (OSError, ValueError, RuntimeError, EOFError, pickle.UnpicklingError, SafetensorError) as exc:
         raise ConfigError(f"cannot load {name!r} as a causal LM: {first_line(exc)}") from exc
+    check_vocabulary(name, tokenizer, model.get_input_embeddings().num_embeddings)
     model.to(device=resolve_device(device), dtype=torch.float32)
     model.eval()
     _check_causal(model, name)
