@@ -169,6 +169,7 @@ PARAMS: dict[str, Param] = {
     "data_files": Param(Names(), optional=True),
     "configs": Param(Names(), optional=True),
     "rename": Param(Names(), optional=True),
+    "drop_labels": Param(Names(), optional=True),
     "models": Param(Names(), optional=True),
     "query_field": Param(Text(), optional=True, why="a field name"),
     "label_field": Param(Text(), optional=True, why="a field name"),

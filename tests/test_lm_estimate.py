@@ -133,3 +133,41 @@ def test_durations_and_sizes_read_naturally():
     assert [format_duration(s) for s in (42, 150, 3 * 3600)] == ["42 s", "2.5 min", "3.0 h"]
     assert [format_bytes(b) for b in (812, 3_400_000, 1.2e9)] == ["812 B", "3.4 MB", "1.2 GB"]
     assert math.isclose(float(format_bytes(999_999).split()[0]), 1000.0)
+
+
+def _write_labelled(path, sizes: dict[str, int]) -> None:
+    """JSONL pairs whose ``label`` has ``sizes[label]`` examples of each label (raw SNLI keeps ``-``)."""
+    labels = [label for label, n in sizes.items() for _ in range(n)]
+    rows = [{"premise": s, "hypothesis": tiny_sentences()[(i * 5) % 36], "label": label}
+            for i, (s, label) in enumerate(zip(tiny_sentences(len(labels)), labels))]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_build_dry_run_refuses_a_class_below_its_eval_quota_and_offers_to_drop_it(tiny_folder, tmp_path, capsys):
+    """The check the build makes before training, made by the dry run too; --drop-label is offered and works."""
+    _write_labelled(tmp_path / "pairs.jsonl", {"entailment": 30, "neutral": 23, "-": 7})
+    argv = ["build", "--data-files", str(tmp_path / "pairs.jsonl"), "--query-field", "hypothesis",
+            "--label-field", "label", "--lm", str(tiny_folder), "--max-steps", "3", "--eval-size", "30",
+            "--configs", "ll_split_pt", "--out", str(tmp_path / "built"), "--dry-run"]
+    assert cli_main(argv) != 0
+    captured = capsys.readouterr()
+    [line] = captured.err.strip().splitlines()
+    assert "label class '-' has 7 examples, fewer than its eval quota of 10" in line
+    assert "an eval size of at most 21 fits, or drop the class with --drop-label -" in line
+    assert "dry run" not in captured.out
+    assert cli_main([*argv, "--drop-label", "-"]) == 0
+    assert "dry run: setting pt" in capsys.readouterr().out
+    assert not (tmp_path / "built").exists()
+
+
+def test_drop_label_drops_and_counts_a_class_and_refuses_one_that_is_absent(tmp_path):
+    from lsplits.api import resolve_data
+    from lsplits.data.loading import LoadOptions
+
+    rows = [{"text": f"sentence {i}", "label": ["a", "b", "-"][i % 3]} for i in range(30)]
+    _, loaded = resolve_data(rows, query_field="text", label_field="label",
+                             options=LoadOptions(drop_labels=("-",)))
+    assert sorted({ex["label"] for ex in loaded.examples}) == ["a", "b"] and len(loaded.examples) == 20
+    assert loaded.dropped == {"label '-' dropped (--drop-label)": 10}
+    with pytest.raises(DataError, match=r"--drop-label c: no example has that label \(labels: -, a, b\)"):
+        resolve_data(rows, query_field="text", label_field="label", options=LoadOptions(drop_labels=("c",)))

@@ -203,6 +203,22 @@ def plan_build(spec: DatasetSpec, settings: BuildSettings, *, train_config: Any 
     return BuildPlan(configs=chosen, skipped=skipped, runs=runs)
 
 
+def check_build(spec: DatasetSpec, examples: Sequence[Mapping[str, Any]], settings: BuildSettings,
+                plan: BuildPlan) -> tuple[int, SplitInputs]:
+    """Every check a build makes before training (eval size, label quotas, the LM's files and tokens): the
+    eval count and the split inputs. ``--dry-run`` runs it too, so it refuses what the build would refuse."""
+    from lsplits.lm.pipeline import check_lm
+
+    n = len(examples)
+    size = checked_eval_size(settings.eval_size, n, default=spec.default_eval_size(n))
+    with stage("split"):
+        inputs = split_inputs(spec, examples)
+    check_label_quotas(inputs.labels, size, field=spec.task.label_field)
+    for kind in plan.settings:
+        check_lm(settings.lm, score_records(examples, spec.task, kind))
+    return size, inputs
+
+
 def build_splits(spec: DatasetSpec, loaded: LoadedData, settings: BuildSettings, *,
                  cache_dir: str | Path | None = None, train_config: Any = None, progress: bool = True,
                  compile: bool = False) -> BuildResult:
@@ -214,7 +230,7 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, settings: BuildSettings,
     this process's device; :attr:`BuildResult.dtypes` records what each setting computed in.
     """
     from lsplits.lm.distributed import process_device
-    from lsplits.lm.pipeline import check_lm, compute_scores
+    from lsplits.lm.pipeline import compute_scores
     from lsplits.lm.scoring import resolve_device
 
     examples = loaded.examples
@@ -222,12 +238,7 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, settings: BuildSettings,
     lm = settings.lm
     plan = plan_build(spec, settings, train_config=train_config)
     n = len(examples)
-    size = checked_eval_size(settings.eval_size, n, default=spec.default_eval_size(n))
-    with stage("split"):
-        inputs = split_inputs(spec, examples)
-    check_label_quotas(inputs.labels, size, field=task.label_field)  # cheap checks before any scoring
-    for kind in plan.settings:
-        check_lm(lm, score_records(examples, task, kind))
+    size, inputs = check_build(spec, examples, settings, plan)
     with stage("type unification"):
         base = unify_types(pd.DataFrame(examples), loaded.source)  # one type per field, decided before splitting
     scores: dict[str, tuple[np.ndarray, np.ndarray]] = {}

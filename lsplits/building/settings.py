@@ -107,6 +107,7 @@ class RunSettings:
         max_steps: training steps per fold (None: the LM's default, see :class:`lsplits.lm.plan.RunPlan`).
         missing_labels: ``"error"`` (an example without a label stops the run) or ``"drop"`` (dropped, counted).
         rename: ``"OLD=NEW"`` field renames applied when loading (to keep a user field lsplits writes).
+        drop_labels: label values whose examples are dropped when loading, counted (``--drop-label``).
         dtype: compute dtype, ``auto``, ``fp32`` or ``bf16`` (:mod:`lsplits.lm.dtype`; what each LM run
             resolved it to is recorded beside the settings).
     """
@@ -123,6 +124,7 @@ class RunSettings:
     missing_labels: str = DEFAULT_MISSING_LABELS
     rename: tuple[str, ...] = ()
     dtype: str = DEFAULT_DTYPE
+    drop_labels: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.data is not None and not isinstance(self.data, str):
@@ -140,12 +142,13 @@ class RunSettings:
         _whole("seed", self.seed, 0)
         _whole("max_steps", self.max_steps, 1, optional=True)
         object.__setattr__(self, "rename", _names("rename", self.rename or None) or ())
+        object.__setattr__(self, "drop_labels", _names("drop_labels", self.drop_labels or None) or ())
         check_dtype(self.dtype)
         self.load_options()  # refuses a bad --missing-labels or --rename now, before any work
 
     def load_options(self) -> LoadOptions:
         """How the data is loaded (:class:`lsplits.data.loading.LoadOptions`): missing labels and renames."""
-        return LoadOptions.from_cli(self.missing_labels, self.rename)
+        return LoadOptions.from_cli(self.missing_labels, self.rename, self.drop_labels)
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as a dict (``dataclasses.asdict``: what ``lsplits.json`` and the card record)."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal
 from lsplits.api import build as build_dataset
 from lsplits.api import resolve_data, score_loaded, score_plan
 from lsplits.builders.registry import is_builder
-from lsplits.building.pipeline import DatasetSpec, plan_build, recorded_settings, score_records
+from lsplits.building.pipeline import DatasetSpec, check_build, plan_build, recorded_settings, score_records
 from lsplits.building.settings import BuildSettings, RunSettings, ScoreSettings
 from lsplits.cli.parser import settings_of
 from lsplits.data.loading import LoadedData
@@ -82,7 +82,11 @@ def score(args: argparse.Namespace) -> int:
     spec, loaded = resolve_dataset(settings)
     plan = score_plan(spec, settings)
     if args.dry_run:
-        return dry_run({settings.setting: (score_records(loaded.examples, spec.task, settings.setting), plan)})
+        from lsplits.lm.pipeline import check_lm
+
+        records = score_records(loaded.examples, spec.task, settings.setting)
+        check_lm(plan.lm, records)  # the check scoring makes first
+        return dry_run({settings.setting: (records, plan)})
     frame = score_loaded(spec, loaded, settings, plan=plan, cache_dir=args.cache_dir,
                          progress=not args.no_progress, compile=args.compile)
     if is_main():
@@ -126,6 +130,7 @@ def build(args: argparse.Namespace) -> int:
         spec, loaded = resolve_dataset(settings)
     if args.dry_run:
         plan = plan_build(spec, settings)
+        check_build(spec, loaded.examples, settings, plan)  # what the build refuses, the dry run refuses
         return dry_run({kind: (score_records(loaded.examples, spec.task, kind), run)
                         for kind, run in plan.runs.items()})
     splits = build_dataset(spec, loaded, settings, cache_dir=args.cache_dir, progress=not args.no_progress,

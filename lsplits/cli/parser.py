@@ -142,6 +142,10 @@ def _add_data_arguments(parser: argparse.ArgumentParser, settings: type) -> None
     parser.add_argument("--rename", nargs="+", metavar="OLD=NEW", default=settings.rename,
                         help="rename fields of the data before anything else, e.g. to keep your own "
                              f"{', '.join(LSPLITS_FIELDS)}, which lsplits writes (default: none)")
+    parser.add_argument("--drop-label", action="append", dest="drop_labels", metavar="LABEL", default=None,
+                        help="drop the examples of label class LABEL (repeatable), e.g. a class too small for "
+                             "its eval quota, or raw SNLI's '-'; counted in the log, the card and lsplits.json "
+                             "(default: none)")
 
 
 def default_cache_dir() -> Path:

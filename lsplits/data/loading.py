@@ -41,6 +41,11 @@ MISSING_LABEL = "missing label"
 """The reason recorded in :attr:`LoadedData.dropped` for examples dropped by ``missing_labels="drop"``."""
 
 
+def dropped_label_reason(label: str) -> str:
+    """The reason recorded in :attr:`LoadedData.dropped` for examples of a class dropped by ``--drop-label``."""
+    return f"label {label!r} dropped (--drop-label)"
+
+
 @dataclass(frozen=True)
 class LoadOptions:
     """How loading treats examples without a label and user fields that clash with lsplits' own.
@@ -48,10 +53,13 @@ class LoadOptions:
     ``missing_labels``: ``"error"`` (default: one line with the count and the first example) or
     ``"drop"`` (drop them, counted). ``rename``: ``(OLD, NEW)`` pairs applied to every record first,
     so a user's ``length`` survives as, say, ``length_orig`` (``--rename length=length_orig``).
+    ``drop_labels``: label values (as text) whose examples are dropped, counted (``--drop-label -``): a
+    class too small for its eval quota, or a "no gold label" class such as raw SNLI's ``-``.
     """
 
     missing_labels: str = DEFAULT_MISSING_LABELS
     rename: tuple[tuple[str, str], ...] = ()
+    drop_labels: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.missing_labels not in MISSING_LABEL_CHOICES:
@@ -66,17 +74,21 @@ class LoadOptions:
             twice = next((name for name in names if names.count(name) > 1), None)
             if twice is not None:
                 raise InvalidOption(f"--rename: {twice!r} is named twice")
+        if any(not isinstance(label, str) for label in self.drop_labels):
+            raise InvalidOption(f"--drop-label: give each label as text, got {list(self.drop_labels)!r}")
 
     @classmethod
-    def from_cli(cls, missing_labels: str = DEFAULT_MISSING_LABELS, rename: Sequence[str] | None = None) -> LoadOptions:
-        """The options from ``--missing-labels`` and ``--rename OLD=NEW ...`` (InvalidOption naming a bad pair)."""
+    def from_cli(cls, missing_labels: str = DEFAULT_MISSING_LABELS, rename: Sequence[str] | None = None,
+                 drop_labels: Sequence[str] | None = None) -> LoadOptions:
+        """The options from ``--missing-labels``, ``--rename OLD=NEW ...`` (InvalidOption naming a bad pair) and
+        ``--drop-label LABEL ...``."""
         pairs = []
         for item in rename or ():
             old, sep, new = item.partition("=")
             if not sep:
                 raise InvalidOption(f"--rename {item!r}: expected OLD=NEW (for example length=length_orig)")
             pairs.append((old.strip(), new.strip()))
-        return cls(missing_labels=missing_labels, rename=tuple(pairs))
+        return cls(missing_labels=missing_labels, rename=tuple(pairs), drop_labels=tuple(drop_labels or ()))
 
 
 def _renamed(records: list[dict[str, Any]], rename: Sequence[tuple[str, str]], description: str
@@ -366,6 +378,10 @@ def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task:
     columns: list[str] = []
     seen_ids: dict[str, str] = {}
     unlabelled: list[tuple[str, str]] = []  # (example id, source) of examples without a label
+    drop_labels = set(options.drop_labels)
+    if drop_labels and not task.label_field:
+        raise InvalidOption(f"--drop-label {sorted(drop_labels)[0]}: the data has no label field (give --label-field)")
+    labels_seen: set[str] = set()
     total = 0
     for source_name, records, description in sources:
         if not records:
@@ -389,6 +405,13 @@ def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task:
             if task.label_field and is_missing(record[task.label_field]):
                 unlabelled.append((example_id, description))
                 continue
+            if drop_labels:
+                label = str(record[task.label_field])
+                labels_seen.add(label)
+                if label in drop_labels:
+                    reason = dropped_label_reason(label)
+                    dropped[reason] = dropped.get(reason, 0) + 1
+                    continue
             reason = task.keep(record)
             if reason is None and is_missing(record[task.query_field]):
                 reason = EMPTY_QUERY  # every task: a null or blank query would be scored as "None" or nothing
@@ -406,6 +429,11 @@ def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task:
                             f"is {first_id!r}; fill them in, or pass --missing-labels drop to drop them",
                             source=first_source, field=task.label_field)
         dropped[MISSING_LABEL] = len(unlabelled)
+    absent = sorted(drop_labels - labels_seen)
+    if absent:
+        raise DataError(f"--drop-label {absent[0]}: no example has that label (labels: "
+                        f"{', '.join(sorted(labels_seen)[:10])})", source=", ".join(d for _, _, d in sources) or None,
+                        field=task.label_field)
     if not examples:
         raise DataError("the dataset is empty after loading and filtering", source=description or None)
     for reason, count in dropped.items():

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import numbers
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -297,10 +298,16 @@ def check_label_quotas(labels: np.ndarray | Sequence[object] | None, eval_size: 
     if labels is None:
         return
     array = _as_labels(labels, len(labels))
+    count = resolve_eval_size(eval_size, array.size)
     try:
-        _class_quotas(array, resolve_eval_size(eval_size, array.size))
+        _class_quotas(array, count)
     except ConfigError as error:
-        raise ConfigError(f"label field {field!r}: {error}" if field else str(error)) from None
+        classes, sizes = np.unique(array, return_counts=True)
+        small = [_plain(label) for label, size, quota in zip(classes, sizes, _quotas(count, classes.size), strict=True)
+                 if quota > size]
+        drop = " ".join(f"--drop-label {shlex.quote(str(label))}" for label in small)
+        message = f"{error}, or drop the class{'es' if len(small) > 1 else ''} with {drop}"
+        raise ConfigError(f"label field {field!r}: {message}" if field else message) from None
 
 
 def _class_groups(order: np.ndarray, labels: np.ndarray,
