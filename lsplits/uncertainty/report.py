@@ -165,6 +165,9 @@ def _inputs_section(study: Study) -> list[str]:
     if inputs.paired_by == "position":
         lines.append("- beams and gold paired **by position**: no input has `# ::id` lines "
                      "(ids below are 0-based positions)")
+    elif inputs.paired_by == "order":
+        lines.append("- beams and gold paired **by order** (`--pair-by-position`), whatever the beams' ids "
+                     "(ids below are the gold's)")
     for k, short in study.short_examples.items():
         if short:
             lines.append(f"- k={k}: {short} example(s) have fewer candidates and use all they have")
@@ -194,7 +197,7 @@ def selective_markdown(study: Study) -> list[str]:
         return []
     first = study.selective[0]
     rule = first.rule
-    lines = [f"Target: selective risk (mean 1 - quality of the kept outputs) at most **{rule.max_risk:g}** with "
+    lines = [f"Target: selective risk (mean 1 - quality of the kept outputs) at most **{rule.target_risk:g}** with "
              f"probability at least {1 - rule.delta:g} (delta = {rule.delta:g}) over calibration sets, at k = "
              f"{first.k}; bound {rule.method} (Learn-then-Test, fixed-sequence over coverage levels 10%, 11%, ..., "
              f"100%, from the first level with enough examples for the target); {study.selective_source}. Accept an output when its uncertainty is <= the threshold; "
@@ -218,7 +221,7 @@ def _operating_points(rows: Sequence[SelectiveRow]):
     """The decorate hook marking each certified method's held-out operating point and the target (:mod:`.plots`)."""
     points = {row.method: (1 - row.coverage, 1 - row.risk) for row in rows
               if row.rule.certified and not math.isnan(row.risk)}
-    target = rows[0].rule.max_risk
+    target = rows[0].rule.target_risk
     return operating_points(points, 1 - target, f"target: risk {target:g} (mean quality {1 - target:g})",
                             "certified threshold (held-out)")
 
@@ -267,7 +270,7 @@ def _write_tables(study: Study, folder: Path) -> None:
                                               "certified", "threshold", "risk_bound", "calibration_coverage",
                                               "calibration_risk", "calibration_n", "held_out_coverage",
                                               "held_out_risk", "held_out_n"],
-                   ([r.k, r.method, r.quality, r.rule.max_risk, r.rule.delta, r.rule.method, r.rule.certified,
+                   ([r.k, r.method, r.quality, r.rule.target_risk, r.rule.delta, r.rule.method, r.rule.certified,
                      r.rule.threshold, r.rule.bound, r.rule.coverage, r.rule.risk, r.rule.n, r.coverage, r.risk,
                      r.held_out] for r in study.selective))
     for k, matrix in study.spearman.items():

@@ -47,10 +47,12 @@ rejected together.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -58,9 +60,10 @@ from lsplits.errors import InvalidInput, InvalidOption
 from lsplits.uncertainty.options import check_calibration_fraction, check_delta, check_target_risk
 from lsplits.uncertainty.prr import as_inputs
 
-METHODS = ("ltt-wsr", "ltt-hoeffding", "ltt-hb")
-MULTIPLE_TESTING = ("fixed-sequence", "bonferroni")
-DEFAULT_METHOD = "ltt-wsr"
+METHODS = ("auto", "ltt-wsr", "ltt-hoeffding", "ltt-hb", "ltt-binomial")
+MULTIPLE_TESTING = ("fixed-sequence", "bonferroni", "holm", "split-fixed-sequence")
+LOSS_TYPES = ("auto", "binary", "bounded")
+DEFAULT_METHOD = "auto"  # ltt-binomial for 0/1 losses, ltt-wsr for others
 DEFAULT_DELTA = 0.1
 DEFAULT_COVERAGES = tuple(round(0.01 * i, 2) for i in range(10, 101))
 START_FACTOR = 2  # the default sequence starts where twice the examples an all-correct sample needs are kept
@@ -69,13 +72,36 @@ _GRID, _GRID_ROUNDS = 64, 5  # the bound to within 64^-5 ~ 1e-9
 Loss = Callable[[np.ndarray], np.ndarray]
 
 
+ABSTENTION = "abstention"  # the risk name whose value is the share of examples rejected (a marginal 0/1 risk)
+OBJECTIVES = ("coverage", "p-value")
+DEFAULT_RISK_NAME = "risk"
+
+
+@dataclass(frozen=True)
+class RiskBound:
+    """One controlled risk at the chosen threshold: its ``target``, calibration value ``risk`` (NaN when nothing is
+    accepted), upper confidence ``bound`` (NaN when nothing is certified), the test used (``method``) and whether
+    its losses were treated as 0/1 (``binary``: the exact binomial tail, no factor e)."""
+
+    name: str
+    target: float
+    risk: float
+    bound: float
+    method: str
+    binary: bool
+
+
 @dataclass(frozen=True)
 class SelectiveThreshold:
     """A calibrated rejection rule: accept an output when its uncertainty is <= ``threshold``.
 
     ``coverage`` and ``risk`` are measured on the calibration set (risk NaN when nothing is accepted);
     ``bound`` is the upper confidence bound on the selective risk at the threshold (NaN when nothing is
-    certified). ``certified`` False means no tested threshold passed: ``threshold`` is then ``-inf``.
+    certified). ``certified`` False means no tested threshold passed: ``threshold`` is then ``-inf``
+    (:func:`calibration_size_needed` says how many calibration examples the target would take). With several risks, ``risk``/``bound``/``target_risk`` are the first one's and
+    ``risks`` holds each. ``candidates`` (tested thresholds, increasing), ``p_values`` (the joint p-value of
+    each: the largest over the risks), ``candidate_coverages`` and ``valid`` (certified by the procedure) are
+    the p-value curve; the chosen threshold is the valid one best by ``objective``.
     """
 
     threshold: float
@@ -84,15 +110,36 @@ class SelectiveThreshold:
     bound: float
     n: int
     method: str
-    max_risk: float
+    target_risk: float
     delta: float
     certified: bool
     multiple_testing: str = "fixed-sequence"
     accepted: int = 0
+    risks: tuple[RiskBound, ...] = ()
+    objective: str = "coverage"
+    candidates: tuple[float, ...] = field(default=(), repr=False)
+    p_values: tuple[float, ...] = field(default=(), repr=False)
+    candidate_coverages: tuple[float, ...] = field(default=(), repr=False)
+    valid: tuple[bool, ...] = field(default=(), repr=False)
+
+    @property
+    def max_risk(self) -> float:
+        """Deprecated name of :attr:`target_risk`."""
+        warnings.warn("SelectiveThreshold.max_risk is now target_risk", FutureWarning, stacklevel=2)
+        return self.target_risk
+
+    @property
+    def valid_thresholds(self) -> tuple[float, ...]:
+        """Every candidate threshold the procedure certified (all of them hold jointly with probability 1 - delta)."""
+        return tuple(t for t, ok in zip(self.candidates, self.valid) if ok)
 
     def accept(self, uncertainties) -> np.ndarray:
         """The mask of the outputs this rule keeps (:func:`accept`)."""
         return accept(self.threshold, uncertainties)
+
+    def predict(self, uncertainties) -> np.ndarray:
+        """The accept mask of new outputs (True: keep), as scikit-learn's ``predict``: :meth:`accept`."""
+        return self.accept(uncertainties)
 
 
 def accept(threshold: float | SelectiveThreshold, uncertainties) -> np.ndarray:
@@ -134,13 +181,14 @@ def selective_risk(threshold: float | SelectiveThreshold, uncertainties, qualiti
     return float(kept.mean()), float(losses[kept].mean()) if kept.any() else math.nan
 
 
-def oracle_threshold(uncertainties, qualities, max_risk: float, loss: Loss | None = None) -> tuple[float, float]:
-    """(threshold, coverage) of the largest threshold whose selective risk on these very outputs is <= ``max_risk``.
+def oracle_threshold(uncertainties, qualities, target_risk: float | None = None, loss: Loss | None = None, *,
+                     max_risk: float | None = None) -> tuple[float, float]:
+    """(threshold, coverage) of the largest threshold whose selective risk on these very outputs is <= ``target_risk``.
 
     No guarantee: it looks at the losses it is judged on. Benchmarks compare calibrated thresholds with it;
     ``(-inf, 0.0)`` when no threshold qualifies.
     """
-    check_target_risk(max_risk)
+    max_risk = check_target_risk(_target(target_risk, max_risk, "oracle_threshold"), "target_risk")
     u, q = as_inputs(uncertainties, qualities, what="an oracle threshold")
     losses = losses_of(q, loss)
     values, ends = _tie_ends(u)
@@ -179,11 +227,15 @@ def _check_choice(value: object, allowed: Sequence[str], option: str) -> str:
     return value.lower()
 
 
-def smallest_certifiable(method: str, max_risk: float, delta: float, limit: int) -> int:
-    """The fewest examples that could certify ``max_risk`` at ``delta`` if every loss were 0 (``limit + 1`` if
+@functools.lru_cache(maxsize=4096)
+def smallest_certifiable(method: str, target_risk: float, delta: float, limit: int, *, binary: bool = False) -> int:
+    """The fewest examples that could certify ``target_risk`` at ``delta`` if every loss were 0 (``limit + 1`` if
     even ``limit`` cannot). It depends on the bound and the settings only, never on the data."""
+    method = "ltt-binomial" if method == "auto" else method
+
     def certifies(m: int) -> bool:
-        return bool(_p_values(method, np.zeros(m), np.ones((1, m), dtype=bool), max_risk, delta)[0] <= delta)
+        return bool(_p_values(method, np.zeros(m), np.ones((1, m), dtype=bool), target_risk, delta,
+                              binary=binary or method == "ltt-binomial")[0] <= delta)
 
     if not certifies(limit):
         return limit + 1
@@ -230,45 +282,63 @@ def _log_wealth(losses: np.ndarray, bets: np.ndarray, risk) -> np.ndarray:
     return np.maximum(np.cumsum(steps, axis=-1).max(axis=-1), 0.0)
 
 
-def _p_from_summary(method: str, m: np.ndarray, mean: np.ndarray, risk) -> np.ndarray:
-    """Hoeffding or Hoeffding-Bentkus p-values of ``H: mean >= risk`` from sample sizes and means (m = 0: 1)."""
+def _binomial_cdf(k, n, p) -> np.ndarray:
+    """P(Binomial(n, p) <= k), 0 for k < 0 (scipy.special.bdtr: the same value as scipy.stats.binom.cdf, faster)."""
+    from scipy.special import bdtr
+
+    k, n, p = np.broadcast_arrays(np.floor(np.asarray(k, dtype=float)), np.asarray(n).astype(np.int64),
+                                  np.asarray(p, dtype=float))
+    return np.where(k < 0, 0.0, bdtr(np.maximum(k, 0.0).astype(np.int64), n, p))
+
+
+def _binomial_at_least(k, n, p) -> np.ndarray:
+    """P(Binomial(n, p) >= k): 1 for k <= 0."""
+    return 1.0 - _binomial_cdf(np.asarray(k, dtype=float) - 1, n, p)
+
+
+def _p_from_summary(method: str, m: np.ndarray, mean: np.ndarray, risk, binary: bool = False) -> np.ndarray:
+    """Hoeffding, Hoeffding-Bentkus or exact binomial p-values of ``H: mean >= risk`` from sample sizes and
+    means (m = 0: 1). ``binary``: the losses are 0/1, so the binomial tail is exact and needs no factor e."""
     m, mean, risk = np.broadcast_arrays(np.asarray(m, dtype=float), np.asarray(mean, dtype=float),
                                         np.asarray(risk, dtype=float))
     if method == "ltt-hoeffding":
         p = np.exp(-2.0 * m * np.maximum(risk - mean, 0.0) ** 2)
     else:
-        from scipy.stats import binom
-
         low = np.minimum(mean, risk)
         with np.errstate(divide="ignore", invalid="ignore"):
             kl = (np.where(low > 0, low * np.log(low / risk), 0.0)
                   + np.where(low < 1, (1 - low) * np.log((1 - low) / (1 - risk)), 0.0))
-        bentkus = math.e * binom.cdf(np.ceil(m * mean - 1e-9), m, risk)
-        p = np.minimum(np.exp(-m * kl), bentkus)
+        bentkus = (1.0 if binary else math.e) * _binomial_cdf(np.ceil(m * mean - 1e-9), m, risk)
+        p = bentkus if method == "ltt-binomial" else np.minimum(np.exp(-m * kl), bentkus)
     return np.where(m > 0, np.minimum(p, 1.0), 1.0)
 
 
-def _p_values(method: str, losses: np.ndarray, masks: np.ndarray, risk, delta: float) -> np.ndarray:
+def _p_values(method: str, losses: np.ndarray, masks: np.ndarray, risk, delta: float,
+              binary: bool = False) -> np.ndarray:
     """One p-value per mask row for ``H: selective risk >= risk`` (rows with no example get p = 1)."""
     m = masks.sum(axis=1)
     if method == "ltt-wsr":
         p = np.exp(-_log_wealth(losses, _wsr_bets(losses, masks, delta), np.broadcast_to(risk, m.shape)))
         return np.where(m > 0, np.minimum(p, 1.0), 1.0)
-    return _p_from_summary(method, m, masks @ losses / np.maximum(m, 1), risk)
+    return _p_from_summary(method, m, masks @ losses / np.maximum(m, 1), risk, binary=binary)
 
 
-def p_value(losses, max_risk: float, *, delta: float = DEFAULT_DELTA, method: str = DEFAULT_METHOD,
-            seed: int | None = 0) -> float:
-    """The p-value of ``H: mean loss >= max_risk`` from i.i.d. ``losses`` in [0, 1] (1.0 for no loss).
+def p_value(losses, target_risk: float | None = None, *, delta: float = DEFAULT_DELTA, method: str = DEFAULT_METHOD,
+            seed: int | None = 0, loss_type: str = "auto", max_risk: float | None = None) -> float:
+    """The p-value of ``H: mean loss >= target_risk`` from i.i.d. ``losses`` in [0, 1] (1.0 for no loss).
 
     ``delta`` tunes the WSR bets (the level the test is meant for); the losses enter the WSR bound in a
-    random order drawn with ``seed`` (None: as given).
+    random order drawn with ``seed`` (None: as given). 0/1 losses (``loss_type``) get the exact binomial tail.
     """
+    target_risk = _target(target_risk, max_risk, "p_value")
     method = _check_choice(method, METHODS, "method")
-    check_target_risk(max_risk)
+    loss_type = _check_choice(loss_type, LOSS_TYPES, "loss_type")
+    check_target_risk(target_risk, "target_risk")
     check_delta(delta)
     values = _ordered(losses, seed)
-    return float(_p_values(method, values, np.ones((1, values.size), dtype=bool), max_risk, delta)[0])
+    method, binary = _resolve(method, values, loss_type, "the losses")
+    return float(_p_values(method, values, np.ones((1, values.size), dtype=bool), target_risk, delta,
+                           binary=binary)[0])
 
 
 def _ordered(losses, seed: int | None) -> np.ndarray:
@@ -278,24 +348,32 @@ def _ordered(losses, seed: int | None) -> np.ndarray:
     return values if seed is None else values[np.random.default_rng(seed).permutation(values.size)]
 
 
-def upper_bound(losses, *, delta: float, method: str = DEFAULT_METHOD, seed: int | None = 0) -> float:
+def upper_bound(losses, *, delta: float, method: str = DEFAULT_METHOD, seed: int | None = 0,
+                loss_type: str = "auto") -> float:
     """The upper confidence bound at level ``1 - delta`` on the mean of i.i.d. ``losses`` in [0, 1].
 
     The smallest R whose p-value (:data:`METHODS`) is <= ``delta``, by bisection; the losses enter the
     WSR bound in a random order drawn with ``seed`` (None: as given).
     """
     method = _check_choice(method, METHODS, "method")
+    loss_type = _check_choice(loss_type, LOSS_TYPES, "loss_type")
     check_delta(delta)
     values = _ordered(losses, seed)
     if not values.size:
         return math.nan
-    return _invert(method, values, np.ones((1, values.size), dtype=bool), delta)
+    method, binary = _resolve(method, values, loss_type, "the losses")
+    return _invert(method, values, np.ones((1, values.size), dtype=bool), delta, binary=binary)
 
 
-def _invert(method: str, losses: np.ndarray, mask: np.ndarray, delta: float) -> float:
+def _invert(method: str, losses: np.ndarray, mask: np.ndarray, delta: float, binary: bool = False) -> float:
     """The smallest risk level rejected at ``delta`` (1.0 when even that is not): a grid search refined
     :data:`_GRID_ROUNDS` times, each round on :data:`_GRID` levels (the p-values fall as the level rises)."""
     kept = losses[mask[0]]
+    if method == "ltt-binomial" or (binary and method == "ltt-hb"):  # exact: P(Binomial(m, b) <= k) = delta
+        from scipy.special import bdtri
+
+        k = round(float(kept.sum()))
+        return 1.0 if k >= kept.size else float(bdtri(k, kept.size, delta))
     if method == "ltt-wsr":  # the bets do not depend on the risk level: compute them once
         bets = _wsr_bets(kept, np.ones((1, kept.size), dtype=bool), delta)[0]
 
@@ -303,7 +381,14 @@ def _invert(method: str, losses: np.ndarray, mask: np.ndarray, delta: float) -> 
             return _log_wealth(kept, bets, levels) >= math.log(1.0 / delta)
     else:
         def rejected(levels: np.ndarray) -> np.ndarray:
-            return _p_from_summary(method, kept.size, kept.mean() if kept.size else 1.0, levels) <= delta
+            return _p_from_summary(method, kept.size, kept.mean() if kept.size else 1.0, levels,
+                                   binary=binary) <= delta
+    return _smallest_rejected(rejected)
+
+
+def _smallest_rejected(rejected: Callable[[np.ndarray], np.ndarray]) -> float:
+    """The smallest level in [0, 1] that ``rejected`` (monotone: once true, true above) accepts, 1.0 when not even
+    1 is: a grid search refined :data:`_GRID_ROUNDS` times on :data:`_GRID` levels each."""
     if not rejected(np.array([1.0]))[0]:
         return 1.0
     low, high = 0.0, 1.0
@@ -316,58 +401,302 @@ def _invert(method: str, losses: np.ndarray, mask: np.ndarray, delta: float) -> 
     return float(high)
 
 
-def calibrate_threshold(uncertainties, qualities, *, max_risk: float, delta: float = DEFAULT_DELTA,
-                        loss: Loss | None = None, method: str = DEFAULT_METHOD,
+def _target(target_risk, max_risk, where: str):
+    """``target_risk``, or the deprecated ``max_risk`` with a FutureWarning (one of the two, not both)."""
+    if max_risk is not None:
+        if target_risk is not None:
+            raise InvalidOption(f"{where}: give target_risk only (max_risk is its old name)")
+        warnings.warn(f"{where}: max_risk is now called target_risk", FutureWarning, stacklevel=3)
+        return max_risk
+    if target_risk is None:
+        raise InvalidOption(f"{where} needs target_risk: the mean loss to certify, in (0, 1)")
+    return target_risk
+
+
+def is_binary(losses) -> bool:
+    """Whether every loss is exactly 0 or 1 (then the exact binomial tail tests them: no factor e)."""
+    values = np.asarray(losses, dtype=float)
+    return bool(values.size) and bool(np.isin(values, (0.0, 1.0)).all())
+
+
+def _resolve(method: str, losses: np.ndarray, loss_type: str, name: str) -> tuple[str, bool]:
+    """The test for one risk's losses and whether they count as 0/1 (``loss_type`` auto: detected)."""
+    binary = is_binary(losses)
+    if loss_type == "binary" and not binary:
+        odd = int(np.flatnonzero(~np.isin(losses, (0.0, 1.0)))[0])
+        raise InvalidInput(f"loss_type='binary' needs losses in {{0, 1}}; {name} has {losses[odd]:g} at position "
+                           f"{odd}")
+    binary = binary and loss_type != "bounded"
+    if method == "auto":
+        method = "ltt-binomial" if binary else "ltt-wsr"
+    if method == "ltt-binomial" and not binary:
+        raise InvalidInput(f"method ltt-binomial (the exact binomial test) needs 0/1 losses, and {name} has others "
+                           "(use ltt-hb or ltt-wsr for losses in [0, 1])")
+    return method, binary
+
+
+@dataclass(frozen=True)
+class _Risk:
+    """One risk to control: its per-example losses (None: abstention, the share rejected) and its test."""
+
+    name: str
+    target: float
+    losses: np.ndarray | None
+    method: str
+    binary: bool
+
+    def p_values(self, u: np.ndarray, grid: np.ndarray, level: float) -> np.ndarray:
+        """The p-value of ``H: risk(t) > target`` at every candidate ``t`` of ``grid`` from the examples (u, losses)."""
+        counts = np.searchsorted(np.sort(u), grid, side="right")
+        if self.losses is None:  # accepted ~ Binomial(n, 1 - abstention): exact, also for order-statistic candidates
+            return _binomial_at_least(counts, u.size, 1.0 - self.target)
+        if self.method == "ltt-wsr":  # the bets see the accepted losses in their (random) order: one mask per threshold
+            return _p_values(self.method, self.losses, u[None, :] <= grid[:, None], self.target, level)
+        sums = np.r_[0.0, np.cumsum(self.losses[np.argsort(u, kind="stable")])][counts]
+        return _p_from_summary(self.method, counts, sums / np.maximum(counts, 1), self.target, binary=self.binary)
+
+    def at(self, u: np.ndarray, threshold: float, level: float) -> tuple[float, float]:
+        """(calibration risk, upper confidence bound at ``level``) of this risk at ``threshold``."""
+        kept = u <= threshold
+        if self.losses is None:
+            from scipy.special import bdtri
+
+            accepted = int(kept.sum())  # the exact bound: P(Binomial(n, 1 - a) >= accepted) = level
+            bound = 1.0 if accepted == 0 else 1.0 - float(bdtri(accepted - 1, u.size, 1.0 - level))
+            return 1.0 - accepted / u.size, bound
+        risk = float(self.losses[kept].mean()) if kept.any() else math.nan
+        return risk, _invert(self.method, self.losses, kept[None, :], level, binary=self.binary)
+
+
+def _risks(qualities, target_risk, loss: Loss | None, method: str, loss_type: str, n: int) -> list[_Risk]:
+    """The risks to control: one from ``qualities`` (losses ``1 - q`` or ``loss(q)``), or one per entry of a
+    mapping name -> per-example losses in [0, 1] (or :data:`ABSTENTION`), each with its target."""
+    if not isinstance(qualities, Mapping):
+        if isinstance(target_risk, Mapping):
+            raise InvalidOption("a target_risk per risk needs the risks as a mapping name -> losses")
+        target = check_target_risk(target_risk, "target_risk")
+        losses = losses_of(qualities, loss)
+        return [_Risk(DEFAULT_RISK_NAME, target, losses, *_resolve(method, losses, loss_type, "the losses"))]
+    if loss is not None:
+        raise InvalidOption("loss= maps qualities to losses; with a mapping of risks give the losses themselves")
+    if not isinstance(target_risk, Mapping) or set(target_risk) != set(qualities) or not qualities:
+        raise InvalidOption(f"target_risk must map each risk ({', '.join(map(str, qualities))}) to its target, got "
+                            f"{target_risk!r}")
+    risks = []
+    for name, values in qualities.items():
+        target = check_target_risk(target_risk[name], f"target_risk[{name!r}]")
+        if isinstance(values, str):
+            if values != ABSTENTION:
+                raise InvalidOption(f"risk {name!r} must be per-example losses or {ABSTENTION!r}, got {values!r}")
+            risks.append(_Risk(name, target, None, "exact-binomial", True))
+            continue
+        losses = np.asarray(values, dtype=float).ravel()
+        if losses.size != n:
+            raise InvalidInput(f"risk {name!r} has {losses.size} losses for {n} uncertainties")
+        if not np.isfinite(losses).all() or losses.min() < 0 or losses.max() > 1:
+            raise InvalidInput(f"risk {name!r}: losses must be finite values in [0, 1]")
+        risks.append(_Risk(name, target, losses, *_resolve(method, losses, loss_type, f"risk {name!r}")))
+    return risks
+
+
+def _permuted(risks: list[_Risk], rows: np.ndarray) -> list[_Risk]:
+    return [_Risk(r.name, r.target, None if r.losses is None else r.losses[rows], r.method, r.binary) for r in risks]
+
+
+def _joint_p_values(risks: list[_Risk], u: np.ndarray, grid: np.ndarray, level: float) -> np.ndarray:
+    """Per candidate, the largest p-value over the risks: a valid p-value of "some risk exceeds its target"
+    (intersection-union: rejecting it certifies every risk at once, with no split of delta)."""
+    return np.max([r.p_values(u, grid, level) for r in risks], axis=0)
+
+
+def _procedure(p: np.ndarray, multiple_testing: str, delta: float, family: int,
+               order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(valid, level): which candidates the procedure certifies and the level each was tested at.
+
+    ``family`` is the number of hypotheses Bonferroni and Holm correct for; ``order`` the test order of the
+    (split) fixed sequence, increasing thresholds by default.
+    """
+    valid = np.zeros(p.size, dtype=bool)
+    if multiple_testing in ("fixed-sequence", "split-fixed-sequence"):
+        sequence = np.arange(p.size) if order is None else order
+        passed = p[sequence] <= delta
+        stop = int(np.argmin(passed)) if not passed.all() else p.size
+        valid[sequence[:stop]] = True
+        return valid, np.full(p.size, delta)
+    if multiple_testing == "bonferroni":
+        return p <= delta / family, np.full(p.size, delta / family)
+    ranked = np.argsort(p, kind="stable")  # holm: the i-th smallest p at delta / (family - i), stop at the first failure
+    levels = delta / (family - np.arange(p.size))
+    passed = p[ranked] <= levels
+    stop = int(np.argmin(passed)) if not passed.all() else p.size
+    valid[ranked[:stop]] = True
+    level = np.full(p.size, delta / family)
+    level[ranked] = levels
+    return valid, level
+
+
+def calibrate_threshold(uncertainties, qualities, *, target_risk: float | Mapping[str, float] | None = None,
+                        delta: float = DEFAULT_DELTA, loss: Loss | None = None, method: str = DEFAULT_METHOD,
                         multiple_testing: str = "fixed-sequence", coverages: Sequence[float] | None = None,
-                        thresholds: Sequence[float] | None = None, seed: int = 0) -> SelectiveThreshold:
-    """The largest threshold certified to keep the selective risk <= ``max_risk`` with probability >= 1 - delta.
+                        thresholds: Sequence[float] | None = None, seed: int = 0, loss_type: str = "auto",
+                        objective: str = "coverage", order_fraction: float = 0.5,
+                        max_risk: float | None = None) -> SelectiveThreshold:
+    """The threshold certified to keep the selective risk <= ``target_risk`` with probability >= 1 - delta.
 
-    ``uncertainties`` and ``qualities`` are the calibration set (finite, same length); the candidates are
-    the calibration uncertainties at ``coverages`` (default :data:`DEFAULT_COVERAGES`) or the given
-    ``thresholds``; ``seed`` draws the order in which the WSR bound sees the losses. Raises InvalidInput
-    (bad values) or InvalidOption (bad settings) before any computation.
+    ``uncertainties`` and ``qualities`` are the calibration set (finite, same length); ``qualities`` may instead
+    map risk names to per-example losses (or :data:`ABSTENTION`), with ``target_risk`` a mapping of their
+    targets: all are certified jointly. ``loss_type`` auto detects 0/1 losses (the exact binomial test),
+    ``binary`` requires them, ``bounded`` treats them as [0, 1]. The candidates are the calibration
+    uncertainties at ``coverages`` (default :data:`DEFAULT_COVERAGES`) or the given ``thresholds``; ``seed``
+    draws the order in which the WSR bound sees the losses (and the split of ``split-fixed-sequence``, which
+    learns its order on ``order_fraction`` of the examples). Among the valid thresholds ``objective`` picks
+    the largest coverage (default) or the smallest p-value. InvalidInput (bad values) or InvalidOption (bad
+    settings) before any computation; ``max_risk`` is the old name of ``target_risk`` (FutureWarning).
 
-    >>> rule = calibrate_threshold([0.1, 0.2, 0.3, 0.4] * 50, [1.0, 0.9, 0.5, 0.0] * 50, max_risk=0.2)
+    >>> rule = calibrate_threshold([0.1, 0.2, 0.3, 0.4] * 50, [1.0, 0.9, 0.5, 0.0] * 50, target_risk=0.2)
     >>> rule.certified, rule.threshold, rule.coverage
     (True, 0.2, 0.5)
     """
-    check_target_risk(max_risk)
+    target_risk = _target(target_risk, max_risk, "calibrate_threshold")
     check_delta(delta)
     method = _check_choice(method, METHODS, "method")
     multiple_testing = _check_choice(multiple_testing, MULTIPLE_TESTING, "multiple_testing")
+    loss_type = _check_choice(loss_type, LOSS_TYPES, "loss_type")
+    objective = _check_choice(objective, OBJECTIVES, "objective")
+    split = multiple_testing == "split-fixed-sequence"
+    if split:
+        check_calibration_fraction(order_fraction, "order_fraction")
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
         raise InvalidOption(f"seed must be a whole number >= 0, got {seed!r}")
-    u, q = as_inputs(uncertainties, qualities, what="a selective threshold")
-    losses = losses_of(q, loss)
+    if isinstance(qualities, Mapping):
+        u = np.asarray(uncertainties, dtype=float).ravel()
+        if not u.size or not np.isfinite(u).all():
+            raise InvalidInput("a selective threshold needs finite uncertainties, at least one")
+    else:
+        u, qualities = as_inputs(uncertainties, qualities, what="a selective threshold")
+    risks = _risks(qualities, target_risk, loss, method, loss_type, u.size)
     order = np.random.default_rng(seed).permutation(u.size)
-    u, losses = u[order], losses[order]
+    u, risks = u[order], _permuted(risks, order)
     levels = len(DEFAULT_COVERAGES if coverages is None else coverages) if thresholds is None else len(thresholds)
-    level = delta if multiple_testing == "fixed-sequence" else delta / levels  # Bonferroni over the whole grid
-    start = START_FACTOR * smallest_certifiable(method, max_risk, level, u.size) if coverages is None else 1
-    grid = _candidates(u, coverages, thresholds, start)
+    spread = multiple_testing in ("bonferroni", "holm")
+    level = delta / levels if spread else delta  # the level a single test may need to pass
+    if split:  # learn the order on the first part, test the fixed sequence on the rest
+        cut = min(u.size - 1, max(1, round(order_fraction * u.size)))
+        learn_u, test_u = u[:cut], u[cut:]
+        learn, test = _permuted(risks, np.arange(cut)), _permuted(risks, np.arange(cut, u.size))
+        grid = _candidates(learn_u, coverages, thresholds, 1)
+        sequence = np.argsort(_joint_p_values(learn, learn_u, grid, delta), kind="stable")
+    else:
+        test_u, test = u, risks
+        start = 1
+        if coverages is None:  # skip the levels that could not pass even with every loss 0 (data-independent)
+            start = max(START_FACTOR * smallest_certifiable(r.method, r.target, level, u.size, binary=r.binary)
+                        for r in risks if r.losses is not None) if any(r.losses is not None for r in risks) else 1
+            start = max(start, _abstention_start(risks, u.size, level))
+        grid = _candidates(u, coverages, thresholds, start)
+        sequence = None
     if not grid.size:  # too few examples for this target at all
         grid = np.array([-math.inf])
-    if method == "ltt-wsr":  # the bets see the accepted losses in their (random) order: one mask per threshold
-        masks = u[None, :] <= grid[:, None]
-        p = _p_values(method, losses, masks, max_risk, level)
-    else:  # the counts and sums of the accepted losses suffice
-        by_uncertainty = np.argsort(u, kind="stable")
-        counts = np.searchsorted(u[by_uncertainty], grid, side="right")
-        sums = np.r_[0.0, np.cumsum(losses[by_uncertainty])][counts]
-        p = _p_from_summary(method, counts, sums / np.maximum(counts, 1), max_risk)
-    passed = p <= level
-    if multiple_testing == "fixed-sequence":
-        failed = np.flatnonzero(~passed)
-        last = (failed[0] if failed.size else grid.size) - 1
+    p = _joint_p_values(test, test_u, grid, level if spread else delta)
+    valid, tested_at = _procedure(p, multiple_testing, delta, levels, sequence)
+    curve = {"candidates": tuple(grid.tolist()), "p_values": tuple(p.tolist()),
+             "candidate_coverages": tuple((np.searchsorted(np.sort(u), grid, side="right") / u.size).tolist()),
+             "valid": tuple(valid.tolist())}
+    common = {"n": int(u.size), "method": risks[0].method, "target_risk": risks[0].target, "delta": float(delta),
+              "multiple_testing": multiple_testing, "objective": objective, **curve}
+    if not valid.any():
+        return SelectiveThreshold(
+            threshold=-math.inf, coverage=0.0, risk=math.nan, bound=math.nan, certified=False, accepted=0,
+            risks=tuple(RiskBound(r.name, r.target, math.nan, math.nan, r.method, r.binary) for r in risks), **common)
+    chosen = np.flatnonzero(valid)
+    best = chosen[-1] if objective == "coverage" else chosen[np.lexsort((-chosen, p[chosen]))[0]]
+    threshold = float(grid[best])
+    bounds = []
+    for r_all, r_test in zip(risks, test):
+        risk, _ = r_all.at(u, threshold, tested_at[best])
+        bounds.append(RiskBound(r_all.name, r_all.target, risk, r_test.at(test_u, threshold, tested_at[best])[1],
+                                r_all.method, r_all.binary))
+    kept = u <= threshold
+    return SelectiveThreshold(threshold=threshold, coverage=float(kept.mean()), risk=bounds[0].risk,
+                              bound=bounds[0].bound, certified=True, accepted=int(kept.sum()), risks=tuple(bounds),
+                              **common)
+
+
+def _abstention_start(risks: list[_Risk], n: int, level: float) -> int:
+    """The fewest accepted examples with which every abstention target can pass at ``level`` (1 without one)."""
+    return max([1, *(_abstention_count(n, r.target, level) for r in risks if r.losses is None)])
+
+
+@functools.lru_cache(maxsize=1024)
+def _abstention_count(n: int, target: float, level: float) -> int:
+    """The fewest of n examples a threshold must accept for the abstention test at ``target`` to pass."""
+    counts = np.arange(1, n + 1)
+    passing = np.flatnonzero(_binomial_at_least(counts, n, 1.0 - target) <= level)
+    return int(counts[passing[0]]) if passing.size else n + 1
+
+
+def examples_needed(losses, target_risk: float, *, delta: float = DEFAULT_DELTA, method: str = DEFAULT_METHOD,
+                    loss_type: str = "auto", seed: int = 0, limit: int = 1_000_000) -> int | None:
+    """About how many examples with losses like ``losses`` (repeated in a seeded random order) one test at
+    ``delta`` needs to certify ``target_risk``; None when their mean is not below it or ``limit`` is not enough.
+
+    What a report says when nothing is certified: a rough size, not a guarantee (it assumes the losses of
+    new examples look like these).
+    """
+    check_target_risk(target_risk, "target_risk")
+    check_delta(delta)
+    values = _ordered(losses, None)
+    method, binary = _resolve(_check_choice(method, METHODS, "method"), values, loss_type, "the losses")
+    if not values.size or values.mean() >= target_risk:
+        return None
+    values = values[np.random.default_rng(seed).permutation(values.size)]
+
+    def certifies(m: int) -> bool:
+        sample = np.resize(values, m)
+        return bool(_p_values(method, sample, np.ones((1, m), dtype=bool), target_risk, delta, binary=binary)[0]
+                    <= delta)
+
+    high = 1  # doubling first: most sizes are small, and the WSR test costs O(m)
+    while not certifies(high):
+        if high >= limit:
+            return None
+        high = min(2 * high, limit)
+    low = high // 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if certifies(middle) else (middle, high)
+    return high
+
+
+def calibration_size_needed(uncertainties, qualities, *, target_risk, delta: float = DEFAULT_DELTA,
+                            loss: Loss | None = None, method: str = DEFAULT_METHOD, loss_type: str = "auto",
+                            seed: int = 0) -> int | None:
+    """About how many calibration examples like these the target would need at ``delta`` (what a report says
+    when nothing is certified): per coverage level 10%, 20%, ..., 100% of the most certain examples,
+    :func:`examples_needed` for their losses divided by the coverage; the smallest over the levels of the
+    largest over the risks. None when no level has every risk below its target (more data alone would not do).
+    An estimate that assumes new examples look like these, for one test at ``delta``; not a guarantee.
+    """
+    target_risk = _target(target_risk, None, "calibration_size_needed")
+    check_delta(delta)
+    method = _check_choice(method, METHODS, "method")
+    loss_type = _check_choice(loss_type, LOSS_TYPES, "loss_type")
+    if isinstance(qualities, Mapping):
+        u = np.asarray(uncertainties, dtype=float).ravel()
     else:
-        found = np.flatnonzero(passed)
-        last = found[-1] if found.size else -1
-    common = {"n": int(u.size), "method": method, "max_risk": float(max_risk), "delta": float(delta),
-              "multiple_testing": multiple_testing}
-    if last < 0:
-        return SelectiveThreshold(threshold=-math.inf, coverage=0.0, risk=math.nan, bound=math.nan,
-                                  certified=False, accepted=0, **common)
-    kept = u <= grid[last]
-    return SelectiveThreshold(threshold=float(grid[last]), coverage=float(kept.mean()),
-                              risk=float(losses[kept].mean()), bound=_invert(method, losses, kept[None, :], level),
-                              certified=True, accepted=int(kept.sum()), **common)
+        u, qualities = as_inputs(uncertainties, qualities, what="a calibration size")
+    risks = _risks(qualities, target_risk, loss, method, loss_type, u.size)
+    sizes = []
+    order = np.argsort(u, kind="stable")
+    for coverage in np.arange(1, 11) / 10:
+        kept = order[: max(1, round(coverage * u.size))]
+        need = []
+        for r in risks:
+            if r.losses is None:
+                need.append(None if 1 - coverage >= r.target else 0)
+            else:
+                need.append(examples_needed(r.losses[kept], r.target, delta=delta, method=r.method,
+                                            loss_type="binary" if r.binary else "bounded", seed=seed, limit=200_000))
+        if None not in need:
+            sizes.append(math.ceil(max(need) / coverage))
+    return min(sizes) if sizes else None

@@ -151,7 +151,7 @@ def selective_markdown(study: SystemsStudy) -> str:
         return ""
     first = next(iter(study.selective.values()))
     lines = [f"Share of held-out outputs each system keeps under the threshold certified to keep the selective risk "
-             f"(mean 1 - quality of the kept) at most **{first.rule.max_risk:g}** with probability >= "
+             f"(mean 1 - quality of the kept) at most **{first.rule.target_risk:g}** with probability >= "
              f"{1 - first.rule.delta:g} ({first.rule.method}, k = {first.k}; {first.rule.n} calibration examples, "
              f"the same ids in every system). Achieved held-out risk in brackets; \"none\": nothing certified, "
              "everything rejected. Thresholds and bounds are in `tables/selective.csv` and each system's report."]
@@ -305,7 +305,7 @@ def _write_tables(study: SystemsStudy, folder: Path) -> None:
                    ["method", "system", "quality", "k", "target_risk", "delta", "bound_method", "certified",
                     "threshold", "risk_bound", "calibration_coverage", "calibration_risk", "calibration_n",
                     "held_out_coverage", "held_out_risk", "held_out_n"],
-                   ([m, s, q, r.k, r.rule.max_risk, r.rule.delta, r.rule.method, r.rule.certified, r.rule.threshold,
+                   ([m, s, q, r.k, r.rule.target_risk, r.rule.delta, r.rule.method, r.rule.certified, r.rule.threshold,
                      r.rule.bound, r.rule.coverage, r.rule.risk, r.rule.n, r.coverage, r.risk, r.held_out]
                     for (m, s, q), r in study.selective.items()))
     _write_csv(tables / "pairwise.csv",
