@@ -20,6 +20,8 @@ Which class means what (one rule each; pick the first that fits):
   promise); lsplits' own check, raised before anything is written.
 - :class:`WorkerLost`: a worker process that lsplits started ended before its work was done (killed by
   a signal, out of memory, a crash); names its pid and how it ended, instead of waiting for ever.
+- :class:`Stopped`: work ended early because its caller asked (:mod:`lsplits.runtime.cancel`: a time
+  budget ran out, the Space's client left); says why.
 - :class:`SimilarityFailure`: a similarity function raised anything other than InvalidOutput (a bug,
   in lsplits or a registered user function). Not an LsplitsError: the run fails with a traceback,
   and the message names the metric, the example and the candidate.
@@ -119,6 +121,10 @@ class InvalidOption(ConfigError, ValueError):
 
 class WorkerLost(LsplitsError):
     """A worker process ended before its work was done (killed, out of memory): one line, not a hang."""
+
+
+class Stopped(LsplitsError):
+    """Work stopped before its end because its caller asked (a time budget ran out, the client left)."""
 
 
 class SimilarityFailure(RuntimeError):

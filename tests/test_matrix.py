@@ -237,3 +237,29 @@ def test_a_task_for_a_worker_that_already_died_is_worker_lost_not_a_broken_pipe(
     finally:
         workers.close()
     assert multiprocessing.active_children() == []
+
+
+@pytest.mark.parametrize("poison", ["smaller", "other key", "out of range"])
+def test_a_poisoned_or_stale_cache_file_is_recomputed_with_a_warning_naming_it(tmp_path, caplog, poison):
+    candidates = ["abcd", "abc", "ab", "bcd", "xyz", "xy", "a", "b", "cd", "d"]
+    fresh = build_matrix(candidates, SYMMETRIC)
+    build_matrices([candidates], "test-jaccard", cache=tmp_path, progress=False)
+    [path] = tmp_path.rglob("*.npz")
+    with np.load(path) as data:
+        stored = {name: data[name] for name in data.files}
+    if poison == "smaller":  # a 3x3 matrix where the 10 candidates' belongs
+        stored.update(values=np.eye(3), invalid=np.zeros(3, dtype=bool), errors=np.array([""] * 3))
+    elif poison == "other key":  # the right shape, but written for other candidates
+        stored.update(values=np.ones((10, 10)), key=np.array("0" * 64))
+    else:
+        stored.update(values=np.full((10, 10), 7.0))
+    np.savez_compressed(path, **stored)
+    CALLS.clear()
+    with caplog.at_level("WARNING", logger="lsplits.uncertainty.matrix"):
+        [again] = build_matrices([candidates], "test-jaccard", cache=tmp_path, progress=False)
+    np.testing.assert_array_equal(again.values, fresh.values)
+    assert CALLS["score"] == 45  # recomputed
+    [record] = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert str(path) in record.getMessage() and "recomputing it" in record.getMessage()
+    with np.load(path) as data:  # and replaced by the right matrix
+        np.testing.assert_array_equal(data["values"], fresh.values)

@@ -56,5 +56,6 @@ def test_main_serves_an_existing_demo_without_building_and_silences_penman(app, 
     monkeypatch.setattr(splits_tab, "dataset_folder", no_build)
     monkeypatch.setattr(app, "build_demo", lambda settings: served.append(settings.demo_data) or Blocks())
     app.main(["--demo-data", str(built), "--port", "7999"])
-    assert served == [built, {"server_name": None, "server_port": 7999}]
+    # Gradio refuses an upload above the Space's limit before it reaches a handler
+    assert served == [built, {"server_name": None, "server_port": 7999, "max_file_size": 1_000_000}]
     assert not logging.getLogger("penman.layout").isEnabledFor(logging.INFO)

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from lsplits.errors import InvalidOutput, LsplitsError, SimilarityFailure, WorkerLost
+from lsplits.runtime.cancel import check_stop, stoppable
 from lsplits.runtime.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
 from lsplits.similarity.registry import Similarity, prepare_output, score_outputs
@@ -139,17 +140,23 @@ class MatrixCache:
         return self.folder / f"{similarity.name}-v{similarity.version}" / key[:2] / f"{key}.npz"
 
     def load(self, similarity: Similarity, candidates: Sequence[str]) -> SimilarityMatrix | None:
-        """The cached matrix, or None when absent or unreadable."""
-        path = self._path(similarity, self.key(similarity, candidates))
+        """The cached matrix, or None when absent, unreadable or not the matrix of these candidates (its key,
+        shape or values do not fit: stale or altered; a warning names the file, which is then recomputed)."""
+        key = self.key(similarity, candidates)
+        path = self._path(similarity, key)
         if not path.exists():
             return None
         try:
             with np.load(path, allow_pickle=False) as data:
-                return SimilarityMatrix(data["values"], data["invalid"].astype(bool),
-                                        tuple(str(e) for e in data["errors"]))
-        except (OSError, ValueError, KeyError) as exc:
-            logger.warning("ignoring unreadable cache file %s (%s)", path, exc)
+                problem = _cache_problem(data, key, len(candidates))
+                matrix = None if problem else SimilarityMatrix(data["values"], data["invalid"].astype(bool),
+                                                               tuple(str(e) for e in data["errors"]))
+        except (OSError, ValueError, KeyError, EOFError) as exc:
+            problem = f"unreadable ({exc})"
+        if problem:
+            logger.warning("ignoring the cached similarity matrix %s: %s; recomputing it", path, problem)
             return None
+        return matrix
 
     def store(self, similarity: Similarity, candidates: Sequence[str], matrix: SimilarityMatrix) -> None:
         """Write one matrix atomically (a concurrent reader never sees half a file)."""
@@ -159,14 +166,32 @@ class MatrixCache:
         try:
             with os.fdopen(handle, "wb") as stream:
                 np.savez_compressed(stream, values=matrix.values, invalid=matrix.invalid,
-                                    errors=np.array(matrix.errors, dtype=str))
+                                    errors=np.array(matrix.errors, dtype=str), key=np.array(self.key(similarity,
+                                                                                                 candidates)))
             os.replace(tmp, path)
         finally:
             if os.path.exists(tmp):
                 os.remove(tmp)
 
 
+def _cache_problem(data: Any, key: str, k: int) -> str:
+    """Why a cache file is not the matrix of ``k`` candidates with this ``key`` ("" when it is)."""
+    if "key" not in data.files:
+        return "it records no key (written by an older lsplits, or not by lsplits)"
+    if str(data["key"]) != key:
+        return "its key is not the key of these candidates (a file moved or altered)"
+    values, invalid, errors = data["values"], data["invalid"], data["errors"]
+    if values.shape != (k, k) or invalid.shape != (k,) or errors.shape != (k,):
+        return f"it holds a {'x'.join(map(str, values.shape))} matrix for {k} candidates"
+    if values.size and (not np.isfinite(values).all() or values.min() < 0 or values.max() > 1
+                        or not np.all(np.diag(values) == 1)):
+        return "its values are not similarities (each in [0, 1], 1 on the diagonal)"
+    return ""
+
+
 _POOL_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+_POLL_SECONDS = 0.2
+"""How often the parent checks :func:`~lsplits.runtime.cancel.check_stop` while its workers compute."""
 
 
 def _worker_main(conn: Connection, similarity: Similarity) -> None:
@@ -262,7 +287,8 @@ class _Workers:
             feed(conn)
         for wanted in range(len(chunks)):
             while wanted not in finished:
-                for conn in wait(list(busy)):
+                check_stop()  # a stop raises here; the caller's close() then ends the busy workers
+                for conn in wait(list(busy), timeout=_POLL_SECONDS):
                     assert isinstance(conn, Connection)
                     try:
                         index, ok, payload = conn.recv()
@@ -363,9 +389,11 @@ def build_matrices(examples: Sequence[Sequence[str]], similarity: Similarity | s
 
 
 def _compute(similarity: Similarity, examples: list[Sequence[str]], workers: int) -> Iterator[SimilarityMatrix]:
-    """Matrices in input order, serially or from worker processes."""
-    if workers <= 1:
+    """Matrices in input order, serially or from worker processes (always processes when the work can be
+    stopped from outside, :func:`~lsplits.runtime.cancel.stoppable`: a stop then ends them mid-example)."""
+    if workers <= 1 and not (stoppable() and examples):
         for candidates in examples:
+            check_stop()
             yield build_matrix(candidates, similarity)
         return
     chunksize = max(1, min(16, len(examples) // (workers * 8)))

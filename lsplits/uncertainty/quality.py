@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lsplits.errors import DataError, InvalidOutput, SimilarityFailure
+from lsplits.runtime.cancel import check_stop
 from lsplits.similarity import registry as similarity_registry
 from lsplits.similarity.amr.graph import EMPTY_AMR
 from lsplits.similarity.registry import Similarity, prepare_output, score_outputs
@@ -95,6 +96,7 @@ def score_predictions(similarity: Similarity | str, predictions: Sequence[str], 
     invalid: list[int] = []
     pairs: list[tuple[Any, Any]] = []
     for position, (text, reference) in enumerate(zip(predictions, gold, strict=True)):
+        check_stop()  # a caller's time budget (lsplits.runtime.cancel) is checked between examples
         try:
             try:
                 prediction = prepare_output(similarity, text)

@@ -26,6 +26,7 @@ except ImportError:
     sys.exit(missing_extra("gradio", "the Space (spaces/lsplits-demo/app.py)"))
 import splits_tab  # noqa: E402
 import uncertainty_tab  # noqa: E402
+from limits import request_budget  # noqa: E402
 from ui_common import SpaceSettings, user_errors  # noqa: E402
 
 from lsplits.building.settings import DEFAULT_EVAL_FRACTION, BuildSettings  # noqa: E402
@@ -79,7 +80,7 @@ def build_demo(settings: SpaceSettings | None = None) -> gr.Blocks:
             with gr.Tab("Likelihood Splits", id="splits"):
                 _splits_tab(demo, settings, models)
             with gr.Tab("Uncertainty & PRR", id="uncertainty"):
-                _uncertainty_tab(settings)
+                _uncertainty_tab(demo, settings)
     return demo
 
 
@@ -149,15 +150,21 @@ def _splits_tab(demo: gr.Blocks, settings: SpaceSettings, models: splits_tab.Lan
         own_plot = gr.Plot(show_label=False, label="Your examples: score against length", elem_id="own-plot", scale=2)
 
     @user_errors
-    def score(text, file, field, prompt, model_name, share, by_length, progress=PROGRESS):
+    def score(text, file, field, prompt, model_name, share, by_length, request: gr.Request, progress=PROGRESS):
         progress(0, desc="loading the LM (a missing scratch LM trains first: 1-3 minutes)")
-        return splits_tab.score_own(text, file, field, prompt, model_name, share, by_length, models)
+        with budget(demo, settings, request):
+            return splits_tab.score_own(text, file, field, prompt, model_name, share, by_length, models)
 
     score_button.click(score, [lines, upload, text_field, template, lm, fraction, length_control],
                        [own_summary, own_table, own_plot], api_name="score_own")
 
 
-def _uncertainty_tab(settings: SpaceSettings) -> None:
+def budget(demo: gr.Blocks, settings: SpaceSettings, request: gr.Request | None):
+    """The request's time budget: its work stops when the budget runs out or its browser leaves."""
+    return request_budget(settings.limits, demo, getattr(request, "session_hash", None))
+
+
+def _uncertainty_tab(demo: gr.Blocks, settings: SpaceSettings) -> None:
     gr.Markdown(UE_HELP)
     state = gr.State(None)
     with gr.Row():
@@ -208,12 +215,13 @@ def _uncertainty_tab(settings: SpaceSettings) -> None:
 
     @user_errors
     def run(beams, gold, beam_uploads, gold_upload, sim, qual, chosen, chosen_metrics=uncertainty_tab.DEFAULT_METRICS,
-            threshold=None, progress=PROGRESS):
+            threshold=None, request: gr.Request = None, progress=PROGRESS):
         progress(0, desc="reading the input")
         threshold = threshold or None  # the browser sends an empty Number box as 0, which is no threshold at all
-        result, text, table, values, figure = uncertainty_tab.run_uncertainty(
-            beams, gold, beam_uploads, gold_upload, sim, qual, chosen, settings, metrics=chosen_metrics,
-            bad_below=threshold)
+        with budget(demo, settings, request):
+            result, text, table, values, figure = uncertainty_tab.run_uncertainty(
+                beams, gold, beam_uploads, gold_upload, sim, qual, chosen, settings, metrics=chosen_metrics,
+                bad_below=threshold)
         first = result.ids[0]
         return (result, text, table, values, figure, gr.update(choices=result.ids, value=first),
                 uncertainty_tab.heatmap_figure(result, first, settings))
@@ -249,7 +257,7 @@ def _uncertainty_tab(settings: SpaceSettings) -> None:
         with gr.Row():
             model_id = gr.Textbox(label="Hub model id (seq2seq AMR parser) or local model folder", scale=3,
                                   elem_id="beam-model")
-            beam_size = gr.Slider(2, 10, value=5, step=1, label="Beam size k", elem_id="beam-size")
+            beam_size = gr.Slider(2, settings.limits.candidates, value=5, step=1, label="Beam size k", elem_id="beam-size")
         sentences = gr.Textbox(lines=4, label="Sentences, one per line (their ids are s1, s2, ...: give the gold "
                                "graphs '# ::id s1', '# ::id s2', ... above)", elem_id="beam-sentences")
         generate_button = gr.Button("Generate beams and add the system", elem_id="generate-beams")
@@ -271,14 +279,17 @@ def _uncertainty_tab(settings: SpaceSettings) -> None:
         return files, system_list, gold, None
 
     @user_errors
-    def compare(files, system_list, gold, gold_upload, sim, qualities, progress=PROGRESS):
+    def compare(files, system_list, gold, gold_upload, sim, qualities, request: gr.Request, progress=PROGRESS):
         progress(0, desc="reading the systems")
-        return uncertainty_tab.run_systems_comparison(files, system_list, gold, gold_upload, sim, qualities, settings)
+        with budget(demo, settings, request):
+            return uncertainty_tab.run_systems_comparison(files, system_list, gold, gold_upload, sim, qualities,
+                                                          settings)
 
     @user_errors
-    def generate(model, text, k, files, system_list, progress=PROGRESS):
+    def generate(model, text, k, files, system_list, request: gr.Request, progress=PROGRESS):
         progress(0, desc="generating beams")
-        return uncertainty_tab.generate_system(model, text, k, files, system_list, settings)
+        with budget(demo, settings, request):
+            return uncertainty_tab.generate_system(model, text, k, files, system_list, settings)
 
     systems_example_button.click(load_systems_example, None, [system_files, system_names, gold_text, gold_file],
                                  api_name="load_systems_example")
@@ -306,7 +317,8 @@ def main(argv: list[str] | None = None) -> None:
         logger.info("opening the demo dataset %s on page load", settings.demo_data)
     else:  # build before serving, so the first page load is quick
         splits_tab.dataset_folder(str(settings.demo_data), settings)
-    build_demo(settings).queue(default_concurrency_limit=2).launch(server_name=args.host, server_port=args.port)
+    build_demo(settings).queue(default_concurrency_limit=2).launch(
+        server_name=args.host, server_port=args.port, max_file_size=settings.limits.upload_bytes)
 
 
 if __name__ == "__main__":

@@ -224,7 +224,11 @@ def score_own(lines: str, upload: str | None, text_field: str, prompt_template: 
     """
     from lsplits.lm.scoring import score_pairs
 
+    limits = models.settings.limits
+    limits.check_text(lines, "examples")
+    limits.check_files([upload] if upload else None, "file")
     task, examples = user_examples(lines, upload, text_field, prompt_template)
+    limits.check_count(len(examples), "score_examples", "examples to score")
     checked_eval_size(float(eval_fraction), len(examples), option=EVAL_SHARE)  # refused before the LM loads
     lm = lm.strip() or SCRATCH
     model, tokenizer = models.get(lm)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import gradio as gr
+from limits import SpaceLimits
 
 from lsplits.building.demo import DEMO_OUT as CHECKOUT_DEMO
 from lsplits.errors import LsplitsError
@@ -38,6 +39,7 @@ class SpaceSettings:
         scratch_steps: training steps when the scratch LM has to be trained here.
         build_missing_demo: run ``lsplits demo`` when ``demo_data`` does not exist (minutes);
             when false, opening it is an error that says how to build it.
+        limits: what one request may ask for and its time budget (:class:`limits.SpaceLimits`).
     """
 
     demo_data: Path
@@ -46,6 +48,7 @@ class SpaceSettings:
     work_dir: Path
     scratch_steps: int = DEFAULT_SCRATCH_STEPS
     build_missing_demo: bool = True
+    limits: SpaceLimits = SpaceLimits()
 
     @classmethod
     def from_environment(cls) -> SpaceSettings:

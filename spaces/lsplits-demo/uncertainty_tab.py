@@ -24,10 +24,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from limits import SpaceLimits, one_large_request
 from matplotlib.figure import Figure
 from ui_common import SpaceSettings
 
-from lsplits.errors import ConfigError, LsplitsError
+from lsplits.errors import ConfigError, InvalidOption, LsplitsError
 from lsplits.generation.cache import write_beams
 from lsplits.similarity import registry as similarity_registry
 from lsplits.similarity.registry import display
@@ -73,6 +74,15 @@ def example_texts(settings: SpaceSettings) -> tuple[str, str]:
     """The built-in example: beams as JSONL and gold graphs as PENMAN text."""
     return ((settings.example_dir / EXAMPLE_BEAMS).read_text(encoding="utf-8"),
             (settings.example_dir / EXAMPLE_GOLD).read_text(encoding="utf-8"))
+
+
+def _check_sizes(limits: SpaceLimits, beams_text: str, gold_text: str, beam_uploads: Sequence[str] | None,
+                 gold_upload: str | None) -> None:
+    """Refuse an upload or pasted text above the Space's size limit, before anything is read."""
+    limits.check_files(beam_uploads, "beam file")
+    limits.check_files([gold_upload] if gold_upload else None, "gold file")
+    limits.check_text(beams_text, "beam candidates")
+    limits.check_text(gold_text, "gold graphs")
 
 
 def _input_files(beams_text: str, gold_text: str, beam_uploads: Sequence[str] | None,
@@ -121,16 +131,22 @@ def run_uncertainty(beams_text: str, gold_text: str, beam_uploads: Sequence[str]
                     similarity: str, quality: str, estimators: Sequence[str],
                     settings: SpaceSettings, *, metrics: Sequence[str] = PAPER_METRICS,
                     bad_below: float | None = None) -> tuple[UncertaintyResult, str, pd.DataFrame, pd.DataFrame, Figure]:
-    """Run the study; returns the state, a summary, the metrics table, per-example values and the rejection curves."""
+    """Run the study; returns the state, a summary, the metrics table, per-example values and the rejection curves.
+
+    The Space's limits (:class:`limits.SpaceLimits`) are checked before any similarity is computed."""
     settings.work_dir.mkdir(parents=True, exist_ok=True)
+    _check_sizes(settings.limits, beams_text, gold_text, beam_uploads, gold_upload)
     with tempfile.TemporaryDirectory(prefix="pasted-") as tmp:
         beams, gold = _input_files(beams_text, gold_text, beam_uploads, gold_upload, Path(tmp))
-        k = max(len(candidates) for candidates in load_inputs(beams, gold).candidates)
+        inputs = load_inputs(beams, gold)
+        units = settings.limits.check_beams(inputs.ids, inputs.candidates, inputs.gold)
+        k = max(len(candidates) for candidates in inputs.candidates)
         config = StudyConfig(similarities=(similarity,), qualities=(quality,), beam_sizes=(k,),
                              workers=1, cache_dir=settings.work_dir / "matrices",
                              estimators=tuple(estimators), metrics=tuple(metrics or PAPER_METRICS),
                              bad_below=bad_below)
-        study = run_study(beams, gold, config)
+        with one_large_request(units, settings.limits):
+            study = run_study(beams, gold, config)
     methods = [method_name(name, None if name == "lexsim" else similarity) for name in estimators]
     rows = {row.method: row.result for row in study.prr if row.k == k and row.quality == quality}
     prr_table = pd.DataFrame({
@@ -174,7 +190,7 @@ def certify_threshold(state: UncertaintyResult | None, target_risk: float | None
     if q.size and (q.min() < 0 or q.max() > 1):
         raise ConfigError(f"the risk 1 - quality needs qualities in [0, 1]; {display(state.quality)} scores from "
                           f"{q.min():g} to {q.max():g}")
-    rules = {m: calibrate_threshold(u[known], q, max_risk=target_risk, delta=delta)
+    rules = {m: calibrate_threshold(u[known], q, target_risk=target_risk, delta=delta)
              for m, u in state.uncertainties.items()}
     table = pd.DataFrame({
         "UE method": list(rules),
@@ -271,14 +287,22 @@ def run_systems_comparison(files: Sequence[str] | None, names_text: str, gold_te
         raise ConfigError("upload one beam file per system (JSONL), or click 'Load the 3-system example'")
     if not qualities:
         raise ConfigError("choose at least one quality metric")
+    limits = settings.limits
+    limits.check_count(len(files), "systems", "systems")
+    _check_sizes(limits, "", gold_text, files, gold_upload)
     names = system_names(files, names_text)
     specs = parse_systems([f"{name}={path}" for name, path in zip(names, files, strict=True)])
     settings.work_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="pasted-") as tmp:
         gold = _gold_file(gold_text, gold_upload, Path(tmp))
+        units = 0
+        for name, path in zip(names, files, strict=True):
+            inputs = load_inputs([path], gold)
+            units += limits.check_beams(inputs.ids, inputs.candidates, inputs.gold, what=f"system {name!r}")
         config = StudyConfig(similarities=(similarity,), qualities=tuple(qualities),
                              workers=1, cache_dir=settings.work_dir / "matrices")
-        study = run_systems(specs, gold, config)
+        with one_large_request(units * len(qualities), limits):
+            study = run_systems(specs, gold, config)
     table1 = pd.DataFrame({"System": study.names,
                            **{display(m): [study.table1[n][m] for n in study.names] for m in TABLE1_METRICS},
                            "examples": len(study.ids)}).round(4)
@@ -341,6 +365,11 @@ def generate_system(model: str, sentences_text: str, k: int, files: Sequence[str
         raise ConfigError("give a Hub model id (a seq2seq AMR parser) or a local model folder")
     if not sentences:
         raise ConfigError("paste the sentences to parse, one per line")
+    settings.limits.check_text(sentences_text, "sentences")
+    settings.limits.check_count(len(sentences), "sentences", "sentences to parse")
+    if int(k) < 1:
+        raise InvalidOption(f"beam size k must be at least 1, got {k}")
+    settings.limits.check_count(int(k), "candidates", "candidates per sentence (beam size k)")
     offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
     if offline and not Path(model).is_dir():
         raise ConfigError(f"HF_HUB_OFFLINE is set, so {model!r} cannot be downloaded: give a local model folder, "
