@@ -247,3 +247,25 @@ def test_bulk_loading_pauses_the_cyclic_collector_and_restores_it():
         assert not gc.isenabled()  # a caller's own choice is kept
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("query, kind", [(["a", "dog", "runs"], "list"), ({"text": "a dog"}, "dict")])
+def test_a_list_or_dict_query_is_refused_naming_its_line_not_scored_as_its_repr(tmp_path, query, kind):
+    path = tmp_path / "data.jsonl"
+    path.write_text(json.dumps({"text": "a cat sleeps"}) + "\n" + json.dumps({"text": query}) + "\n")
+    with pytest.raises(DataError, match=rf"^{re.escape(str(path))}, line 2, example 'data-1', field 'text': the "
+                                        rf"query is a {kind} \(.*\), not text: it would be scored as its Python repr"):
+        load_examples(generic_task("text"), data_files=[str(path)])
+
+
+def test_number_and_empty_queries_are_warned_about_where_a_notebook_shows_it(tmp_path, caplog):
+    path = tmp_path / "data.jsonl"
+    rows = [{"text": "a cat sleeps"}, {"text": 42}, {"text": None}, {"text": float("nan")}, {"text": 7}]
+    path.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
+    with caplog.at_level("WARNING", logger="lsplits.data.loading"):
+        loaded = load_examples(generic_task("text"), data_files=[str(path)])
+    assert [example["text"] for example in loaded.examples] == ["a cat sleeps", 42, 7]
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert "dropped 2 of 5 examples: empty query" in warnings
+    assert "2 of 5 queries (field 'text') are numbers, not text, and are scored as their digits; the first is " \
+           "example 'data-1': 42" in warnings

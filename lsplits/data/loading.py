@@ -18,6 +18,7 @@ import contextlib
 import gc
 import json
 import logging
+import numbers
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -382,6 +383,7 @@ def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task:
     if drop_labels and not task.label_field:
         raise InvalidOption(f"--drop-label {sorted(drop_labels)[0]}: the data has no label field (give --label-field)")
     labels_seen: set[str] = set()
+    numeric: list[tuple[str, object]] = []  # (example id, query) of queries that are numbers, scored as their text
     total = 0
     for source_name, records, description in sources:
         if not records:
@@ -418,6 +420,14 @@ def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task:
             if reason is not None:
                 dropped[reason] = dropped.get(reason, 0) + 1
                 continue
+            query = record[task.query_field]
+            if not isinstance(query, str):
+                if not isinstance(query, numbers.Number):
+                    raise DataError(f"the query is a {type(query).__name__} ({_clipped(query)}), not text: it would "
+                                    "be scored as its Python repr; join its tokens into one string (or give "
+                                    "--query-field the field that holds the text)", source=description,
+                                    line=index + 1, example=example_id, field=task.query_field)
+                numeric.append((example_id, query))
             example = {ID_FIELD: example_id, **{k: v for k, v in record.items() if k != ID_FIELD}}
             example.setdefault(SOURCE_FIELD, source_name)
             examples.append(example)
@@ -436,8 +446,12 @@ def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task:
                         field=task.label_field)
     if not examples:
         raise DataError("the dataset is empty after loading and filtering", source=description or None)
-    for reason, count in dropped.items():
-        logger.info("dropped %d of %d examples: %s", count, total, reason)
+    for reason, count in dropped.items():  # an empty query is a fault in the data: said where a notebook shows it
+        logger.log(logging.WARNING if reason == EMPTY_QUERY else logging.INFO, "dropped %d of %d examples: %s",
+                   count, total, reason)
+    if numeric:
+        logger.warning("%d of %d queries (field %r) are numbers, not text, and are scored as their digits; the "
+                       "first is example %r: %r", len(numeric), total, task.query_field, *numeric[0])
     if ID_FIELD not in columns:
         columns.insert(0, ID_FIELD)
     if SOURCE_FIELD not in columns:
@@ -446,6 +460,12 @@ def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task:
         mapping = dict(options.rename)
         features = {mapping.get(name, name): feature for name, feature in features.items()}
     return LoadedData(examples=examples, columns=columns, source=description, dropped=dropped, features=features)
+
+
+def _clipped(value: object, width: int = 60) -> str:
+    """``repr(value)`` cut to ``width`` characters, for a message."""
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 def load_examples(task: Task, data: str | None = None, data_files: Sequence[str] | None = None,
