@@ -1,48 +1,72 @@
 """Risk-controlled selective prediction: an uncertainty threshold with a finite-sample guarantee.
 
 PRR says how well an estimator ranks outputs; this module says where to cut. From a calibration set
-of (uncertainty, quality) pairs, :func:`calibrate_threshold` returns the largest threshold ``t`` such
-that, with probability at least ``1 - delta`` over the calibration draw, the *selective risk* of new
-outputs, the mean loss over those accepted (``uncertainty <= t``), is at most ``max_risk``. The loss
-is ``1 - quality`` on qualities in [0, 1] by default (any callable mapping qualities to losses in
-[0, 1] also works). This is Learn-then-Test (Angelopoulos, Bates, Candès, Jordan and Lei 2021):
-one test of ``H_t: risk(t) > max_risk`` per candidate threshold, each by a p-value from a concentration
-bound, combined by a multiple-testing procedure that controls the family-wise error at ``delta``.
+of (uncertainty, quality) pairs, :func:`calibrate_threshold` returns a threshold ``t`` such that, with
+probability at least ``1 - delta`` over the calibration draw, the *selective risk* of new outputs, the
+mean loss over those accepted (``uncertainty <= t``), is at most ``target_risk``. The loss is
+``1 - quality`` on qualities in [0, 1] by default (any callable mapping qualities to losses in [0, 1]
+also works). This is Learn-then-Test (Angelopoulos, Bates, Candès, Jordan and Lei 2021): one test of
+``H_t: risk(t) > target_risk`` per candidate threshold, each by a p-value, combined by a multiple-testing
+procedure that controls the family-wise error at ``delta``: every threshold it certifies (``valid``)
+holds at once, so any of them may be chosen (``objective``: the largest coverage by default).
 
-Bounds (``method``), each an upper confidence bound on the mean of m i.i.d. losses in [0, 1]:
+Tests (``method``), each a valid p-value for the mean of m i.i.d. losses:
 
-- ``ltt-wsr`` (default): the Waudby-Smith and Ramdas (2023) betting bound, as in Bates et al.'s RCPS
+- ``auto`` (default): ``ltt-binomial`` when every loss is 0 or 1, else ``ltt-wsr`` (``loss_type``
+  ``binary`` requires 0/1 losses, ``bounded`` treats them as [0, 1] losses).
+- ``ltt-binomial``: 0/1 losses only, the exact binomial tail ``P(Binomial(m, target) <= k)`` for k
+  losses of 1 among m: given m, they are i.i.d. Bernoulli(risk), so it is exact.
+- ``ltt-wsr``: the Waudby-Smith and Ramdas (2023) betting bound, as in Bates et al.'s RCPS
   (2021): the wealth ``K_i(R) = prod_{j<=i} (1 - nu_j (L_j - R))`` with predictable bets
   ``nu_j = min(1, sqrt(2 log(1/delta) / (m sigma2_{j-1})))`` from running variance estimates, is a
   nonnegative supermartingale when the true mean is >= R, so by Ville's inequality
-  ``p = min(1, 1 / max_i K_i(max_risk))`` is a valid p-value. Variance-adaptive: it is much
+  ``p = min(1, 1 / max_i K_i(target_risk))`` is a valid p-value. Variance-adaptive: it is much
   tighter than Hoeffding when losses vary little. The losses enter in a seeded random order.
-- ``ltt-hoeffding``: ``p = exp(-2 m (max_risk - mean)_+^2)``.
+- ``ltt-hoeffding``: ``p = exp(-2 m (target_risk - mean)_+^2)``.
 - ``ltt-hb``: Hoeffding-Bentkus (Bates et al. 2021): the smaller of the Hoeffding-KL tail
-  ``exp(-m h(min(mean, max_risk), max_risk))`` and ``e * P(Binomial(m, max_risk) <= ceil(m mean))``.
+  ``exp(-m h(min(mean, target), target))`` and ``e * P(Binomial(m, target) <= ceil(m mean))``; the
+  factor e is what losses anywhere in [0, 1] need, so 0/1 losses get the binomial tail without it.
 
-Candidate thresholds and multiple testing. By default the candidates are the calibration
-uncertainties at a fixed grid of coverage levels (:data:`DEFAULT_COVERAGES`: 10%, 11%, ..., 100%; a first
-test on a handful of examples fails and would stop the sequence, so it starts at 10%, or later, at the first
-level that keeps twice the examples that would certify ``max_risk`` were all their losses 0:
-:func:`smallest_certifiable`, which depends on n, the bound, ``max_risk`` and ``delta`` only, not on the data);
-``thresholds=`` gives a grid in uncertainty units instead. They are tested by **fixed-sequence
-testing** in increasing order (most certain outputs first, fixed before any loss is seen), each at
-level ``delta``, stopping at the first threshold not certified; the last certified one is returned.
-Fixed-sequence rather than Bonferroni because the selective risk typically grows with the threshold,
-so the order is natural and no level is split over ~100 tests (Bonferroni, ``multiple_testing=
-"bonferroni"``, tests each at ``delta / J`` and keeps the largest certified; it is valid for any
-risk curve, also a non-monotone one, at a cost in coverage). With a data-independent ``thresholds``
-grid the guarantee is exact (LTT's theorem: given how many examples a fixed threshold accepts, their
-losses are i.i.d. with the selective risk as mean). With the coverage grid a threshold is an order
-statistic ``t = u_(m)``; given ``t``, the other accepted calibration examples are i.i.d. draws from the
-population below ``t``, so each p-value stays valid for ``risk(t)`` (exactly for continuous
+Procedures (``multiple_testing``), all valid for the family-wise error at ``delta``:
+
+- ``fixed-sequence`` (default): in increasing threshold order (most certain outputs first, fixed before
+  any loss is seen), each at ``delta``, stopping at the first failure. Valid for any risk curve because
+  the order does not depend on the data; powerful when the risk grows with the threshold, as it
+  typically does (a non-monotone curve only stops it early).
+- ``bonferroni``: each candidate at ``delta / J`` (J the grid's size), all that pass are valid. Valid
+  for any dependence and any curve; the weakest.
+- ``holm``: Holm's step-down over the same J: the i-th smallest p-value at ``delta / (J - i + 1)`` until
+  the first failure. Valid whenever Bonferroni is and certifies at least what it does.
+- ``split-fixed-sequence``: a seeded random ``order_fraction`` of the examples learns the order (their
+  p-values, smallest first, at candidates taken from their uncertainties); the rest tests the fixed
+  sequence in that order. Valid because the order and the candidates are independent of the testing
+  part (LTT's theorem for fixed thresholds); worth it when the risk curve is not monotone (for example
+  with an abstention target, below). Learning the order on the same data would not be valid: on a
+  near-null population it can violate more often than delta.
+
+Several risks: ``qualities`` may map names to per-example losses in [0, 1], with ``target_risk`` a mapping
+of their targets, for example the mean loss and the rate of bad outputs; the value :data:`ABSTENTION`
+is the share of examples rejected (tested exactly: the number accepted is Binomial(n, 1 - abstention),
+also at order-statistic candidates). They are certified jointly by the intersection-union test: the
+p-value of a candidate is the largest of its per-risk p-values, valid for "some risk exceeds its target"
+with no split of delta; the result holds a bound per risk (``risks``).
+
+Candidate thresholds. By default the candidates are the calibration uncertainties at a fixed grid of
+coverage levels (:data:`DEFAULT_COVERAGES`: 10%, 11%, ..., 100%; a first test on a handful of examples
+fails and would stop the sequence, so it starts at 10%, or later, at the first level that keeps twice
+the examples that would certify ``target_risk`` were all their losses 0 (:func:`smallest_certifiable`),
+and that an abstention target lets pass: both depend on n, the test, the targets and ``delta`` only,
+not on the data); ``thresholds=`` gives a grid in uncertainty units instead. With a data-independent
+``thresholds`` grid the guarantee is exact (LTT's theorem: given how many examples a fixed threshold
+accepts, their losses are i.i.d. with the selective risk as mean). With the coverage grid a threshold is
+an order statistic ``t = u_(m)``; given ``t``, the other accepted calibration examples are i.i.d. draws
+from the population below ``t``, so each p-value stays valid for ``risk(t)`` (exactly for continuous
 uncertainties; the one example at ``t`` itself shifts it by at most 1/m). ``tests/test_selective.py``
-checks the guarantee by simulation.
+checks the guarantee of every test and procedure by simulation, also on a near-null population.
 
-When no threshold is certified the result says so (``certified`` False) and rejects everything:
-its threshold is ``-inf``, so :func:`accept` accepts nothing. Ties in uncertainty are accepted or
-rejected together.
+When no threshold is certified the result says so (``certified`` False) and rejects everything: its
+threshold is ``-inf``, so :func:`accept` accepts nothing; :func:`calibration_size_needed` estimates how
+many calibration examples the target would need. Ties in uncertainty are accepted or rejected together.
 """
 
 from __future__ import annotations
