@@ -126,7 +126,7 @@ def test_help_lists_exactly_the_registered_commands_and_each_has_help(capsys):
 
 def test_small_demo_meets_the_acceptance_properties(tmp_path, capsys):
     summary = run_demo(tmp_path / "demo-likelihood", DemoSettings(n=240), cache_dir=tmp_path / "cache", progress=False,
-                       train_config=TrainConfig.scratch(max_steps=20))
+                       train_config=TrainConfig.scratch(max_steps=20), scratch_steps=4)
     assert capsys.readouterr().out == ""  # the library returns the summary; `lsplits demo` prints it
     text = summary.render()
     assert set(summary.rare_ratio) == set(DEMO_CONFIGS) and str(summary.out) in text
@@ -153,6 +153,15 @@ def test_small_demo_meets_the_acceptance_properties(tmp_path, capsys):
     meta = json.loads((summary.out / "lsplits.json").read_text())  # the demo's settings and the training it ran
     assert meta["demo"] == {"n": 240, "seed": 0, "eval_size": 0.2} and meta["settings"]["configs"] == list(DEMO_CONFIGS)
     assert meta["runs"]["ft"]["train_config"]["max_steps"] == 20
+    # the demo Space's scratch LM, which push-space ships: trained on the demo's sentences, listed as lsplits'
+    model = summary.out / "scratch-lm"
+    assert meta["scratch_lm"] == {"folder": "scratch-lm", "max_steps": 4, "seed": 0}
+    assert {"scratch-lm/config.json", "scratch-lm/tokenizer.json"} <= set(meta["lsplits_files"])
+    from lsplits.lm.scoring import load_causal_lm, score_pairs
+
+    lm, tokenizer = load_causal_lm(model)
+    scores, tokens = score_pairs(lm, tokenizer, ["", ""], [ds["train"]["hypothesis"][0], "a man sleeps ."], progress=False)
+    assert np.isfinite(scores).all() and (scores < 0).all() and (tokens > 0).all()
 
 
 def test_prompted_configs_with_a_local_pretrained_folder(user_file, tmp_path):

@@ -42,7 +42,8 @@ def argv(command: str, inputs: dict[str, Path], out: Path, cache: Path, *extra: 
     if command == "score":
         return ["score", *generic, "--out", str(out), *extra]
     if command == "demo":
-        return ["demo", "--n", "40", "--cache-dir", str(cache), "--no-progress", "--out", str(out), *extra]
+        return ["demo", "--n", "40", "--scratch-steps", "2", "--cache-dir", str(cache), "--no-progress", "--out",
+                str(out), *extra]
     return ["ue", str(inputs["beams"]), "--gold", str(inputs["gold"]), "--similarities", "sema", "--qualities",
             "sema", "--bootstrap", "0", "--workers", "1", "--cache", str(cache), "--no-progress", "--out", str(out),
             *extra]

@@ -21,6 +21,7 @@ import yaml
 from space_helpers import SPACE_DIR, build_fixture_dataset, fixture_rows
 
 import lsplits
+from lsplits.building import demo
 from lsplits.building.export import card_data_files
 from lsplits.cli import publish
 from lsplits.cli.parser import parse_args
@@ -35,11 +36,22 @@ def local_files(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+def demo_build(folder: Path) -> Path:
+    """The fixture dataset with the scratch LM that ``lsplits demo`` writes beside it (4 training steps)."""
+    dataset = build_fixture_dataset(folder)
+    demo.ensure_scratch_lm(demo.scratch_lm_texts(dataset), dataset / demo.SCRATCH_LM_FOLDER, max_steps=4,
+                           progress=False)
+    return dataset
+
+
 @pytest.fixture(scope="module")
-def staged(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("stage")
-    dataset = build_fixture_dataset(root / "dataset")
-    return space.stage_space(root / "space", demo_data=dataset, scratch_steps=4, progress=False)
+def built(tmp_path_factory) -> Path:
+    return demo_build(tmp_path_factory.mktemp("demo") / "dataset")
+
+
+@pytest.fixture(scope="module")
+def staged(built, tmp_path_factory) -> Path:
+    return space.stage_space(tmp_path_factory.mktemp("stage") / "space", demo_data=built)
 
 
 def test_stage_has_space_files_vendored_package_and_assets(staged):
@@ -61,8 +73,41 @@ def test_stage_has_space_files_vendored_package_and_assets(staged):
     assert "models/scratch-lm/tokenizer.json" in files
 
 
+def test_staging_ships_the_demo_builds_scratch_lm_and_trains_nothing(built, tmp_path, monkeypatch):
+    import lsplits.lm.finetune
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("staging the Space trained a model")
+
+    monkeypatch.setattr(lsplits.lm.finetune, "finetune", no_training)
+    monkeypatch.setattr(demo, "run_demo", no_training)
+    files = local_files(space.stage_space(tmp_path / "space", demo_data=built))
+    model = local_files(built / demo.SCRATCH_LM_FOLDER)
+    assert {f"models/scratch-lm/{name}": data for name, data in model.items()} == {
+        name: data for name, data in files.items() if name.startswith("models/")}
+    assert not [name for name in files if name.startswith(f"data/demo-likelihood/{demo.SCRATCH_LM_FOLDER}/")]
+
+
+def test_push_space_without_a_demo_build_says_to_run_lsplits_demo(built, tmp_path, monkeypatch, capsys):
+    from lsplits.cli.parser import main
+
+    monkeypatch.chdir(tmp_path)  # no out/demo-likelihood here
+    monkeypatch.setattr(demo, "run_demo", lambda *a, **k: pytest.fail("push-space ran the demo build"))
+    assert main(["push-space", "org/demo", "--stage-only", str(tmp_path / "space")]) == 2
+    assert capsys.readouterr().err.strip() == ("lsplits push-space: error: out/demo-likelihood: no demo build to ship; "
+                                               "run `lsplits demo` first (or push the Space with --no-assets: it then "
+                                               "builds them when it starts)")
+    no_model = tmp_path / "no-model"
+    build_fixture_dataset(no_model)
+    assert main(["push-space", "org/demo", "--demo-data", str(no_model), "--stage-only", str(tmp_path / "space")]) == 2
+    assert capsys.readouterr().err.strip() == (f"lsplits push-space: error: {no_model}/scratch-lm: the demo build has "
+                                               f"no scratch LM; run `lsplits demo --out {no_model}` again, which "
+                                               "writes it")
+    assert not (tmp_path / "space").exists()
+
+
 def test_scratch_lm_trains_on_the_distinct_query_sentences(tmp_path):
-    texts = space.scratch_lm_texts(build_fixture_dataset(tmp_path / "dataset"))
+    texts = demo.scratch_lm_texts(build_fixture_dataset(tmp_path / "dataset"))
     expected = list(dict.fromkeys(row["text"] for row in fixture_rows()))  # fixture repeats some sentences
     assert sorted(texts) == sorted(expected) and len(texts) == len(set(texts))
 
@@ -78,12 +123,16 @@ def test_staged_app_imports_the_vendored_package(staged):
 
 def test_stage_refuses_bad_arguments(tmp_path):
     with pytest.raises(ConfigError, match="already exists"):
-        space.stage_space(tmp_path, build_demo=False)
+        space.stage_space(tmp_path, assets=False)
     with pytest.raises(ConfigError, match="no app.py"):
-        space.stage_space(tmp_path / "out", space_dir=tmp_path, build_demo=False)
+        space.stage_space(tmp_path / "out", space_dir=tmp_path, assets=False)
     with pytest.raises(ConfigError, match="lsplits demo --out"):
         space.stage_space(tmp_path / "out2", demo_data=tmp_path / "missing")
-    bare = space.stage_space(tmp_path / "bare", build_demo=False)
+    assert not (tmp_path / "out2").exists()  # refused before anything is written
+    with pytest.warns(FutureWarning, match="build_demo is renamed assets"):
+        old = space.stage_space(tmp_path / "old", build_demo=False)
+    assert not (old / "data").exists()
+    bare = space.stage_space(tmp_path / "bare", assets=False)
     assert (bare / "app.py").is_file() and not (bare / "data").exists() and not (bare / "models").exists()
 
 
@@ -138,8 +187,8 @@ def fake_hub(monkeypatch):
 
 
 def test_push_space_uploads_the_staged_folder_in_one_commit(tmp_path, fake_hub):
-    expected = local_files(space.stage_space(tmp_path / "preview", build_demo=False))
-    url = space.push_space("org/demo", build_demo=False, private=True, token="hf_test_token", progress=False)
+    expected = local_files(space.stage_space(tmp_path / "preview", assets=False))
+    url = space.push_space("org/demo", assets=False, private=True, token="hf_test_token")
     assert url == f"{fake_hub.endpoint}/spaces/org/demo/commit/{'a' * 40}"
     api = [(path, auth, body) for _, path, auth, body in fake_hub.requests if path.startswith("/api/")
            and "harness" not in path]  # the client may also ask for optional extras; they get 404
@@ -166,7 +215,7 @@ def test_cli_stage_only_sends_nothing(tmp_path, fake_hub, capsys):
     assert f"staged the Space in {tmp_path / 'preview'}" in capsys.readouterr().out
     assert not [path for _, path, _, _ in fake_hub.requests if path.startswith("/api/") and "harness" not in path]
     with pytest.raises(ConfigError, match="org/name"):
-        space.push_space("no-slash", build_demo=False)
+        space.push_space("no-slash", assets=False)
 
 
 def test_space_metadata_and_requirements():

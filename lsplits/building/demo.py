@@ -3,14 +3,23 @@
 Everything runs without network: the data comes from :mod:`lsplits.data.synthetic`, the LM is the tiny
 GPT-2-style model of :mod:`lsplits.lm.scratch` trained in k folds, and the result is a folder in
 Hub layout that ``datasets.load_dataset(out, "ll_split_len")`` opens.
+
+The build also writes the demo Space's scratch LM (:data:`SCRATCH_LM_FOLDER`, for "Score your own"): the same
+small GPT-2, trained once on the demo's query sentences as unprompted text (one model on all the data; the
+lines it scores are new, so no folds are needed), about 2 MB. It is cached beside the scores, so a rerun
+trains it once; ``lsplits push-space`` ships it and trains nothing.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import logging
+import shutil
+import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,9 +32,10 @@ from lsplits.building.pipeline import DatasetSpec, build_splits, export_dataset
 from lsplits.building.settings import DEFAULT_EVAL_FRACTION, BuildSettings
 from lsplits.data.loading import prepare_examples
 from lsplits.data.synthetic import DEMO_TASK, has_rare_word, is_rare_construction, make_demo_dataset
-from lsplits.errors import InvalidOption
-from lsplits.io import cache_folder, check_output
+from lsplits.errors import ConfigError, InvalidOption
+from lsplits.io import atomic_path, cache_folder, check_output, record_files
 from lsplits.lm.defaults import SCRATCH_LM
+from lsplits.params import WHOLE_FROM_1, Param, check
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +51,15 @@ DEMO_SPEC = DatasetSpec(
 
 
 DEMO_OUT = Path("out/demo-likelihood")
-"""Where ``lsplits demo`` writes by default (``make demo``; the Space looks there first)."""
+"""Where ``lsplits demo`` writes by default (``make demo``; the Space and ``push-space`` look there first)."""
+SCRATCH_LM_FOLDER = "scratch-lm"
+"""The folder of the demo build that holds the Space's scratch LM (model and tokenizer)."""
+DEFAULT_SCRATCH_STEPS = 300
+"""Training steps of the Space's scratch LM (batch 32: a few passes over the demo's 3,000 sentences)."""
+SCRATCH_WINDOW = 256
+"""Context window of the Space's scratch LM in tokens (pasted lines longer than this are refused)."""
+SCRATCH_STEPS = Param(WHOLE_FROM_1, why="training steps of the Space's scratch LM")
+"""What ``scratch_steps`` (``--scratch-steps``) accepts."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +101,7 @@ class DemoSummary:
                   for name, value in self.rare_ratio.items()]
         lines += ["", f"wrote {self.out} ({', '.join(self.rare_ratio)}); plot: {self.out / plot_path('ll_split_score_vs_length')}",
                   f'load it with: datasets.load_dataset("{self.out}", "ll_split_len")',
+                  f"the demo Space's scratch LM: {self.out / SCRATCH_LM_FOLDER} (`lsplits push-space` ships it)",
                   f"demo finished in {self.seconds:.0f} s"]
         return "\n".join(lines)
 
@@ -103,20 +122,85 @@ def summary_table(frames: Mapping[str, Mapping[str, pd.DataFrame]]) -> pd.DataFr
     return pd.DataFrame(rows)
 
 
+def scratch_lm_texts(dataset_dir: str | Path) -> list[str]:
+    """The distinct query sentences of a built dataset (every example once), to train the scratch LM on."""
+    from lsplits.building.dataset import open_dataset
+
+    dataset = open_dataset(dataset_dir)
+    frames, meta = dataset.frames(), dataset.meta
+    if not frames:
+        raise ConfigError(f"{dataset_dir}: the dataset has no configs to read sentences from")
+    query_field = meta["query_field"]
+    splits = next(iter(frames.values()))
+    texts = [str(text) for frame in splits.values() for text in frame[query_field].tolist()]
+    return list(dict.fromkeys(text for text in texts if text.strip()))
+
+
+def ensure_scratch_lm(texts: Sequence[str], target: str | Path, *, max_steps: int = DEFAULT_SCRATCH_STEPS,
+                      seed: int = 0, progress: bool = True) -> Path:
+    """The folder of a scratch LM trained on ``texts``; trained now unless ``target`` already holds one.
+
+    The model sees each text as a query with an empty prompt, so it scores single lines. Training
+    happens in a temporary folder and only the best checkpoint (model and tokenizer, loadable with
+    :func:`lsplits.lm.scoring.load_causal_lm`) is moved to ``target``, atomically.
+
+    Raises:
+        ConfigError: fewer than 2 texts.
+    """
+    target = Path(target)
+    if (target / "config.json").is_file():
+        return target
+    if len(texts) < 2:
+        raise ConfigError(f"the scratch LM needs at least 2 sentences to train on, got {len(texts)}")
+    from lsplits.lm.finetune import BEST_FOLDER, finetune
+    from lsplits.lm.plan import SCRATCH, RunPlan
+    from lsplits.lm.scratch import build_scratch_lm
+
+    logger.info("training the scratch LM on %d sentences (%d steps) into %s", len(texts), max_steps, target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="scratch-lm-", dir=target.parent) as work:
+        plan = RunPlan.make(SCRATCH, seed=seed, max_steps=max_steps)  # the scratch LM's sizes and training
+        model, tokenizer = build_scratch_lm(list(texts), Path(work) / "init", plan.scratch_config,
+                                            n_positions=SCRATCH_WINDOW, seed=seed)
+        config = dataclasses.replace(plan.train_config, eval_every=max(1, min(64, max_steps // 4)))
+        trained = Path(work) / "train"
+        finetune(model, tokenizer, [""] * len(texts), list(texts), config, trained, progress=progress)
+        with atomic_path(target) as staged:
+            shutil.copytree(trained / BEST_FOLDER, staged)
+    return target
+
+
+def write_scratch_lm(out: Path, cache_dir: Path, *, max_steps: int, seed: int, progress: bool) -> Path:
+    """Train (or take from ``cache_dir``, keyed by the sentences and the recipe) the Space's scratch LM on the
+    demo build ``out`` and copy it into ``out/scratch-lm``, listed among lsplits' files of ``out``."""
+    texts = scratch_lm_texts(out)
+    key = hashlib.sha256(json.dumps([texts, max_steps, seed, SCRATCH_WINDOW]).encode()).hexdigest()[:20]
+    cached = ensure_scratch_lm(texts, cache_dir / "space-lm" / key, max_steps=max_steps, seed=seed, progress=progress)
+    target = out / SCRATCH_LM_FOLDER
+    shutil.copytree(cached, target)
+    record_files(out, [path.relative_to(out).as_posix() for path in sorted(target.rglob("*")) if path.is_file()])
+    return target
+
+
 def run_demo(out: str | Path = DEMO_OUT, settings: DemoSettings | None = None, *, cache_dir: str | Path | None = None,
-             progress: bool = True, train_config=None) -> DemoSummary:
-    """Generate the data, build the five demo configs, export them and return the summary (printed by
-    ``lsplits demo``: :meth:`DemoSummary.render`). Scores are cached under ``cache_dir``, default the one cache
+             progress: bool = True, train_config=None, scratch_steps: int = DEFAULT_SCRATCH_STEPS) -> DemoSummary:
+    """Generate the data, build the five demo configs, export them, write the Space's scratch LM (trained
+    ``scratch_steps`` steps) into ``out/scratch-lm`` and return the summary (printed by ``lsplits demo``:
+    :meth:`DemoSummary.render`). Scores and the scratch LM are cached under ``cache_dir``, default the one cache
     root of every command (:func:`lsplits.io.cache_folder` ``scores``), so a rerun or the Space reuses them."""
     start = time.perf_counter()
     settings = settings or DemoSettings()
+    check("scratch_steps", scratch_steps, SCRATCH_STEPS)
     out = check_output(out, expect="folder")  # never replace a folder lsplits did not write, before any work
     cache_dir = Path(cache_dir) if cache_dir is not None else cache_folder("scores")
     examples = make_demo_dataset(settings.n, seed=settings.seed)
     loaded = prepare_examples([("demo", examples, "synthetic demo data")], DEMO_TASK)
     build = settings.build_settings()
     result = build_splits(DEMO_SPEC, loaded, build, cache_dir=cache_dir, train_config=train_config, progress=progress)
-    export_dataset(DEMO_SPEC, result, out, build, extra_settings={"demo": dataclasses.asdict(settings)})  # the card says "your-org/NAME" until a push names the repo
+    export_dataset(DEMO_SPEC, result, out, build, extra_settings={  # the card says "your-org/NAME" until a push names the repo
+        "demo": dataclasses.asdict(settings),
+        "scratch_lm": {"folder": SCRATCH_LM_FOLDER, "max_steps": scratch_steps, "seed": settings.seed}})
+    write_scratch_lm(out, cache_dir, max_steps=scratch_steps, seed=settings.seed, progress=progress)
     table = summary_table(result.frames())
     ratio = {}
     for name in result.configs:

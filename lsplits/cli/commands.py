@@ -155,7 +155,7 @@ def demo(args: argparse.Namespace) -> int:
     from lsplits.building.demo import DemoSettings, run_demo
 
     summary = run_demo(args.out, DemoSettings(n=args.n, seed=args.seed), cache_dir=args.cache_dir,
-                       progress=not args.no_progress)
+                       progress=not args.no_progress, scratch_steps=args.scratch_steps)
     print(summary.render())
     return 0
 

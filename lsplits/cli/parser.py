@@ -227,7 +227,7 @@ def _push_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _demo_arguments(parser: argparse.ArgumentParser) -> None:
-    from lsplits.building.demo import DEMO_OUT, DemoSettings
+    from lsplits.building.demo import DEFAULT_SCRATCH_STEPS, DEMO_OUT, DemoSettings
 
     parser.add_argument("--out", type=Path, default=DEMO_OUT, help="output folder (default %(default)s)")
     parser.add_argument("--n", type=whole_number(1), default=DemoSettings.n,
@@ -237,6 +237,9 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-dir", type=Path, default=None,
                         help="score shards and fold checkpoints, shared with `lsplits build`, so a rerun or the "
                              "Space reuses them (default: $LSPLITS_CACHE/scores or ~/.cache/lsplits/scores)")
+    parser.add_argument("--scratch-steps", type=int, default=DEFAULT_SCRATCH_STEPS,
+                        help="training steps of the demo Space's scratch LM, written into OUT/scratch-lm "
+                             "(default %(default)s)")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 
@@ -376,20 +379,20 @@ def _push_metrics_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _push_space_arguments(parser: argparse.ArgumentParser) -> None:
-    from lsplits.hub.demo_space import DEFAULT_SCRATCH_STEPS
-
     parser.description = ("Deploy the Gradio demo to a Hugging Face Space: the Space's files, a copy of the lsplits "
-                          "package, the demo dataset and a scratch LM, uploaded in one commit.")
+                          "package, and the demo dataset and scratch LM that `lsplits demo` built, uploaded in one "
+                          "commit (nothing is trained).")
     parser.add_argument("repo_id", help="the Space, e.g. your-name/lsplits-demo (created if needed)")
     parser.add_argument("--demo-data", type=Path, default=None,
-                        help="a folder built by `lsplits demo` to ship (default: out/demo-likelihood when it "
-                             "exists, else the demo is built now, a few minutes)")
+                        help="a folder built by `lsplits demo` to ship, with its scratch LM (default: "
+                             "out/demo-likelihood; run `lsplits demo` first)")
     parser.add_argument("--no-assets", action="store_true",
                         help="ship neither demo dataset nor scratch LM; the Space builds them when it starts")
     parser.add_argument("--space-dir", type=Path, default=None, help="the Space's source folder "
                         "(default: spaces/lsplits-demo of this checkout)")
-    parser.add_argument("--scratch-steps", type=int, default=DEFAULT_SCRATCH_STEPS,
-                        help="training steps of the shipped scratch LM (default %(default)s)")
+    parser.add_argument("--scratch-steps", type=int, default=None,
+                        help="ignored, stops working in the next release: the scratch LM is `lsplits demo`'s "
+                             "(its --scratch-steps; default: none)")
     parser.add_argument("--private", action="store_true", help="create the Space as private")
     parser.add_argument("--stage-only", type=Path, metavar="DIR", default=None,
                         help="write the folder that would be uploaded to DIR and stop (nothing is sent; default: none, "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,6 +13,8 @@ from lsplits.hub.push import check_hub_access, push_folder
 
 if TYPE_CHECKING:
     from argparse import Namespace
+
+logger = logging.getLogger(__name__)
 
 
 def push(args: Namespace) -> int:
@@ -50,16 +53,20 @@ def push_metrics(args: Namespace) -> int:
 
 
 def push_space(args: Namespace) -> int:
-    """``lsplits push-space``: stage and upload (or only stage, with ``--stage-only``)."""
-    demo_data = args.demo_data
-    if demo_data is None and not args.no_assets and Path("out/demo-likelihood").is_dir():
-        demo_data = Path("out/demo-likelihood")
-    options = dict(space_dir=args.space_dir, demo_data=demo_data, build_demo=not args.no_assets,
-                   scratch_steps=args.scratch_steps, progress=not args.no_progress)
+    """``lsplits push-space``: stage and upload (or only stage, with ``--stage-only``); ships what ``lsplits demo``
+    built and trains nothing."""
+    if args.scratch_steps is not None:
+        logger.warning("push-space --scratch-steps is ignored: the Space ships the scratch LM that `lsplits demo` "
+                       "wrote (set its steps with `lsplits demo --scratch-steps`); the option stops working in the "
+                       "next release")
+    options = dict(space_dir=args.space_dir, demo_data=args.demo_data, assets=not args.no_assets)
+    if args.stage_only is None:
+        check_hub_access(args.repo_id)  # before staging
+    if not args.no_assets:
+        demo_space.demo_assets(args.demo_data)  # no demo build: one line saying to run `lsplits demo`
     if args.stage_only is not None:
         print(f"staged the Space in {demo_space.stage_space(args.stage_only, **options)}")
         return 0
-    check_hub_access(args.repo_id)  # before staging (the demo build and the scratch LM take minutes)
     url = demo_space.push_space(args.repo_id, private=args.private, **options)
     print(f"pushed the Space to {url}")
     return 0

@@ -21,13 +21,13 @@ from ui_common import SpaceSettings
 
 from lsplits.building import analysis, plots
 from lsplits.building import dataset as built
+from lsplits.building.demo import SCRATCH_LM_FOLDER, ensure_scratch_lm, scratch_lm_texts
 from lsplits.building.export import METADATA_FILE
 from lsplits.building.pipeline import checked_eval_size, score_records, split_scored
 from lsplits.building.report import config_statistics, eval_mask_frame
 from lsplits.data.loading import load_examples, prepare_examples
 from lsplits.data.tasks import generic_task
 from lsplits.errors import ConfigError
-from lsplits.hub.demo_space import ensure_scratch_lm, scratch_lm_texts
 from lsplits.lm.defaults import SCRATCH_LM
 
 logger = logging.getLogger(__name__)
@@ -194,12 +194,15 @@ class LanguageModels:
             return self._loaded[name]
 
     def _scratch_folder(self) -> Path:
-        """The scratch LM's folder, trained now on the demo dataset's sentences if it is not there yet."""
+        """The scratch LM's folder: the shipped one, else the one the demo build wrote (``lsplits demo``, run now
+        when the demo is missing), else one trained now on the demo dataset's sentences (a demo built elsewhere)."""
         target = self.settings.scratch_lm
         if (target / "config.json").is_file():
             return target
-        texts = scratch_lm_texts(dataset_folder(str(self.settings.demo_data), self.settings))
-        return ensure_scratch_lm(texts, target, max_steps=self.settings.scratch_steps)
+        demo = dataset_folder(str(self.settings.demo_data), self.settings)
+        if (demo / SCRATCH_LM_FOLDER / "config.json").is_file():
+            return demo / SCRATCH_LM_FOLDER
+        return ensure_scratch_lm(scratch_lm_texts(demo), target, max_steps=self.settings.scratch_steps)
 
 
 def user_examples(lines: str, upload: str | None, text_field: str, prompt_template: str):

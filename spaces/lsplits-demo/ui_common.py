@@ -15,9 +15,10 @@ from typing import TypeVar
 import gradio as gr
 from limits import SpaceLimits
 
+from lsplits.building.demo import DEFAULT_SCRATCH_STEPS
 from lsplits.building.demo import DEMO_OUT as CHECKOUT_DEMO
 from lsplits.errors import LsplitsError
-from lsplits.hub.demo_space import DEFAULT_SCRATCH_STEPS, DEMO_DATA_PATH, SCRATCH_LM_PATH
+from lsplits.hub.demo_space import DEMO_DATA_PATH, SCRATCH_LM_PATH
 from lsplits.io import DATASET_MARKER, cache_folder
 
 logger = logging.getLogger(__name__)
