@@ -85,3 +85,42 @@ def test_real_graphs_parse_with_one_node_per_opening_bracket():
         graph = parse_amr(text)
         assert graph.size == text.count("("), text
         assert len(set(graph.variables)) == graph.size
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("(a / b :ARG0 (c / d)))", r"unexpected '\)' after the end of the AMR graph \(line 1, character 21\)"),
+    ("(a / b)\n  (c / d)", r"unexpected '\(' after the end of the AMR graph \(line 2, character 2\)"),
+    ('(a / b :name "x)") x', r"unexpected 'x' after the end of the AMR graph \(line 1, character 19\)"),
+    ("# ::snt (a b)\n(a / b) # note", r"unexpected '# note' after the end of the AMR graph \(line 2, character 8\)"),
+    ("(a / b)\u00a0", r"unexpected '\\xa0' after the end of the AMR graph \(line 1, character 7\)"),
+])
+def test_text_after_the_graph_is_named_with_its_line_and_character(text, message):
+    with pytest.raises(InvalidOutput, match=message):
+        parse_amr(text)
+
+
+@pytest.mark.parametrize("text", [
+    '(a / b :name "x (y)" :ARG0 (c / d))',  # brackets inside a string are no brackets
+    "# ::id 1 (not a graph)\n# ::snt b\n(a / b :ARG0 (c / d))\n\n",  # metadata comments, trailing blank lines
+    '(a / b :name "say \\") twice")\r\n',
+])
+def test_one_graph_with_comments_strings_and_line_ends_parses(text):
+    assert parse_amr(text).concepts[0] == "b"
+
+
+def test_penman_is_read_through_its_public_api_only():
+    """penman has renamed its private modules before (pyproject says penman>=1.3): no ``penman._x`` import."""
+    import ast
+    from pathlib import Path
+
+    import lsplits
+
+    for path in sorted((Path(lsplits.__file__).parent).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else (
+                [alias.name for alias in node.names] if isinstance(node, ast.Import) else [])
+            for name in names:
+                parts = name.split(".")
+                assert not (parts[0] == "penman" and any(part.startswith("_") for part in parts)), (path, name)
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "penman":
+                assert not node.attr.startswith("_") or node.attr.startswith("__"), (path, node.attr)

@@ -27,10 +27,6 @@ import re
 from dataclasses import dataclass
 
 import penman
-from penman import layout
-from penman._lexer import PENMAN_RE, lex
-from penman._parse import _parse
-from penman.exceptions import PenmanError
 from penman.models.amr import model as AMR_MODEL  # noqa: N812
 
 from lsplits.errors import InvalidOption, InvalidOutput
@@ -97,18 +93,51 @@ def _normalise_constant(value: str) -> str:
     return value.lower()
 
 
+_SPACE = " \t\r\n\v\f"
+"""What penman skips between tokens (line breaks of every kind end a line: ``str.splitlines``)."""
+_TOKENS = re.compile(r'(?P<comment>#.*$)|"[^"\\]*(?:\\.[^"\\]*)*"|(?P<open>\()|(?P<close>\))|[^ \t\r\n\v\f"()]+|"')
+"""What decides where a PENMAN graph ends, as penman lexes a line: comments (``#`` starting a token, to the end
+of the line), strings (which may hold brackets), brackets, and runs of anything else."""
+_STRINGS = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')
+
+
+def _after_graph(text: str, tree: penman.Tree) -> tuple[str, int, int] | None:
+    """The first token after the end of ``tree``, the first graph of ``text`` (text, line, 0-based character in
+    the line, as penman's messages count them), or None when nothing follows it.
+
+    Without comments, each node of the tree is one bracket pair outside strings, so a text whose bracket counts
+    are the tree's and that ends with ``)`` holds nothing more (no scan: 10x cheaper); otherwise it is scanned.
+    """
+    if "#" not in text:
+        plain = _STRINGS.sub('""', text) if '"' in text else text
+        nodes = len(tree.nodes())
+        if plain.count("(") == nodes == plain.count(")") and plain.rstrip(_SPACE).endswith(")"):
+            return None
+    depth, started = 0, False
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        for match in _TOKENS.finditer(line):
+            if started and depth == 0:
+                return match.group(), line_no, match.start()
+            if match.lastgroup == "open":
+                depth, started = depth + 1, True
+            elif match.lastgroup == "close":
+                depth -= 1
+    return None
+
+
 def _decode(text: str) -> tuple[penman.Tree, penman.Graph]:
     """Parse exactly one PENMAN graph (metadata comments allowed): its tree as written and its graph
-    under the AMR model; raises InvalidOutput otherwise."""
+    under the AMR model; raises InvalidOutput otherwise. Only penman's public API is used: ``penman.parse``
+    reads the first graph, :func:`_after_graph` finds what follows it."""
     try:
-        tokens = lex(text, pattern=PENMAN_RE)
-        tree = _parse(tokens)
-        if tokens:
-            extra = tokens.next()
-            raise InvalidOutput(f"unexpected {extra.text!r} after the end of the AMR graph "
-                                f"(line {extra.lineno}, character {extra.offset})")
-        return tree, layout.interpret(tree, model=AMR_MODEL)
-    except PenmanError as error:
+        tree = penman.parse(text)
+        extra = _after_graph(text, tree)
+        if extra is not None:
+            token, line_no, offset = extra
+            raise InvalidOutput(f"unexpected {token!r} after the end of the AMR graph "
+                                f"(line {line_no}, character {offset})")
+        return tree, penman.interpret(tree, model=AMR_MODEL)
+    except penman.PenmanError as error:
         raise InvalidOutput(f"not a valid PENMAN graph: {' '.join(str(error).split())}") from error
 
 
