@@ -116,7 +116,7 @@ def test_causal_lm_gets_the_prompt_and_only_its_continuation_is_kept(tmp_path):
         generate_beams(model, tokenizer, texts, k=2, prompt_template="Say:", progress=False)
     with pytest.raises(ConfigError, match="k must be at least 1"):
         generate_beams(model, tokenizer, texts, k=0, progress=False)
-    with pytest.raises(DataError, match="does not fit the model's window of 64 less --max-new-tokens 60"):
+    with pytest.raises(DataError, match="1 of 1 inputs do not fit the model.s window of 64 less --max-new-tokens 60"):
         generate_beams(model, tokenizer, ["a long input " * 10], k=2, max_new_tokens=60, progress=False)
     misuse = [("A man is here.", dict(k=2), InvalidInput, r"texts must be a list of strings, got one string"),
               ([], dict(k=2), InvalidInput, r"texts is empty"),
@@ -276,3 +276,29 @@ def test_two_processes_under_accelerate_launch_give_the_one_process_beams(parser
     assert cli_main(_beams_argv(parser_folder, sentences, one, tmp_path / "one-cache", "--shard-size", "3")) == 0
     assert two.read_text() == one.read_text()
     assert [json.loads(line)["id"] for line in two.read_text().splitlines()] == [str(i) for i in range(len(SENTENCES))]
+
+
+def test_the_window_error_lists_every_input_that_does_not_fit():
+    """One run names all the inputs that are too long (the first 20, then how many more), not one per run."""
+    from types import SimpleNamespace
+
+    from lsplits.generation.search import encode_inputs
+
+    class Words:  # one token a word, plus BOS
+        model_max_length = 10 ** 30
+
+        def __call__(self, texts, add_special_tokens=True):
+            return {"input_ids": [[0] + [1] * len(text.split()) for text in texts]}
+
+    texts = ["short one"] * 3 + [" ".join(["w"] * (8 + i)) for i in range(22)]
+    ids = [f"ex{i}" for i in range(len(texts))]
+    config = SimpleNamespace(max_position_embeddings=8, name_or_path="words")
+    with pytest.raises(DataError) as caught:
+        encode_inputs(Words(), config, "seq2seq", texts, 4, ids=ids)
+    message = str(caught.value)
+    assert message.startswith("22 of 25 inputs do not fit the model's window of 8 (8 tokens): ex3 (9 tokens), "
+                              "ex4 (10 tokens)")
+    assert "ex22 (28 tokens)" in message and "ex23" not in message and message.endswith("and 2 more; shorten or "
+                                                                                         "leave them out")
+    encoded, _ = encode_inputs(Words(), config, "seq2seq", texts[:3], 4, ids=ids[:3])
+    assert encoded == [[0, 1, 1]] * 3

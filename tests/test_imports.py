@@ -23,7 +23,9 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "lsplits"
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "lsplits"
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
 SKIPPED = ("_shipped",)  # the metric modules and the demo Space as the wheel carries them: not package modules
 
 OPEN_CYCLES: list[list[str]] = []  # none: any cycle fails the test
@@ -279,3 +281,32 @@ def test_no_cycle_between_subpackages():
     """lm, data, building, hub, splits, ... and the top-level modules import one way only (fails naming each edge)."""
     report = package_cycle_report()
     assert not report, "subpackages import each other in a cycle (see docs/architecture.md, Layers):\n" + report
+
+
+def documented_layers(text: str) -> dict[str, int]:
+    """The layer of each node in the numbered list of the "## Layers" section of docs/architecture.md (1 lowest):
+    ``3. `lm`, `splits`: ...`` puts ``lm`` and ``splits`` in layer 3 (the backticked names before the colon)."""
+    section = text.split("\n## Layers\n", 1)[1].split("\n## ", 1)[0]
+    layers = {}
+    for line in section.splitlines():
+        if (match := re.match(r"(\d+)\. (.*?):", line)):
+            for name in re.findall(r"`([\w.]+)`", match.group(2)):
+                layers[name] = int(match.group(1))
+    return layers
+
+
+def test_the_layer_list_is_read_from_the_architecture_page():
+    text = "# A\n## Layers\n1. `errors`: the errors\n2. `io`, `runtime`: shared (`data` is not here)\n## Next\n3. `x`: no\n"
+    assert documented_layers(text) == {"errors": 1, "io": 2, "runtime": 2}
+
+
+def test_every_subpackage_import_goes_down_the_documented_layers():
+    """Each import between subpackages goes to a lower layer of docs/architecture.md ("Layers"); a node the page
+    does not place, and an import sideways or up, fail naming the file and line."""
+    layers = documented_layers(ARCHITECTURE.read_text(encoding="utf-8"))
+    edges = package_edges()
+    unplaced = sorted({node for edge in edges for node in edge} - set(layers))
+    assert not unplaced, f"docs/architecture.md (Layers) places no layer for: {', '.join(unplaced)}"
+    wrong = [f"{source} (layer {layers[source]}) -> {target} (layer {layers[target]}): {site}"
+             for (source, target), sites in sorted(edges.items()) if layers[source] <= layers[target] for site in sites]
+    assert not wrong, "imports that do not go down the layers of docs/architecture.md:\n" + "\n".join(wrong)

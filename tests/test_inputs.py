@@ -168,3 +168,42 @@ def test_gold_errors(tmp_path):
         load_inputs([beams], fine)
     with pytest.raises(DataError, match="not a mix"):
         read_beams([beams, tmp_path / "beam2.txt"])
+
+
+GRAPHS = ["(w / want-01 :ARG0 (b / boy))", "(r / run-01 :ARG0 (d / dog))", "(s / sleep-01 :ARG0 (c / cat))"]
+
+
+def _text_file_beams(path, graphs):
+    """Beams as `lsplits beams` writes them for a text file: ids are the line positions."""
+    return write_jsonl(path, [{"id": str(i), "candidates": [g, g]} for i, g in enumerate(graphs)])
+
+
+def test_beams_of_a_text_file_pair_with_id_gold_only_by_position_when_asked(tmp_path, caplog):
+    beams = _text_file_beams(tmp_path / "beams.jsonl", GRAPHS)
+    gold = write_penman(tmp_path / "gold.amr", [(f"lpp.{i + 1}", g) for i, g in enumerate(GRAPHS)])
+    with pytest.raises(DataError, match=r"no example is in both.*beams 0, 1, 2, \.\.\.; gold lpp\.1, lpp\.2, lpp\.3.*"
+                                        r"--id-field.*--pair-by-position"):
+        load_inputs([beams], gold)
+    with caplog.at_level("WARNING"):
+        inputs = load_inputs([beams], gold, pair_by_position=True)
+    assert inputs.ids == ["lpp.1", "lpp.2", "lpp.3"] and inputs.paired_by == "order"
+    assert inputs.gold == GRAPHS and [c[0] for c in inputs.candidates] == GRAPHS
+    assert "--pair-by-position: the 3 beam examples are paired with the 3 gold graphs" in caplog.text
+    short = write_penman(tmp_path / "short.amr", [("lpp.1", GRAPHS[0]), ("lpp.2", GRAPHS[1])])
+    with pytest.raises(DataError, match=r"--pair-by-position pairs .* hold 3 examples and the gold holds 2 graphs"):
+        load_inputs([beams], short, pair_by_position=True)
+
+
+def test_ue_pair_by_position_runs_the_study_and_the_report_says_so(tmp_path):
+    from lsplits.cli.parser import main
+
+    beams = _text_file_beams(tmp_path / "beams.jsonl", GRAPHS)
+    gold = write_penman(tmp_path / "gold.amr", [(f"lpp.{i + 1}", g) for i, g in enumerate(GRAPHS)])
+    argv = ["ue", str(beams), "--gold", str(gold), "--out", str(tmp_path / "out"), "--no-cache",
+            "--similarities", "smatchpp", "--qualities", "smatchpp", "--beam-sizes", "2", "--workers", "1",
+            "--no-progress"]
+    assert main(argv) != 0  # by id, nothing pairs
+    assert main([*argv, "--pair-by-position"]) == 0
+    report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "paired **by order** (`--pair-by-position`)" in report
+    assert json.loads((tmp_path / "out" / "settings.json").read_text())["pair_by_position"] is True

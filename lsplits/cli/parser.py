@@ -264,6 +264,9 @@ def _ue_arguments(parser: argparse.ArgumentParser) -> None:
                              "per rank separated by commas): reports in OUT/NAME/, the comparison in OUT/report.md "
                              "(default: none, one system from BEAMS)")
     parser.add_argument("--gold", required=True, help="gold graphs: a PENMAN file or JSONL ({id, amr})")
+    parser.add_argument("--pair-by-position", action="store_true",
+                        help="pair the beams with the gold by order, whatever their ids (beams of a text file are "
+                             "numbered by line); refused unless the counts match (default: by id)")
     parser.add_argument("--out", required=True,
                         help="report folder (new or empty; a report lsplits wrote is replaced as a whole)")
     parser.add_argument("--similarities", type=_names, default=StudyConfig.similarities,

@@ -26,6 +26,8 @@ DEFAULT_MAX_NEW_TOKENS = 512
 
 
 FORMATS = ("text", "penman")
+MAX_LISTED = 20
+"""Inputs named in the error listing those that do not fit the model's window (the count says the rest)."""
 
 
 def check_template(template: str | None) -> None:
@@ -175,12 +177,14 @@ def encode_inputs(tokenizer, config, kind: str, prompts: Sequence[str], max_new_
     except ConfigError:  # no stated window (e.g. relative positions): nothing to check
         return encoded, max_new_tokens
     room = window if kind == "seq2seq" else window - max_new_tokens
-    for position, tokens in enumerate(encoded):
-        if len(tokens) > room:
-            name = ids[position] if ids is not None else f"#{position}"
-            detail = "" if kind == "seq2seq" else f" less --max-new-tokens {max_new_tokens}"
-            raise DataError(f"input of {len(tokens)} tokens does not fit the model's window of {window}{detail}",
-                            example=str(name))
+    too_long = [(ids[position] if ids is not None else f"#{position}", len(tokens))
+                for position, tokens in enumerate(encoded) if len(tokens) > room]
+    if too_long:
+        detail = "" if kind == "seq2seq" else f" less --max-new-tokens {max_new_tokens}"
+        shown = ", ".join(f"{name!s} ({length} tokens)" for name, length in too_long[:MAX_LISTED])
+        more = f" and {len(too_long) - MAX_LISTED} more" if len(too_long) > MAX_LISTED else ""
+        raise DataError(f"{len(too_long)} of {len(encoded)} inputs do not fit the model's window of {window}{detail} "
+                        f"({room} tokens): {shown}{more}; shorten or leave them out")
     if kind == "seq2seq" and max_new_tokens >= window:
         logger.debug("candidates capped at %d tokens, the decoder's window", window - 1)
         max_new_tokens = window - 1

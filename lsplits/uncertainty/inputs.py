@@ -11,7 +11,10 @@ needs one: a PENMAN graph without ``# ::id`` while other graphs have ids is a Da
 file and line, rather than an example quietly left out or, worse, a gold graph quietly paired with
 the wrong beam (a left-out gold graph would still shift what the report measures; adding the id is
 the one-line fix). Only when no graph anywhere has an id are beams and gold paired by position, if
-their counts match (else a DataError naming both files and counts), with a warning saying so.
+their counts match (else a DataError naming both files and counts), with a warning saying so. Beams whose
+ids are not the gold's (``lsplits beams`` on a text file numbers its lines 0, 1, ...) are paired by order
+only when asked (``pair_by_position=True``, ``lsplits ue --pair-by-position``) and the counts match; the
+report then names each example by its gold id.
 
 Bad input never passes silently: a line that is not JSON, a missing field or a duplicate id is a
 DataError naming the file, line and field; a candidate that is not a string becomes "" (an invalid
@@ -56,7 +59,8 @@ class Inputs:
     only_in_beams: list[str] = field(default_factory=list)
     only_in_gold: list[str] = field(default_factory=list)
     without_candidates: list[str] = field(default_factory=list)
-    paired_by: str = "id"  # or "position": no input had ids (ids are then the 0-based positions)
+    paired_by: str = "id"  # "position": no input had ids (ids are the 0-based positions); "order": asked for
+    # (--pair-by-position) whatever the ids, which are then the gold's
     made_by: dict | None = None  # how `lsplits beams` made the beams file (its settings record), when it did
 
 
@@ -239,13 +243,32 @@ def _check_pairing(beams: _Side, gold: _Side, gold_path: Path) -> str:
     return "position"
 
 
-def load_inputs(beam_paths: Sequence[str | os.PathLike[str]], gold_path: str | os.PathLike[str]) -> Inputs:
-    """Read beams and gold and pair them by id (by position only when no input has any id; a warning says so)."""
+def _by_order(beams: _Side, gold: _Side, gold_path: Path) -> dict[str, list[str]]:
+    """The beams keyed by the gold's ids, in order (``--pair-by-position``); DataError unless the counts match."""
+    for side, what in ((beams, "beam example"), (gold, "gold graph")):
+        if not side.entries:
+            raise DataError(f"no {what} in the file", source=", ".join(side.counts))
+    if len(beams.entries) != len(gold.entries):
+        raise DataError(f"--pair-by-position pairs the beams with the gold by order, but the beams "
+                        f"({', '.join(beams.counts)}) hold {len(beams.entries)} examples and the gold holds "
+                        f"{len(gold.entries)} graphs", source=str(gold_path))
+    return dict(zip(gold.entries, beams.entries.values(), strict=True))
+
+
+def load_inputs(beam_paths: Sequence[str | os.PathLike[str]], gold_path: str | os.PathLike[str], *,
+                pair_by_position: bool = False) -> Inputs:
+    """Read beams and gold and pair them by id (by position only when no input has any id, or when
+    ``pair_by_position`` asks for it, whatever the ids; a warning says so)."""
     gold_path = Path(gold_path)
     beam_side = _read_beam_side([Path(p) for p in beam_paths])
     gold_side = _read_gold_side(gold_path)
-    paired_by = _check_pairing(beam_side, gold_side, gold_path)
-    beams, gold = beam_side.entries, gold_side.entries
+    if pair_by_position:
+        paired_by, beams, gold = "order", _by_order(beam_side, gold_side, gold_path), gold_side.entries
+        logger.warning("--pair-by-position: the %d beam examples are paired with the %d gold graphs of %s by order, "
+                       "whatever their ids (the report names them by the gold's)", len(beams), len(gold), gold_path)
+    else:
+        paired_by = _check_pairing(beam_side, gold_side, gold_path)
+        beams, gold = beam_side.entries, gold_side.entries
     if paired_by == "position":
         logger.warning("no input has '# ::id' lines: the %d beam examples are paired with the %d gold graphs of %s "
                        "by position (ids in the report are 0-based positions)", len(beams), len(gold), gold_path)
@@ -267,6 +290,8 @@ def load_inputs(beam_paths: Sequence[str | os.PathLike[str]], gold_path: str | o
         if missing:
             logger.warning("%d example id(s) %s, left out: %s", len(missing), label, ", ".join(missing[:10]))
     if not inputs.ids:
-        raise DataError("no example is in both the beams and the gold (check that the ids match)",
-                        source=str(gold_path))
+        raise DataError(f"no example is in both the beams and the gold: their ids differ (beams "
+                        f"{', '.join(list(beams)[:3])}, ...; gold {', '.join(list(gold)[:3])}, ...). Beams of a text "
+                        "file are numbered by line: give `lsplits beams` JSONL inputs with the gold's ids (--id-field), "
+                        "or pass --pair-by-position to pair them by order", source=str(gold_path))
     return inputs

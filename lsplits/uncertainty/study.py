@@ -141,6 +141,7 @@ class StudyConfig:
     delta: float = DEFAULT_DELTA
     calibration_fraction: float = DEFAULT_CALIBRATION_FRACTION  # used when no calibration files are given
     selective_method: str = DEFAULT_METHOD
+    pair_by_position: bool = False  # pair beams and gold by order, whatever their ids (--pair-by-position)
     option_names: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -384,7 +385,7 @@ def _matrices(inputs: Inputs, config: StudyConfig) -> dict[str, list[SimilarityM
 def _load_scored(beam_paths: Sequence[str | os.PathLike[str]], gold_path: str | os.PathLike[str],
                  config: StudyConfig) -> tuple[Inputs, dict[str, np.ndarray]]:
     """A calibration set's inputs and top-1 qualities (read and scored before any matrix is built)."""
-    inputs = load_inputs(list(beam_paths), gold_path)
+    inputs = load_inputs(list(beam_paths), gold_path, pair_by_position=config.pair_by_position)
     return inputs, _score_top1(config, inputs, gold_path)[0]
 
 
@@ -443,7 +444,7 @@ def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.Path
     check_input_files(beam_paths, gold_path)
     if calibration is not None:
         check_input_files(calibration[0], calibration[1], what="calibration")
-    inputs = load_inputs(beam_paths, gold_path)
+    inputs = load_inputs(beam_paths, gold_path, pair_by_position=config.pair_by_position)
     qualities, corpus, invalid_top1 = _score_top1(config, inputs, gold_path)
     calibration_set = _load_scored(calibration[0], calibration[1], config) if calibration is not None else None
     matrices = _matrices(inputs, config)

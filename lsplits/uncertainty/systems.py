@@ -221,7 +221,7 @@ def check_systems(specs: Sequence[SystemSpec], gold: str | os.PathLike[str],
     for name in (*config.similarities, *config.qualities, *TABLE1_METRICS):
         similarity_registry.get(name)  # an unknown name fails before any work
     with _quiet_inputs():
-        loaded = [load_inputs(list(spec.beams), gold) for spec in specs]
+        loaded = [load_inputs(list(spec.beams), gold, pair_by_position=config.pair_by_position) for spec in specs]
     first, reference = specs[0], set(loaded[0].ids)
     for spec, inputs in zip(specs[1:], loaded[1:], strict=True):
         ids = set(inputs.ids)
