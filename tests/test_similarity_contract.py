@@ -75,3 +75,23 @@ def test_in_range_and_one_on_real_graphs(name):
 def test_invalid_input_raises_invalid_output(name, text):
     with pytest.raises(InvalidOutput):
         similarity.get(name).prepare(text)
+
+
+@pytest.mark.parametrize("name", ["smatchpp", "smatch", "wlk"])
+def test_a_graph_nested_thousands_of_levels_deep_is_an_invalid_output(name):
+    from lsplits.similarity.registry import get
+    from lsplits.uncertainty.matrix import build_matrix
+
+    deep = "(a / b" + "".join(f" :ARG0 (x{i} / c" for i in range(3000)) + ")" * 3001
+    matrix = build_matrix([deep, "(a / b)"], get(name))
+    assert matrix.invalid.tolist() == [True, False]
+    assert matrix.errors[0].startswith("not a usable AMR graph: nested too deep to read (past Python's recursion "
+                                       "limit of ")
+
+
+def test_a_candidate_that_is_not_a_string_is_named_in_one_line():
+    from lsplits.errors import InvalidInput
+    from lsplits.uncertainty.beam import beam_uncertainty_outputs
+
+    with pytest.raises(InvalidInput, match=r"^candidate 1 of example 1 is NoneType \(None\), not a string"):
+        beam_uncertainty_outputs([["(a / b)", "(a / c)"], ["(a / b)", None]], "smatchpp")

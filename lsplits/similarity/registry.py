@@ -150,6 +150,9 @@ def score_outputs(similarity: Similarity, a: Any, b: Any, texts: tuple[str, str]
                                 f"and {_short(texts[1])}: {type(exc).__name__}: {exc}") from exc
 
 
-def _short(text: str, limit: int = 60) -> str:
-    """``text`` quoted, cut to ``limit`` characters for an error message."""
+def _short(text: object, limit: int = 60) -> str:
+    """``text`` quoted, cut to ``limit`` characters for an error message (any other value: its repr, cut)."""
+    if not isinstance(text, str):
+        shown = repr(text)
+        return shown if len(shown) <= limit else shown[:limit] + "..."
     return repr(text if len(text) <= limit else text[:limit] + "...")

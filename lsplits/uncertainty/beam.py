@@ -74,6 +74,13 @@ def beam_uncertainties(examples: Sequence[Sequence[str]], similarity: Similarity
                                      f"{', '.join(LEXICAL_SIMILARITIES)}")
     if any(len(candidates) == 0 for candidates in examples):
         raise InvalidInput("every example needs at least one candidate")
+    for number, candidates in enumerate(examples):
+        if isinstance(candidates, str):
+            raise InvalidInput(f"candidates of example {number} is a string, not a list of candidate strings")
+        for rank, text in enumerate(candidates):
+            if not isinstance(text, str):
+                raise InvalidInput(f"candidate {rank} of example {number} is {type(text).__name__} "
+                                   f"({text!r:.40}), not a string: give every candidate as text ('' for none)")
     graph_matrices = build_matrices(examples, similarity, workers=workers, cache=cache, progress=progress)
     lexical_matrices = None
     if any(name in LEXICAL_ESTIMATORS for name in names):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 from dataclasses import dataclass
 
 import penman
@@ -139,6 +140,9 @@ def _decode(text: str) -> tuple[penman.Tree, penman.Graph]:
         return tree, penman.interpret(tree, model=AMR_MODEL)
     except penman.PenmanError as error:
         raise InvalidOutput(f"not a valid PENMAN graph: {' '.join(str(error).split())}") from error
+    except RecursionError:  # penman parses recursively: thousands of nested nodes exhaust the stack
+        raise InvalidOutput(f"not a usable AMR graph: nested too deep to read (past Python's recursion limit of "
+                            f"{sys.getrecursionlimit():,} frames)") from None
 
 
 def _checked_nodes(graph: penman.Graph) -> tuple[dict[str, int], list[str]]:
