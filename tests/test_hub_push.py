@@ -133,3 +133,35 @@ def test_push_metrics_and_push_space_check_access_before_any_work(argv, hub_api,
     repo = "team/prr" if argv[0] == "push-metrics" else "team/demo"
     assert err == [f"lsplits {argv[0]}: error: {repo}: no Hugging Face token; run `hf auth login` or set HF_TOKEN"]
     assert hub_api.calls == []
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_a_push_with_no_network_is_one_line_not_an_httpx2_traceback(tmp_path):
+    """HF_HUB_OFFLINE unset and the Hub unreachable (a closed port on this machine): huggingface_hub 2.x raises
+    httpx2 errors, which the access check and the upload itself both turn into one line."""
+    import os
+    import subprocess
+    import sys
+
+    folder = tmp_path / "built"
+    folder.mkdir()
+    (folder / "README.md").write_text("card")
+    env = {key: value for key, value in os.environ.items() if key != "HF_HUB_OFFLINE"}
+    env.update(HF_ENDPOINT=f"http://127.0.0.1:{_closed_port()}", HF_TOKEN="hf_unchecked")
+    done = subprocess.run([sys.executable, "-m", "lsplits", "push", str(folder), "org/x"], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == ("lsplits push: error: org/x: the Hub did not accept the token or cannot be "
+                                   "reached: [Errno 111] Connection refused")
+    upload = (f"from lsplits.hub.push import push_folder\ntry:\n    push_folder({str(folder)!r}, 'org/x')\n"
+              "except Exception as exc:\n    print(type(exc).__name__, exc)\n")
+    done = subprocess.run([sys.executable, "-c", upload], env=env, capture_output=True, text=True, timeout=300)
+    assert done.stdout.strip() == (f"ConfigError org/x: uploading {folder} failed, nothing was committed: "
+                                   "[Errno 111] Connection refused")

@@ -92,12 +92,16 @@ def push_folder(folder: str | Path, repo_id: str, *, repo_type: str = "dataset",
     check_repo_id(repo_id)
     files = folder_files(folder)
     api = HfApi(token=token)
-    api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True,
-                    space_sdk=space_sdk if repo_type == "space" else None)
     replace = dict(replace or {})
     operations = [CommitOperationAdd(path_in_repo=name, path_or_fileobj=replace.get(name, str(path)))
                   for name, path in files]
-    logger.info("uploading %d files to %s (%s) in one commit", len(operations), repo_id, repo_type)
-    info = api.create_commit(repo_id, operations=operations, repo_type=repo_type,
-                             commit_message=commit_message or f"Upload {Path(folder).name} with lsplits")
+    try:
+        api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True,
+                        space_sdk=space_sdk if repo_type == "space" else None)
+        logger.info("uploading %d files to %s (%s) in one commit", len(operations), repo_id, repo_type)
+        info = api.create_commit(repo_id, operations=operations, repo_type=repo_type,
+                                 commit_message=commit_message or f"Upload {Path(folder).name} with lsplits")
+    except hub_failures() as exc:  # the network went away, the Hub refused: one line, nothing half-committed
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ConfigError(f"{repo_id}: uploading {folder} failed, nothing was committed: {first}") from exc
     return str(getattr(info, "commit_url", info))

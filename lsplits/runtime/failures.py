@@ -7,6 +7,8 @@ of :mod:`lsplits.errors`, which every metric Space copies, so that those need ne
 
 from __future__ import annotations
 
+import importlib
+
 
 def hub_failures() -> tuple[type[BaseException], ...]:
     """The exception types by which ``huggingface_hub`` and ``datasets`` report a failed download or load.
@@ -21,12 +23,11 @@ def hub_failures() -> tuple[type[BaseException], ...]:
         failures.append(EntryNotFoundError)
     except ImportError:  # pragma: no cover - an old huggingface_hub: its errors are OSErrors
         pass
-    try:
-        import httpx
-
-        failures.append(httpx.HTTPError)
-    except ImportError:  # pragma: no cover - huggingface_hub without httpx uses requests (OSErrors)
-        pass
+    for client in ("httpx", "httpx2"):  # huggingface_hub 1.x talks through httpx, 2.x through httpx2
+        try:
+            failures.append(importlib.import_module(client).HTTPError)
+        except ImportError:  # pragma: no cover - an older huggingface_hub uses requests (OSErrors)
+            pass
     try:
         from datasets.exceptions import DatasetsError
 

@@ -30,7 +30,7 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-NOISY_LOGGERS = ("penman", "httpx", "urllib3")
+NOISY_LOGGERS = ("penman", "httpx", "httpx2", "urllib3")
 """Loggers kept at WARNING whatever the level: they log per item or per request at INFO."""
 
 REPEATING_LOGGERS = ("penman",)
