@@ -42,6 +42,7 @@ def config_from_args(args: Namespace) -> StudyConfig:
         lexical_similarities=tuple(args.lexsim_similarities), metrics=tuple(args.metrics), bad_below=args.bad_below,
         normalizer=args.normalizer, sets_threshold=args.sets_threshold, kle_t=args.kle_t,
         target_risk=args.target_risk, delta=args.delta, selective_method=args.selective_method,
+        pair_by_position=args.pair_by_position,
         calibration_fraction=(DEFAULT_CALIBRATION_FRACTION if args.calibration_fraction is None
                               else args.calibration_fraction),
         option_names=CLI_OPTIONS,
