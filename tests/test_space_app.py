@@ -227,34 +227,37 @@ def test_hand_computed_uncertainties_and_prr(client):
 
 def test_target_risk_control_shows_the_threshold_and_share_kept(client):
     """200 string examples: 150 with identical candidates and the right output (DegMat 0, quality 1), 50 with
-    disagreeing candidates and a wrong one (DegMat 0.5, quality 0). At target 0.3 keeping all has risk 0.25,
-    too close to certify from 200 examples (its WSR bound is above 0.3), so the threshold is 0: 75% kept."""
+    disagreeing candidates and a wrong one (DegMat 0.5, quality 0). The losses are 0/1, so the exact binomial
+    test: at target 0.27 keeping all has risk 0.25, too close to certify from 200 examples (P(Bin(200, 0.27) <= 50)
+    = 0.29 > delta), so the threshold is 0: 75% kept."""
     beams = "\n".join(json.dumps({"id": f"e{i}", "candidates": ["a b", "a b"] if i < 150 else ["x y", "a b"]})
                       for i in range(200))
     gold = "\n".join(json.dumps({"id": f"e{i}", "amr": "a b"}) for i in range(200))
     client.predict(beams, gold, None, None, "rougel", "rougel", ["degmat"], api_name="/run_uncertainty")
-    summary, table, curves = client.predict(0.3, 0.1, api_name="/certify_threshold")
+    summary, table, curves, p_values = client.predict(0.27, 0.1, "fixed-sequence", api_name="/certify_threshold")
     [row] = rows(table)
     assert (row["UE method"], row["threshold"], row["share kept"], row["risk of kept"]) == ("DegMat-ROUGE-L", 0.0,
                                                                                            0.75, 0.0)
-    assert 0.0 < row["risk bound"] <= 0.3
-    assert "at most 0.3" in summary and "these 200 examples" in summary
-    assert curves["type"] == "matplotlib"
-    loose = rows(client.predict(0.4, 0.1, api_name="/certify_threshold")[1])
-    assert loose[0]["share kept"] == 1.0  # risk 0.25 is certified under 0.4
+    assert 0.0 < row["risk bound"] <= 0.27
+    assert "at most 0.27" in summary and "these 200 examples" in summary and "exact binomial" in summary
+    assert curves["type"] == "matplotlib" and p_values["type"] == "matplotlib"
+    loose = rows(client.predict(0.3, 0.1, "fixed-sequence", api_name="/certify_threshold")[1])
+    assert loose[0]["share kept"] == 1.0  # P(Bin(200, 0.3) <= 50) = 0.07: risk 0.25 is certified under 0.3
+    holm = rows(client.predict(0.27, 0.1, "holm", api_name="/certify_threshold")[1])
+    assert holm[0]["share kept"] == 0.75
 
 
 def test_target_risk_on_too_few_examples_says_nothing_is_certified(client):
     beams = "\n".join(json.dumps({"id": f"e{i}", "candidates": ["a b", "a b"]}) for i in range(3))
     gold = "\n".join(json.dumps({"id": f"e{i}", "amr": "a b"}) for i in range(3))
     client.predict(beams, gold, None, None, "rougel", "rougel", ["degmat"], api_name="/run_uncertainty")
-    summary, table, _ = client.predict(0.1, 0.1, api_name="/certify_threshold")
+    summary, table, _, _ = client.predict(0.1, 0.1, "fixed-sequence", api_name="/certify_threshold")
     assert "No threshold is certified" in summary and "3 examples are too few" in summary
     assert rows(table)[0]["share kept"] == 0.0 and rows(table)[0]["threshold"] is None
     with pytest.raises(AppError, match="give a target risk and a delta"):
-        client.predict(None, 0.1, api_name="/certify_threshold")
+        client.predict(None, 0.1, "fixed-sequence", api_name="/certify_threshold")
     with pytest.raises(AppError, match="greater than maximum value 0.999"):  # the box's own range check
-        client.predict(1.5, 0.1, api_name="/certify_threshold")
+        client.predict(1.5, 0.1, "fixed-sequence", api_name="/certify_threshold")
 
 
 def test_uncertainty_bad_input_gives_readable_messages(client, tmp_path):

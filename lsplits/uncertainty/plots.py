@@ -180,3 +180,37 @@ def similarity_matrix_figure(values: np.ndarray, labels: Sequence[str], title: s
     figure.colorbar(image, ax=axes, fraction=0.046)
     figure.tight_layout()
     return figure
+
+
+def p_value_figure(rules: Mapping[str, object], title: str):
+    """The p-value curve of each calibrated rule (:class:`~lsplits.uncertainty.selective.SelectiveThreshold`):
+    the p-value of "risk above target" against the calibration coverage of each candidate threshold, log
+    scale, with delta dashed; filled markers are the thresholds the procedure certified, a ring the chosen one.
+    Shows how far each candidate is from being certified, not only the one chosen."""
+    figure = new_figure(7.0, 4.3)
+    axes = figure.subplots()
+    delta = None
+    for index, (method, rule) in enumerate(rules.items()):
+        style = line_style(index)
+        p = np.maximum(np.asarray(rule.p_values, dtype=float), 1e-12)  # a p-value of 0 still shows on a log axis
+        coverage = np.asarray(rule.candidate_coverages, dtype=float)
+        valid = np.asarray(rule.valid, dtype=bool)
+        (line,) = axes.plot(coverage, p, linewidth=1.4, label=method, **style)
+        axes.plot(coverage[valid], p[valid], "o", markersize=4, color=line.get_color())
+        if rule.certified:
+            chosen = int(np.argmin(np.abs(np.asarray(rule.candidates) - rule.threshold)))
+            axes.plot(coverage[chosen], p[chosen], "o", markersize=10, markerfacecolor="none",
+                      color=line.get_color())
+        delta = rule.delta
+    if delta is not None:
+        axes.axhline(delta, color="black", linestyle="--", linewidth=1, label=f"delta = {delta:g}")
+    axes.plot([], [], "o", color="gray", markersize=4, label="certified (valid)")
+    axes.plot([], [], "o", color="gray", markersize=10, markerfacecolor="none", label="chosen threshold")
+    axes.set_yscale("log")
+    axes.set_xlabel("calibration coverage of the candidate threshold (share kept)", fontsize=8)
+    axes.set_ylabel("p-value of risk > target (joint over risks)", fontsize=8)
+    axes.grid(alpha=0.25)
+    axes.set_title(title, fontsize=10)
+    axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=7, frameon=False)
+    figure.tight_layout()
+    return figure

@@ -30,6 +30,7 @@ from limits import request_budget  # noqa: E402
 from ui_common import SpaceSettings, user_errors  # noqa: E402
 
 from lsplits.building.settings import DEFAULT_EVAL_FRACTION, BuildSettings  # noqa: E402
+from lsplits.uncertainty.selective import MULTIPLE_TESTING  # noqa: E402
 
 logger = logging.getLogger("lsplits.space_app")
 
@@ -202,10 +203,13 @@ def _uncertainty_tab(demo: gr.Blocks, settings: SpaceSettings) -> None:
                                 "the kept outputs)", elem_id="target-risk")
         delta = gr.Number(value=0.1, minimum=0.001, maximum=0.999, label="delta (allowed failure probability)",
                           elem_id="delta")
+        procedure = gr.Dropdown(choices=list(MULTIPLE_TESTING), value="fixed-sequence",
+                                label="Testing procedure (all control the error at delta)", elem_id="procedure")
         certify_button = gr.Button("Certify a threshold", elem_id="certify")
     selective_summary = gr.Markdown(elem_id="selective-summary")
     selective_table = gr.Dataframe(label="Certified threshold and share of outputs kept, per estimator",
                                    interactive=False, elem_id="selective-table")
+    p_values = gr.Plot(show_label=False, label="p-value of each candidate threshold", elem_id="p-value-curve")
     per_example = gr.Dataframe(label="Per-example quality and uncertainty (u)", interactive=False,
                                elem_id="per-example")
 
@@ -237,10 +241,11 @@ def _uncertainty_tab(demo: gr.Blocks, settings: SpaceSettings) -> None:
     example_id.input(show_heatmap, [state, example_id], [heatmap], api_name="heatmap")
 
     @user_errors
-    def certify(result, risk, allowed):
-        return uncertainty_tab.certify_threshold(result, risk, allowed)
+    def certify(result, risk, allowed, testing="fixed-sequence"):
+        return uncertainty_tab.certify_threshold(result, risk, allowed, testing)
 
-    certify_button.click(certify, [state, target_risk, delta], [selective_summary, selective_table, curves],
+    certify_button.click(certify, [state, target_risk, delta, procedure],
+                         [selective_summary, selective_table, curves, p_values],
                          api_name="certify_threshold")
 
     gr.Markdown(SYSTEMS_HELP)

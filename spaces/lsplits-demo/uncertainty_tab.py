@@ -35,9 +35,19 @@ from lsplits.similarity.registry import display
 from lsplits.uncertainty.estimators import DISPLAY_NAMES, ESTIMATORS, PAPER_ESTIMATORS
 from lsplits.uncertainty.inputs import load_inputs
 from lsplits.uncertainty.matrix import build_matrices
-from lsplits.uncertainty.plots import operating_points, rejection_figure, similarity_matrix_figure
+from lsplits.uncertainty.plots import (
+    operating_points,
+    p_value_figure,
+    rejection_figure,
+    similarity_matrix_figure,
+)
 from lsplits.uncertainty.prr import RejectionCurve
-from lsplits.uncertainty.selective import DEFAULT_METHOD, calibrate_threshold, smallest_certifiable
+from lsplits.uncertainty.selective import (
+    MULTIPLE_TESTING,
+    calibrate_threshold,
+    calibration_size_needed,
+    smallest_certifiable,
+)
 from lsplits.uncertainty.study import StudyConfig, method_name, run_study
 from lsplits.uncertainty.systems import TABLE1_METRICS, parse_systems, run_systems
 from lsplits.uncertainty.systems_report import figure1, figure1_markdown, figure2
@@ -177,10 +187,11 @@ def run_uncertainty(beams_text: str, gold_text: str, beam_uploads: Sequence[str]
     return state, summary, prr_table, per_example, figure
 
 
-def certify_threshold(state: UncertaintyResult | None, target_risk: float | None, delta: float | None
-                      ) -> tuple[str, pd.DataFrame, Figure]:
+def certify_threshold(state: UncertaintyResult | None, target_risk: float | None, delta: float | None,
+                      procedure: str = "fixed-sequence") -> tuple[str, pd.DataFrame, Figure, Figure]:
     """The threshold certified at the target risk for each method, calibrated on the analysed examples
-    (:func:`lsplits.uncertainty.selective.calibrate_threshold`): a summary, the table and the marked curves."""
+    (:func:`lsplits.uncertainty.selective.calibrate_threshold` with the testing ``procedure``): a summary, the
+    table, the marked curves and the p-value curve of every candidate threshold."""
     if state is None or not state.uncertainties:
         raise ConfigError("run the analysis first: its examples are the calibration set")
     if target_risk is None or delta is None:
@@ -190,8 +201,13 @@ def certify_threshold(state: UncertaintyResult | None, target_risk: float | None
     if q.size and (q.min() < 0 or q.max() > 1):
         raise ConfigError(f"the risk 1 - quality needs qualities in [0, 1]; {display(state.quality)} scores from "
                           f"{q.min():g} to {q.max():g}")
-    rules = {m: calibrate_threshold(u[known], q, target_risk=target_risk, delta=delta)
+    if procedure not in MULTIPLE_TESTING:
+        raise ConfigError(f"the testing procedure must be one of {', '.join(MULTIPLE_TESTING)}, got {procedure!r}")
+    rules = {m: calibrate_threshold(u[known], q, target_risk=target_risk, delta=delta, multiple_testing=procedure)
              for m, u in state.uncertainties.items()}
+    test = next(iter(rules.values())).method
+    test_name = {"ltt-wsr": "the Waudby-Smith-Ramdas bound", "ltt-binomial": "the exact binomial test (0/1 losses)",
+                 "ltt-hb": "the Hoeffding-Bentkus bound", "ltt-hoeffding": "the Hoeffding bound"}[test]
     table = pd.DataFrame({
         "UE method": list(rules),
         "threshold": [r.threshold if r.certified else None for r in rules.values()],
@@ -201,20 +217,28 @@ def certify_threshold(state: UncertaintyResult | None, target_risk: float | None
     }).round(4)
     lines = [f"Keep an output when its uncertainty is at most the threshold: with probability at least "
              f"{1 - delta:g} over calibration sets, the mean 1 - {display(state.quality)} of the kept outputs is "
-             f"then at most {target_risk:g} (Learn-then-Test with the Waudby-Smith-Ramdas bound, calibrated on "
-             f"these {q.size} examples, for new outputs from the same source)."]
+             f"then at most {target_risk:g} (Learn-then-Test with {test_name} and {procedure} testing, calibrated "
+             f"on these {q.size} examples, for new outputs from the same source). The p-value plot shows every "
+             "candidate threshold: those under delta that the procedure certified are filled."]
     if not any(r.certified for r in rules.values()):
-        needed = smallest_certifiable(DEFAULT_METHOD, target_risk, delta, 1_000_000)
+        floor = smallest_certifiable(test, target_risk, delta, 1_000_000, binary=test == "ltt-binomial")
+        sizes = [calibration_size_needed(u[known], q, target_risk=target_risk, delta=delta)
+                 for u in state.uncertainties.values()]
+        estimate = min((s for s in sizes if s is not None), default=None)
         lines.append(f"**No threshold is certified**, so every output would be rejected: {q.size} examples are too "
-                     f"few for a risk of {target_risk:g} at delta {delta:g} (even all-correct outputs need {needed}, "
-                     "and the sequence starts at twice that or 10%): give more examples or a looser target.")
+                     f"few for a risk of {target_risk:g} at delta {delta:g} (even all-correct outputs need {floor}, "
+                     "and the sequence starts at twice that or 10%)"
+                     + (f"; examples like these would need about {estimate}" if estimate else
+                        "; at no coverage is the risk of these examples below the target")
+                     + ": give more examples or a looser target.")
     points = {m: (1 - r.coverage, 1 - r.risk) for m, r in rules.items() if r.certified}
     figure = rejection_figure(state.curves, display(state.quality),
                               f"Target risk {target_risk:g} (k = {state.k})",
                               list(state.uncertainties),
                               decorate=operating_points(points, 1 - target_risk, f"target: risk {target_risk:g}",
                                                         "certified threshold"))
-    return "\n\n".join(lines), table, figure
+    pvalues = p_value_figure(rules, f"p-value of each candidate threshold, target {target_risk:g} ({procedure})")
+    return "\n\n".join(lines), table, figure, pvalues
 
 
 def _summary(study, similarity: str, quality: str, k: int) -> str:
