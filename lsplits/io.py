@@ -16,8 +16,10 @@ is ever replaced; anything else is refused in one line.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
@@ -266,6 +268,9 @@ def check_output(target: str | os.PathLike[str], *, expect: Literal["folder", "f
         return path
     if not path.is_dir():
         raise ConfigError(f"{where}: is a file, not a folder; give a new or empty folder")
+    if os.path.ismount(path):  # the output is replaced by renaming a staged folder onto it: a mount point is busy
+        raise ConfigError(f"{where}: is a mount point, which lsplits cannot replace (it writes its output beside "
+                          f"the target and renames it into place); give a folder inside it, such as {path / 'out'}")
     foreign = foreign_files(path, limit=4)
     if foreign:
         shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
@@ -340,6 +345,49 @@ def output_folder(target: str | os.PathLike[str], *, marker: str = FOLDER_MARKER
         staged.mkdir(parents=True)
         yield staged
         mark_folder(staged, marker)
+
+
+def check_writable(folder: str | os.PathLike[str], what: str) -> Path:
+    """Refuse, before any work, a folder lsplits will write into (a cache) that cannot be written: a read-only
+    file system, no permission. A probe file is created and removed (``os.access`` misses read-only mounts for
+    some users and ignores permissions for root). Returns the folder as a Path.
+
+    Raises:
+        ConfigError: one line naming ``what``, the folder and the reason.
+    """
+    path = Path(folder).expanduser()
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not existing.is_dir():
+        raise ConfigError(f"{what} {folder}: lies under {existing}, which is a file, not a folder")
+    try:
+        with tempfile.NamedTemporaryFile(dir=existing, prefix=".lsplits-probe-"):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"{what} {folder}: cannot write into {existing} ({exc.strerror or exc}); give a writable "
+                          "folder") from exc
+    return path
+
+
+_STORAGE_ERRNOS = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "the disk quota is used up",
+                   errno.EROFS: "the file system is read-only"}
+
+
+def storage_problem(exc: BaseException) -> str | None:
+    """One line for a failure to write because the disk is full or read-only (an ``OSError``, or safetensors'
+    error that wraps one), found anywhere in ``exc``'s chain; None for any other exception."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        number = exc.errno if isinstance(exc, OSError) else None
+        if number is None and type(exc).__name__ == "SafetensorError":
+            found = re.search(r"os error (\d+)", str(exc))
+            number = int(found.group(1)) if found else None
+        if number in _STORAGE_ERRNOS:
+            where = f" writing {exc.filename}" if isinstance(exc, OSError) and exc.filename else ""
+            return (f"{_STORAGE_ERRNOS[number]}{where}: free space or write the output (--out) and the caches "
+                    "(--cache-dir) to another disk")
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def cache_folder(kind: str) -> Path:

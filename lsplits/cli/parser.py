@@ -19,6 +19,7 @@ from typing import Any, NoReturn, TypeVar
 
 import lsplits
 from lsplits.errors import LsplitsError
+from lsplits.io import storage_problem
 
 logger = logging.getLogger("lsplits")
 
@@ -549,6 +550,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return SIGPIPE_EXIT
         if isinstance(exc, LsplitsError):
             print(f"lsplits {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)
+            return 2
+        full = storage_problem(exc)  # a full or read-only disk is the machine's state, not a bug: one line
+        if full is not None:
+            print(f"lsplits {args.command}: error: {full}", file=sys.stderr)
             return 2
         raise
 

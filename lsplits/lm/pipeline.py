@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from lsplits.errors import ConfigError, DataError, InvalidOption, SplitInvariantError
-from lsplits.io import atomic_write_parquet, atomic_write_text
+from lsplits.io import atomic_write_parquet, atomic_write_text, check_writable
 from lsplits.lm.defaults import DEFAULT_FOLDS
 from lsplits.lm.distributed import barrier, is_main, launched, main_first, process_device, rank, world_size
 from lsplits.lm.dtype import DEFAULT_DTYPE
@@ -122,6 +122,8 @@ def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path | Non
                           "can read and write: the processes exchange their score shards through it")
     check_setting("compute_scores", "token_budget", token_budget, whole=True, minimum=1, optional=True)
     check_lm(lm, records)
+    if cache_dir is not None:  # a read-only cache is said now, not as a traceback when the first file is written
+        check_writable(cache_dir, "the score cache (--cache-dir)")
     world = world_size()
     device = device or process_device()
     precision = plan.resolved_dtype(resolve_device(device))

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from lsplits.errors import InvalidOutput, LsplitsError, SimilarityFailure, WorkerLost
+from lsplits.io import check_writable
 from lsplits.runtime.cancel import check_stop, stoppable
 from lsplits.runtime.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
@@ -354,6 +355,8 @@ def build_matrices(examples: Sequence[Sequence[str]], similarity: Similarity | s
         similarity = similarity_registry.get(similarity)
     if cache is not None and not isinstance(cache, MatrixCache):
         cache = MatrixCache(cache)
+    if cache is not None:  # read-only: said before any similarity is computed
+        check_writable(cache.folder, "the similarity matrix cache")
     results: list[SimilarityMatrix | None] = [None] * len(examples)
     first_of: dict[tuple[str, ...], int] = {}  # identical candidate lists are computed once
     todo: list[int] = []

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from lsplits.errors import ConfigError, DataError, InvalidOption
-from lsplits.io import cache_folder
+from lsplits.io import cache_folder, check_writable
 from lsplits.runtime.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
 from lsplits.similarity.lexical import LEXICAL_SIMILARITIES
@@ -444,6 +444,8 @@ def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.Path
     check_input_files(beam_paths, gold_path)
     if calibration is not None:
         check_input_files(calibration[0], calibration[1], what="calibration")
+    if config.cache_dir is not None:  # a read-only cache is said now, not after the top-1 scores
+        check_writable(config.cache_dir, "the similarity matrix cache (--cache-dir)")
     inputs = load_inputs(beam_paths, gold_path, pair_by_position=config.pair_by_position)
     qualities, corpus, invalid_top1 = _score_top1(config, inputs, gold_path)
     calibration_set = _load_scored(calibration[0], calibration[1], config) if calibration is not None else None
