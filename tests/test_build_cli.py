@@ -214,3 +214,40 @@ def test_missing_labels_dropped_and_a_renamed_user_field_kept_are_counted_in_car
         assert not ids & {"data-3", "data-8", "data-13", "data-20"}
         assert all(row["length_orig"] == 1000 + int(row["id"].split("-")[1]) for row in rows_out)
         assert all(row["length"] < 10 for row in rows_out)  # lsplits' own word count
+
+
+def test_a_builder_named_after_data_files_is_taken_as_data_not_read_as_a_file(tmp_path, capsys):
+    """``--data-files f.jsonl snli`` (nargs='+' swallowed `snli` as a second file) builds with the snli builder."""
+    rows = [{"sentence1": f"A {w} is here.", "sentence2": f"The {w} {v}.", "gold_label": g}
+            for w, v, g in zip(WORDS * 6, ["runs", "sleeps", "sits"] * 20,
+                               ["entailment", "neutral", "contradiction"] * 20)]
+    data = tmp_path / "snli_dev.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    argv = ["build", "--data-files", str(data), "snli", "--lm", "scratch", "--max-steps", "2", "--eval-size", "12",
+            "--configs", "random", "--out", str(tmp_path / "out"), "--no-progress"]
+    assert main(argv) == 0
+    meta = json.loads((tmp_path / "out" / "lsplits.json").read_text(encoding="utf-8"))
+    assert meta["settings"]["data"] == "snli" and meta["settings"]["data_files"] == [str(data)]
+    assert datasets.load_dataset(str(tmp_path / "out"), "random")["test"].features["label"].names == [
+        "entailment", "neutral", "contradiction"]  # the builder's labels, not a generic task's
+    capsys.readouterr()
+    assert main(["build", "boolq", *argv[1:]]) != 0  # DATA twice: refused in one line, before any work
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert "--data-files snli: 'snli' is a builder, not a file; give one DATA before the options" in line
+
+
+def test_cli_help_of_analyze_folder_and_one_stage_option_for_both_pushes(caplog):
+    from lsplits.cli.parser import build_parser, parse_args
+
+    commands = build_parser()._subparsers._group_actions[0].choices
+    [folder] = [a for a in commands["analyze"]._actions if a.dest == "folder"]
+    assert folder.help and "lsplits build" in folder.help
+    metrics = parse_args(["push-metrics", "--stage", "staged"])
+    space = parse_args(["push-space", "me/demo", "--stage", "staged"])
+    assert metrics.stage == space.stage == Path("staged")
+    with caplog.at_level(logging.WARNING, logger="lsplits"):
+        old = parse_args(["push-space", "me/demo", "--stage-only", "staged"])
+    assert old.stage == Path("staged")
+    assert "--stage-only is renamed --stage; --stage-only stops working in the next release" in caplog.text
+    space_help = commands["push-space"].format_help()
+    assert "of this checkout" not in space_help and "shipped with lsplits" in space_help

@@ -113,7 +113,7 @@ def test_the_installed_wheel_runs_the_demo_outside_the_checkout(dist, tmp_path):
     assert staged.returncode == 0, staged.stderr[-3000:]
     for name in ("prr", "ue_metrics", "beam_uncertainty", "amr_similarity"):
         assert (tmp_path / "metric-spaces" / name / f"{name}.py").is_file(), staged.stdout
-    space = subprocess.run([str(lsplits_script), "push-space", "me/lsplits-demo", "--no-assets", "--stage-only",
+    space = subprocess.run([str(lsplits_script), "push-space", "me/lsplits-demo", "--no-assets", "--stage",
                             str(tmp_path / "space")], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
     assert space.returncode == 0, space.stderr[-3000:]
     assert (tmp_path / "space" / "app.py").is_file() and (tmp_path / "space" / "lsplits" / "api.py").is_file()

@@ -93,13 +93,13 @@ def test_push_space_without_a_demo_build_says_to_run_lsplits_demo(built, tmp_pat
 
     monkeypatch.chdir(tmp_path)  # no out/demo-likelihood here
     monkeypatch.setattr(demo, "run_demo", lambda *a, **k: pytest.fail("push-space ran the demo build"))
-    assert main(["push-space", "org/demo", "--stage-only", str(tmp_path / "space")]) == 2
+    assert main(["push-space", "org/demo", "--stage", str(tmp_path / "space")]) == 2
     assert capsys.readouterr().err.strip() == ("lsplits push-space: error: out/demo-likelihood: no demo build to ship; "
                                                "run `lsplits demo` first (or push the Space with --no-assets: it then "
                                                "builds them when it starts)")
     no_model = tmp_path / "no-model"
     build_fixture_dataset(no_model)
-    assert main(["push-space", "org/demo", "--demo-data", str(no_model), "--stage-only", str(tmp_path / "space")]) == 2
+    assert main(["push-space", "org/demo", "--demo-data", str(no_model), "--stage", str(tmp_path / "space")]) == 2
     assert capsys.readouterr().err.strip() == (f"lsplits push-space: error: {no_model}/scratch-lm: the demo build has "
                                                f"no scratch LM; run `lsplits demo --out {no_model}` again, which "
                                                "writes it")
@@ -209,7 +209,7 @@ def test_push_space_uploads_the_staged_folder_in_one_commit(tmp_path, fake_hub):
 
 
 def test_cli_stage_only_sends_nothing(tmp_path, fake_hub, capsys):
-    args = parse_args(["push-space", "org/demo", "--no-assets", "--stage-only", str(tmp_path / "preview")])
+    args = parse_args(["push-space", "org/demo", "--no-assets", "--stage", str(tmp_path / "preview")])
     assert publish.push_space(args) == 0
     assert (tmp_path / "preview" / "app.py").is_file() and (tmp_path / "preview" / "lsplits" / "hub" / "demo_space.py").is_file()
     assert f"staged the Space in {tmp_path / 'preview'}" in capsys.readouterr().out

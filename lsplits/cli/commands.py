@@ -18,6 +18,7 @@ from lsplits.building.pipeline import DatasetSpec, check_build, plan_build, reco
 from lsplits.building.settings import BuildSettings, RunSettings, ScoreSettings
 from lsplits.cli.parser import settings_of
 from lsplits.data.loading import LoadedData
+from lsplits.errors import ConfigError
 from lsplits.runtime.stages import stage
 
 if TYPE_CHECKING:
@@ -71,11 +72,27 @@ def warn_if_lm_changed(path: Path, settings: BuildSettings) -> None:
                        "splits will differ from the recorded build", path, settings.lm, recorded, current)
 
 
+def builder_after_data_files(args: argparse.Namespace) -> None:
+    """``--data-files f.jsonl snli``: argparse reads ``snli`` as a second file (``nargs="+"``). A registered builder
+    name that is no file is taken as DATA, as if typed first; ConfigError (one line) when DATA is given too."""
+    files = list(getattr(args, "data_files", None) or ())
+    named = [item for item in files if is_builder(item) and not Path(item).exists()]
+    if not named:
+        return
+    if args.data is not None or len(named) > 1:
+        raise ConfigError(f"--data-files {named[0]}: {named[0]!r} is a builder, not a file; give one DATA before the "
+                          f"options: lsplits {args.command} {named[0]} --data-files FILE ...")
+    args.data, args.data_files = named[0], [item for item in files if item != named[0]] or None
+    logger.info("--data-files %s: %r is a builder, taken as DATA (files: %s)", " ".join(files), named[0],
+                ", ".join(args.data_files or ["none"]))
+
+
 def score(args: argparse.Namespace) -> int:
     """``lsplits score``: write per-example scores to a parquet file (:func:`lsplits.api.score_loaded`)."""
     from lsplits.io import atomic_write_parquet
     from lsplits.lm.distributed import is_main
 
+    builder_after_data_files(args)
     settings = settings_of(args, ScoreSettings)
     if not args.dry_run:
         check_out(args, "file")
@@ -117,6 +134,7 @@ def dry_run(runs: dict[str, tuple[list[dict], RunPlan]]) -> int:
 
 def build(args: argparse.Namespace) -> int:
     """``lsplits build``: score and split (:func:`lsplits.api.build`), write and optionally push."""
+    builder_after_data_files(args)
     settings = settings_of(args, BuildSettings)
     if args.settings is not None:
         warn_if_lm_changed(args.settings, settings)

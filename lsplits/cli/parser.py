@@ -245,7 +245,8 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _analyze_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("folder", type=Path)
+    parser.add_argument("folder", type=Path, help="a dataset folder written by `lsplits build` or `lsplits demo` "
+                        "(its card and lsplits.json)")
     parser.add_argument("--configs", nargs="+", help="only these configs (default: every config)")
 
 
@@ -373,9 +374,10 @@ def _push_metrics_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("org", nargs="?", default=None,
                         help="Hub user or organisation that will own the Spaces ORG/prr, ... (not with --stage)")
     parser.add_argument("--stage", type=Path, default=None, metavar="DIR",
-                        help="write the self-contained Space folders DIR/NAME without uploading (no ORG needed; "
-                             "default: none, upload)")
-    parser.add_argument("--metrics-dir", default=None, help="folder holding the modules (default ./metrics)")
+                        help="write the self-contained Space folders DIR/NAME and stop: nothing is uploaded, no ORG "
+                             "needed (default: none, upload)")
+    parser.add_argument("--metrics-dir", default=None,
+                        help="folder holding the modules (default: the metrics/ shipped with lsplits)")
     parser.add_argument("--only", default=",".join(METRIC_MODULES),
                         help="comma-separated modules to push (default %(default)s)")
     parser.add_argument("--private", action="store_true", help="create private Spaces")
@@ -393,14 +395,15 @@ def _push_space_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-assets", action="store_true",
                         help="ship neither demo dataset nor scratch LM; the Space builds them when it starts")
     parser.add_argument("--space-dir", type=Path, default=None, help="the Space's source folder "
-                        "(default: spaces/lsplits-demo of this checkout)")
+                        "(default: the spaces/lsplits-demo shipped with lsplits)")
     parser.add_argument("--scratch-steps", type=int, default=None,
                         help="ignored, stops working in the next release: the scratch LM is `lsplits demo`'s "
                              "(its --scratch-steps; default: none)")
     parser.add_argument("--private", action="store_true", help="create the Space as private")
-    parser.add_argument("--stage-only", type=Path, metavar="DIR", default=None,
-                        help="write the folder that would be uploaded to DIR and stop (nothing is sent; default: none, "
-                             "upload)")
+    parser.add_argument("--stage", "--stage-only", dest="stage", action=OldFlag, type=Path, metavar="DIR",
+                        default=None, help="write the folder that would be uploaded to DIR and stop: nothing is "
+                                           "uploaded, as push-metrics --stage (default: none, upload; --stage-only: "
+                                           "its old name)")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 

@@ -53,19 +53,19 @@ def push_metrics(args: Namespace) -> int:
 
 
 def push_space(args: Namespace) -> int:
-    """``lsplits push-space``: stage and upload (or only stage, with ``--stage-only``); ships what ``lsplits demo``
+    """``lsplits push-space``: stage and upload (or only stage, with ``--stage``); ships what ``lsplits demo``
     built and trains nothing."""
     if args.scratch_steps is not None:
         logger.warning("push-space --scratch-steps is ignored: the Space ships the scratch LM that `lsplits demo` "
                        "wrote (set its steps with `lsplits demo --scratch-steps`); the option stops working in the "
                        "next release")
     options = dict(space_dir=args.space_dir, demo_data=args.demo_data, assets=not args.no_assets)
-    if args.stage_only is None:
+    if args.stage is None:
         check_hub_access(args.repo_id)  # before staging
     if not args.no_assets:
         demo_space.demo_assets(args.demo_data)  # no demo build: one line saying to run `lsplits demo`
-    if args.stage_only is not None:
-        print(f"staged the Space in {demo_space.stage_space(args.stage_only, **options)}")
+    if args.stage is not None:
+        print(f"staged the Space in {demo_space.stage_space(args.stage, **options)}")
         return 0
     url = demo_space.push_space(args.repo_id, private=args.private, **options)
     print(f"pushed the Space to {url}")
