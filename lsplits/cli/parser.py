@@ -57,6 +57,18 @@ def settings_of(args: argparse.Namespace, kind: type[S]) -> S:
     return kind(**{f.name: getattr(args, f.name) for f in dataclasses.fields(kind)})  # type: ignore[arg-type]
 
 
+class OldFlag(argparse.Action):
+    """Store the value of an option also given by a deprecated flag (the last of its ``option_strings``),
+    with a one-line warning naming the new one when the old one is used: an old name works for one release."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        if option_string is not None and option_string == self.option_strings[-1] != self.option_strings[0]:
+            logger.warning("%s is renamed %s; %s stops working in the next release", option_string,
+                           self.option_strings[0], option_string)
+        setattr(namespace, self.dest, values)
+
+
 class DefaultsFormatter(argparse.HelpFormatter):
     """Help whose ``%(default)s`` shows a tuple or list default as the option is typed: ``smatch,smatchpp``."""
 
