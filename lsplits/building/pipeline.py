@@ -375,6 +375,42 @@ def recorded_settings(settings: RunSettings, runs: Mapping[str, Any],
             "lsplits_version": __version__}
 
 
+INPUT_KEY = "input"
+"""``lsplits.json``'s record of the examples a build split: their count and :func:`input_fingerprint`."""
+
+
+def input_fingerprint(ids: Sequence[object], queries: Sequence[object]) -> dict[str, Any]:
+    """The examples a build split, as ``lsplits.json`` records them: how many, and a hash of their ids and
+    query texts (so ``build --settings`` can tell that it is given other data)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for example_id, query in zip(ids, queries, strict=True):
+        digest.update(json.dumps([str(example_id), str(query)], ensure_ascii=False).encode("utf-8"))
+    return {"examples": len(ids), "sha256": digest.hexdigest()[:16]}
+
+
+def warn_if_input_changed(path: str | Path, spec: DatasetSpec, loaded: LoadedData) -> None:
+    """With ``--settings``: warn loudly, before any work, when the data loaded is not the data the recorded
+    build split (another count of examples, or other ids or queries), since the rebuild cannot reproduce it."""
+    try:
+        recorded = json.loads(Path(path).read_text(encoding="utf-8")).get(INPUT_KEY)
+    except (OSError, ValueError, AttributeError):
+        return  # BuildSettings.from_file has already said what is wrong with the file
+    if not isinstance(recorded, dict):
+        return  # written before lsplits recorded its input
+    query_field = spec.task.query_field
+    now = input_fingerprint([ex[ID_FIELD] for ex in loaded.examples], [ex[query_field] for ex in loaded.examples])
+    if now != recorded:
+        what = (f"{recorded.get('examples')} examples, this data {now['examples']}"
+                if recorded.get("examples") != now["examples"] else
+                f"{now['examples']} examples, as this data has, but other ids or queries (fingerprint "
+                f"{recorded.get('sha256')}, now {now['sha256']})")
+        logger.warning("--settings %s: the build it records split other data (it had %s); this build will not "
+                       "reproduce it. Give the same data (--data-files are recorded relative to the folder the "
+                       "build ran in) to rebuild it", path, what)
+
+
 def build_metadata(spec: DatasetSpec, result: BuildResult, settings: BuildSettings, *,
                    extra_statistics: Mapping[str, Mapping[str, float]],
                    recorded: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -388,6 +424,7 @@ def build_metadata(spec: DatasetSpec, result: BuildResult, settings: BuildSettin
                 extra_statistics=extra_statistics, notes=spec.policy.notes_of(result.inputs),
                 split_policy=spec.policy.name,
                 strategies={name: built.strategy.record() for name, built in result.configs.items()},
+                **{INPUT_KEY: input_fingerprint(result.table[ID_FIELD].tolist(), result.table[task.query_field].tolist())},
                 **(recorded if recorded is not None else recorded_settings(settings, result.runs, result.dtypes)))
 
 

@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Literal
 from lsplits.api import build as build_dataset
 from lsplits.api import resolve_data, score_loaded, score_plan
 from lsplits.builders.registry import is_builder
-from lsplits.building.pipeline import DatasetSpec, check_build, plan_build, recorded_settings, score_records
+from lsplits.building.pipeline import (
+    DatasetSpec,
+    check_build,
+    plan_build,
+    recorded_settings,
+    score_records,
+    warn_if_input_changed,
+)
 from lsplits.building.settings import BuildSettings, RunSettings, ScoreSettings
 from lsplits.cli.parser import settings_of
 from lsplits.data.loading import LoadedData
@@ -146,6 +153,8 @@ def build(args: argparse.Namespace) -> int:
             check_hub_access(args.push_to_hub, option="--push-to-hub")
     with stage("load"):
         spec, loaded = resolve_dataset(settings)
+    if args.settings is not None:
+        warn_if_input_changed(args.settings, spec, loaded)
     if args.dry_run:
         plan = plan_build(spec, settings)
         check_build(spec, loaded.examples, settings, plan)  # what the build refuses, the dry run refuses
