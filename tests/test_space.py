@@ -106,6 +106,18 @@ def test_push_space_without_a_demo_build_says_to_run_lsplits_demo(built, tmp_pat
     assert not (tmp_path / "space").exists()
 
 
+def test_the_demo_builds_scratch_lm_is_listed_and_trained_once_per_cache(tmp_path, monkeypatch):
+    first, second = build_fixture_dataset(tmp_path / "first"), build_fixture_dataset(tmp_path / "second")
+    model = demo.write_scratch_lm(first, tmp_path / "cache", max_steps=2, seed=0, progress=False)
+    listed = json.loads((first / "lsplits.json").read_text(encoding="utf-8"))["lsplits_files"]
+    assert {"scratch-lm/config.json", "scratch-lm/tokenizer.json"} <= set(listed)
+    import lsplits.lm.finetune
+
+    monkeypatch.setattr(lsplits.lm.finetune, "finetune", lambda *a, **k: pytest.fail("trained the scratch LM again"))
+    again = demo.write_scratch_lm(second, tmp_path / "cache", max_steps=2, seed=0, progress=False)
+    assert local_files(again) == local_files(model)  # the same sentences and recipe: the cached model
+
+
 def test_scratch_lm_trains_on_the_distinct_query_sentences(tmp_path):
     texts = demo.scratch_lm_texts(build_fixture_dataset(tmp_path / "dataset"))
     expected = list(dict.fromkeys(row["text"] for row in fixture_rows()))  # fixture repeats some sentences
