@@ -258,6 +258,7 @@ def check_output(target: str | os.PathLike[str], *, expect: Literal["folder", "f
             raise ConfigError(f"{where}: lies under {parent}, which is a file, not a folder")
         if not os.access(parent, os.W_OK | os.X_OK):
             raise ConfigError(f"{where}: cannot create it, {parent} is not writable")
+        _lock_output(resolved, where)
         return path
     if expect == "file":
         if path.is_dir():
@@ -265,6 +266,7 @@ def check_output(target: str | os.PathLike[str], *, expect: Literal["folder", "f
         if not _written_by_lsplits(path):
             raise ConfigError(f"{where}: an existing file that lsplits did not write; give a new path "
                               "or remove the file yourself")
+        _lock_output(resolved, where)
         return path
     if not path.is_dir():
         raise ConfigError(f"{where}: is a file, not a folder; give a new or empty folder")
@@ -277,7 +279,59 @@ def check_output(target: str | os.PathLike[str], *, expect: Literal["folder", "f
         kind = "files" if _marker(path) is not None else "a non-empty folder"
         raise ConfigError(f"{where}: {kind} that lsplits did not write ({shown}); give a new or empty folder, "
                           "or move those files out first")
+    _lock_output(resolved, where)
     return path
+
+
+_LOCKS: dict[Path, int] = {}  # output path -> the descriptor of its lock file
+_SCOPES: list[list[Path]] = []  # the outputs locked within each open holding_outputs() block
+
+
+@contextlib.contextmanager
+def holding_outputs() -> Iterator[None]:
+    """Within the block, every output :func:`check_output` accepts is locked until the block ends (a command's
+    whole run: ``lsplits.cli.parser.main``, :func:`output_folder`), so that a second command writing the same
+    output is refused at once instead of both reporting success. Outside any block nothing is locked."""
+    _SCOPES.append([])
+    try:
+        yield
+    finally:
+        for target in _SCOPES.pop():
+            _unlock_output(target)
+
+
+def _lock_output(target: Path, where: str) -> None:
+    """Lock ``target`` (a ``.NAME.lsplits-lock`` file beside it) for the innermost :func:`holding_outputs` block.
+    Only the main process of a launch locks (``RANK`` 0); the others write nothing there."""
+    if not _SCOPES or target in _LOCKS or os.environ.get("RANK", "0") not in ("", "0"):
+        return
+    import fcntl
+
+    descriptor = os.open(_lock_path(target), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = os.pread(descriptor, 32, 0).decode("ascii", "replace").strip() or "unknown"
+        os.close(descriptor)
+        raise ConfigError(f"{where}: another lsplits command (pid {holder}) is writing it now; wait for it to "
+                          "finish, or give another path") from None
+    os.ftruncate(descriptor, 0)
+    os.pwrite(descriptor, str(os.getpid()).encode(), 0)
+    _LOCKS[target] = descriptor
+    _SCOPES[-1].append(target)
+
+
+def _lock_path(target: Path) -> Path:
+    return target.parent / f".{target.name}.lsplits-lock"
+
+
+def _unlock_output(target: Path) -> None:
+    """Remove the lock file and release the lock (the kernel releases it anyway when a process dies)."""
+    descriptor = _LOCKS.pop(target, None)
+    if descriptor is not None:
+        with contextlib.suppress(OSError):
+            _lock_path(target).unlink()
+        os.close(descriptor)
 
 
 def mark_folder(folder: str | os.PathLike[str], marker: str = FOLDER_MARKER, *,
@@ -340,11 +394,12 @@ def output_folder(target: str | os.PathLike[str], *, marker: str = FOLDER_MARKER
 
     The previous output, if any, is replaced in one rename; on error nothing changes.
     """
-    target = check_output(target, expect="folder", option=option)
-    with atomic_path(target) as staged:
-        staged.mkdir(parents=True)
-        yield staged
-        mark_folder(staged, marker)
+    with holding_outputs():
+        target = check_output(target, expect="folder", option=option)
+        with atomic_path(target) as staged:
+            staged.mkdir(parents=True)
+            yield staged
+            mark_folder(staged, marker)
 
 
 def check_writable(folder: str | os.PathLike[str], what: str) -> Path:

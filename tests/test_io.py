@@ -157,3 +157,31 @@ def test_a_subfolder_lsplits_owns_whole_may_fill_after_marking(tmp_path):
     (tmp_path / "report" / "extra.txt").write_text("mine")
     with pytest.raises(ConfigError, match=r"files that lsplits did not write \(extra.txt\)"):
         check_output(tmp_path / "report", expect="folder")
+
+
+def test_two_commands_writing_one_output_the_second_is_refused_at_once(tmp_path):
+    """The first command holds the output (here this process, as the CLI's main does for a command's run);
+    a second one, another process, is refused before any work, naming the holder; afterwards the lock is gone."""
+    import os
+    import subprocess
+    import sys
+
+    from lsplits.io import check_output, holding_outputs
+
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps({"text": f"line number {i}"}) + "\n" for i in range(20)))
+    out = tmp_path / "out"
+    second = [sys.executable, "-m", "lsplits", "build", "--data-files", str(data), "--query-field", "text", "--lm",
+              "scratch", "--max-steps", "2", "--out", str(out), "--cache-dir", str(tmp_path / "cache"), "--no-progress"]
+    with holding_outputs():
+        check_output(out, expect="folder")
+        check_output(out, expect="folder")  # the same command checking again: it holds the lock already
+        done = subprocess.run(second, capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                              env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        assert done.returncode == 2
+        assert done.stderr.strip() == (f"lsplits build: error: --out {out}: another lsplits command (pid {os.getpid()}) "
+                                       "is writing it now; wait for it to finish, or give another path")
+        assert not (tmp_path / "cache").exists()  # refused before any work
+    assert [p.name for p in tmp_path.iterdir() if "lock" in p.name] == []
+    with holding_outputs():  # free again
+        check_output(out, expect="folder")

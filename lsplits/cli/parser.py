@@ -19,7 +19,7 @@ from typing import Any, NoReturn, TypeVar
 
 import lsplits
 from lsplits.errors import LsplitsError
-from lsplits.io import storage_problem
+from lsplits.io import holding_outputs, storage_problem
 
 logger = logging.getLogger("lsplits")
 
@@ -549,7 +549,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             recorded = recorded_defaults(args)
             if recorded is not None:
                 args = build_parser(recorded).parse_args(argv)
-            code = run_command(args)
+            with holding_outputs():  # the outputs it checks stay locked until it ends: one writer each
+                code = run_command(args)
             sys.stdout.flush()  # a reader that went away is raised here, where it is handled, not at exit
             return code
         finally:
