@@ -44,27 +44,60 @@ RECORD_SUFFIX = ".settings.json"
 _OLD_DATASET_ENTRIES = ("README.md", DATASET_MARKER, "plots")  # builds before markers listed their files
 
 
+STALE_STAGING_SECONDS = 6 * 3600
+"""A staging folder (``.NAME.*.tmp``) untouched this long was left by a process that was killed: removed."""
+
+
 @contextlib.contextmanager
 def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary path beside ``target``; on success rename it onto ``target`` in one step.
+    """Yield a temporary path beside ``target``; on success put it in place of ``target`` in one step.
 
-    Works for files and folders. On error the temporary is removed and ``target`` is untouched.
-    This replaces whatever ``target`` is: user-facing outputs go through :func:`check_output` first.
+    Works for files and folders. A file, or a folder where nothing is there yet, is renamed into place; a
+    folder replacing a folder is exchanged with it in one ``renameat2(RENAME_EXCHANGE)`` on Linux (two renames
+    elsewhere, with a moment where ``target`` is missing). On error the temporary is removed and ``target`` is
+    untouched. Staging folders of the same target left by a killed process are removed first
+    (:data:`STALE_STAGING_SECONDS`). This replaces whatever ``target`` is: user-facing outputs go through
+    :func:`check_output` first.
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_staging(target)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     staged = tmp / target.name
     try:
         yield staged
-        if target.is_dir() and not target.is_symlink():
-            old = tmp / ".old"
-            os.replace(target, old)
+        replacing_folder = target.is_dir() and not target.is_symlink()
+        if replacing_folder and not _exchange(staged, target):
+            os.replace(target, tmp / ".old")
             os.replace(staged, target)
-        else:
+        elif not replacing_folder:
             os.replace(staged, target)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one atomic step (Linux ``renameat2`` with ``RENAME_EXCHANGE``); False where unsupported."""
+    import ctypes
+
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):  # not glibc >= 2.28 / not Linux
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+def _remove_stale_staging(target: Path) -> None:
+    """Remove ``.NAME.*.tmp`` staging folders of ``target`` that no process has touched for a long time."""
+    import glob
+    import time
+
+    cutoff = time.time() - STALE_STAGING_SECONDS
+    for old in target.parent.glob(f".{glob.escape(target.name)}.*.tmp"):
+        with contextlib.suppress(OSError):
+            if old.is_dir() and not old.is_symlink() and old.stat().st_mtime < cutoff:
+                shutil.rmtree(old, ignore_errors=True)
 
 
 def atomic_write_text(target: str | os.PathLike[str], text: str) -> None:
@@ -392,7 +425,7 @@ def output_folder(target: str | os.PathLike[str], *, marker: str = FOLDER_MARKER
                   option: str = "--out") -> Iterator[Path]:
     """Check ``target`` (:func:`check_output`), yield an empty staged folder, then mark it and move it into place.
 
-    The previous output, if any, is replaced in one rename; on error nothing changes.
+    The previous output, if any, is replaced in one step (:func:`atomic_path`); on error nothing changes.
     """
     with holding_outputs():
         target = check_output(target, expect="folder", option=option)

@@ -185,3 +185,30 @@ def test_two_commands_writing_one_output_the_second_is_refused_at_once(tmp_path)
     assert [p.name for p in tmp_path.iterdir() if "lock" in p.name] == []
     with holding_outputs():  # free again
         check_output(out, expect="folder")
+
+
+def test_a_folder_is_replaced_in_one_exchange_and_stale_staging_folders_are_removed(tmp_path, monkeypatch):
+    import os
+    import time
+
+    from lsplits.io import STALE_STAGING_SECONDS, atomic_path
+
+    target = tmp_path / "out"
+    target.mkdir()
+    (target / "old.txt").write_text("old")
+    stale = tmp_path / ".out.killed.tmp"  # what a process killed while writing left behind
+    (stale / "out").mkdir(parents=True)
+    long_ago = time.time() - STALE_STAGING_SECONDS - 60
+    os.utime(stale, (long_ago, long_ago))
+    busy = tmp_path / ".out.writing.tmp"  # another writer's, touched just now
+    busy.mkdir()
+    renames = []
+    real_replace = os.replace
+    monkeypatch.setattr(os, "replace", lambda a, b: renames.append((a, b)) or real_replace(a, b))
+    with atomic_path(target) as staged:
+        staged.mkdir()
+        (staged / "new.txt").write_text("new")
+    assert sorted(p.name for p in target.iterdir()) == ["new.txt"]
+    assert renames == []  # one renameat2 exchange, not two renames with a moment without the folder
+    assert not stale.exists() and busy.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".out.writing.tmp", "out"]

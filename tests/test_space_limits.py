@@ -158,3 +158,24 @@ def test_a_request_whose_client_leaves_stops_and_ends_its_workers(served):
     small_beams, small_gold, *_ = other.predict(api_name="/load_example")
     assert "12 examples" in other.predict(small_beams, small_gold, None, None, "smatchpp", "smatchpp",
                                           ["degmat"], api_name="/run_uncertainty")[0]
+
+
+def test_generated_beam_folders_of_earlier_requests_are_removed(tmp_path, monkeypatch):
+    import tempfile
+
+    from space_helpers import load_app_module
+
+    load_app_module()
+    import uncertainty_tab
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    old = tmp_path / "lsplits-generated-old"
+    old.mkdir()
+    (old / "model.jsonl").write_text("{}")
+    long_ago = time.time() - uncertainty_tab.GENERATED_SECONDS - 60
+    os.utime(old, (long_ago, long_ago))
+    recent = tmp_path / "lsplits-generated-recent"  # another request's, still being served
+    recent.mkdir()
+    made = uncertainty_tab.generated_folder()
+    assert made.parent == tmp_path and made.name.startswith("lsplits-generated-")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([made.name, "lsplits-generated-recent"])

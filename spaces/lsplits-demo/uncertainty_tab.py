@@ -10,6 +10,8 @@ tables and figures (drawn by :mod:`lsplits.uncertainty.plots`, as in the reports
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import importlib
 import logging
 import math
@@ -17,6 +19,7 @@ import os
 import re
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -380,6 +383,27 @@ def beam_generator() -> Callable[..., Any]:
                       "installation does not have: upload beam files instead")
 
 
+GENERATED_PREFIX = "lsplits-generated-"
+GENERATED_SECONDS = 3600
+"""Generated beams are served from the temporary folder (where Gradio serves files from) for this long."""
+_GENERATED: list[Path] = []
+
+
+def generated_folder() -> Path:
+    """A new folder for one generation's beams; folders of earlier generations older than
+    :data:`GENERATED_SECONDS` are removed now, and this app's own when it exits."""
+    cutoff = time.time() - GENERATED_SECONDS
+    for old in Path(tempfile.gettempdir()).glob(GENERATED_PREFIX + "*"):
+        with contextlib.suppress(OSError):
+            if old.is_dir() and not old.is_symlink() and old.stat().st_mtime < cutoff:
+                shutil.rmtree(old, ignore_errors=True)
+    folder = Path(tempfile.mkdtemp(prefix=GENERATED_PREFIX))
+    if not _GENERATED:
+        atexit.register(lambda: [shutil.rmtree(made, ignore_errors=True) for made in _GENERATED])
+    _GENERATED.append(folder)
+    return folder
+
+
 def generate_system(model: str, sentences_text: str, k: int, files: Sequence[str] | None, names_text: str,
                     settings: SpaceSettings) -> tuple[list[str], str]:
     """Beams of ``model`` for the pasted sentences (ids s1, s2, ...), added as one more system."""
@@ -402,7 +426,7 @@ def generate_system(model: str, sentences_text: str, k: int, files: Sequence[str
     produced = list(generate(model, sentences, k=int(k)))
     if len(produced) != len(sentences):
         raise ConfigError(f"the beam generator returned {len(produced)} beams for {len(sentences)} sentences")
-    folder = Path(tempfile.mkdtemp(prefix="lsplits-generated-"))
+    folder = generated_folder()
     name = re.sub(r"[^A-Za-z0-9._+-]+", "-", model.rstrip("/").split("/")[-1]).strip("-._+") or "model"
     path = folder / f"{name}.jsonl"
     write_beams(path, [f"s{number}" for number in range(1, len(produced) + 1)],
