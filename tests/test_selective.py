@@ -13,6 +13,7 @@ from lsplits.uncertainty.selective import (
     SelectiveThreshold,
     accept,
     calibrate_threshold,
+    calibration_size_needed,
     oracle_threshold,
     p_value,
     selective_risk,
@@ -444,3 +445,16 @@ def test_error_and_abstention_jointly():
     assert (error.name, abstain.name) == ("error", "abstain")
     assert abstain.risk == pytest.approx(1 - rule.coverage) and abstain.risk <= abstain.bound
     assert error.risk <= error.bound <= TARGET + 1e-9
+
+
+def test_calibration_size_needed_is_enough_and_the_set_itself_is_not():
+    # 80 examples: the 40 most certain have loss 0.06 each, the rest 0.5; target 0.1 at delta 0.1 with WSR
+    u = np.arange(80.0)
+    q = 1 - np.r_[np.full(40, 0.06), np.full(40, 0.5)]
+    assert not calibrate_threshold(u, q, target_risk=0.1).certified
+    needed = calibration_size_needed(u, q, target_risk=0.1)
+    assert needed is not None and needed > 80
+    copies = -(-needed // 80)  # the same set repeated (ties kept apart by tiny offsets): as many examples or more
+    bigger_u = np.concatenate([u + 1e-6 * c for c in range(copies)])
+    assert calibrate_threshold(bigger_u, np.tile(q, copies), target_risk=0.1).certified
+    assert calibration_size_needed(u, np.zeros(80), target_risk=0.1) is None  # every loss 1: more data never helps

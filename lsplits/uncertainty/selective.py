@@ -196,6 +196,25 @@ def losses_of(qualities, loss: Loss | None = None) -> np.ndarray:
     return values
 
 
+QUALITY_LOSSES = ("1-quality", "bad")
+
+
+def quality_loss(name: str, bad_below: float | None = None) -> Loss | None:
+    """The named loss of a quality: ``1-quality`` (None, the default loss) or ``bad``, 1 when the quality is below
+    ``bad_below`` and 0 otherwise (0/1 losses, so the exact binomial test): its mean is the rate of bad outputs."""
+    name = _check_choice(name, QUALITY_LOSSES, "selective_loss")
+    if name == "1-quality":
+        return None
+    if bad_below is None:
+        raise InvalidOption("selective_loss 'bad' needs bad_below: the quality under which an output is bad")
+    threshold = float(bad_below)
+
+    def bad(qualities: np.ndarray) -> np.ndarray:
+        return (np.asarray(qualities, dtype=float) < threshold).astype(float)
+
+    return bad
+
+
 def selective_risk(threshold: float | SelectiveThreshold, uncertainties, qualities,
                    loss: Loss | None = None) -> tuple[float, float]:
     """(coverage, selective risk) of ``threshold`` on a set of outputs; risk NaN when nothing is accepted."""
@@ -659,68 +678,45 @@ def _abstention_count(n: int, target: float, level: float) -> int:
     return int(counts[passing[0]]) if passing.size else n + 1
 
 
-def examples_needed(losses, target_risk: float, *, delta: float = DEFAULT_DELTA, method: str = DEFAULT_METHOD,
-                    loss_type: str = "auto", seed: int = 0, limit: int = 1_000_000) -> int | None:
-    """About how many examples with losses like ``losses`` (repeated in a seeded random order) one test at
-    ``delta`` needs to certify ``target_risk``; None when their mean is not below it or ``limit`` is not enough.
-
-    What a report says when nothing is certified: a rough size, not a guarantee (it assumes the losses of
-    new examples look like these).
+def calibration_size_needed(uncertainties, qualities, *, target_risk, limit: int = 100_000, seed: int = 0,
+                            **settings) -> int | None:
+    """About how many calibration examples like these the target would need (what a report says when nothing is
+    certified): the smallest size, found by doubling then bisection, at which these examples repeated (in a seeded
+    random order) get a threshold certified by :func:`calibrate_threshold` with the same ``settings``; None when
+    ``limit`` examples would not do (the risk is nowhere below the target, say). An estimate that assumes new
+    examples look like these; not a guarantee.
     """
-    check_target_risk(target_risk, "target_risk")
-    check_delta(delta)
-    values = _ordered(losses, None)
-    method, binary = _resolve(_check_choice(method, METHODS, "method"), values, loss_type, "the losses")
-    if not values.size or values.mean() >= target_risk:
-        return None
-    values = values[np.random.default_rng(seed).permutation(values.size)]
-
-    def certifies(m: int) -> bool:
-        sample = np.resize(values, m)
-        return bool(_p_values(method, sample, np.ones((1, m), dtype=bool), target_risk, delta, binary=binary)[0]
-                    <= delta)
-
-    high = 1  # doubling first: most sizes are small, and the WSR test costs O(m)
-    while not certifies(high):
-        if high >= limit:
-            return None
-        high = min(2 * high, limit)
-    low = high // 2
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (low, middle) if certifies(middle) else (middle, high)
-    return high
-
-
-def calibration_size_needed(uncertainties, qualities, *, target_risk, delta: float = DEFAULT_DELTA,
-                            loss: Loss | None = None, method: str = DEFAULT_METHOD, loss_type: str = "auto",
-                            seed: int = 0) -> int | None:
-    """About how many calibration examples like these the target would need at ``delta`` (what a report says
-    when nothing is certified): per coverage level 10%, 20%, ..., 100% of the most certain examples,
-    :func:`examples_needed` for their losses divided by the coverage; the smallest over the levels of the
-    largest over the risks. None when no level has every risk below its target (more data alone would not do).
-    An estimate that assumes new examples look like these, for one test at ``delta``; not a guarantee.
-    """
-    target_risk = _target(target_risk, None, "calibration_size_needed")
-    check_delta(delta)
-    method = _check_choice(method, METHODS, "method")
-    loss_type = _check_choice(loss_type, LOSS_TYPES, "loss_type")
     if isinstance(qualities, Mapping):
         u = np.asarray(uncertainties, dtype=float).ravel()
     else:
         u, qualities = as_inputs(uncertainties, qualities, what="a calibration size")
-    risks = _risks(qualities, target_risk, loss, method, loss_type, u.size)
-    sizes = []
-    order = np.argsort(u, kind="stable")
-    for coverage in np.arange(1, 11) / 10:
-        kept = order[: max(1, round(coverage * u.size))]
-        need = []
-        for r in risks:
-            if r.losses is None:
-                need.append(None if 1 - coverage >= r.target else 0)
-            else:
-                need.append(examples_needed(r.losses[kept], r.target, delta=delta, method=r.method,
-                                            loss_type="binary" if r.binary else "bounded", seed=seed, limit=200_000))
-        if None not in need:
-            sizes.append(math.ceil(max(need) / coverage))
-    return min(sizes) if sizes else None
+    risks = _risks(qualities, target_risk, settings.get("loss"), _check_choice(settings.get("method", DEFAULT_METHOD),
+                   METHODS, "method"), _check_choice(settings.get("loss_type", "auto"), LOSS_TYPES, "loss_type"), u.size)
+    by_uncertainty = np.argsort(u, kind="stable")
+    counts = np.arange(1, u.size + 1)
+    below = np.ones(u.size, dtype=bool)  # per number kept: is every risk of these examples below its target?
+    for r in risks:
+        risk = (1.0 - counts / u.size if r.losses is None else np.cumsum(r.losses[by_uncertainty]) / counts)
+        below &= risk < r.target
+    if not below.any():  # repeating these examples never changes their risks: no size would do
+        return None
+    order = np.random.default_rng(seed).permutation(u.size)
+
+    def certifies(size: int) -> bool:
+        rows = np.resize(order, size)
+        values = ({name: v if isinstance(v, str) else np.asarray(v, dtype=float)[rows] for name, v in qualities.items()}
+                  if isinstance(qualities, Mapping) else qualities[rows])
+        return calibrate_threshold(u[rows], values, target_risk=target_risk, seed=seed, **settings).certified
+
+    if certifies(u.size):
+        return u.size
+    high = u.size
+    while not certifies(high):
+        if high >= limit:
+            return None
+        high = min(2 * high, limit)
+    low = max(u.size, high // 2)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if certifies(middle) else (middle, high)
+    return high

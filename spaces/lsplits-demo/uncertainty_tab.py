@@ -225,7 +225,7 @@ def certify_threshold(state: UncertaintyResult | None, target_risk: float | None
              "candidate threshold: those under delta that the procedure certified are filled."]
     if not any(r.certified for r in rules.values()):
         floor = smallest_certifiable(test, target_risk, delta, 1_000_000, binary=test == "ltt-binomial")
-        sizes = [calibration_size_needed(u[known], q, target_risk=target_risk, delta=delta)
+        sizes = [calibration_size_needed(u[known], q, target_risk=target_risk, delta=delta, multiple_testing=procedure)
                  for u in state.uncertainties.values()]
         estimate = min((s for s in sizes if s is not None), default=None)
         lines.append(f"**No threshold is certified**, so every output would be rejected: {q.size} examples are too "

@@ -6,7 +6,9 @@ freely distributed by ISI, as JSONL with fields id, snt, amr)::
     python spaces/lsplits-demo/examples/make_amr_example.py lpp_amr_v1.6_test.jsonl
 
 It writes ``amr_gold.amr`` (PENMAN, ``# ::id`` and ``# ::snt`` metadata) and ``amr_beams.jsonl``
-(``{"id", "candidates": [k PENMAN strings]}``) next to this script.
+(``{"id", "candidates": [k PENMAN strings]}``) next to this script. ``--large`` writes ``amr_large_gold.amr``
+and ``amr_large_beams.jsonl`` instead, from every graph of the source whatever its size: enough examples
+(143) for ``lsplits ue --target-risk`` to certify a threshold on half of them.
 
 The candidates stand in for a parser's beam: controlled edits of the gold graph (a concept replaced,
 a sense changed, a role relabelled, a leaf dropped or added). Each example gets a difficulty level;
@@ -38,7 +40,7 @@ def _leaves(graph: penman.Graph) -> list[str]:
     incoming: dict[str, int] = {}
     for edge in graph.edges():
         incoming[edge.target] = incoming.get(edge.target, 0) + 1
-    return [v for v in graph.variables() if v not in sources and incoming.get(v) == 1 and v != graph.top]
+    return sorted(v for v in graph.variables() if v not in sources and incoming.get(v) == 1 and v != graph.top)
 
 
 def _edit(graph: penman.Graph, rng: random.Random, concepts: list[str]) -> penman.Graph:
@@ -91,11 +93,14 @@ def _edited(gold: penman.Graph, edits: int, rng: random.Random, concepts: list[s
     return penman.encode(graph)
 
 
-def make_example(rows: list[dict], *, n: int = 12, seed: int = 0) -> tuple[list[dict], list[dict]]:
-    """``(gold rows, beam rows)`` for ``n`` short graphs of ``rows`` (see the module docstring)."""
+def make_example(rows: list[dict], *, n: int | None = 12, seed: int = 0) -> tuple[list[dict], list[dict]]:
+    """``(gold rows, beam rows)`` for ``n`` short graphs of ``rows`` (None: every graph; see the module docstring)."""
     rng = random.Random(seed)
-    short = [r for r in rows if 6 <= len(penman.decode(r["amr"]).triples) <= 16]
-    chosen = sorted(rng.sample(short, n), key=lambda r: r["id"])
+    if n is None:
+        chosen = sorted(rows, key=lambda r: r["id"])
+    else:
+        short = [r for r in rows if 6 <= len(penman.decode(r["amr"]).triples) <= 16]
+        chosen = sorted(rng.sample(short, n), key=lambda r: r["id"])
     concepts = sorted({c for r in rows for _, _, c in penman.decode(r["amr"]).instances() if c})
     golds, beams = [], []
     for number, row in enumerate(chosen):
@@ -116,12 +121,15 @@ def main() -> None:
     parser.add_argument("source", type=Path, help="lpp_amr_v1.6_test.jsonl (id, snt, amr)")
     parser.add_argument("--n", type=int, default=12)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--large", action="store_true",
+                        help="every graph of the source, into amr_large_gold.amr and amr_large_beams.jsonl")
     args = parser.parse_args()
     rows = [json.loads(line) for line in args.source.read_text(encoding="utf-8").splitlines() if line.strip()]
-    golds, beams = make_example(rows, n=args.n, seed=args.seed)
+    golds, beams = make_example(rows, n=None if args.large else args.n, seed=args.seed)
     gold_text = "".join(f"# ::id {g['id']}\n# ::snt {g['snt']}\n{g['amr']}\n\n" for g in golds)
-    (HERE / "amr_gold.amr").write_text(gold_text, encoding="utf-8")
-    (HERE / "amr_beams.jsonl").write_text("".join(json.dumps(b) + "\n" for b in beams), encoding="utf-8")
+    prefix = "amr_large" if args.large else "amr"
+    (HERE / f"{prefix}_gold.amr").write_text(gold_text, encoding="utf-8")
+    (HERE / f"{prefix}_beams.jsonl").write_text("".join(json.dumps(b) + "\n" for b in beams), encoding="utf-8")
     print(f"wrote {len(golds)} gold graphs and {len(beams)} x {BEAM_SIZE} candidates to {HERE}")
 
 
