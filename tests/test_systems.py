@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import itertools
 import json
+import math
 import random
 from collections import Counter
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from amr_edits import degrade, sample_gold
-from scipy.stats import spearmanr
+from scipy.stats import permutation_test, spearmanr
 
 from lsplits.cli.parser import parse_args
 from lsplits.cli.ue import run as run_ue
@@ -98,7 +99,7 @@ def ue_args(paths: dict[str, list[Path]], gold: Path, out: Path, cache: Path, *e
     argv = [item for name, files in paths.items() for item in ("--system", f"{name}={','.join(map(str, files))}")]
     return parse_args(["ue", *argv, "--gold", str(gold), "--out", str(out), "--similarities", ",".join(SIMILARITIES),
                        "--qualities", ",".join(QUALITIES), "--beam-sizes", ",".join(map(str, BEAM_SIZES)),
-                       "--bootstrap", "40", "--workers", "1", "--cache", str(cache), "--no-progress", *extra])
+                       "--n-bootstrap", "40", "--workers", "1", "--cache-dir", str(cache), "--no-progress", *extra])
 
 
 @pytest.fixture(scope="module")
@@ -244,13 +245,15 @@ def test_performance_correlation_against_scipy(report, inputs):
         means = [np.mean([prr[n, quality, k, m] for k in BEAM_SIZES for m in methods]) for n in SYSTEMS]
         expected = spearmanr([smatch[n] for n in SYSTEMS], means)
         assert float(row["rho_systems"]) == pytest.approx(expected.statistic)
-        assert float(row["p_systems"]) == pytest.approx(expected.pvalue)
+        assert math.isnan(float(row["p_systems"]))  # 3 systems: no p-value (an exact one is at least 1/3)
         assert row["n_systems"] == "3" and row["performance"] == "smatch"
         x = [smatch[n] for n in SYSTEMS for _ in BEAM_SIZES]
         y = [np.mean([prr[n, quality, k, m] for m in methods]) for n in SYSTEMS for k in BEAM_SIZES]
         points = spearmanr(x, y)
         assert float(row["rho_points"]) == pytest.approx(points.statistic)
-        assert float(row["p_points"]) == pytest.approx(points.pvalue)
+        exact = permutation_test((y,), lambda b, x=x: spearmanr(x, b).statistic, permutation_type="pairings",
+                                 n_resamples=np.inf, alternative="two-sided").pvalue
+        assert float(row["p_points"]) == pytest.approx(exact)  # 6 points: the exact p, not the t approximation
         assert row["n_points"] == "6"
 
 
@@ -303,7 +306,7 @@ def test_no_cache_still_shares_matrices_between_systems(inputs, tmp_path):
     copy = write_jsonl(tmp_path / "copy.jsonl", beams["strong"])
     args = ue_args({"strong": paths["strong"], "copy": [copy]}, folder / "gold.jsonl", tmp_path / "out",
                    tmp_path / "unused", "--no-cache", "--similarities", COUNTING.name, "--qualities", "smatchpp",
-                   "--beam-sizes", "5", "--bootstrap", "0")
+                   "--beam-sizes", "5", "--n-bootstrap", "0")
     assert run_ue(args) == 0
     shared = CALLS["score"]
     CALLS.clear()
@@ -366,7 +369,7 @@ def test_one_shared_beam_size_and_two_points_skip_the_degenerate_parts(inputs, t
     assert text.count("share a single beam size (k = 3)") == 2
     assert "k=3 - k=3" not in text
     assert text.count("Skipped: only 2 system x beam-size configuration(s)") == len(QUALITIES)
-    assert "| Smatch++ | n/a | n/a | 2 | n/a | n/a | 2 |" in text
+    assert "| Smatch++ | n/a | none (n = 2) | 2 | n/a | none (n = 2) | 2 |" in text
     assert "needs at least 3 points" in text
 
 
@@ -411,3 +414,25 @@ def test_calibration_files_are_for_one_system(inputs, tmp_path):
     with pytest.raises(ConfigError, match="--calibration is for one system"):
         run_ue(ue_args(paths, folder / "gold.jsonl", tmp_path / "out", tmp_path / "cache", "--target-risk", "0.5",
                        "--calibration", str(paths["strong"][0]), "--calibration-gold", str(folder / "gold.jsonl")))
+
+
+def test_spearman_p_value_is_exact_for_few_points_and_absent_below_five():
+    """3 systems gave `p = 0.000` (scipy's t approximation at rho = 1); the exact p there is 1/3, so none is given."""
+    from types import SimpleNamespace
+
+    from lsplits.uncertainty.systems import PerformanceCorrelation, _spearman_pair, exact_spearman_p
+    from lsplits.uncertainty.systems_report import correlation_markdown
+
+    assert spearmanr([1, 2, 3], [1, 2, 3]).pvalue == 0.0  # what the report printed
+    assert exact_spearman_p([1, 2, 3], [1, 2, 3]) == pytest.approx(1 / 3)
+    rho, p = _spearman_pair([0.71, 0.74, 0.80], [0.2, 0.3, 0.5])
+    assert rho == pytest.approx(1.0) and np.isnan(p)
+    x, y = [0.3, 0.1, 0.5, 0.9, 0.7, 0.2, 0.4], [0.2, 0.3, 0.4, 0.8, 0.5, 0.3, 0.9]  # a tie in y
+    scipy_exact = permutation_test((y,), lambda b: spearmanr(x, b).statistic, permutation_type="pairings",
+                                   n_resamples=np.inf, alternative="two-sided").pvalue
+    assert _spearman_pair(x, y)[1] == pytest.approx(scipy_exact, abs=1e-12)
+    assert _spearman_pair(list(range(5)), list(range(5)))[1] == pytest.approx(2 / 120)
+    study = SimpleNamespace(correlations=[PerformanceCorrelation("smatchpp", 1.0, math.nan, 3, 0.7, 0.0123, 12)])
+    table = correlation_markdown(study)
+    assert "| none (n = 3) |" in table and "| 0.012 (n = 12) |" in table
+    assert "none below 5 points" in table

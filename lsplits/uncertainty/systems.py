@@ -265,8 +265,32 @@ def _mean(values: Sequence[float]) -> float:
     return float(np.mean(finite)) if finite else math.nan
 
 
+MIN_P_VALUE_POINTS = 5
+"""No p-value below this many points: with 4, even a perfect rank correlation has an exact p of 1/12 (0.083)."""
+EXACT_P_VALUE_POINTS = 9
+"""Up to this many points the p-value is exact (all n! orderings of y); above, scipy's t approximation."""
+
+
+def exact_spearman_p(x: Sequence[float], y: Sequence[float]) -> float:
+    """Two-sided permutation p-value of Spearman's rho: the share of the n! orderings of ``y`` whose |rho| is at
+    least the observed one (ties by average ranks). Exact where the t approximation is not (n = 3, rho = 1: 1/3)."""
+    from scipy.stats import rankdata
+
+    rx, ry = rankdata(x), rankdata(y)
+    orders = np.array(list(itertools.permutations(ry)))
+    rx, orders = rx - rx.mean(), orders - orders.mean(axis=1, keepdims=True)
+    denominator = np.sqrt((rx ** 2).sum() * (orders ** 2).sum(axis=1))
+    if denominator[0] == 0:
+        return math.nan
+    rhos = np.abs(orders @ rx / denominator)
+    observed = abs(float(rx @ (ry - ry.mean()))) / denominator[0]
+    return float(np.mean(rhos >= observed - 1e-12))
+
+
 def _spearman_pair(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
-    """scipy's Spearman rho and p-value; NaN for fewer than 2 points or a constant input."""
+    """Spearman rho and its two-sided p-value: exact up to :data:`EXACT_P_VALUE_POINTS` points, scipy's t
+    approximation above, none (NaN) below :data:`MIN_P_VALUE_POINTS`; NaN rho for fewer than 2 points or a
+    constant input."""
     from scipy.stats import spearmanr
 
     if len(x) < 2:
@@ -274,7 +298,10 @@ def _spearman_pair(x: Sequence[float], y: Sequence[float]) -> tuple[float, float
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a constant input gives NaN, which the report shows as n/a
         result = spearmanr(x, y)
-    return float(result.statistic), float(result.pvalue)
+    rho = float(result.statistic)
+    if len(x) < MIN_P_VALUE_POINTS or math.isnan(rho):
+        return rho, math.nan
+    return rho, exact_spearman_p(x, y) if len(x) <= EXACT_P_VALUE_POINTS else float(result.pvalue)
 
 
 def _tables(study: SystemsStudy) -> None:

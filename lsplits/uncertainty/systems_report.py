@@ -29,7 +29,9 @@ from lsplits.uncertainty.plots import (
 )
 from lsplits.uncertainty.report import write_report
 from lsplits.uncertainty.systems import (
+    EXACT_P_VALUE_POINTS,
     FAMILIES,
+    MIN_P_VALUE_POINTS,
     PERFORMANCE_METRIC,
     TABLE1_METRICS,
     SystemsStudy,
@@ -54,6 +56,13 @@ def _single_beam_note(study: SystemsStudy) -> str:
 
 def _rho(value: float, n: int) -> str:
     return _number(value) if n >= MIN_CORRELATION_POINTS else "n/a"
+
+
+def _p(value: float, n: int) -> str:
+    """A p-value with its n, exact ones marked; "none" below :data:`MIN_P_VALUE_POINTS` points."""
+    if n < MIN_P_VALUE_POINTS or math.isnan(value):
+        return f"none (n = {n})"
+    return f"{value:.3f} ({'exact, ' if n <= EXACT_P_VALUE_POINTS else ''}n = {n})"
 
 
 def _write_csv(path: Path, header: Sequence[str], rows) -> None:
@@ -91,13 +100,17 @@ def figure2_markdown(study: SystemsStudy) -> str:
 
 def correlation_markdown(study: SystemsStudy) -> str:
     """RQ1: Spearman rho between top-1 Smatch and mean PRR, over systems and over system x beam points."""
-    rows = [[display(c.quality), _rho(c.rho_systems, c.n_systems), _rho(c.p_systems, c.n_systems), str(c.n_systems),
-             _rho(c.rho_points, c.n_points), _rho(c.p_points, c.n_points), str(c.n_points)]
+    rows = [[display(c.quality), _rho(c.rho_systems, c.n_systems), _p(c.p_systems, c.n_systems), str(c.n_systems),
+             _rho(c.rho_points, c.n_points), _p(c.p_points, c.n_points), str(c.n_points)]
             for c in study.correlations]
     lines = _table(["Quality metric", "rho (systems)", "p", "systems", "rho (system x k points)", "p", "points"], rows)
     if any(min(c.n_systems, c.n_points) < MIN_CORRELATION_POINTS for c in study.correlations):
         lines += ["", f"n/a: a rank correlation needs at least {MIN_CORRELATION_POINTS} points "
                   "(over 2 it is +1 or -1 by construction)."]
+    lines += ["", f"p: two-sided, exact (over all n! orderings) up to {EXACT_P_VALUE_POINTS} points, from the t "
+              f"approximation above; none below {MIN_P_VALUE_POINTS} points, where even a perfect rank correlation "
+              "is not significant (n = 4: p = 0.083; n = 3: 0.333). The system x k points of one system share its "
+              "top-1 score, so they are not independent."]
     return "\n".join(lines)
 
 
