@@ -249,6 +249,18 @@ def test_examples_without_a_valid_candidate_get_a_note(tmp_path):
     assert f"- k=3: 2 example(s) without any valid candidate for Smatch++: `{first}`, `{second}`" in report
 
 
+def test_examples_invalid_for_every_similarity_get_one_note_not_one_each(tmp_path):
+    beams, gold = _degraded_copies(3)
+    first = list(beams)[0]
+    beams[first] = ["(w / want-01 :ARG0 (b / boy)"] * 3  # invalid for every graph metric
+    study = run_study(list(_write_beams(tmp_path, beams, gold))[:1], tmp_path / "gold.jsonl",
+                      small_config(similarities=("smatchpp", "sema", "wlk"), beam_sizes=(3,), n_bootstrap=0))
+    table = main_table_markdown(study)
+    assert table.count("have no valid candidate") == 1
+    assert (f"**Note:** 1 example(s) have no valid candidate for Smatch++, SEMA, WLK at k = 3 (`{first}`): EigV, "
+            "DegMat, Ecc over those similarities give them the largest uncertainty") in table
+
+
 def test_positional_pairing_is_said_in_the_report(tmp_path):
     gold = sample_gold()[:3]
     (tmp_path / "beam1.amr").write_text("\n\n".join(g for _, g in reversed(gold)) + "\n", encoding="utf-8")

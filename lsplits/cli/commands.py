@@ -166,9 +166,7 @@ def build(args: argparse.Namespace) -> int:
 
     if not is_main():
         return 0
-    out = splits.write(args.out, repo_hint=args.push_to_hub)
-    for name, reason in splits.skipped.items():
-        print(f"skipped {name}: {reason}")
+    out = splits.write(args.out, repo_hint=args.push_to_hub)  # skipped configs: the build's warning said it
     print(f"wrote {len(splits)} configs ({', '.join(splits)}) to {out}")
     if args.push_to_hub:
         from lsplits.hub.push import push_folder

@@ -129,7 +129,8 @@ class RunPlan:
 
         sizes = self.scratch_config or ScratchConfig()
         return config_parameters(GPT2Config(vocab_size=sizes.vocab_size, n_positions=sizes.max_positions,
-                                            n_layer=sizes.n_layer, n_head=sizes.n_head, n_embd=sizes.n_embd))
+                                            n_layer=sizes.n_layer, n_head=sizes.n_head, n_embd=sizes.n_embd,
+                                            bos_token_id=None, eos_token_id=None))  # GPT-2's 50256: not in a small vocabulary
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values, for ``run.json`` and the score cache key."""

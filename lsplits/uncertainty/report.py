@@ -59,15 +59,20 @@ def degenerate_notes(study: Study, k: int) -> list[str]:
         notes.append(f"{CONSTANT_MARK} constant uncertainty at k = {k}: {', '.join(constant)} give(s) every example "
                      "the same value, so cannot distinguish examples (PRR 0 by construction; never marked best).")
     lexical = study.uncertainties[k].get(method_name("lexsim", None))
+    groups: dict[tuple[int, ...], list[str]] = {}  # the same examples invalid for several similarities: one part
     for name, examples in study.all_invalid.get(k, {}).items():
-        if not examples:
-            continue
-        graph = ", ".join(method_name(e, name) for e in GRAPH_ESTIMATORS)
-        certain = int((lexical[list(examples)] == 0).sum()) if lexical is not None else 0
-        notes.append(f"**Note:** {len(examples)} example(s) have no valid candidate for {display(name)} at k = {k} "
-                     f"({_ids([study.inputs.ids[i] for i in examples])}): {graph} give them the largest "
-                     "uncertainty possible for their number of candidates (every candidate its own cluster), "
-                     "while LexSim compares the strings"
+        if examples:
+            groups.setdefault(tuple(examples), []).append(name)
+    if groups:  # one note for every similarity, not one each
+        parts = [f"{len(examples)} example(s) have no valid candidate for {', '.join(map(display, names))} at k = {k} "
+                 f"({_ids([study.inputs.ids[i] for i in examples])})" for examples, names in groups.items()]
+        similarities = [name for names in groups.values() for name in names]
+        graph = (", ".join(method_name(e, similarities[0]) for e in GRAPH_ESTIMATORS) if len(similarities) == 1
+                 else f"{', '.join(method_name(e, None) for e in GRAPH_ESTIMATORS)} over those similarities")
+        union = sorted({i for examples in groups for i in examples})
+        certain = int((lexical[union] == 0).sum()) if lexical is not None else 0
+        notes.append(f"**Note:** {'; '.join(parts)}: {graph} give them the largest uncertainty possible for their "
+                     "number of candidates (every candidate its own cluster), while LexSim compares the strings"
                      + (f" and rates {certain} of them as certain (identical strings)." if certain else "."))
     return notes
 
