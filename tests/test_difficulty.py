@@ -444,3 +444,29 @@ def test_difficulty_refuses_to_overwrite_a_figure_it_did_not_write(snli, tmp_pat
     assert ("the dataset folder " + str(folder) + ": plots/difficulty.png exists and lsplits did not write it"
             ) in capsys.readouterr().err
     assert not out.exists() and (folder / "plots" / "difficulty.png").read_bytes() == b"the user's own figure"
+
+
+def test_report_says_why_the_error_column_is_empty_and_flags_projections_on_thin_buckets():
+    from lsplits.difficulty.evaluate import BucketStat
+    from lsplits.difficulty.report import direction_lines, projection_lines
+    from lsplits.difficulty.summary import DifficultySummary, _projections
+
+    def row(config):
+        return {"model": "m", "config": config, "metric": "accuracy", "accuracy": 0.8, "n": 50,
+                "relative_error_increase": None, "direction": None, "constant_prediction": None}
+    no_random = DifficultySummary(dataset="d", task="t", metric="accuracy", models=["m"], configs=["ll_split"],
+                                  rows=[row("ll_split")], buckets={}, bucket_orders={}, projections={}, split_lm=None)
+    [line] = direction_lines(no_random)
+    assert "error-vs-random column is empty: no `random` config was evaluated" in line
+    assert "--configs random ll_split" in line
+    buckets = {"length": {"random": {"1-10": BucketStat(0.9, 46, 0.92), "41+": BucketStat(0.25, 4, 0.08)},
+                          "ll_split": {"1-10": BucketStat(0.8, 30, 0.6), "41+": BucketStat(0.3, 20, 0.4)}}}
+    projections = _projections(buckets, ["random", "ll_split"])
+    assert projections["length"]["ll_split"]["thin_buckets"] == {"41+": 4}
+    assert projections["length"]["ll_split"]["projected"] == pytest.approx(0.6 * 0.9 + 0.4 * 0.25)
+    summary = DifficultySummary(dataset="d", task="t", metric="accuracy", models=["m"], configs=["random", "ll_split"],
+                                rows=[row("random"), {**row("ll_split"), "accuracy": 0.6}], buckets=buckets,
+                                bucket_orders={}, projections={"m": projections}, split_lm=None)
+    [text] = projection_lines(summary, "m")
+    assert text.endswith("Caveat: it rests on `random` buckets of fewer than 20 test examples (41+: 4), whose "
+                         "accuracy is noisy.")

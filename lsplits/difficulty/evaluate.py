@@ -28,6 +28,8 @@ from lsplits.uncertainty.prr import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE
 logger = logging.getLogger(__name__)
 
 RANDOM = "random"
+MIN_BUCKET_EXAMPLES = 20
+"""A projection that weighs a ``random`` bucket of fewer test examples is marked as resting on a thin bucket."""
 HARDER, EASIER, UNCLEAR = "harder", "easier", "not distinguishable"
 HARDNESS_ORDER = ("easy", "medium", "hard", "extra")
 RARE, NOT_RARE = "with a rare word", "without rare words"

@@ -84,6 +84,10 @@ def main_table(summary: DifficultySummary) -> str:
 def direction_lines(summary: DifficultySummary) -> list[str]:
     """One sentence per model and non-random config: harder, easier or not distinguishable from random."""
     lines = []
+    if ev.RANDOM not in summary.configs:
+        lines.append(f"- The error-vs-random column is empty: no `{ev.RANDOM}` config was evaluated, and each config "
+                     f"is compared with it. Add it (`--configs {ev.RANDOM} {' '.join(summary.configs)}`) to read "
+                     "directions and projections.")
     for model in summary.models:
         for config in summary.configs:
             row = summary.row(model, config)
@@ -172,6 +176,10 @@ def projection_lines(summary: DifficultySummary, model: str) -> list[str]:
                 text += f": the {bucketing} mix alone predicts the whole drop from `random`."
             else:
                 text += f" (no drop from `random`, {_pct(random_accuracy)})."
+            thin = values.get("thin_buckets") or {}
+            if thin:
+                text += (f" Caveat: it rests on `random` buckets of fewer than {ev.MIN_BUCKET_EXAMPLES} test examples "
+                         f"({', '.join(f'{bucket}: {n}' for bucket, n in thin.items())}), whose accuracy is noisy.")
             lines.append(text)
     return lines
 

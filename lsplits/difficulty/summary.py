@@ -164,8 +164,11 @@ def _projections(buckets: Mapping[str, Mapping[str, Mapping[str, ev.BucketStat]]
                 continue
             stats = per_config[config]
             measured = sum(s.accuracy * s.share for s in stats.values())
-            out[name][config] = {"projected": ev.projected_accuracy(per_config[ev.RANDOM], stats),
-                                 "measured": measured}
+            reference = per_config[ev.RANDOM]
+            thin = {bucket: reference[bucket].n for bucket, stat in stats.items()
+                    if stat.share > 0 and bucket in reference and reference[bucket].n < ev.MIN_BUCKET_EXAMPLES}
+            out[name][config] = {"projected": ev.projected_accuracy(reference, stats), "measured": measured,
+                                 "thin_buckets": thin}
     return out
 
 
