@@ -36,6 +36,9 @@ of the library functions (PRR, the estimators, the metrics) expect.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
+
 
 class LsplitsError(Exception):
     """Base class for errors that the CLI prints as one readable line (no traceback)."""
@@ -93,30 +96,37 @@ class InvalidOption(ConfigError, ValueError):
     estimator or metric, a wrong type). A ConfigError for the CLI (one line) and a ValueError for Python callers.
 
     Raised with ``name``, ``problem`` and ``value`` (:func:`lsplits.params.check`), its message is
-    ``NAME PROBLEM, got VALUE``; :meth:`renamed` spells ``NAME`` as another caller does (the CLI's ``--folds``)
-    and ``where`` prefixes the source (``--settings FILE``). A plain message is kept as it is.
+    ``NAME PROBLEM, got VALUE``; :meth:`renamed` spells ``NAME`` (and each ``{opt:OTHER}`` the problem names)
+    as another caller does (the CLI's ``--folds``) and ``where`` prefixes the source (``--settings FILE``).
+    A plain message is kept as it is.
     """
 
     def __init__(self, message: str | None = None, *, name: str | None = None, problem: str | None = None,
-                 value: object = _NO_VALUE, where: str | None = None) -> None:
+                 value: object = _NO_VALUE, where: str | None = None,
+                 words: Mapping[str, str] | None = None) -> None:
         self.name, self.problem, self.value, self.where = name, problem, value, where
         if message is None:
-            message = f"{name} {problem}" + ("" if value is _NO_VALUE else f", got {value!r}")
+            said = re.sub(r"\{opt:(\w+)\}", lambda found: (words or {}).get(found.group(1), found.group(1)),
+                          problem or "")
+            separator = "" if said.startswith(":") else " "  # "NAME: PROBLEM" for a problem said as a sentence
+            message = f"{name}{separator}{said}" + ("" if value is _NO_VALUE else f", got {value!r}")
             if where:
                 message = f"{where}: {message}"
         super().__init__(message)
+        self.words = dict(words or {})
 
-    def renamed(self, name: str) -> InvalidOption:
-        """The same error naming the option ``name`` (unchanged when it was raised with a plain message)."""
+    def renamed(self, name: str, words: Mapping[str, str] | None = None) -> InvalidOption:
+        """The same error naming the option ``name``, and the other options it names as ``words`` says
+        (unchanged when it was raised with a plain message)."""
         if self.name is None:
             return self
-        return type(self)(name=name, problem=self.problem, value=self.value, where=self.where)
+        return type(self)(name=name, problem=self.problem, value=self.value, where=self.where, words=words)
 
     def within(self, where: str) -> InvalidOption:
         """The same error prefixed by ``where`` (a file the value was read from)."""
         if self.name is None:
             return type(self)(f"{where}: {self}")
-        return type(self)(name=self.name, problem=self.problem, value=self.value, where=where)
+        return type(self)(name=self.name, problem=self.problem, value=self.value, where=where, words=self.words)
 
 
 class WorkerLost(LsplitsError):

@@ -173,7 +173,7 @@ PARAMS: dict[str, Param] = {
     "models": Param(Names(), optional=True),
     "query_field": Param(Text(), optional=True, why="a field name"),
     "label_field": Param(Text(), optional=True, why="a field name"),
-    "prompt_template": Param(Text(empty=True), optional=True),
+    "prompt_template": Param(Text(empty=True)),
     "lm": Param(Text(), why="'scratch', a Hub model id or a model folder"),
     "token_budget": Param(WHOLE_FROM_1, optional=True),
     # training (the LM folds, the scratch LM, the task models of difficulty)
@@ -233,18 +233,17 @@ def refuse(name: str, problem: str, value: Any) -> InvalidOption:
     return InvalidOption(name=name, problem=problem, value=value)
 
 
-def renamed(keywords: dict[str, Any], old: str, new: str, *, owner: str) -> dict[str, Any]:
-    """``keywords`` with the deprecated keyword ``old`` moved to ``new`` (a FutureWarning names both); refused
-    when both are given. For callers that keep an old name working for one release."""
-    if old not in keywords:
-        return keywords
-    if new in keywords:
+def old_name(owner: str, new: str, value: Any, old: str, old_value: Any, *, unset: Any = None) -> Any:
+    """The value of keyword ``new``, or of its deprecated name ``old`` (with a FutureWarning naming both) when
+    only that one is given (``unset``: the value of a keyword not given). Refused when both are given. Keeps an
+    old name working for one release."""
+    if old_value is unset:
+        return value
+    if value is not unset:
         raise InvalidOption(f"{owner}: give {new} or its old name {old}, not both")
     warnings.warn(f"{owner}: {old} is renamed {new}; {old} stops working in the next release", FutureWarning,
                   stacklevel=3)
-    keywords = dict(keywords)
-    keywords[new] = keywords.pop(old)
-    return keywords
+    return old_value
 
 
 def spelled(exc: InvalidOption, names: Mapping[str, str]) -> InvalidOption:

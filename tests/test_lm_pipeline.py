@@ -92,7 +92,7 @@ def test_prompted_setting_scores_with_the_frozen_model(full_run, tmp_path):
 
 @pytest.mark.parametrize("kwargs, error, pattern", [
     (dict(lm="scratch", setting="pt"), ConfigError, "needs a pretrained LM"),
-    (dict(lm="scratch", setting="zero-shot"), ConfigError, "unknown setting"),
+    (dict(lm="scratch", setting="zero-shot"), ConfigError, "setting must be 'ft'"),
     (dict(lm="scratch", folds=1), ConfigError, "folds must be between 2"),
     (dict(lm="/no/such/model", setting="pt"), ConfigError, "no such folder /no/such/model"),
 ])

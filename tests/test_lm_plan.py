@@ -35,12 +35,12 @@ def test_prompting_needs_a_pretrained_lm_and_trains_nothing():
     assert (prompted.folds, prompted.train_config, prompted.scratch_config) == (0, None, None)
     assert needs_pretrained("pt") and not needs_pretrained("ft")
     assert not runs_with(SCRATCH, "pt") and runs_with(SCRATCH, "ft") and runs_with("gpt2", "pt")
-    with pytest.raises(ConfigError, match="--setting pt needs a pretrained LM"):
+    with pytest.raises(ConfigError, match="setting 'pt' needs a pretrained LM"):
         RunPlan.make(SCRATCH, "pt")
 
 
 @pytest.mark.parametrize("arguments, message", [
-    (dict(setting="xx"), "unknown setting 'xx'"),
+    (dict(setting="xx"), "setting must be 'ft' .* got 'xx'"),
     (dict(folds=1), "folds must be between 2"),
     (dict(seed=-1), "seed must be a whole number >= 0"),
     (dict(max_steps=0), "max_steps must be a whole number >= 1"),

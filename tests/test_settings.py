@@ -12,7 +12,7 @@ import pytest
 
 from lsplits.building.settings import BuildSettings, ScoreSettings
 from lsplits.cli.parser import main, parse_args
-from lsplits.errors import ConfigError
+from lsplits.errors import ConfigError, InvalidOption
 
 WORDS = ["red", "blue", "cat", "dog", "runs", "sleeps", "big", "small", "house", "tree", "under", "near"]
 
@@ -25,24 +25,25 @@ def test_defaults_live_on_the_class_and_the_cli_reads_them(tmp_path):
 
 
 @pytest.mark.parametrize(("fields", "message"), [
-    ({"folds": 1}, r"folds \(--folds\) must be a whole number of at least 2, got 1"),
-    ({"seed": -1}, r"seed \(--seed\) must be a whole number of at least 0"),
-    ({"max_steps": 0}, r"max_steps \(--max-steps\)"),
-    ({"eval_size": 1.5}, r"eval_size \(--eval-size\) as a fraction must lie in \(0, 1\)"),
-    ({"eval_size": 0}, r"eval_size \(--eval-size\) as a count must be at least 1"),
-    ({"eval_size": "0.2"}, r"must be a count or a fraction"),
-    ({"configs": []}, r"configs \(--configs\) must be a non-empty list"),
-    ({"lm": ""}, r"lm \(--lm\)"),
+    ({"folds": 1}, r"^folds must be a whole number >= 2, got 1$"),
+    ({"seed": -1}, r"^seed must be a whole number >= 0 \(a random seed\), got -1$"),
+    ({"max_steps": 0}, r"^max_steps must be a whole number >= 1, got 0$"),
+    ({"eval_size": 1.5}, r"^eval_size must be a count \(a whole number >= 1\) or a fraction in \(0, 1\), got 1.5$"),
+    ({"eval_size": 0}, r"^eval_size must be .*, got 0$"),
+    ({"eval_size": "0.2"}, r"^eval_size must be .*, got '0.2'$"),
+    ({"configs": []}, r"^configs must be a non-empty list of names, got \[\]$"),
+    ({"lm": ""}, r"^lm must be a non-empty string \('scratch', a Hub model id or a model folder\), got ''$"),
 ])
 def test_bad_build_settings_are_refused_when_built(fields, message):
-    with pytest.raises(ConfigError, match=message):
+    with pytest.raises(InvalidOption, match=message) as caught:
         BuildSettings(**fields)
+    assert isinstance(caught.value, ValueError) and isinstance(caught.value, ConfigError)
 
 
 def test_score_settings_refuse_prompting_the_scratch_lm_and_unknown_settings():
-    with pytest.raises(ConfigError, match="--setting pt needs a pretrained LM"):
+    with pytest.raises(InvalidOption, match="^setting 'pt' needs a pretrained LM"):
         ScoreSettings(setting="pt")
-    with pytest.raises(ConfigError, match=r"unknown setting \(--setting\) 'zero-shot'"):
+    with pytest.raises(InvalidOption, match=r"^setting must be 'ft' .*, got 'zero-shot'$"):
         ScoreSettings(setting="zero-shot", lm="gpt2")
 
 
@@ -122,7 +123,7 @@ def test_a_bad_settings_file_is_one_line_before_any_work(tmp_path, capsys):
     bad.write_text(json.dumps({"settings": {"folds": 1}}))
     assert main(["build", "--settings", str(bad), "--data-files", "x.jsonl", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and "lsplits.json: folds (--folds) must be a whole number of at least 2" in err
+    assert err.count("\n") == 0 and "lsplits.json: folds must be a whole number >= 2, got 1" in err
     assert not (tmp_path / "o").exists()
 
 

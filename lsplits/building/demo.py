@@ -32,7 +32,7 @@ from lsplits.building.pipeline import DatasetSpec, build_splits, export_dataset
 from lsplits.building.settings import DEFAULT_EVAL_FRACTION, BuildSettings
 from lsplits.data.loading import prepare_examples
 from lsplits.data.synthetic import DEMO_TASK, has_rare_word, is_rare_construction, make_demo_dataset
-from lsplits.errors import ConfigError, InvalidOption
+from lsplits.errors import ConfigError
 from lsplits.io import atomic_path, cache_folder, check_output, record_files
 from lsplits.lm.defaults import SCRATCH_LM
 from lsplits.params import WHOLE_FROM_1, Param, check
@@ -73,8 +73,7 @@ class DemoSettings:
 
     def __post_init__(self) -> None:
         self.build_settings()  # checks seed and eval size as a build does
-        if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 1:
-            raise InvalidOption(f"n (--n) must be a whole number of at least 1, got {self.n!r}")
+        check("n", self.n)
 
     def build_settings(self) -> BuildSettings:
         """The :class:`BuildSettings` of the demo's build (recorded in its ``lsplits.json``)."""

@@ -1,9 +1,9 @@
 """What ``lsplits score`` and ``lsplits build`` compute: one frozen, self-checking settings object each.
 
 :class:`ScoreSettings` and :class:`BuildSettings` own their defaults (the CLI reads them from here, its
-help prints them with ``%(default)s``), check themselves when built (:class:`~lsplits.errors.ConfigError`,
-one line naming the setting) and hold every choice that changes a result: the data and its fields, the
-prompt template, the LM, folds, seed, training steps, configs and eval size. How a run goes (output
+help prints them with ``%(default)s``), check themselves when built (one line naming the setting) and hold every choice that changes a result: the data and its fields, the
+prompt template, the LM, folds, seed, training steps, configs and eval size; each option's rule is
+:data:`lsplits.params.PARAMS`' (an :class:`~lsplits.errors.InvalidOption`, a ValueError). How a run goes (output
 folder, cache, progress bars, ``torch.compile``) is not a setting: it changes no number. A build writes
 ``dataclasses.asdict(settings)`` into ``lsplits.json`` and its card, and :meth:`BuildSettings.from_file`
 reads it back, so ``lsplits build --settings DIR/lsplits.json`` reproduces the build.
@@ -13,7 +13,7 @@ reads it back, so ``lsplits build --settings DIR/lsplits.json`` reproduces the b
 >>> BuildSettings(folds=1)
 Traceback (most recent call last):
 ...
-lsplits.errors.ConfigError: folds (--folds) must be a whole number of at least 2, got 1
+lsplits.errors.InvalidOption: folds must be a whole number >= 2, got 1
 """
 
 from __future__ import annotations
@@ -21,17 +21,18 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from lsplits.data.loading import DEFAULT_MISSING_LABELS, LoadOptions
 from lsplits.data.tasks import DEFAULT_SETTING, Setting, resolve_setting
-from lsplits.errors import ConfigError
-from lsplits.lm.defaults import DEFAULT_FOLDS, PT_NEEDS_PRETRAINED, SCRATCH_LM  # also read from here
+from lsplits.errors import ConfigError, InvalidOption
+from lsplits.io import RECORD_MARK
+from lsplits.lm.defaults import DEFAULT_FOLDS, PT_NEEDS_PRETRAINED, SCRATCH_LM, check_prompted  # noqa: F401
 from lsplits.lm.dtype import DEFAULT_DTYPE, check_dtype
+from lsplits.params import check
 
 logger = logging.getLogger(__name__)
 
@@ -52,42 +53,14 @@ def option_name(field: str) -> str:
     return "--" + field.replace("_", "-")
 
 
-def _refuse(field: str, problem: str, value: Any) -> ConfigError:
-    return ConfigError(f"{field} ({option_name(field)}) {problem}, got {value!r}")
-
-
-def _whole(field: str, value: Any, minimum: int, *, optional: bool = False) -> None:
-    if optional and value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise _refuse(field, f"must be a whole number of at least {minimum}", value)
-
-
-def _names(field: str, value: Any, *, optional: bool = True) -> tuple[str, ...] | None:
-    """``value`` as a tuple of non-empty strings (lists read from JSON become tuples)."""
-    if value is None and optional:
-        return None
-    if isinstance(value, str) or not isinstance(value, Sequence) or not value \
-            or not all(isinstance(item, str) and item for item in value):
-        raise _refuse(field, "must be a non-empty list of names", value)
-    return tuple(value)
-
-
 def check_eval_size(eval_size: Any, field: str = "eval_size") -> int | float | None:
     """``eval_size`` if it has the shape of one: None (the dataset's default), a count of at least 1, or a
-    fraction strictly between 0 and 1. Whether it fits the dataset is checked when its size is known
-    (:func:`lsplits.building.pipeline.checked_eval_size`)."""
-    if eval_size is None:
-        return None
-    if isinstance(eval_size, bool) or not isinstance(eval_size, numbers.Real):
-        raise _refuse(field, "must be a count or a fraction", eval_size)
-    if isinstance(eval_size, numbers.Integral):
-        if eval_size < 1:
-            raise _refuse(field, "as a count must be at least 1", eval_size)
-        return int(eval_size)
-    if not 0 < float(eval_size) < 1:  # NaN fails this too
-        raise _refuse(field, "as a fraction must lie in (0, 1)", eval_size)
-    return float(eval_size)
+    fraction strictly between 0 and 1 (the rule of :data:`lsplits.params.PARAMS`). Whether it fits the
+    dataset is checked when its size is known (:func:`lsplits.building.pipeline.checked_eval_size`)."""
+    try:
+        return check("eval_size", eval_size)
+    except InvalidOption as exc:
+        raise exc.renamed(field) from None
 
 
 @dataclass(frozen=True)
@@ -127,22 +100,11 @@ class RunSettings:
     drop_labels: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.data is not None and not isinstance(self.data, str):
-            raise _refuse("data", "must be a builder name, a Hub id or a path", self.data)
-        object.__setattr__(self, "data_files", _names("data_files", self.data_files))
-        for name in ("query_field", "label_field"):
-            value = getattr(self, name)
-            if value is not None and (not isinstance(value, str) or not value):
-                raise _refuse(name, "must be a field name", value)
-        if not isinstance(self.prompt_template, str):
-            raise _refuse("prompt_template", "must be text", self.prompt_template)
-        if not isinstance(self.lm, str) or not self.lm:
-            raise _refuse("lm", "must be 'scratch', a Hub model id or a model folder", self.lm)
-        _whole("folds", self.folds, 2)
-        _whole("seed", self.seed, 0)
-        _whole("max_steps", self.max_steps, 1, optional=True)
-        object.__setattr__(self, "rename", _names("rename", self.rename or None) or ())
-        object.__setattr__(self, "drop_labels", _names("drop_labels", self.drop_labels or None) or ())
+        for name in ("data", "data_files", "query_field", "label_field", "lm", "folds", "seed", "max_steps"):
+            object.__setattr__(self, name, check(name, getattr(self, name)))  # lists read from JSON become tuples
+        check("prompt_template", self.prompt_template)
+        object.__setattr__(self, "rename", check("rename", self.rename or None) or ())
+        object.__setattr__(self, "drop_labels", check("drop_labels", self.drop_labels or None) or ())
         check_dtype(self.dtype)
         self.load_options()  # refuses a bad --missing-labels or --rename now, before any work
 
@@ -165,6 +127,8 @@ class RunSettings:
                               f"(known: {', '.join(sorted(known))})")
         try:
             return cls(**dict(values))
+        except InvalidOption as exc:
+            raise exc.within(source) from None
         except ConfigError as exc:
             raise ConfigError(f"{source}: {exc}") from None
 
@@ -181,6 +145,10 @@ class RunSettings:
             raise ConfigError(f"--settings {path}: not a readable JSON file ({exc})") from None
         if not isinstance(document, dict):
             raise ConfigError(f"--settings {path}: expected a JSON object of settings")
+        writer = document.get(RECORD_MARK)
+        if isinstance(writer, str) and writer != "lsplits build":
+            raise ConfigError(f"--settings {path}: the settings record of `{writer}` (written beside its output), "
+                              "not of a build; give a built folder's lsplits.json")
         if "files" in document and SETTINGS_KEY not in document:
             raise ConfigError(f"--settings {path}: this lsplits.json records no settings (written by an older "
                               "lsplits, or not by build)")
@@ -209,9 +177,8 @@ class ScoreSettings(RunSettings):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        resolve_setting(self.setting, what="setting (--setting)")
-        if self.lm == SCRATCH_LM and self.setting == "pt":
-            raise ConfigError(PT_NEEDS_PRETRAINED)
+        resolve_setting(self.setting)
+        check_prompted(self.lm, self.setting)
 
 
 @dataclass(frozen=True)
@@ -230,5 +197,5 @@ class BuildSettings(RunSettings):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        object.__setattr__(self, "configs", _names("configs", self.configs))
+        object.__setattr__(self, "configs", check("configs", self.configs))
         object.__setattr__(self, "eval_size", check_eval_size(self.eval_size))

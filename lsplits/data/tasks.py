@@ -104,11 +104,11 @@ def resolve_setting(value: object, *, what: str = "setting") -> Setting:
     >>> resolve_setting("xx")
     Traceback (most recent call last):
     ...
-    lsplits.errors.InvalidOption: unknown setting 'xx'; use 'ft' (k-fold fine-tuned LM) or 'pt' (frozen pretrained LM with a prompt)
+    lsplits.errors.InvalidOption: setting must be 'ft' (k-fold fine-tuned LM) or 'pt' (frozen pretrained LM with a prompt), got 'xx'
     """
     if value not in SETTINGS:
         choices = " or ".join(f"{name!r} ({SETTING_HELP[name]})" for name in SETTINGS)
-        raise InvalidOption(f"unknown {what} {value!r}; use {choices}")
+        raise InvalidOption(name=what, problem=f"must be {choices}", value=value)
     return value  # type: ignore[return-value]
 
 

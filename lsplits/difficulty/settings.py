@@ -10,19 +10,17 @@ report's ``settings.json`` and the dataset's ``lsplits.json``. Torch-free, so ``
 >>> DifficultySettings(epochs=0)
 Traceback (most recent call last):
 ...
-lsplits.errors.InvalidOption: --epochs 0: must be positive
+lsplits.errors.InvalidOption: epochs must be a number > 0, got 0
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
-import numbers
 from dataclasses import dataclass
 from typing import Any
 
-from lsplits.errors import ConfigError, InvalidOption
 from lsplits.lm.dtype import DEFAULT_DTYPE, check_dtype
+from lsplits.params import check
 from lsplits.uncertainty.prr import DEFAULT_BOOTSTRAP
 
 CLASSIFIER_LR = 5e-5
@@ -65,34 +63,16 @@ class DifficultySettings:
 
     def __post_init__(self) -> None:
         for name in ("models", "configs"):
-            value = getattr(self, name)
-            if value is not None:
-                if isinstance(value, str) or not all(isinstance(item, str) and item for item in value) or not value:
-                    raise ConfigError(f"--{name.rstrip('s')}: expected names, got {value!r}")
-                object.__setattr__(self, name, tuple(dict.fromkeys(value)))
-        _check("--epochs", self.epochs, above=0)
-        _check("--lr", self.lr, above=0, optional=True)
-        _check("--max-steps", self.max_steps, minimum=1, whole=True, optional=True)
-        _check("--batch-size", self.batch_size, minimum=1, whole=True)
-        _check("--max-length", self.max_length, minimum=8, whole=True)
-        _check("--max-train-examples", self.max_train_examples, minimum=2, whole=True, optional=True)
-        _check("--evals-per-epoch", self.evals_per_epoch, minimum=1, whole=True)
-        _check("--seed", self.seed, minimum=0, whole=True)
-        _check("--bootstrap", self.n_bootstrap, minimum=0, whole=True)
+            value = check(name, getattr(self, name))
+            object.__setattr__(self, name, None if value is None else tuple(dict.fromkeys(value)))
+        for name in ("epochs", "max_steps", "batch_size", "max_length", "max_train_examples", "evals_per_epoch",
+                     "seed", "n_bootstrap"):
+            object.__setattr__(self, name, check(name, getattr(self, name)))
+        if self.lr is not None:
+            object.__setattr__(self, "lr", check("lr", self.lr))
         check_dtype(self.dtype)
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as a dict (``dataclasses.asdict``), as the report and ``lsplits.json`` record them."""
         return dataclasses.asdict(self)
 
-
-def _check(option: str, value: Any, *, minimum: float | None = None, above: float | None = None,
-           whole: bool = False, optional: bool = False) -> None:
-    if optional and value is None:
-        return
-    number = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-    ok = number and (not whole or isinstance(value, numbers.Integral)) \
-        and (minimum is None or value >= minimum) and (above is None or value > above)
-    if not ok:
-        limit = "positive" if above == 0 else "0 or more" if minimum == 0 else f"at least {minimum}"
-        raise InvalidOption(f"{option} {value}: must be {limit}{' (a whole number)' if whole else ''}")

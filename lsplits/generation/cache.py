@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lsplits.errors import DataError, InvalidOption
+from lsplits.errors import DataError
 from lsplits.generation.inputs import DEFAULT_SPLIT, BeamInputs
 from lsplits.generation.models import check_model, load_generator
 from lsplits.generation.search import (
@@ -23,6 +23,7 @@ from lsplits.generation.search import (
     generate_beams,
 )
 from lsplits.lm.dtype import DEFAULT_DTYPE, check_dtype
+from lsplits.params import check, check_choice
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +48,7 @@ CANDIDATE_SETTINGS = ("k", "prompt_template", "max_new_tokens", "shard_size")
 @dataclass(frozen=True)
 class BeamSettings:
     """What ``lsplits beams`` computes besides the model: which inputs, how many candidates of what length.
-    Owns the CLI's defaults and checks itself when built (ConfigError naming the option).
+    Owns the CLI's defaults and checks itself when built (:func:`lsplits.params.check`, naming the option).
 
     Attributes:
         k: beam width = candidates per input.
@@ -75,14 +76,9 @@ class BeamSettings:
     dtype: str = DEFAULT_DTYPE
 
     def __post_init__(self) -> None:
-        for name in ("k", "max_new_tokens", "shard_size"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InvalidOption(f"--{name.replace('_', '-')} must be at least 1, got {value!r}")
-        if self.token_budget is not None and (not isinstance(self.token_budget, int) or self.token_budget < 1):
-            raise InvalidOption(f"--token-budget must be at least 1, got {self.token_budget!r}")
-        if self.format not in FORMATS:
-            raise InvalidOption(f"--format {self.format!r} is not one of {', '.join(FORMATS)}")
+        for name in ("k", "max_new_tokens", "shard_size", "token_budget"):
+            check(name, getattr(self, name))
+        check_choice("format", self.format, FORMATS)
         check_template(self.prompt_template)
         check_dtype(self.dtype)
 

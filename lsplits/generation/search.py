@@ -5,12 +5,12 @@ under a token budget (beam search keeps ``k * (input + max_new_tokens)`` tokens)
 from __future__ import annotations
 
 import logging
-import numbers
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from lsplits.errors import ConfigError, DataError, InvalidInput, InvalidOption
+from lsplits.errors import ConfigError, DataError, InvalidInput
 from lsplits.lm.dtype import DEFAULT_DTYPE
+from lsplits.params import check
 
 logger = logging.getLogger(__name__)
 
@@ -44,12 +44,9 @@ def check_template(template: str | None) -> None:
 
 
 def _check_count(value: object, argument: str) -> int:
-    """``value`` as a whole number >= 1; InvalidOption naming ``argument`` otherwise (a string, a float, 0)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise InvalidOption(f"{argument} must be a whole number >= 1, got {value!r} ({type(value).__name__})")
-    if value < 1:
-        raise InvalidOption(f"{argument} must be at least 1, got {value}")
-    return int(value)
+    """``value`` as a whole number >= 1 (the rule of :data:`lsplits.params.PARAMS`); InvalidOption naming
+    ``argument`` otherwise (a string, a float, 0)."""
+    return check(argument, value)
 
 
 def check_texts(texts: object, argument: str = "texts") -> list[str]:

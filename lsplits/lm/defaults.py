@@ -17,5 +17,18 @@ PT_NEEDS_PRETRAINED = ("--setting pt needs a pretrained LM (--lm gpt2, a Hub id 
                        "scratch: the scratch LM has to be trained first (--setting ft)")
 """Why the scratch LM cannot score prompted (it exists only once trained on the data)."""
 
+PRETRAINED_ONLY = "needs a pretrained LM for prompting; the scratch LM has none until it is trained on the data"
+"""Why a ``pt`` config is not built with the scratch LM (the card and ``lsplits.json`` say it)."""
+
 DEFAULT_FOLDS = 3
 """k of the k-fold fine-tuned setting when none is given (the paper's)."""
+
+
+def check_prompted(lm: str, setting: str) -> None:
+    """The one rule that the scratch LM cannot score prompted (``setting="pt"``): InvalidOption naming
+    ``setting`` (and ``lm``) in the caller's words, for the settings, the plan, the API and the CLI alike."""
+    if str(lm) == SCRATCH_LM and setting == "pt":
+        from lsplits.errors import InvalidOption
+
+        raise InvalidOption(name="setting", problem=f"'pt' {PRETRAINED_ONLY}: give a pretrained {{opt:lm}} (gpt2, a "
+                            "Hub id or a local model folder), or {opt:setting} 'ft' to train the scratch LM in folds")

@@ -19,17 +19,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from lsplits.data.tasks import resolve_setting
-from lsplits.errors import ConfigError, InvalidOption
-from lsplits.lm.defaults import DEFAULT_FOLDS, PT_NEEDS_PRETRAINED, SCRATCH_LM
+from lsplits.errors import InvalidOption
+from lsplits.lm.defaults import DEFAULT_FOLDS, SCRATCH_LM, check_prompted
+from lsplits.lm.defaults import PRETRAINED_ONLY as PRETRAINED_ONLY  # read from here too
 from lsplits.lm.dtype import DEFAULT_DTYPE, check_dtype, config_parameters, resolve_dtype
-from lsplits.lm.finetune import TrainConfig, check_setting
+from lsplits.lm.finetune import TrainConfig
 from lsplits.lm.scratch import ScratchConfig
+from lsplits.params import check
 
 SCRATCH = SCRATCH_LM
 """The ``lm`` name of the small GPT-2 trained from random weights on the data itself (offline)."""
 
-PRETRAINED_ONLY = "needs a pretrained LM for prompting; --lm scratch has none"
-"""Why a ``pt`` config is not built with the scratch LM (the card and ``lsplits.json`` say it)."""
 
 
 def needs_pretrained(setting: str) -> bool:
@@ -84,10 +84,9 @@ class RunPlan:
         lm = str(lm)
         check_dtype(dtype)
         setting = resolve_setting(setting)
-        if not runs_with(lm, setting):
-            raise ConfigError(PT_NEEDS_PRETRAINED)
-        check_setting("the run's", "seed", seed, whole=True, minimum=0)
-        check_setting("the run's", "max_steps", max_steps, whole=True, minimum=1, optional=True)
+        check_prompted(lm, setting)
+        check("seed", seed)
+        check("max_steps", max_steps)
         if needs_pretrained(setting):
             return cls(lm=lm, setting=setting, folds=0, seed=seed, train_config=None, scratch_config=None,
                        dtype=dtype)

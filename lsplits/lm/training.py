@@ -17,8 +17,6 @@ once per process and so changes the warm-up with the number of processes).
 from __future__ import annotations
 
 import dataclasses
-import math
-import numbers
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +29,7 @@ from lsplits.errors import ConfigError, DataError, InvalidOption
 from lsplits.lm.distributed import use_cpu
 from lsplits.lm.dtype import DEFAULT_DTYPE, autocast, check_dtype, model_dtype
 from lsplits.lm.model_files import first_line
+from lsplits.params import Interval, Param, check
 
 SCHEDULES = ("constant", "linear")
 """After the linear warm-up: ``constant`` (the paper's LM fine-tuning) or ``linear`` decay to 0 at the last step."""
@@ -38,22 +37,19 @@ SCHEDULES = ("constant", "linear")
 
 def check_setting(owner: str, name: str, value: Any, *, whole: bool = False, minimum: float | None = None,
                   above: float | None = None, below: float | None = None, optional: bool = False) -> None:
-    """Raise InvalidOption (a ConfigError) unless ``value`` is a finite number (whole, if asked) in the given range.
+    """Raise InvalidOption (a ValueError) unless ``value`` is a finite number (whole, if asked) in the given range,
+    in the words of :mod:`lsplits.params`, naming ``OWNER NAME`` (an internal config's field, not a user's option).
 
-    ``minimum`` is inclusive, ``above`` and ``below`` exclusive; ``optional`` also accepts None.
-    A training step count of 0 would silently score with the untrained initial weights.
+    ``minimum`` is inclusive, ``above`` and ``below`` exclusive (not both bounds below); ``optional`` also
+    accepts None. A training step count of 0 would silently score with the untrained initial weights.
     """
-    if optional and value is None:
-        return
-    number = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-    ok = number and (not whole or isinstance(value, numbers.Integral)) \
-        and (minimum is None or value >= minimum) and (above is None or value > above) \
-        and (below is None or value < below)
-    if not ok:
-        bounds = " and ".join(f"{rule} {bound:g}" for rule, bound in ((">=", minimum), (">", above), ("<", below))
-                              if bound is not None)
-        kind = "a whole number" if whole else "a number"
-        raise InvalidOption(f"{owner} {name} must be {kind}{' ' + bounds if bounds else ''}, got {value!r}")
+    low, closed_low = (minimum, True) if minimum is not None else (above, False)
+    closed = ("both" if closed_low else "right") if below is None else ("left" if closed_low else "neither")
+    rule = Interval(whole=whole, low=low, high=below, closed=closed)
+    try:
+        check(name, value, Param(rule, optional=optional))
+    except InvalidOption as exc:
+        raise exc.renamed(f"{owner} {name}") from None
 
 
 @dataclass(frozen=True)

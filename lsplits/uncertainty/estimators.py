@@ -50,6 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lsplits.errors import InvalidInput, InvalidOption
+from lsplits.params import check
 from lsplits.uncertainty._stacks import as_stack, one_or_many, symmetric_stack
 from lsplits.uncertainty.options import check_ecc_threshold, check_names, check_number
 
@@ -352,11 +353,8 @@ class EstimatorSettings:
 
     def check(self) -> None:
         """Raise InvalidOption for a value no estimator accepts (before any long computation)."""
-        if not 0.0 < self.sets_threshold <= 1.0:
-            raise InvalidOption(f"the semantic-set threshold must be in (0, 1], got {self.sets_threshold}")
-        if not self.kle_t > 0:
-            raise InvalidOption(f"the KLE heat-kernel time t must be positive, got {self.kle_t}")
-        check_ecc_threshold(self.ecc_threshold)
+        for name in ("ecc_threshold", "sets_threshold", "kle_t"):
+            check(name, getattr(self, name))
 
 
 def check_estimators(names: Sequence[str]) -> tuple[str, ...]:

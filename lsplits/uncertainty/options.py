@@ -1,8 +1,8 @@
 """Range checks of the numeric options shared by the estimators, PRR, ``lsplits ue`` and the metric modules.
 
 One place decides what a valid ``ecc_threshold``, ``max_rejection``, ``confidence``, ``n_bootstrap`` or
-``seed`` is (``bad_below`` for the AMR qualities of a study; ``max_risk``, ``delta`` and the calibration
-fraction of selective prediction), so the CLI, the Python API and the evaluate modules refuse the same values with the same
+``seed`` is (``bad_below`` for the AMR qualities of a study; ``target_risk``, ``delta`` and the calibration
+fraction of selective prediction): the rule of each is :data:`lsplits.params.PARAMS`', so the CLI, the Python API and the evaluate modules refuse the same values with the same
 one-line message (naming the option as the caller spells it: ``--ecc-threshold`` on the command line,
 ``ecc_threshold`` in Python). A NaN is never in range.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 import numbers
 
 from lsplits.errors import InvalidOption
+from lsplits.params import check
 
 
 def check_number(value: object, option: str) -> float:
@@ -36,68 +37,54 @@ def check_names(values: object, argument: str) -> tuple[str, ...]:
     return tuple(name.lower() for name in names)
 
 
-def _in_interval(value: object, option: str, high: float, *, closed: bool, why: str) -> float:
-    """``value`` as a number in (0, high] (``closed``) or (0, high), else InvalidOption saying ``why``."""
-    number = check_number(value, option)
-    if not (0.0 < number <= high if closed else 0.0 < number < high):
-        raise InvalidOption(f"{option} must be in (0, {high:g}{']' if closed else ')'} ({why}), got {value!r}")
-    return number
+def _checked(name: str, value: object, option: str) -> float | int | None:
+    """:func:`lsplits.params.check` of ``name``, the error naming ``option`` (the caller's spelling)."""
+    try:
+        return check(name, value)
+    except InvalidOption as exc:
+        raise exc.renamed(option) from None
 
 
 def check_ecc_threshold(value: object, option: str = "ecc_threshold") -> float:
     """The Ecc eigenvalue threshold, in (0, 2] (the normalised Laplacian's spectrum lies in [0, 2])."""
-    return _in_interval(value, option, 2, closed=True, why="eigenvalues of the normalised Laplacian lie in [0, 2]")
+    return _checked("ecc_threshold", value, option)
 
 
 def check_max_rejection(value: object, option: str = "max_rejection") -> float:
     """The largest rejection rate in the PRR area, in (0, 1]."""
-    return _in_interval(value, option, 1, closed=True, why="a rejection rate; 1 = the whole curve")
+    return _checked("max_rejection", value, option)
 
 
 def check_confidence(value: object, option: str = "confidence") -> float:
     """The confidence level of the bootstrap interval, in (0, 1)."""
-    return _in_interval(value, option, 1, closed=False, why="for example 0.95")
+    return _checked("confidence", value, option)
 
 
 def check_bad_below(value: object, option: str = "bad_below") -> float | None:
     """The quality under which a prediction is bad, in (0, 1] (AMR qualities lie in [0, 1]; at 0 none is bad)."""
-    if value is None:
-        return None
-    number = check_number(value, option)
-    if not 0.0 < number <= 1.0:
-        raise InvalidOption(f"{option} must be in (0, 1] (a quality: Smatch++, S2Match and SemBLEU lie in [0, 1], "
-                            f"and below 0 no prediction would be bad), got {value!r}")
-    return number
-
-
-def _whole(value: object, option: str, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise InvalidOption(f"{option} must be a whole number >= 0 ({what}), got {value!r}")
-    if value < 0:
-        raise InvalidOption(f"{option} must be >= 0 ({what}), got {value!r}")
-    return int(value)
+    return _checked("bad_below", value, option)
 
 
 def check_n_bootstrap(value: object, option: str = "n_bootstrap") -> int:
     """The number of bootstrap resamples, a whole number >= 0 (0 = no interval)."""
-    return _whole(value, option, "bootstrap resamples; 0 = no interval")
+    return _checked("n_bootstrap", value, option)
 
 
 def check_seed(value: object, option: str = "seed") -> int:
     """A random seed, a whole number >= 0 (what numpy's generators accept)."""
-    return _whole(value, option, "a random seed")
+    return _checked("seed", value, option)
 
 
-def check_target_risk(value: object, option: str = "max_risk") -> float:
+def check_target_risk(value: object, option: str = "target_risk") -> float:
     """The selective risk to certify (mean loss of the accepted outputs), in (0, 1): losses lie in [0, 1]."""
-    return _in_interval(value, option, 1, closed=False, why="a mean loss such as 1 - Smatch++")
+    return _checked("target_risk", value, option)
 
 
 def check_delta(value: object, option: str = "delta") -> float:
     """The allowed probability that the certified risk is exceeded, in (0, 1)."""
-    return _in_interval(value, option, 1, closed=False, why="for example 0.1")
+    return _checked("delta", value, option)
 
 
 def check_calibration_fraction(value: object, option: str = "calibration_fraction") -> float:
     """The share of the examples used to calibrate a selective threshold (the rest test it), in (0, 1)."""
-    return _in_interval(value, option, 1, closed=False, why="the rest is held out to test the threshold")
+    return _checked("calibration_fraction", value, option)
