@@ -22,7 +22,14 @@ from lsplits.building.card import CardInfo
 from lsplits.building.pipeline import BuildResult, DatasetSpec, build_splits, export_dataset, score_records
 from lsplits.building.settings import BuildSettings, ScoreSettings
 from lsplits.data.labels import decode_class_labels
-from lsplits.data.loading import LoadedData, LoadOptions, load_sources, prepare_examples
+from lsplits.data.loading import (
+    LoadedData,
+    LoadOptions,
+    dataset_sources,
+    hub_dataset,
+    load_sources,
+    prepare_examples,
+)
 from lsplits.data.tasks import DEFAULT_SETTING, Setting, generic_task, resolve_setting
 from lsplits.errors import ConfigError, DataError
 from lsplits.lm.defaults import PT_NEEDS_PRETRAINED
@@ -140,7 +147,11 @@ def resolve_data(data: Any = None, *, task: str | None = None, query_field: str 
                        for source, records, description in sources]
     else:
         name = Path(data_files[0].split("=")[-1]).stem if data_files else str(sources)
-        sources = load_sources(sources, data_files)
+        hub = None if data_files else hub_dataset(sources)  # a Hub id or dataset folder keeps its features
+        features = _input_features(hub)
+        sources = load_sources(sources, data_files) if hub is None else [
+            (source, decode_class_labels(records, features), description)
+            for source, records, description in dataset_sources(hub, str(sources))]
     spec = DatasetSpec(task=generic, card=CardInfo(pretty_name=f"{name} (Likelihood Splits)"))
     return spec, prepare_examples(sources, generic, options, features=features)
 

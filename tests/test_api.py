@@ -147,6 +147,13 @@ def test_input_features_are_kept_through_splits_write_load_dataset_and_score(cac
                            cache_dir=cache)
     assert list(scored["id"]) == list(by_id)
     check(scored, "score", {name: kind for name, kind in added.items() if name != "length"})
+    (tmp_path / "folder").mkdir()  # a dataset folder (or Hub id) is loaded with its features too
+    data.to_parquet(str(tmp_path / "folder" / "train.parquet"))
+    by_id = {f"train-{i}": example for i, example in enumerate(data)}
+    from_folder = lsplits.score(str(tmp_path / "folder"), query_field="text", lm="scratch", setting="ft", max_steps=2,
+                                folds=2, cache_dir=cache)
+    check(from_folder, "score of a folder", {name: kind for name, kind in added.items() if name != "length"})
+    assert list(from_folder["ll_score"]) == list(scored["ll_score"])
 
 
 def test_push_to_hub_is_one_commit_of_the_written_folder(built, hub_api, online, tmp_path):
@@ -197,7 +204,7 @@ def test_score_defaults_to_the_frozen_pretrained_lm(tmp_path):
                 for ex in loaded.examples]
     assert list(scored["ll_score"]) == pytest.approx([score for score, _ in expected], abs=1e-4)
     assert list(scored["ll_tokens"]) == [count for _, count in expected]
-    with pytest.raises(ConfigError, match=r"setting='pt' \(the default\) needs a pretrained lm.*setting='ft'"):
+    with pytest.raises(ConfigError, match=r"^setting 'pt' needs a pretrained LM.*a pretrained lm .*or setting 'ft'"):
         lsplits.score(data, query_field="text", lm="scratch")
 
 

@@ -348,19 +348,33 @@ def load_sources(data: str | None = None, data_files: Sequence[str] | None = Non
     """
     if data_files:
         return [(name, read_records(path), str(path)) for name, path in parse_data_files(data_files)]
+    dataset_dict = hub_dataset(data)
+    if dataset_dict is None:
+        path = Path(str(data)).expanduser()
+        return [(path.stem, read_records(path), str(path))]
+    return dataset_sources(dataset_dict, str(data), splits)
+
+
+def hub_dataset(data: str | None) -> Any:
+    """The ``datasets.DatasetDict`` of a Hub dataset id or a local dataset folder, or None when ``data`` is a
+    local file (read with :func:`read_records`); DataError in one line when there is none."""
     if not data:
         raise DataError("no data given: pass a Hub dataset id or --data-files")
     if Path(data).expanduser().is_file():
-        path = Path(data).expanduser()
-        return [(path.stem, read_records(path), str(path))]
+        return None
     if looks_like_path(data) and not Path(data).expanduser().exists():
         raise DataError("no such file or folder", source=data)
     import datasets
 
     try:
-        dataset_dict = datasets.load_dataset(data)
+        return datasets.load_dataset(data)
     except hub_failures() as exc:  # offline, missing repo, ...: one readable line
         raise DataError(f"cannot load the dataset from the Hub or folder: {_one_line(exc)}", source=data) from exc
+
+
+def dataset_sources(dataset_dict: Any, data: str, splits: Sequence[str] | None = None
+                    ) -> list[tuple[str, list[dict[str, Any]], str]]:
+    """The records of each split (``splits``, default all) of a ``DatasetDict`` loaded from ``data``, as sources."""
     names = list(splits) if splits else list(dataset_dict)
     return [(name, dataset_dict[name].to_list(), f"{data}[{name}]") for name in names]
 
