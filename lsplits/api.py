@@ -139,6 +139,7 @@ def resolve_data(data: Any = None, *, task: str | None = None, query_field: str 
     if not query_field:
         raise ConfigError("generic datasets need --query-field (query_field in Python): the text the LM scores")
     generic = generic_task(query_field, prompt_template or "", label_field)
+    sources_given = sources
     features = _input_features(data)
     if isinstance(sources, list):
         name = "data"
@@ -152,7 +153,9 @@ def resolve_data(data: Any = None, *, task: str | None = None, query_field: str 
         sources = load_sources(sources, data_files) if hub is None else [
             (source, decode_class_labels(records, features), description)
             for source, records, description in dataset_sources(hub, str(sources))]
-    spec = DatasetSpec(task=generic, card=CardInfo(pretty_name=f"{name} (Likelihood Splits)"))
+    hub_source = not isinstance(sources_given, list) and not data_files and not Path(name).exists()
+    spec = DatasetSpec(task=generic, card=CardInfo(pretty_name=f"{name} (Likelihood Splits)",  # re-split from a Hub id
+                                                   source_datasets=(name,) if hub_source else ()))
     return spec, prepare_examples(sources, generic, options, features=features)
 
 

@@ -251,3 +251,14 @@ def test_cli_help_of_analyze_folder_and_one_stage_option_for_both_pushes(caplog)
     assert "--stage-only is renamed --stage; --stage-only stops working in the next release" in caplog.text
     space_help = commands["push-space"].format_help()
     assert "of this checkout" not in space_help and "shipped with lsplits" in space_help
+
+
+def test_the_card_of_your_own_data_states_its_origin_and_steps_that_agree(built):
+    card = (built / "README.md").read_text(encoding="utf-8")
+    header = card.split("---")[1]
+    assert "source_datasets" not in header  # a local file: not "original", and no Hub source to name
+    assert "(offline demo setting)" not in card
+    flat = " ".join(card.split())
+    assert ("trains for 4 steps (AdamW, lr 0.002, rising linearly for all 4 steps (a warm-up of 30), never at the "
+            "peak, batch 32") in flat
+    assert "measured before the first step and after the last" in flat and "measured every 64 steps" not in flat

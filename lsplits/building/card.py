@@ -95,7 +95,7 @@ def render_card(info: CardInfo, folder: WrittenFolder, descriptions: Mapping[str
         "language": list(info.language),
         "task_categories": list(info.task_categories),
         "size_categories": [size_category(total)],
-        "source_datasets": list(info.source_datasets) or ["original"],
+        **({"source_datasets": list(info.source_datasets)} if info.source_datasets else {}),  # unknown: left out
         "tags": ["likelihood-splits", "long-tail", "generalization"],
         **dict(info.extra_yaml),
         "configs": folder.configs_yaml(),

@@ -311,11 +311,19 @@ def training_text(run: Any) -> str:
     if run.train_config is None:
         return f"In the `{run.setting}` setting the frozen LM scores every example; nothing is trained."
     config = run.train_config
-    warmup = f"linear warm-up over {config.warmup_steps} steps, then constant" if config.warmup_steps else "constant"
-    text = (f"In the `{run.setting}` setting each of the {run.folds} fold models trains for {config.max_steps} "
+    steps = config.max_steps
+    if not config.warmup_steps:
+        warmup = "constant"
+    elif config.warmup_steps >= steps:  # the run ends inside the warm-up: say so, not a schedule it never reaches
+        warmup = f"rising linearly for all {steps} steps (a warm-up of {config.warmup_steps}), never at the peak"
+    else:
+        warmup = f"linear warm-up over {config.warmup_steps} steps, then constant"
+    measured = (f"every {config.eval_every} steps" if config.eval_every < steps
+                else "before the first step and after the last")
+    text = (f"In the `{run.setting}` setting each of the {run.folds} fold models trains for {steps} "
             f"steps (AdamW, lr {config.lr:g}, {warmup}, batch {config.batch_size}, weight decay "
-            f"{config.weight_decay:g}), keeping the weights with the best validation perplexity, measured every "
-            f"{config.eval_every} steps on {config.val_fraction:.0%} of its training data.")
+            f"{config.weight_decay:g}), keeping the weights with the best validation perplexity, measured "
+            f"{measured} on {config.val_fraction:.0%} of its training data.")
     if run.scratch_config is not None:
         scratch = run.scratch_config
         text += (f" The scratch LM is a GPT-2 of {scratch.n_layer} layers, {scratch.n_head} heads and width "
@@ -328,7 +336,7 @@ def training_text(run: Any) -> str:
 def method_text(spec: DatasetSpec, result: BuildResult, settings: BuildSettings) -> str:
     """A few lines on how this dataset was built (LM, folds, training, eval size, seed)."""
     lm = settings.lm
-    lm_text = "a small GPT-2-style LM trained from scratch on the data (offline demo setting)" \
+    lm_text = "a small GPT-2-style LM trained from scratch on the data, offline" \
         if lm == SCRATCH_LM else f"`{lm}`"
     lines = [
         "Likelihood Splits (Godbole & Jia, 2023) re-split a dataset so that the examples a language model "
