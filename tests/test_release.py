@@ -30,8 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def _sources_key() -> str:
     """Hash of every file the sdist is built from (the package, the builders, the project files)."""
     digest = hashlib.sha256()
-    files = [ROOT / "pyproject.toml", ROOT / "README.md"]
-    files += sorted(p for folder in ("lsplits", "builders", "metrics", "spaces") for p in (ROOT / folder).rglob("*")
+    files = [ROOT / "pyproject.toml", ROOT / "README.md", ROOT / "MANIFEST.in"]
+    files += sorted(p for folder in ("lsplits", "builders", "metrics", "spaces", "docs") for p in (ROOT / folder).rglob("*")
                     if p.is_file() and "__pycache__" not in p.parts)
     for path in files:
         digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
@@ -60,6 +60,18 @@ def test_sdist_and_wheel_pass_twine_check(dist):
                                              f"lsplits-{lsplits.__version__}.tar.gz"]
     done = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", *files], capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.count("PASSED") == 2, done.stdout + done.stderr
+
+
+def test_the_sdist_ships_every_image_the_readme_shows(dist):
+    """The README (the PyPI page) links its figures by relative docs/ paths: the sdist carries them."""
+    import re
+    import tarfile
+
+    (sdist,) = dist.glob("*.tar.gz")
+    names = {name.split("/", 1)[1] for name in tarfile.open(sdist).getnames() if "/" in name}
+    images = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", (ROOT / "README.md").read_text(encoding="utf-8"))
+    assert len(images) == 5 and all(image.startswith("docs/") for image in images)
+    assert set(images) <= names and "docs/architecture.md" in names
 
 
 def test_the_wheel_holds_lsplits_alone_with_the_builders_inside(dist):
