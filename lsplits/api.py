@@ -32,7 +32,6 @@ from lsplits.data.loading import (
 )
 from lsplits.data.tasks import DEFAULT_SETTING, Setting, generic_task, resolve_setting
 from lsplits.errors import ConfigError, DataError
-from lsplits.lm.defaults import PT_NEEDS_PRETRAINED
 
 if TYPE_CHECKING:
     import datasets
@@ -389,15 +388,9 @@ def score(data: Any, *, query_field: str | None = ScoreSettings.query_field,
     from lsplits.building.export import dataset_schema, to_arrow
 
     named = task or (str(data) if isinstance(data, (str, os.PathLike)) else None)
-    try:
-        settings = ScoreSettings(data=named, query_field=query_field, prompt_template=prompt_template, lm=lm,
-                                 folds=folds, seed=seed, max_steps=max_steps, rename=_renames(rename),
-                                 setting=setting, dtype=dtype)
-    except ConfigError as exc:  # the rule is the settings'; the words here are the API's, not the CLI's
-        if str(exc) != PT_NEEDS_PRETRAINED:
-            raise
-        raise ConfigError(f"score(lm={lm!r}): setting='pt' (the default) needs a pretrained lm (a Hub id or a local "
-                          "model folder); pass setting='ft' to score with the scratch LM trained in folds") from None
+    settings = ScoreSettings(data=named, query_field=query_field, prompt_template=prompt_template, lm=lm,
+                             folds=folds, seed=seed, max_steps=max_steps, rename=_renames(rename),
+                             setting=setting, dtype=dtype)  # InvalidOption in Python's words (lm, setting)
     spec, loaded = resolve_data(data, task=task, query_field=query_field, prompt_template=prompt_template,
                                 options=settings.load_options())
     frame = score_loaded(spec, loaded, settings, cache_dir=cache_dir, progress=progress)
