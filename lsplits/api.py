@@ -178,8 +178,9 @@ class LikelihoodSplits(Mapping[str, "datasets.DatasetDict"]):
     """A Likelihood-Split build: config name -> ``datasets.DatasetDict`` with train / validation / test.
 
     Each split keeps every original field (a ``Dataset``'s features unchanged: ``ClassLabel``, ``Value`` dtypes,
-    sequences, nested columns) and adds the columns of :func:`likelihood_splits`, with the types the written
-    parquet files have. A config is turned into a DatasetDict when first read.
+    sequences, nested columns) and adds the columns of :func:`likelihood_splits`, typed as in the written parquet
+    files, except that a text label stays text here (the files store it as a ``ClassLabel``). A config is turned
+    into a DatasetDict when first read.
 
     >>> import tempfile
     >>> rows = [{"text": f"a {w} on a mat", "topic": t} for w in ["cat", "dog"] * 5 for t in "xy"]
