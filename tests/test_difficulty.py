@@ -136,6 +136,9 @@ def test_rerun_reuses_finished_configs_and_replaces_the_section(snli):
                  *TINY, "--dtype", "auto"]) == 0
     assert result_files(snli["report"]) == before
     assert (snli["folder"] / "README.md").read_text(encoding="utf-8").count("## Difficulty") == 1
+    recorded = json.loads((snli["report"] / "settings.json").read_text(encoding="utf-8"))
+    assert recorded["settings"]["dtype"] == "auto" and list(recorded["dtypes_used"].values()) == ["fp32"]
+    assert "Compute dtype: fp32." in (snli["report"] / "difficulty.md").read_text(encoding="utf-8")
 
 
 def test_buckets_and_projection_are_consistent_with_the_table(snli):

@@ -67,10 +67,13 @@ def test_beam_uncertainty_default_config_is_rouge_l():
     assert out["degmat"] == pytest.approx([degmat([[1, 1 - expected], [1 - expected, 1]]), 0.0])
 
 
-def test_unknown_config_is_refused():
-    module = evaluate.load("metrics/amr_similarity", "nonexistent")
-    with pytest.raises(ValueError, match="unknown metric 'nonexistent'"):
-        module.compute(predictions=["(a / b)"], references=["(a / b)"])
+def test_an_unknown_config_is_refused_at_load():
+    with pytest.raises(ValueError, match="unknown metric 'nonexistent'; use one of .*smatchpp"):
+        evaluate.load("metrics/amr_similarity", "nonexistent")
+    with pytest.raises(ValueError, match="unknown similarity 'smatchp'; use one of .*smatchpp"):
+        evaluate.load("metrics/beam_uncertainty", "smatchp")
+    with pytest.raises(ValueError, match="prr has no configs, got config name 'smatchpp'; load it without one"):
+        evaluate.load("metrics/prr", "smatchpp")
 
 
 def test_combine_two_metrics():

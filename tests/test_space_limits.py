@@ -179,3 +179,22 @@ def test_generated_beam_folders_of_earlier_requests_are_removed(tmp_path, monkey
     made = uncertainty_tab.generated_folder()
     assert made.parent == tmp_path and made.name.startswith("lsplits-generated-")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([made.name, "lsplits-generated-recent"])
+
+
+def test_a_hosted_space_answers_alike_for_server_paths_that_exist_and_that_do_not(tmp_path, monkeypatch):
+    from lsplits.errors import ConfigError
+
+    monkeypatch.setenv("SPACE_ID", "org/lsplits-demo")  # what a hosted Space sets
+    settings = space_settings(tmp_path, build_fixture_dataset(tmp_path / "demo"))
+    import splits_tab
+
+    assert settings.open_local is False
+    (tmp_path / "not-built").mkdir()
+    messages = []
+    for path in (tmp_path / "missing", tmp_path / "not-built", tmp_path / "demo" / "lsplits.json", "/etc"):
+        with pytest.raises(ConfigError) as caught:
+            splits_tab.built_dataset(str(path), settings)
+        messages.append(str(caught.value).replace(str(path), "PATH"))
+    assert len(set(messages)) == 1 and messages[0].endswith("or a Hub dataset repo id (org/name), not folders of its "
+                                                           "machine")
+    assert splits_tab.built_dataset(str(settings.demo_data), settings).configs == ["ll_split", "random"]

@@ -193,7 +193,18 @@ def settings_line(summary: DifficultySummary) -> str:
     return (f"Fine-tuned {steps} per config (batch {train.get('batch_size')}, lr {s.get('lr', '?')}, "
             f"max length {train.get('max_length')} tokens{cap}, seed {train.get('seed')}), checkpoint chosen on "
             f"validation {metric_name(summary.metric)}; intervals: percentile bootstrap over test examples "
-            f"({s.get('bootstrap', '?')} resamples).")
+            f"({s.get('bootstrap', '?')} resamples)." + _dtypes_text(s.get("dtypes_used") or {}))
+
+
+def _dtypes_text(dtypes: dict[str, str]) -> str:
+    """`` Compute dtype: MODEL bf16 autocast (...)`` for the report, from what each model resolved to."""
+    from lsplits.lm.dtype import dtype_text
+
+    if not dtypes:
+        return ""
+    if len(set(dtypes.values())) == 1:
+        return f" Compute dtype: {dtype_text(next(iter(dtypes.values())))}."
+    return " Compute dtype: " + "; ".join(f"{name} {dtype_text(dtype)}" for name, dtype in dtypes.items()) + "."
 
 
 def markdown_report(summary: DifficultySummary) -> str:

@@ -139,9 +139,13 @@ def run_difficulty(checked: Plan, *, progress: bool = True, keep_models: bool = 
     dataset = checked.dataset
     if dataset.folder is None and checked.card:
         logger.info("%s is a Hub repo: writing the report only (the card is not changed)", dataset.location)
+    # resolved once per model, so the work folder's key, the training and the report say the same dtype
+    resolved_of = {name: dataclasses.replace(settings, dtype=unloaded_model_dtype(settings.dtype, path, process_device()))
+                   for name, path in checked.models.items()}
     run_settings = {"dataset": dataset.location, "task": dataset.task, "models": checked.models,
                     "configs": checked.configs, "settings": checked.requested.to_dict(), "train": settings.to_dict(),
-                    "lr": settings.learning_rate(checked.kind), "bootstrap": checked.requested.n_bootstrap}
+                    "lr": settings.learning_rate(checked.kind), "bootstrap": checked.requested.n_bootstrap,
+                    "dtypes_used": {name: resolved.dtype for name, resolved in resolved_of.items()}}
     if is_main():
         checked.out.mkdir(parents=True, exist_ok=True)
         atomic_write_text(checked.out / SETTINGS_FILE, json.dumps(run_settings, indent=1))
@@ -151,8 +155,7 @@ def run_difficulty(checked: Plan, *, progress: bool = True, keep_models: bool = 
                        ", ".join(checked.configs))
     runs = {}
     for name, path in checked.models.items():
-        # resolved once per model, so the work folder's key and the training use the same dtype
-        resolved = dataclasses.replace(settings, dtype=unloaded_model_dtype(settings.dtype, path, process_device()))
+        resolved = resolved_of[name]
         for config in checked.configs:
             frames = dataset.load(config)
             folder = work_folder(checked.work_root, name, path, config, checked.kind, checked.labels, frames,

@@ -112,6 +112,14 @@ def metric_info(description: str, citation: str, inputs_description: str, column
     )
 
 
+def check_no_config(module: str, config_name: str) -> None:
+    """Refuse, at ``evaluate.load``, a config name for a module that has none (evaluate accepts any name)."""
+    if config_name != "default":
+        from lsplits.errors import InvalidOption
+
+        raise InvalidOption(f"{module} has no configs, got config name {config_name!r}; load it without one")
+
+
 def parse_numbers(text: str) -> list[float]:
     """``"0.1, 0.5 0.9" -> [0.1, 0.5, 0.9]`` (commas, spaces or new lines between numbers)."""
     return [float(part) for part in re.split(r"[,\s]+", text.strip()) if part]

@@ -7,6 +7,7 @@ The config name is the metric.
 import evaluate
 
 from lsplits.hub.metric_common import citation, metric_info
+from lsplits.similarity.registry import from_config_name
 from lsplits.uncertainty.quality import similarity_outputs
 
 _DEFAULT_METRIC = "smatchpp"
@@ -43,6 +44,7 @@ class AmrSimilarity(evaluate.Metric):
     """Per-example and corpus AMR similarity; the config name is the metric."""
 
     def _info(self):
+        from_config_name(self.config_name, _DEFAULT_METRIC, what="metric")  # an unknown one is refused at load
         return metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION,
                            {"predictions": "string", "references": "string"}, ["https://github.com/flipz357/smatchpp"])
 

@@ -7,6 +7,7 @@ The config name is the similarity function (``smatchpp``, ``smatch``, ``rougel``
 import evaluate
 
 from lsplits.hub.metric_common import citation, metric_info
+from lsplits.similarity.registry import from_config_name
 from lsplits.uncertainty.beam import LEXICAL_SIMILARITY, beam_uncertainty_outputs
 from lsplits.uncertainty.estimators import (
     DEFAULT_ECC_THRESHOLD,
@@ -61,6 +62,7 @@ class BeamUncertainty(evaluate.Metric):
     """Per-example uncertainty of beam candidates; the config name is the similarity function."""
 
     def _info(self):
+        from_config_name(self.config_name, LEXICAL_SIMILARITY)  # an unknown similarity is refused at load
         return metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, {"candidates": ["string"]},
                            ["https://openreview.net/forum?id=DWkJCSxKU5"])
 

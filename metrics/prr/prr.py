@@ -5,7 +5,7 @@ A thin evaluate wrapper over :mod:`lsplits.uncertainty.prr`; see README.md for t
 
 import evaluate
 
-from lsplits.hub.metric_common import citation, metric_info
+from lsplits.hub.metric_common import check_no_config, citation, metric_info
 from lsplits.uncertainty.prr import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE, DEFAULT_MAX_REJECTION, prr_outputs
 
 _DESCRIPTION = """\
@@ -43,6 +43,7 @@ class PRR(evaluate.Metric):
     """Prediction Rejection Ratio of uncertainty scores against qualities."""
 
     def _info(self):
+        check_no_config("prr", self.config_name)
         return metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION,
                            {"uncertainties": "float64", "qualities": "float64"}, ["https://aclanthology.org/P17-2008/"])
 

@@ -69,6 +69,10 @@ def built_dataset(source: str, settings: SpaceSettings) -> built.BuiltDataset:
     if not text:
         raise ConfigError("enter a folder built by `lsplits build` or a Hub dataset repo id (org/name)")
     path = Path(text).expanduser()
+    if not settings.open_local and path.resolve() != settings.demo_data.resolve() and not built.HUB_ID.fullmatch(text):
+        # the same answer whether the path exists or not: a hosted Space does not tell what its disk holds
+        raise ConfigError(f"{text}: this Space opens its demo dataset ({display_path(settings.demo_data)}) or a Hub "
+                          "dataset repo id (org/name), not folders of its machine")
     if not path.exists() and path.resolve() == settings.demo_data.resolve() and settings.build_missing_demo:
         from lsplits.building.demo import run_demo
 

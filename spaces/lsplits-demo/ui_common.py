@@ -8,7 +8,7 @@ import os
 import re
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
@@ -41,6 +41,8 @@ class SpaceSettings:
         build_missing_demo: run ``lsplits demo`` when ``demo_data`` does not exist (minutes);
             when false, opening it is an error that says how to build it.
         limits: what one request may ask for and its time budget (:class:`limits.SpaceLimits`).
+        open_local: whether "Open" reads folders of this machine besides ``demo_data`` (run locally: yes; on a
+            hosted Space, where ``SPACE_ID`` is set: no, and a path gets one answer whether it exists or not).
     """
 
     demo_data: Path
@@ -50,6 +52,7 @@ class SpaceSettings:
     scratch_steps: int = DEFAULT_SCRATCH_STEPS
     build_missing_demo: bool = True
     limits: SpaceLimits = SpaceLimits()
+    open_local: bool = field(default_factory=lambda: "SPACE_ID" not in os.environ)
 
     @classmethod
     def from_environment(cls) -> SpaceSettings:
