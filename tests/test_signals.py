@@ -133,6 +133,66 @@ def test_sigint_during_a_build_gives_the_same_line_with_exit_130(tmp_path):
     assert not list(tmp.glob("lsplits-scores-*"))
 
 
+def _score_argv(folder: Path, n: int = 3000) -> list[str]:
+    """``lsplits score`` of ``n`` long queries with the scratch LM trained 4 steps a fold: the scoring stage, not
+    the training, is most of the run."""
+    rows = [{"text": " ".join(WORDS[(i * k + k) % len(WORDS)] for k in range(1, 40 + i % 9))} for i in range(n)]
+    data = folder / "data.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return ["score", "--data-files", str(data), "--query-field", "text", "--lm", "scratch", "--folds", "2",
+            "--max-steps", "4", "--out", str(folder / "scores.parquet"), "--cache-dir", str(folder / "cache"),
+            "--no-progress"]
+
+
+def test_sigint_during_the_scoring_stage_ends_score_with_130_and_keeps_the_trained_fold(tmp_path):
+    """Issue 27: Ctrl-C once fold 0 has trained and its examples are being scored."""
+    cache = tmp_path / "cache"
+
+    def scoring(_: int) -> bool:
+        return any(cache.glob("*/fold-0/train/training.json")) and not any(cache.glob("*/fold-0/scores-*"))
+    code, stderr = signal_when(_score_argv(tmp_path), scoring, _env(tmp_path / "tmp"), sig=signal.SIGINT)
+    assert code == 130 and "Traceback" not in stderr, stderr[-2000:]
+    assert _last_line(stderr) == (f"lsplits score: interrupted; finished score shards and fold checkpoints are cached "
+                                  f"in {cache}, and a rerun resumes from them"), stderr[-1000:]
+    assert not list((tmp_path / "tmp").glob("lsplits-scores-*"))
+    assert not (tmp_path / "scores.parquet").exists()
+
+
+_SWALLOWING_COMMAND = """
+import os, signal, sys, time
+from lsplits.cli import parser
+
+class Finalized:
+    def __del__(self):  # the signal comes while a finalizer runs: Python prints "Exception ignored" and goes on
+        os.kill(os.getpid(), signal.{sig})
+        time.sleep(1)
+
+def work(args):
+    Finalized()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # the command's work, which the swallowed signal did not stop
+        sum(range(1000))
+    return 0
+
+parser.run_command = work
+sys.exit(parser.main(["analyze", "anything"]))
+"""
+
+
+@pytest.mark.parametrize(("sig", "code"), [("SIGINT", 130), ("SIGTERM", 143)])
+def test_a_signal_a_finalizer_swallowed_still_ends_the_command(tmp_path, sig, code):
+    """Issue 27: a caught signal whose exception a ``__del__`` swallowed must still end the command, with the
+    signal's one line and exit code and no "Exception ignored" traceback (before, it ran on to the end)."""
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-c", _SWALLOWING_COMMAND.format(sig=sig)], capture_output=True,
+                            text=True, env=_env(tmp_path / "tmp"), timeout=120, preexec_fn=_foreground_signals)
+    assert result.returncode == code, result.stderr[-2000:]
+    assert time.monotonic() - started < 45, "the watchdog did not raise the swallowed signal again at once"
+    assert "Traceback" not in result.stderr and "Exception ignored" not in result.stderr, result.stderr[-2000:]
+    what = "terminated (SIGTERM)" if sig == "SIGTERM" else "interrupted"
+    assert _last_line(result.stderr) == f"lsplits analyze: {what}; temporary files were removed", result.stderr
+
+
 def _ue_inputs(folder: Path, n: int = 2000) -> tuple[Path, Path]:
     """Beams whose candidates differ in every example, so every matrix is computed (none is a repeat) and the
     workers are still busy when the signal comes, however fast the machine."""

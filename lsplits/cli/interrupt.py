@@ -5,21 +5,33 @@ skipping every ``with tempfile.TemporaryDirectory()`` and ``finally``. :func:`ra
 into :class:`Terminated`, a :class:`KeyboardInterrupt`, so the same unwinding runs as for Ctrl-C.
 :func:`interrupted_line` says what a rerun can reuse, and only what this run really cached. Similarity
 workers leave both signals to their parent (:func:`lsplits.uncertainty.matrix._worker_main`), so none prints a traceback.
+
+A caught signal always ends the command: the exception a handler raises can be swallowed where no ``except``
+of lsplits sees it (raised inside a ``__del__`` or a weakref callback, Python prints "Exception ignored" and
+goes on; a library's ``except BaseException``), and the run would go on as if Ctrl-C had not been pressed. So a
+watchdog thread, woken by the signal itself (:func:`signal.set_wakeup_fd`), raises it again in the main
+thread at once when a finalizer swallowed it, and every :data:`RERAISE_AFTER_S` while the command has not
+reported it.
 """
 
 from __future__ import annotations
 
+import ctypes
+import logging
 import os
 import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import argparse
     from types import FrameType
+
+logger = logging.getLogger(__name__)
 
 _STARTED = time.time()  # files the interrupted run wrote are newer than this
 _SCAN_LIMIT = 100_000  # cache entries looked at to tell whether this run cached anything
@@ -50,16 +62,82 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise _RECEIVED[-1]
 
 
+RERAISE_AFTER_S = 10.0
+"""Seconds a signal may take to end the command (its unwinding and cleanup) before the watchdog raises it
+again in the main thread."""
+
+_REPORTED = threading.Event()  # the command caught the signal and reported it: the watchdog stops
+_SWALLOWED: list[BaseException] = []  # signals a finalizer swallowed (sys.unraisablehook), raised again at once
+_WATCHDOG: list[threading.Thread] = []
+
+
+def _raise_in_main(kind: type[KeyboardInterrupt]) -> None:
+    """Raise ``kind`` in the main thread the next time it runs Python code (CPython's asynchronous exception:
+    no lock is taken, so it is safe whatever the main thread holds)."""
+    main = threading.main_thread().ident
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(main), ctypes.py_object(kind))
+
+
+def _watch(wakeup: int) -> None:
+    """The watchdog: block until a signal arrives (a byte on the wakeup pipe), then raise it again in the main
+    thread while the command goes on without reporting it."""
+    while True:
+        signum = os.read(wakeup, 1)[0]
+        if signum not in (signal.SIGINT, signal.SIGTERM):
+            continue
+        kind = Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+        since = time.monotonic()
+        while not _REPORTED.wait(0.1):
+            if _SWALLOWED or time.monotonic() - since >= RERAISE_AFTER_S:
+                logger.debug("signal %d did not end the command (%s); raising it again", signum,
+                             "a finalizer swallowed it" if _SWALLOWED else f"running {RERAISE_AFTER_S:g} s after it")
+                _SWALLOWED.clear()
+                since = time.monotonic()
+                if not _RECEIVED:  # the handler never ran: what interrupt_behind and exit_code will see
+                    _RECEIVED.append(kind())
+                _raise_in_main(type(_RECEIVED[0]))
+
+
+def _unraisable_hook(previous: Callable[[Any], object]) -> Callable[[Any], object]:
+    """A ``sys.unraisablehook``: a signal's exception that a finalizer swallowed is raised again (by the watchdog),
+    without the "Exception ignored" traceback; anything else goes to ``previous``."""
+    def hook(unraisable: Any) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt) and not _REPORTED.is_set():
+            _SWALLOWED.append(unraisable.exc_value)
+            return
+        previous(unraisable)
+    return hook
+
+
+def _start_watchdog() -> None:
+    """Start the watchdog once per process, woken by any caught signal through :func:`signal.set_wakeup_fd`."""
+    if _WATCHDOG:
+        return
+    wakeup, written = os.pipe()
+    os.set_blocking(written, False)  # the C handler must never block on it
+    signal.set_wakeup_fd(written, warn_on_full_buffer=False)
+    sys.unraisablehook = _unraisable_hook(sys.unraisablehook)
+    _WATCHDOG.append(threading.Thread(target=_watch, args=(wakeup,), name="lsplits-signal-watchdog", daemon=True))
+    _WATCHDOG[0].start()
+
+
 def raise_on_sigterm() -> None:
     """Make SIGTERM raise :class:`Terminated` in the main thread, and SIGINT KeyboardInterrupt as Python does,
     both remembered for :func:`interrupt_behind` (a no-op in other threads)."""
     global _STARTED
     _STARTED = time.time()
     _RECEIVED.clear()
+    _REPORTED.clear()
     if threading.current_thread() is threading.main_thread():
+        _start_watchdog()
         signal.signal(signal.SIGTERM, _terminate)
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not where SIGINT is ignored (cmd &)
             signal.signal(signal.SIGINT, _interrupt)
+
+
+def command_ended() -> None:
+    """The command returned or reported its signal: the watchdog raises nothing more in the main thread."""
+    _REPORTED.set()
 
 
 def interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
@@ -84,6 +162,7 @@ def exit_code(interrupt: KeyboardInterrupt) -> int:
 def report_interrupt(args: argparse.Namespace, interrupt: KeyboardInterrupt) -> int:
     """Print the one line (:func:`interrupted_line`) and return the exit code. Under ``accelerate launch`` the
     signal reaches every process, and only the main one (rank 0) prints, so the user reads the line once."""
+    command_ended()
     if os.environ.get("RANK", "0") in ("", "0"):
         print(f"lsplits {args.command}: {interrupted_line(args, interrupt)}", file=sys.stderr)
     return exit_code(interrupt)

@@ -537,7 +537,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from lsplits.lm.distributed import exit_with_launcher
 
         exit_with_launcher()
-    from lsplits.cli.interrupt import SIGPIPE_EXIT, interrupt_behind, raise_on_sigterm, report_interrupt
+    from lsplits.cli.interrupt import (
+        SIGPIPE_EXIT,
+        command_ended,
+        interrupt_behind,
+        raise_on_sigterm,
+        report_interrupt,
+    )
     from lsplits.runtime.logs import RepeatedWarnings, configure_logging
 
     configure_logging(logging.DEBUG if args.verbose else logging.INFO)
@@ -554,6 +560,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.flush()  # a reader that went away is raised here, where it is handled, not at exit
             return code
         finally:
+            command_ended()  # a signal from here on is handled below: the watchdog raises it no more
             repeats.finish(logger)
     except KeyboardInterrupt as interrupt:  # Ctrl-C, or SIGTERM as interrupt.Terminated
         return report_interrupt(args, interrupt)
