@@ -473,3 +473,11 @@ def test_report_says_why_the_error_column_is_empty_and_flags_projections_on_thin
     [text] = projection_lines(summary, "m")
     assert text.endswith("Caveat: it rests on `random` buckets of fewer than 20 test examples (41+: 4), whose "
                          "accuracy is noisy.")
+
+
+def test_rows_carry_the_chance_line_of_the_figure(snli):
+    """difficulty.png draws each config's majority-label accuracy (chance) and `random` as the reference."""
+    rows = json.loads((snli["report"] / "difficulty.json").read_text())
+    for row in rows:
+        test = datasets.load_dataset(str(snli["pristine"]), row["config"])["test"].to_pandas()
+        assert row["majority_baseline"] == pytest.approx(test["label"].value_counts(normalize=True).max())

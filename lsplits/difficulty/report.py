@@ -20,7 +20,7 @@ from lsplits.building.plots import save_figure
 from lsplits.difficulty import evaluate as ev
 from lsplits.difficulty.summary import DifficultySummary
 from lsplits.difficulty.tasks import EXACT_MATCH
-from lsplits.figure_style import legend_right
+from lsplits.figure_style import RANDOM_STYLE, legend_right
 from lsplits.io import atomic_write_text
 
 logger = logging.getLogger(__name__)
@@ -256,12 +256,21 @@ def difficulty_figure(summary: DifficultySummary) -> Figure:
         values = np.array([100 * r["accuracy"] for r in rows])
         low = np.array([100 * (r["accuracy"] - r["ci_low"]) if r["ci_low"] is not None else 0 for r in rows])
         high = np.array([100 * (r["ci_high"] - r["accuracy"]) if r["ci_high"] is not None else 0 for r in rows])
-        axes.bar(x + (i - (len(summary.models) - 1) / 2) * width, values, width, yerr=[low, high], capsize=3,
-                 label=short_model(model))
+        bars = axes.bar(x + (i - (len(summary.models) - 1) / 2) * width, values, width, yerr=[low, high], capsize=3,
+                        label=short_model(model))
+        if ev.RANDOM in summary.configs:  # the reference every config is compared with, across the whole plot
+            axes.axhline(100 * summary.row(model, ev.RANDOM)["accuracy"], color=bars.patches[0].get_facecolor(),
+                         linewidth=1, linestyle=RANDOM_STYLE["linestyle"],
+                         label=f"{ev.RANDOM} (reference)" + (f", {short_model(model)}" if len(summary.models) > 1 else ""))
+    chance = [summary.row(summary.models[0], c).get("majority_baseline") for c in summary.configs]
+    for position, share in zip(x, chance, strict=True):
+        if share is not None:
+            axes.hlines(100 * share, position - 0.45, position + 0.45, color="black", linewidth=1.5, linestyle=":",
+                        label="chance: the most frequent test label" if position == x[0] else None)
     axes.set_xticks(x, summary.configs, rotation=20, ha="right")
     axes.set_ylabel(f"{metric_name(summary.metric)} (%)")
     axes.set_title(f"{summary.dataset}: test {metric_name(summary.metric)} per config")
-    if len(summary.models) > 1:
+    if axes.get_legend_handles_labels()[0]:
         legend_right(axes)
     figure.tight_layout()
     return figure

@@ -133,6 +133,7 @@ def summarise(dataset: str, kind: TaskKind, task: str, frames: Mapping[str, Mapp
                 "eval_accuracy": float(run.correct("eval").mean()), "eval_n": int(run.correct("eval").size),
                 "best_step": run.summary.get("best_step"), "best_validation": run.summary.get("best_validation"),
                 "constant_prediction": constant,
+                "majority_baseline": _majority_share(kind, frames[config]),
             })
         projections[model] = _projections(buckets[model], configs)
     split = _split_lm_check(correct, models, configs, split_lm, n_bootstrap, seed) if split_lm else None
@@ -149,6 +150,15 @@ def constant_prediction(predictions: pd.DataFrame) -> Any:
         return None
     value = answers.iloc[0]
     return value.item() if hasattr(value, "item") else value
+
+
+def _majority_share(kind: TaskKind, frames: Mapping[str, pd.DataFrame]) -> float | None:
+    """The accuracy of always answering the test split's most frequent label (a classifier's chance line); None for
+    seq2seq tasks, whose targets rarely repeat."""
+    test = frames.get("test")
+    if kind.kind != SEQ2SEQ and test is not None and len(test) and kind.target_field in test:
+        return float(test[kind.target_field].astype(str).value_counts(normalize=True).iloc[0])
+    return None
 
 
 def _projections(buckets: Mapping[str, Mapping[str, Mapping[str, ev.BucketStat]]],

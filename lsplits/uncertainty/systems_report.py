@@ -385,11 +385,18 @@ def families_figure(study: SystemsStudy, quality: str):
         for index, family in enumerate(families):
             axes.plot(study.beam_sizes, [study.families[name, quality, k, family] for k in study.beam_sizes],
                       marker="o", label=family, **line_style(index))
-        axes.axhline(0, linewidth=1, label="Random", **RANDOM_STYLE)
         axes.set_title(name)
         axes.set_xticks(study.beam_sizes)
         axes.set_xlabel("Beam size k")
         axes.set_ylabel(f"PRR ({display(quality)})")
+    values = [v for (_, q, _, _), v in study.families.items() if q == quality and np.isfinite(v)]
+    low, high = (min(values), max(values)) if values else (0.0, 1.0)
+    pad = max(0.02, 0.15 * (high - low))
+    shown = low - pad <= 0  # the axis spans the data, so differences show; Random (PRR 0) when it is in range
+    for axes in panels[:len(study.names)]:
+        axes.axhline(0, linewidth=1, label="Random (PRR 0)" if shown else "Random: PRR 0, below the axis",
+                     **RANDOM_STYLE)
+    panels[0].set_ylim((min(low - pad, 0.0), max(high + pad, 0.0)) if shown else (low - pad, high + pad))  # shared
     figure.suptitle(f"PRR vs beam size, quality: {display(quality)}")
     legend_under_figure(figure, panels[0])
     return figure
@@ -440,11 +447,14 @@ def performance_figure(study: SystemsStudy):
                 y = float(np.nanmean([study.prr(name, k, m, quality).prr for m in study.methods]))
                 panel.scatter(x, y, color=f"C{index}", marker=markers[j % len(markers)],
                               label=name if j == 0 else None)
+        if panel is axes[0][0]:  # the markers' key, beside the systems' colours
+            for j, k in enumerate(study.beam_sizes):
+                panel.scatter([], [], color="0.45", marker=markers[j % len(markers)], label=f"k = {k}")
         correlation = by_quality[quality]
         panel.set_title(f"{display(quality)}: rho = {_rho(correlation.rho_points, correlation.n_points)}", fontsize=9)
         panel.set_xlabel(f"Top-1 {display(PERFORMANCE_METRIC)}")
         panel.set_ylabel("Mean PRR (across UE methods)")
-    figure.suptitle("PRR vs parser accuracy (markers: beam sizes " + ", ".join(map(str, study.beam_sizes)) + ")")
+    figure.suptitle("PRR vs parser accuracy (colour: system, marker: beam size)")
     legend_under_figure(figure, axes[0][0])
     return figure
 
