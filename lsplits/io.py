@@ -316,7 +316,7 @@ def check_output(target: str | os.PathLike[str], *, expect: Literal["folder", "f
     return path
 
 
-_LOCKS: dict[Path, int] = {}  # output path -> the descriptor of its lock file
+_LOCKS: dict[Path, tuple[int, Path]] = {}  # output path -> the descriptor and path of its lock file
 _SCOPES: list[list[Path]] = []  # the outputs locked within each open holding_outputs() block
 
 
@@ -340,7 +340,8 @@ def _lock_output(target: Path, where: str) -> None:
         return
     import fcntl
 
-    descriptor = os.open(_lock_path(target), os.O_RDWR | os.O_CREAT, 0o644)
+    lock = _lock_path(target)
+    descriptor = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -350,21 +351,24 @@ def _lock_output(target: Path, where: str) -> None:
                           "finish, or give another path") from None
     os.ftruncate(descriptor, 0)
     os.pwrite(descriptor, str(os.getpid()).encode(), 0)
-    _LOCKS[target] = descriptor
+    _LOCKS[target] = descriptor, lock
     _SCOPES[-1].append(target)
 
 
 def _lock_path(target: Path) -> Path:
-    return target.parent / f".{target.name}.lsplits-lock"
+    """``.NAME.lsplits-lock`` beside ``target``, or, while its folder does not exist yet, in the nearest folder
+    above that does (named by the path below it: ``.out%beams.jsonl.lsplits-lock``)."""
+    home = next(p for p in target.parents if p.is_dir())
+    return home / f".{'%'.join(target.relative_to(home).parts)}.lsplits-lock"
 
 
 def _unlock_output(target: Path) -> None:
     """Remove the lock file and release the lock (the kernel releases it anyway when a process dies)."""
-    descriptor = _LOCKS.pop(target, None)
-    if descriptor is not None:
+    held = _LOCKS.pop(target, None)
+    if held is not None:
         with contextlib.suppress(OSError):
-            _lock_path(target).unlink()
-        os.close(descriptor)
+            held[1].unlink()
+        os.close(held[0])
 
 
 def mark_folder(folder: str | os.PathLike[str], marker: str = FOLDER_MARKER, *,

@@ -116,3 +116,26 @@ def test_analyze_prints_each_configs_statistics(tmp_path, capsys):
     # the fixture's random config: eval is every fifth example (ll_score -10 - i), validation the first four
     assert rows == {"train": ["32", "-30.00"], "validation": ["4", "-17.50"], "test": ["4", "-37.50"],
                     "eval": ["8", "-27.50"]}
+
+
+def test_an_option_of_another_command_is_not_read_as_an_abbreviation(tmp_path, capsys):
+    """``build --setting pt`` (score's option) was taken as ``--settings pt``, build's recorded-settings file."""
+    from lsplits.cli.parser import main
+
+    with pytest.raises(SystemExit) as caught:
+        main(["build", "--setting", "pt", "--data-files", "x.jsonl", "--out", str(tmp_path / "o")])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "lsplits: error: unrecognized arguments: --setting (see lsplits --help)"
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["score", "--data-file", "x.jsonl", "--out", "s.parquet"])
+    assert "unrecognized arguments: --data-file" in capsys.readouterr().err
+
+
+def test_a_beams_settings_record_given_to_build_settings_is_named_for_what_it_is(tmp_path):
+    from lsplits.io import write_settings_record
+
+    record = write_settings_record(tmp_path / "beams.jsonl", "beams", {"settings": {"num_beams": 5}})
+    with pytest.raises(ConfigError, match=rf"^--settings {record}: the settings record of `lsplits beams` \(written "
+                                          r"beside its output\), not of a build; give a built folder's lsplits\.json$"):
+        BuildSettings.from_file(record)

@@ -185,6 +185,12 @@ def test_two_commands_writing_one_output_the_second_is_refused_at_once(tmp_path)
     assert [p.name for p in tmp_path.iterdir() if "lock" in p.name] == []
     with holding_outputs():  # free again
         check_output(out, expect="folder")
+    nested = tmp_path / "new" / "scores.parquet"  # its folder does not exist yet: locked in the folder above
+    with holding_outputs():
+        check_output(nested, expect="file")
+        assert (tmp_path / ".new%scores.parquet.lsplits-lock").is_file()
+        (tmp_path / "new").mkdir()  # the command makes the folder while it holds the lock
+    assert not (tmp_path / ".new%scores.parquet.lsplits-lock").exists()
 
 
 def test_a_folder_is_replaced_in_one_exchange_and_stale_staging_folders_are_removed(tmp_path, monkeypatch):

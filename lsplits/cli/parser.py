@@ -492,13 +492,14 @@ COMMANDS: tuple[Command, ...] = (
 def build_parser(defaults: Mapping[str, Mapping[str, Any]] | None = None) -> argparse.ArgumentParser:
     """The full argument parser (also used to render the README's command reference); ``defaults`` replaces
     a command's defaults (command name -> option dest -> value: ``build --settings``)."""
-    parser = OneLineParser(prog="lsplits", description=DESCRIPTION,
+    parser = OneLineParser(prog="lsplits", description=DESCRIPTION, allow_abbrev=False,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     parser.add_argument("--version", action="version", version=f"lsplits {lsplits.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
-        command_parser = sub.add_parser(command.name, help=command.help, formatter_class=DefaultsFormatter)
+        command_parser = sub.add_parser(command.name, help=command.help, formatter_class=DefaultsFormatter,
+                                        allow_abbrev=False)  # `build --setting pt` must not read as --settings
         command.arguments(command_parser)
         command_parser.set_defaults(**dict((defaults or {}).get(command.name, {})))
     return parser
