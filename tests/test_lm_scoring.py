@@ -223,3 +223,22 @@ def test_compiled_model_gives_the_same_scores(tiny_lm, tmp_path):
     assert len(token_budget_batches([len(p.input_ids) for p in encode_pairs(tokenizer, prompts, queries,
                                                                             max_length=64)], 60)) > 2
     np.testing.assert_allclose(compiled, plain, atol=1e-5, rtol=0)
+
+
+def test_scoring_stops_between_batches_when_its_caller_says_so(tiny_lm):
+    """The Space's time budget (lsplits.runtime.cancel) reaches the scoring loop: the second batch is not scored."""
+    from lsplits.errors import Stopped
+    from lsplits.runtime.cancel import stop_when
+
+    model, tokenizer, _ = tiny_lm
+    asked: list[int] = []
+
+    def reason() -> str | None:
+        asked.append(1)
+        return "the budget ran out" if len(asked) > 1 else None
+
+    with stop_when(reason), pytest.raises(Stopped, match="^stopped: the budget ran out$"):
+        score_pairs(model, tokenizer, ["", ""], [" the dog runs", " a cat sleeps"], token_budget=8, progress=False)
+    assert len(asked) == 2
+    scores, _ = score_pairs(model, tokenizer, ["", ""], [" the dog runs", " a cat sleeps"], progress=False)
+    assert np.isfinite(scores).all()  # without a condition nothing stops

@@ -38,6 +38,7 @@ from lsplits.errors import ConfigError
 from lsplits.lm.dtype import DEFAULT_DTYPE, autocast, model_dtype
 from lsplits.lm.encode import EncodedPair, encode_pairs, model_window
 from lsplits.lm.model_files import check_model_files, check_vocabulary, first_line, load_tokenizer
+from lsplits.runtime.cancel import check_stop
 from lsplits.runtime.progress import progress_bar
 
 logger = logging.getLogger(__name__)
@@ -265,6 +266,7 @@ def score_encoded(model: torch.nn.Module, pairs: Sequence[EncodedPair], *,
 
     try:
         for batch_index in token_budget_batches([len(p.input_ids) for p in pairs], token_budget):
+            check_stop()  # a caller's time budget (the Space's requests: lsplits.runtime.cancel), between batches
             batch = pad_pairs([pairs[i] for i in batch_index]).to(device)
             with torch.inference_mode(), autocast(dtype, device):
                 logprobs = wrapper(batch.input_ids, None, batch.position_ids, batch.scored_index)
