@@ -489,9 +489,12 @@ COMMANDS: tuple[Command, ...] = (
 """Every subcommand of ``lsplits``, in the order ``lsplits --help`` lists them."""
 
 
-def build_parser(defaults: Mapping[str, Mapping[str, Any]] | None = None) -> argparse.ArgumentParser:
+def build_parser(defaults: Mapping[str, Mapping[str, Any]] | None = None, *,
+                 only: str | None = None) -> argparse.ArgumentParser:
     """The full argument parser (also used to render the README's command reference); ``defaults`` replaces
-    a command's defaults (command name -> option dest -> value: ``build --settings``)."""
+    a command's defaults (command name -> option dest -> value: ``build --settings``). With ``only``, the other
+    commands are listed without their options, so parsing one command imports only its own settings modules
+    (``ue``'s would import scipy.stats: 2 s of every ``lsplits build`` error line)."""
     parser = OneLineParser(prog="lsplits", description=DESCRIPTION, allow_abbrev=False,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
@@ -500,9 +503,21 @@ def build_parser(defaults: Mapping[str, Mapping[str, Any]] | None = None) -> arg
     for command in COMMANDS:
         command_parser = sub.add_parser(command.name, help=command.help, formatter_class=DefaultsFormatter,
                                         allow_abbrev=False)  # `build --setting pt` must not read as --settings
-        command.arguments(command_parser)
+        if only is None or command.name == only:
+            command.arguments(command_parser)
         command_parser.set_defaults(**dict((defaults or {}).get(command.name, {})))
     return parser
+
+
+def command_named(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` runs (its first word, after the global options), None when it names none."""
+    names = {command.name for command in COMMANDS}
+    for word in argv:
+        if word in names:
+            return word
+        if not word.startswith("-"):
+            return None
+    return None
 
 
 def recorded_defaults(args: argparse.Namespace) -> dict[str, dict[str, Any]] | None:
@@ -533,7 +548,8 @@ def run_command(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``lsplits`` console script."""
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(only=command_named(argv)).parse_args(argv)
     if os.environ.get("WORLD_SIZE", "1") not in ("", "1"):  # one of several processes of a launcher
         from lsplits.lm.distributed import exit_with_launcher
 
@@ -555,7 +571,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             recorded = recorded_defaults(args)
             if recorded is not None:
-                args = build_parser(recorded).parse_args(argv)
+                args = build_parser(recorded, only=args.command).parse_args(argv)
             with holding_outputs():  # the outputs it checks stay locked until it ends: one writer each
                 code = run_command(args)
             sys.stdout.flush()  # a reader that went away is raised here, where it is handled, not at exit
