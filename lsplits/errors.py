@@ -91,6 +91,15 @@ class InvalidOutput(InvalidInput):
 _NO_VALUE = object()
 
 
+def shown(value: object, limit: int = 80) -> str:
+    """``repr(value)`` for a one-line message: cut to ``limit`` characters, and an object whose repr spans lines
+    (a model's runs to dozens) named by its type: ``a GPT2LMHeadModel object``."""
+    text = repr(value)
+    if "\n" in text:
+        return f"a {type(value).__name__} object"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 class InvalidOption(ConfigError, ValueError):
     """THE error for one bad value: an option or name outside what a function accepts (a range, an unknown
     estimator or metric, a wrong type). A ConfigError for the CLI (one line) and a ValueError for Python callers.
@@ -109,7 +118,7 @@ class InvalidOption(ConfigError, ValueError):
             said = re.sub(r"\{opt:(\w+)\}", lambda found: (words or {}).get(found.group(1), found.group(1)),
                           problem or "")
             separator = "" if said.startswith(":") else " "  # "NAME: PROBLEM" for a problem said as a sentence
-            message = f"{name}{separator}{said}" + ("" if value is _NO_VALUE else f", got {value!r}")
+            message = f"{name}{separator}{said}" + ("" if value is _NO_VALUE else f", got {shown(value)}")
             if where:
                 message = f"{where}: {message}"
         super().__init__(message)

@@ -137,7 +137,7 @@ def test_every_error_class_of_lsplits_is_in_errors_py():
     classes = [value for value in vars(errors).values() if isinstance(value, type) and issubclass(value, BaseException)]
     assert {c.__name__ for c in classes} == {"LsplitsError", "DataError", "ConfigError", "SplitInvariantError",
                                              "InvalidInput", "InvalidOutput", "InvalidOption", "SimilarityFailure",
-                                             "MissingExtra", "WorkerLost"}
+                                             "MissingExtra", "WorkerLost", "Stopped"}
     for cls in classes:
         assert f":class:`{cls.__name__}`" in errors.__doc__, f"{cls.__name__} has no rule in errors.py's docstring"
     assert all(issubclass(c, LsplitsError) for c in classes if c is not errors.SimilarityFailure)
@@ -167,3 +167,20 @@ def test_exception_is_caught_only_at_process_boundaries_or_re_raised():
                     isinstance(inner, ast.Raise) for statement in node.body for inner in ast.walk(statement)):
                 swallowed.append(f"{relative}:{node.lineno}")
     assert swallowed == []
+
+
+def test_a_bad_value_is_shown_in_one_short_line_even_a_model_object():
+    import torch
+
+    from lsplits.building.settings import BuildSettings
+    from lsplits.errors import InvalidOption
+
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU(), torch.nn.Linear(2, 1))
+    assert repr(model).count("\n") >= 4  # what the message used to carry
+    with pytest.raises(InvalidOption) as caught:
+        BuildSettings(lm=model)
+    assert str(caught.value) == ("lm must be a non-empty string ('scratch', a Hub model id or a model folder), "
+                                 "got a Sequential object")
+    with pytest.raises(InvalidOption) as caught:
+        BuildSettings(seed="9" * 200)
+    assert str(caught.value).endswith("got '" + "9" * 76 + "...") and "\n" not in str(caught.value)
