@@ -73,7 +73,6 @@ from __future__ import annotations
 
 import functools
 import math
-import numbers
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -81,6 +80,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lsplits.errors import InvalidInput, InvalidOption
+from lsplits.params import check, check_choice
 from lsplits.uncertainty.options import check_calibration_fraction, check_delta, check_target_risk
 from lsplits.uncertainty.prr import as_inputs
 
@@ -265,9 +265,11 @@ def _tie_ends(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _check_choice(value: object, allowed: Sequence[str], option: str) -> str:
-    if not isinstance(value, str) or value.lower() not in allowed:
-        raise InvalidOption(f"{option} must be one of {', '.join(allowed)}, got {value!r}")
-    return value.lower()
+    """``value`` lower-cased when it is one of ``allowed``; else the vocabulary's refusal naming ``option``."""
+    lowered = value.lower() if isinstance(value, str) else value
+    if lowered not in allowed:
+        check_choice(option, value, allowed)  # raises InvalidOption in lsplits.params' words
+    return lowered  # type: ignore[return-value]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -609,8 +611,7 @@ def calibrate_threshold(uncertainties, qualities, *, target_risk: float | Mappin
     split = multiple_testing == "split-fixed-sequence"
     if split:
         check_calibration_fraction(order_fraction, "order_fraction")
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise InvalidOption(f"seed must be a whole number >= 0, got {seed!r}")
+    check("seed", seed)
     if isinstance(qualities, Mapping):
         u = np.asarray(uncertainties, dtype=float).ravel()
         if not u.size or not np.isfinite(u).all():
