@@ -269,3 +269,21 @@ def test_number_and_empty_queries_are_warned_about_where_a_notebook_shows_it(tmp
     assert "dropped 2 of 5 examples: empty query" in warnings
     assert "2 of 5 queries (field 'text') are numbers, not text, and are scored as their digits; the first is " \
            "example 'data-1': 42" in warnings
+
+
+def test_rows_that_are_all_identical_are_warned_about(tmp_path, caplog):
+    path = tmp_path / "data.jsonl"
+    path.write_text("".join(json.dumps({"text": "a dog runs", "label": "x"}) + "\n" for _ in range(4)))
+    with caplog.at_level("WARNING", logger="lsplits.data.loading"):
+        loaded = load_examples(generic_task("text", label_field="label"), data_files=[str(path)])
+    assert len(loaded.examples) == 4
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == [
+        "all 4 examples are the same row (every field but the id is equal): their scores tie, so a split of them "
+        "says nothing about likelihood"]
+    caplog.clear()
+    other = tmp_path / "other.jsonl"  # the same query with another label is another row
+    other.write_text(json.dumps({"text": "a dog runs", "label": "x"}) + "\n" + json.dumps({"text": "a dog runs",
+                                                                                           "label": "y"}) + "\n")
+    with caplog.at_level("WARNING", logger="lsplits.data.loading"):
+        load_examples(generic_task("text", label_field="label"), data_files=[str(other)])
+    assert [r for r in caplog.records if r.levelname == "WARNING"] == []

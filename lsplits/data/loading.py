@@ -398,6 +398,8 @@ def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task:
         raise InvalidOption(f"--drop-label {sorted(drop_labels)[0]}: the data has no label field (give --label-field)")
     labels_seen: set[str] = set()
     numeric: list[tuple[str, object]] = []  # (example id, query) of queries that are numbers, scored as their text
+    first_row: dict[str, Any] | None = None  # every field but the id of the first example kept
+    all_same = True  # whether every example kept so far equals it
     total = 0
     for source_name, records, description in sources:
         if not records:
@@ -445,6 +447,10 @@ def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task:
             example = {ID_FIELD: example_id, **{k: v for k, v in record.items() if k != ID_FIELD}}
             example.setdefault(SOURCE_FIELD, source_name)
             examples.append(example)
+            if all_same:  # compared until the first row that differs
+                row = {k: v for k, v in record.items() if k != ID_FIELD}
+                first_row = row if first_row is None else first_row
+                all_same = row == first_row
     description = ", ".join(d for _, _, d in sources)
     if unlabelled:
         if options.missing_labels == "error":
@@ -463,6 +469,9 @@ def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task:
     for reason, count in dropped.items():  # an empty query is a fault in the data: said where a notebook shows it
         logger.log(logging.WARNING if reason == EMPTY_QUERY else logging.INFO, "dropped %d of %d examples: %s",
                    count, total, reason)
+    if len(examples) > 1 and all_same:  # every score ties: which go to eval is arbitrary
+        logger.warning("all %d examples are the same row (every field but the id is equal): their scores tie, so "
+                       "a split of them says nothing about likelihood", len(examples))
     if numeric:
         logger.warning("%d of %d queries (field %r) are numbers, not text, and are scored as their digits; the "
                        "first is example %r: %r", len(numeric), total, task.query_field, *numeric[0])
