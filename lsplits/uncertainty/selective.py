@@ -80,7 +80,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lsplits.errors import InvalidInput, InvalidOption
-from lsplits.params import check, check_choice
+from lsplits.params import check, check_choice, old_name
 from lsplits.uncertainty.options import check_calibration_fraction, check_delta, check_target_risk
 from lsplits.uncertainty.prr import as_inputs
 
@@ -447,12 +447,8 @@ def _smallest_rejected(rejected: Callable[[np.ndarray], np.ndarray]) -> float:
 
 
 def _target(target_risk, max_risk, where: str):
-    """``target_risk``, or the deprecated ``max_risk`` with a FutureWarning (one of the two, not both)."""
-    if max_risk is not None:
-        if target_risk is not None:
-            raise InvalidOption(f"{where}: give target_risk only (max_risk is its old name)")
-        warnings.warn(f"{where}: max_risk is now called target_risk", FutureWarning, stacklevel=3)
-        return max_risk
+    """``target_risk``, or the deprecated ``max_risk`` (:func:`lsplits.params.old_name`: a FutureWarning); required."""
+    target_risk = old_name(where, "target_risk", target_risk, "max_risk", max_risk)
     if target_risk is None:
         raise InvalidOption(f"{where} needs target_risk: the mean loss to certify, in (0, 1)")
     return target_risk
