@@ -28,7 +28,7 @@ from lsplits.building.pipeline import (
 from lsplits.building.settings import BuildSettings
 from lsplits.data.loading import prepare_examples
 from lsplits.data.tasks import generic_task
-from lsplits.errors import ConfigError
+from lsplits.errors import ConfigError, InvalidOption
 from lsplits.lm.finetune import TrainConfig
 
 N = 24
@@ -52,20 +52,20 @@ def scored(configs=("ll_split", "ll_split_pt", "random", "length"), eval_size=8)
 
 def test_eval_sizes_that_leave_a_split_empty_are_refused():
     assert [checked_eval_size(size, 40, default=8) for size in (2, 39, 0.5, None)] == [2, 39, 20, 8]
-    refused = [(1, 40, "--eval-size 1 gives 1 eval example of 40, which leaves the test split empty"),
-               (0.01, 40, "--eval-size 0.01 gives 1 eval example of 40"),
-               (40, 40, "--eval-size 40: .*leaves train empty; give between 2 and 39 examples"),
-               (0, 40, "--eval-size 0: .*give between 2 and 39"),
-               (None, 2, "the default eval size \\(2\\): the dataset has 2 example\\(s\\)")]
+    refused = [(1, 40, "^eval_size 1 gives 1 eval example of 40, which leaves the test split empty"),
+               (0.01, 40, "^eval_size 0.01 gives 1 eval example of 40"),
+               (40, 40, "^eval_size 40: .*leaves train empty; give between 2 and 39 examples"),
+               (0, 40, r"^eval_size 0: must be a count \(a whole number >= 1\).*give between 2 and 39"),
+               (None, 2, "^eval_size \\(the default, 2\\): the dataset has 2 example\\(s\\)")]
     for size, n, message in refused:
-        with pytest.raises(ConfigError, match=message):
+        with pytest.raises(InvalidOption, match=message):
             checked_eval_size(size, n, default=2)
 
 
 def test_plan_skips_prompted_configs_without_a_pretrained_lm():
     plan = plan_build(spec(), BuildSettings(lm="scratch", configs=["ll_split_pt", "random", "ll_split"]))
     assert list(plan.configs) == ["random", "ll_split"] and plan.settings == ["ft"]
-    assert plan.skipped == {"ll_split_pt": "needs a pretrained LM for prompting; --lm scratch has none"}
+    assert plan.skipped == {"ll_split_pt": "needs a pretrained LM for prompting; the scratch LM has none until it is trained on the data"}
     assert plan.runs["ft"].train_config == TrainConfig.scratch()  # the scratch LM's own defaults
     with pytest.raises(ConfigError, match="no config left to build: ll_split_pt needs a pretrained LM"):
         plan_build(spec(), BuildSettings(lm="scratch", configs=["ll_split_pt"]))

@@ -69,7 +69,7 @@ def test_inputs_and_caches_are_refused_as_outputs_before_any_work(tmp_path):
 
 def test_prompted_scores_need_a_pretrained_lm(tmp_path):
     data = write_jsonl(tmp_path / "d.jsonl", [{"text": f"line {i}"} for i in range(4)])
-    with pytest.raises(ConfigError, match="--setting pt needs a pretrained LM"):
+    with pytest.raises(ConfigError, match="setting 'pt' needs a pretrained LM"):
         commands.score(parse("score", "--data-files", str(data), "--query-field", "text", "--setting", "pt",
                              "--out", str(tmp_path / "s.parquet"), "--cache-dir", str(tmp_path / "cache")))
     assert not (tmp_path / "cache").exists() and not (tmp_path / "s.parquet").exists()

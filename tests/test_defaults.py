@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from lsplits.cli.parser import COMMANDS, DefaultsFormatter, OneLineParser
+from lsplits.uncertainty.selective import METHODS
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("lsplits", "metrics", "spaces")
@@ -81,12 +82,15 @@ NAMED_DEFAULTS: dict[str, Callable[[Site], bool]] = {
     "normaliser ('minmax')": lambda s: s.value == "minmax",
     "k folds (3)": lambda s: _is(int, s.value, 3) and "fold" in s.name.lower() and "cross" not in s.name.lower(),
     "estimator list": lambda s: isinstance(s.value, (tuple, list)) and len(ESTIMATOR_NAMES & set(map(str, s.value))) >= 2,
-    "eval fraction (0.2)": lambda s: _is(float, s.value, 0.2),
+    "eval fraction (0.2)": lambda s: _is(float, s.value, 0.2) and ("eval" in s.name.lower()
+                                                                   or "fraction" in s.name.lower()),
     "minimum eval size (2)": lambda s: _is(int, s.value, 2) and "eval_size" in s.name.lower(),
     "cache path": lambda s: isinstance(s.value, str) and (".cache" in s.value or "lsplits-cache" in s.value),
     "PRR area (max_rejection 1.0)": lambda s: _is(float, s.value, 1.0) and "rejection" in s.name.lower(),
     "demo size (3000)": lambda s: _is(int, s.value, 3000),
     "scratch LM name ('scratch')": lambda s: s.value == "scratch",
+    "selective delta (0.1)": lambda s: (_is(float, s.value, 0.1) or s.value == "0.1") and "delta" in s.name.lower(),
+    "selective method": lambda s: isinstance(s.value, str) and s.value in METHODS and "method" in s.name.lower(),
 }
 
 
@@ -124,6 +128,24 @@ def test_the_walk_catches_a_second_copy(tmp_path):
     finally:
         ROOT = saved
     assert [site.name for site in found] == ["n_bootstrap", "bootstrap"]
+
+
+def test_the_walk_catches_selective_defaults_written_again(tmp_path):
+    """delta=0.1 and a bound's name written as literals beside selective.DEFAULT_DELTA / DEFAULT_METHOD (as
+    ue_metrics and the metric module did) are each caught: the method both as the default and as another bound."""
+    module = tmp_path / "copy.py"
+    module.write_text("def f(u, *, max_risk=None, delta=0.1, method='ltt-wsr'):\n    pass\n\n"
+                      "def g(*, selective_method='auto', delta=DEFAULT_DELTA, method=DEFAULT_METHOD):\n    pass\n")
+    global ROOT
+    saved, ROOT = ROOT, tmp_path
+    try:
+        sites = list(default_sites(module))
+    finally:
+        ROOT = saved
+    assert [s.where for s in sites if NAMED_DEFAULTS["selective delta (0.1)"](s)] == ["copy.py:1"]
+    assert [s.name for s in sites if NAMED_DEFAULTS["selective method"](s)] == ["method", "selective_method"]
+    owners = [s.where.split(":")[0] for s in SITES if NAMED_DEFAULTS["selective delta (0.1)"](s)]
+    assert owners == ["lsplits/uncertainty/selective.py"]  # the owner is found, and only it
 
 
 def _options(command) -> Iterator[argparse.Action]:

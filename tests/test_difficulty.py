@@ -34,7 +34,7 @@ from lsplits.difficulty.tasks import canonical_sql
 
 HERE = Path(__file__).resolve().parent
 REQUIRED = {"model", "config", "metric", "accuracy", "ci_low", "ci_high", "n", "relative_error_increase"}
-TINY = ["--max-steps", "4", "--batch-size", "8", "--evals-per-epoch", "2", "--bootstrap", "200", "--no-progress",
+TINY = ["--max-steps", "4", "--batch-size", "8", "--evals-per-epoch", "2", "--n-bootstrap", "200", "--no-progress",
         "--dtype", "fp32"]
 
 
@@ -225,7 +225,7 @@ def test_killed_mid_config_resumes_from_its_checkpoint(snli, tmp_path):
     report = tmp_path / "report"
     argv = ["difficulty", str(snli["pristine"]), "--model", str(snli["model"]), "--out", str(report), "--no-card",
             "--configs", "random", "--max-steps", "6", "--batch-size", "8", "--evals-per-epoch", "3",
-            "--bootstrap", "0", "--no-progress"]
+            "--n-bootstrap", "0", "--no-progress"]
     _run_until(argv, "after-checkpoint", lambda: any((report / "runs").glob("*/*/checkpoint/state.json")))
     [state] = (report / "runs").glob("*/*/checkpoint/state.json")
     saved = json.loads(state.read_text())

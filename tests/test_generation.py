@@ -114,7 +114,7 @@ def test_causal_lm_gets_the_prompt_and_only_its_continuation_is_kept(tmp_path):
         assert candidates == [c.strip() for c in continuations]  # left padding changed nothing
     with pytest.raises(ConfigError, match="no {text} placeholder"):
         generate_beams(model, tokenizer, texts, k=2, prompt_template="Say:", progress=False)
-    with pytest.raises(ConfigError, match="k must be at least 1"):
+    with pytest.raises(ConfigError, match=r"^k must be a whole number >= 1 \(candidates per input\), got 0$"):
         generate_beams(model, tokenizer, texts, k=0, progress=False)
     with pytest.raises(DataError, match="1 of 1 inputs do not fit the model.s window of 64 less --max-new-tokens 60"):
         generate_beams(model, tokenizer, ["a long input " * 10], k=2, max_new_tokens=60, progress=False)
@@ -123,9 +123,9 @@ def test_causal_lm_gets_the_prompt_and_only_its_continuation_is_kept(tmp_path):
               ([""], dict(k=2), InvalidInput, r"texts\[0\] is an empty string"),
               (["a", "  "], dict(k=2), InvalidInput, r"texts\[1\] is an empty string"),
               ([1, 2], dict(k=2), InvalidInput, r"texts\[0\] is 1 \(int\), not a string"),
-              (["a"], dict(k="2"), InvalidOption, r"k must be a whole number >= 1, got '2' \(str\)"),
-              (["a"], dict(k=2.5), InvalidOption, r"k must be a whole number >= 1, got 2.5"),
-              (["a"], dict(k=2, max_new_tokens=0), InvalidOption, r"max_new_tokens must be at least 1, got 0")]
+              (["a"], dict(k="2"), InvalidOption, r"k must be a whole number >= 1 \(candidates per input\), got '2'$"),
+              (["a"], dict(k=2.5), InvalidOption, r"k must be a whole number >= 1 \(candidates per input\), got 2.5"),
+              (["a"], dict(k=2, max_new_tokens=0), InvalidOption, r"^max_new_tokens must be a whole number >= 1, got 0$")]
     for texts, options, kind, message in misuse:
         with pytest.raises(kind, match=message):
             generate_beams(model, tokenizer, texts, progress=False, **options)
@@ -162,7 +162,7 @@ def test_beams_then_ue_end_to_end(parser_folder, tmp_path, capsys, caplog):
 
     report = tmp_path / "report"
     assert cli_main(["ue", str(out), "--gold", str(gold), "--out", str(report), "--similarities", "smatch",
-                     "--qualities", "smatch", "--beam-sizes", "2,4", "--bootstrap", "0", "--workers", "1",
+                     "--qualities", "smatch", "--beam-sizes", "2,4", "--n-bootstrap", "0", "--workers", "1",
                      "--no-cache", "--no-progress"]) == 0
     with (report / "invalid_candidates.csv").open(encoding="utf-8") as handle:
         counted = list(csv.DictReader(handle))
@@ -179,7 +179,7 @@ def test_beams_then_ue_end_to_end(parser_folder, tmp_path, capsys, caplog):
     edited = tmp_path / "edited"  # beams changed after lsplits wrote them are not credited to its run
     out.write_text("".join(out.read_text(encoding="utf-8").splitlines(keepends=True)[:-1]), encoding="utf-8")
     assert cli_main(["ue", str(out), "--gold", str(gold), "--out", str(edited), "--similarities", "smatch",
-                     "--qualities", "smatch", "--beam-sizes", "2,4", "--bootstrap", "0", "--workers", "1",
+                     "--qualities", "smatch", "--beam-sizes", "2,4", "--n-bootstrap", "0", "--workers", "1",
                      "--no-cache", "--no-progress"]) == 0
     assert "beams" not in json.loads((edited / "settings.json").read_text(encoding="utf-8"))
     assert "beams.jsonl changed since lsplits beams wrote it: its settings record" in caplog.text

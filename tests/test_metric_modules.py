@@ -96,10 +96,10 @@ def test_prr_module_undefined_case_warns():
 
 def test_prr_module_refuses_options_out_of_range():
     module = evaluate.load("metrics/prr")
-    for options, message in (({"confidence": 1.5}, r"confidence must be in \(0, 1\)"),
-                             ({"confidence": float("nan")}, r"confidence must be in \(0, 1\)"),
-                             ({"n_bootstrap": -10}, r"n_bootstrap must be >= 0"),
-                             ({"max_rejection": 0.0}, r"max_rejection must be in \(0, 1\]")):
+    for options, message in (({"confidence": 1.5}, r"confidence must be a number in \(0, 1\)"),
+                             ({"confidence": float("nan")}, r"confidence must be a number in \(0, 1\)"),
+                             ({"n_bootstrap": -10}, r"n_bootstrap must be a whole number >= 0"),
+                             ({"max_rejection": 0.0}, r"max_rejection must be a number in \(0, 1\]")):
         with pytest.raises(InvalidOption, match=message):
             module.compute(uncertainties=[0.1, 0.5, 0.9], qualities=[0.9, 0.5, 0.1], **options)
 
@@ -107,7 +107,7 @@ def test_prr_module_refuses_options_out_of_range():
 def test_beam_uncertainty_module_refuses_a_bad_ecc_threshold():
     module = evaluate.load("metrics/beam_uncertainty", "rougel")
     for threshold in (float("nan"), 0.0, 3.0):
-        with pytest.raises(InvalidOption, match=r"ecc_threshold must be in \(0, 2\]"):
+        with pytest.raises(InvalidOption, match=r"ecc_threshold must be a number in \(0, 2\]"):
             module.compute(candidates=[["a b", "a c"]], ecc_threshold=threshold)
     assert "error" in load_app("prr").compute("0.1 0.5", "0.9 0.1", -1)  # the Space's form says so too
 
@@ -184,17 +184,19 @@ def test_ue_metrics_selective_threshold_is_the_library_rule():
 
     u, q = [0.1, 0.2, 0.3, 0.4] * 50, [1.0, 0.9, 0.5, 0.0] * 50  # selective risks 0, 0.05, 0.2, 0.4
     module = evaluate.load("metrics/ue_metrics")
-    out = module.compute(uncertainties=u, qualities=q, metrics=["selective_threshold"], max_risk=0.25, delta=0.1)
-    rule = calibrate_threshold(u, q, max_risk=0.25, delta=0.1)
+    out = module.compute(uncertainties=u, qualities=q, metrics=["selective_threshold"], target_risk=0.25, delta=0.1)
+    rule = calibrate_threshold(u, q, target_risk=0.25, delta=0.1)
     assert out == {"selective_threshold": 0.3, "selective_bound": pytest.approx(rule.bound),
                    "selective_coverage": 0.75}
     assert 0.2 < out["selective_bound"] <= 0.25
-    strict = module.compute(uncertainties=u, qualities=q, metrics=["prr", "selective_threshold"], max_risk=0.01)
+    strict = module.compute(uncertainties=u, qualities=q, metrics=["prr", "selective_threshold"], target_risk=0.01)
     assert strict["selective_threshold"] == -math.inf and strict["selective_coverage"] == 0.0  # nothing certified
     assert "prr" in strict
-    with pytest.raises(ValueError, match="selective_threshold needs max_risk"):
+    with pytest.raises(ValueError, match="selective_threshold needs target_risk"):
         module.compute(uncertainties=u, qualities=q, metrics=["selective_threshold"])
-    with pytest.raises(ValueError, match="max_risk must be in"):
-        module.compute(uncertainties=u, qualities=q, metrics=["selective_threshold"], max_risk=1.5)
+    with pytest.raises(ValueError, match=r"^target_risk must be a number in \(0, 1\)"):
+        module.compute(uncertainties=u, qualities=q, metrics=["selective_threshold"], target_risk=1.5)
+    with pytest.warns(FutureWarning, match="max_risk is renamed target_risk"):  # the old keyword, for one release
+        assert module.compute(uncertainties=u, qualities=q, metrics=["selective_threshold"], max_risk=0.25) == out
     shown = load_app("ue_metrics").compute(" ".join(map(str, u)), " ".join(map(str, q)), ["prr"], "", "minmax", "0.25")
     assert shown["selective_threshold"] == 0.3 and shown["selective_coverage"] == 0.75

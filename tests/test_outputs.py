@@ -45,7 +45,7 @@ def argv(command: str, inputs: dict[str, Path], out: Path, cache: Path, *extra: 
         return ["demo", "--n", "40", "--scratch-steps", "2", "--cache-dir", str(cache), "--no-progress", "--out",
                 str(out), *extra]
     return ["ue", str(inputs["beams"]), "--gold", str(inputs["gold"]), "--similarities", "sema", "--qualities",
-            "sema", "--bootstrap", "0", "--workers", "1", "--cache", str(cache), "--no-progress", "--out", str(out),
+            "sema", "--n-bootstrap", "0", "--workers", "1", "--cache-dir", str(cache), "--no-progress", "--out", str(out),
             *extra]
 
 

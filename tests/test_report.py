@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from amr_edits import build_beams, sample_gold
 
-from lsplits.cli.parser import parse_args
+from lsplits.cli.parser import in_cli_words, parse_args
 from lsplits.cli.ue import run as run_ue
 from lsplits.errors import ConfigError, DataError, SimilarityFailure
 from lsplits.similarity import registry
@@ -112,7 +112,7 @@ def test_report_files(files, tmp_path):
 def test_cli_entry_point_and_cache(files, tmp_path, capsys):
     argv = ["ue", str(files / "beams.jsonl"), "--gold", str(files / "gold.jsonl"), "--out", str(tmp_path / "out"),
             "--similarities", "test-counting-smatchpp", "--qualities", "smatchpp", "--beam-sizes", "3,5",
-            "--bootstrap", "50", "--workers", "1", "--cache", str(tmp_path / "cache"), "--no-progress"]
+            "--n-bootstrap", "50", "--workers", "1", "--cache-dir", str(tmp_path / "cache"), "--no-progress"]
     assert run_ue(parse_args(argv)) == 0
     assert "| UE method | PRR (Smatch++) |" in capsys.readouterr().out
     assert CALLS["score"] > 0
@@ -277,22 +277,23 @@ def test_positional_pairing_is_said_in_the_report(tmp_path):
 def _ue_args(files, tmp_path, *extra):
     return parse_args(["ue", str(files / "beams.jsonl"), "--gold", str(files / "gold.jsonl"),
                        "--out", str(tmp_path / "out"), "--similarities", "smatchpp", "--qualities", "smatchpp",
-                       "--cache", str(tmp_path / "cache"), "--no-progress", *extra])
+                       "--cache-dir", str(tmp_path / "cache"), "--no-progress", *extra])
 
 
 @pytest.mark.parametrize("extra, message", [
-    (["--ecc-threshold", "nan"], "--ecc-threshold must be in (0, 2] (eigenvalues of the normalised Laplacian lie in "
+    (["--ecc-threshold", "nan"], "--ecc-threshold must be a number in (0, 2] (eigenvalues of the normalised Laplacian lie in "
                                  "[0, 2]), got nan"),
-    (["--max-rejection", "1.5"], "--max-rejection must be in (0, 1] (a rejection rate; 1 = the whole curve), got 1.5"),
-    (["--max-rejection", "0"], "--max-rejection must be in (0, 1] (a rejection rate; 1 = the whole curve), got 0.0"),
-    (["--bootstrap", "-5"], "--bootstrap must be >= 0 (bootstrap resamples; 0 = no interval), got -5"),
-    (["--confidence", "1"], "--confidence must be in (0, 1) (for example 0.95), got 1.0"),
-    (["--seed", "-1"], "--seed must be >= 0 (a random seed), got -1"),
+    (["--max-rejection", "1.5"], "--max-rejection must be a number in (0, 1] (a rejection rate; 1 = the whole curve), got 1.5"),
+    (["--max-rejection", "0"], "--max-rejection must be a number in (0, 1] (a rejection rate; 1 = the whole curve), got 0.0"),
+    (["--n-bootstrap", "-5"], "--n-bootstrap must be a whole number >= 0 (bootstrap resamples; 0 = no interval), got -5"),
+    (["--confidence", "1"], "--confidence must be a number in (0, 1) (for example 0.95), got 1.0"),
+    (["--seed", "-1"], "--seed must be a whole number >= 0 (a random seed), got -1"),
 ])
 def test_cli_options_out_of_range_are_refused_before_any_matrix(files, tmp_path, extra, message):
     with pytest.raises(InvalidOption) as error:
         run_ue(_ue_args(files, tmp_path, *extra))
-    assert str(error.value) == message
+    assert str(in_cli_words(error.value, "ue")) == message  # the command line's words, as main prints them
+    assert str(error.value).startswith(extra[0][2:].replace("-", "_") + " must be")  # the library's: the field
     assert not (tmp_path / "cache").exists() and not (tmp_path / "out").exists()
 
 
@@ -365,7 +366,7 @@ def test_target_risk_writes_the_selective_table_csv_and_marked_plot(files, tmp_p
 
     cal_beams, cal_gold = _calibration_files(tmp_path)
     out = tmp_path / "out"
-    args = _ue_args(files, tmp_path, "--beam-sizes", "3,5", "--bootstrap", "0", "--target-risk", "0.3",
+    args = _ue_args(files, tmp_path, "--beam-sizes", "3,5", "--n-bootstrap", "0", "--target-risk", "0.3",
                     "--delta", "0.2", "--calibration", str(cal_beams), "--calibration-gold", str(cal_gold))
     assert run_ue(args) == 0
     printed = capsys.readouterr().out
@@ -434,9 +435,9 @@ def test_calibration_split_is_by_id_and_stated(files):
 
 
 @pytest.mark.parametrize("extra, error, message", [
-    (["--target-risk", "1.2"], InvalidOption, "--target-risk must be in (0, 1)"),
-    (["--target-risk", "0.2", "--delta", "0"], InvalidOption, "--delta must be in (0, 1)"),
-    (["--target-risk", "0.2", "--calibration-fraction", "1"], InvalidOption, "--calibration-fraction must be in (0, 1)"),
+    (["--target-risk", "1.2"], InvalidOption, "--target-risk must be a number in (0, 1)"),
+    (["--target-risk", "0.2", "--delta", "0"], InvalidOption, "--delta must be a number in (0, 1)"),
+    (["--target-risk", "0.2", "--calibration-fraction", "1"], InvalidOption, "--calibration-fraction must be a number in (0, 1)"),
     (["--calibration-fraction", "0.3"], ConfigError, "--calibration-fraction calibrates a selective threshold: give "
                                                      "--target-risk too"),
     (["--target-risk", "0.2", "--calibration", "x.jsonl"], ConfigError, "give the calibration beams and their gold "
@@ -449,7 +450,7 @@ def test_calibration_split_is_by_id_and_stated(files):
 def test_selective_options_are_refused_before_any_matrix(files, tmp_path, extra, error, message):
     with pytest.raises(error) as caught:
         run_ue(_ue_args(files, tmp_path, *extra))
-    assert message in str(caught.value) and "\n" not in str(caught.value)
+    assert message in str(in_cli_words(caught.value, "ue")) and "\n" not in str(caught.value)
     assert not (tmp_path / "cache").exists() and not (tmp_path / "out").exists()
 
 

@@ -212,7 +212,7 @@ def _ue_inputs(folder: Path, n: int = 2000) -> tuple[Path, Path]:
 def test_sigterm_on_ue_workers_is_one_line_and_says_what_is_cached(tmp_path, cache):
     beams, gold = _ue_inputs(tmp_path)
     matrices = tmp_path / "matrices"
-    extra = ["--no-cache"] if cache == "--no-cache" else ["--cache", str(matrices)]
+    extra = ["--no-cache"] if cache == "--no-cache" else ["--cache-dir", str(matrices)]
     argv = ["ue", str(beams), "--gold", str(gold), "--out", str(tmp_path / "out"), "--workers", "2",
             "--similarities", "smatch,smatchpp,s2match,sema,wlk", "--qualities", "smatchpp", "--no-progress", *extra]
     # signal the whole group (as a terminal, timeout or a scheduler does), once the pool workers are busy
@@ -282,7 +282,7 @@ def test_skipped_beam_sizes_are_said_and_penman_repeats_are_one_summary_line(tmp
     out = tmp_path / "out"
     result = subprocess.run([sys.executable, "-m", "lsplits", "ue", str(beams), "--gold", str(gold), "--out", str(out),
                              "--beam-sizes", "3,10", "--similarities", "smatchpp", "--qualities", "smatchpp",
-                             "--bootstrap", "0", "--no-cache", "--no-progress", "--workers", "1"],
+                             "--n-bootstrap", "0", "--no-cache", "--no-progress", "--workers", "1"],
                             capture_output=True, text=True, env=_env(tmp_path / "tmp"), timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     lines = result.stderr.splitlines()

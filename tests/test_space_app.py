@@ -446,9 +446,9 @@ def test_more_estimators_and_metrics_in_the_table(client):
     assert table["DegMat-ROUGE-L"]["AURC"] == 0.25
     assert [row["u: NumSemSets-ROUGE-L"] for row in rows(per_example)] == [1.0, 2.0, 2.0]
     for empty in (None, 0):  # a browser sends the empty "Bad below" box as 0: no threshold, not a bad one
-        with pytest.raises(AppError, match="roc_auc needs bad_below"):
+        with pytest.raises(AppError, match="Metrics: roc_auc needs Bad below: the quality under which"):
             client.predict(beams, gold, None, None, "rougel", "rougel", ["degmat"], ["roc_auc"], empty,
                            api_name="/run_uncertainty")
-    with pytest.raises(AppError, match="bad_below must be in \\(0, 1\\]"):
+    with pytest.raises(AppError, match=r"^Bad below must be a number in \(0, 1\]"):
         client.predict(beams, gold, None, None, "rougel", "rougel", ["degmat"], ["roc_auc"], 1.5,
                        api_name="/run_uncertainty")

@@ -138,11 +138,11 @@ def test_resolve_eval_size_counts_and_fractions(eval_size, n, expected):
 
 @pytest.mark.parametrize(("eval_size", "n", "message"), [
     (5, 0, "empty"), (0.5, 0, "empty"),
-    (0, 10, "at least 1"), (-3, 10, "at least 1"),
+    (0, 10, "a whole number >= 1"), (-3, 10, "a whole number >= 1"),
     (10, 10, "train empty"), (11, 10, "train empty"),
     (0.96, 10, "train empty"),  # 9.6 rounds to 10 = n
-    (0.0, 10, "between 0 and 1"), (1.0, 10, "between 0 and 1"), (1.5, 10, "between 0 and 1"),
-    (-0.2, 10, "between 0 and 1"),
+    (0.0, 10, r"fraction in \(0, 1\)"), (1.0, 10, r"fraction in \(0, 1\)"), (1.5, 10, r"fraction in \(0, 1\)"),
+    (-0.2, 10, r"fraction in \(0, 1\)"),
     (True, 10, "count"), ("5", 10, "count"), (None, 10, "count"),
 ])
 def test_resolve_eval_size_errors(eval_size, n, message):

@@ -118,15 +118,17 @@ def test_undefined_values_warn_and_give_nan():
 
 @pytest.mark.parametrize("bad_below", [0.0, 2.0, -0.5, float("nan"), "0.5"])
 def test_bad_below_outside_the_quality_range_is_refused_as_the_cli_refuses_it(bad_below):
-    from lsplits.uncertainty.study import CLI_OPTIONS, StudyConfig
+    from lsplits.cli.parser import in_cli_words
+    from lsplits.uncertainty.study import StudyConfig
 
     for call in (lambda: roc_auc([0.1, 0.2], [0.3, 0.9], bad_below=bad_below),
                  lambda: pr_auc([0.1, 0.2], [0.3, 0.9], bad_below=bad_below),
                  lambda: compute_metrics([0.1, 0.2], [0.3, 0.9], ["prr", "roc_auc"], bad_below=bad_below)):
-        with pytest.raises(InvalidOption, match=r"bad_below must be (in \(0, 1\]|a number)"):
+        with pytest.raises(InvalidOption, match=r"^bad_below must be a number in \(0, 1\]"):
             call()
-    with pytest.raises(InvalidOption, match=r"--bad-below must be (in \(0, 1\]|a number)"):
-        StudyConfig(bad_below=bad_below, option_names=CLI_OPTIONS)
+    with pytest.raises(InvalidOption) as caught:
+        StudyConfig(bad_below=bad_below)
+    assert str(in_cli_words(caught.value, "ue")).startswith("--bad-below must be a number in (0, 1]")
 
 
 def test_results_do_not_depend_on_the_order_of_the_inputs():
@@ -203,3 +205,27 @@ def test_without_metrics_every_metric_the_arguments_allow_and_calibration_pairs(
     assert calibrated["ece"] == pytest.approx(calibration_error([1 - x for x in u], q))  # min-max over [0, 1]
     with pytest.raises(ConfigError, match="give both calibration_uncertainties and calibration_qualities"):
         compute_metrics(u, q, ["ece"], calibration_uncertainties=[0.0, 1.0])
+
+
+def test_selective_threshold_takes_the_bad_rate_loss_and_the_procedure():
+    # 300 examples, uncertainty = rank; quality 1.0 for the 150 most certain, then 0.3 / 0.9 alternating: the
+    # "bad" loss (quality < 0.5) is 0/1 and is tested by the exact binomial tail, P(Bin(m, R) <= bad) <= delta
+    from scipy.stats import binom
+
+    u = np.arange(300.0)
+    q = np.r_[np.ones(150), np.tile([0.3, 0.9], 75)]
+    values = compute_metrics(u, q, ["selective_threshold"], target_risk=0.2, bad_below=0.5, selective_loss="bad",
+                             multiple_testing="holm")
+    bad = (q < 0.5).astype(float)
+    kept = u <= values["selective_threshold"]
+    # the bad rate at coverage c > 0.5 is (c - 0.5) / (2 c): at most 0.2 up to c = 0.833 (the oracle)
+    assert 0.5 < kept.mean() == values["selective_coverage"] <= 0.834
+    assert binom.cdf(bad[kept].sum(), kept.sum(), 0.2) <= 0.1  # passed at a Holm level, all of which are <= delta
+    level = binom.cdf(bad[kept].sum(), kept.sum(), values["selective_bound"])  # the exact bound: the tail at it = level
+    assert 0.1 / 91 - 1e-9 <= level <= 0.1 + 1e-9
+    plain = compute_metrics(u, q, ["selective_threshold"], target_risk=0.2)  # 1 - quality: (c - 0.5) * 0.4 / c
+    assert plain["selective_coverage"] > values["selective_coverage"]  # a lower risk than the bad rate here
+    with pytest.raises(InvalidOption, match="bad_below"):
+        compute_metrics(u, q, ["selective_threshold"], target_risk=0.2, selective_loss="bad")
+    with pytest.raises(InvalidOption, match="multiple_testing must be one of"):
+        compute_metrics(u, q, ["selective_threshold"], target_risk=0.2, multiple_testing="closed")

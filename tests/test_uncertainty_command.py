@@ -56,8 +56,8 @@ def run(argv: list[str]) -> int:
 def ue_argv(folder: Path, *extra: str, systems: bool = False) -> list[str]:
     beams, gold = write_inputs(folder)
     given = ["--system", f"a={beams}", "--system", f"b={beams}"] if systems else [str(beams)]
-    return ["ue", *given, "--gold", str(gold), "--out", str(folder / "out"), "--cache", str(folder / "cache"),
-            "--similarities", "smatchpp", "--qualities", "smatchpp", "--beam-sizes", "2,3", "--bootstrap", "10",
+    return ["ue", *given, "--gold", str(gold), "--out", str(folder / "out"), "--cache-dir", str(folder / "cache"),
+            "--similarities", "smatchpp", "--qualities", "smatchpp", "--beam-sizes", "2,3", "--n-bootstrap", "10",
             "--workers", "1", "--no-progress", *extra]
 
 
@@ -69,15 +69,15 @@ def test_a_good_command_does_reach_the_matrices(tmp_path, no_matrices):
 
 
 @pytest.mark.parametrize("extra, systems, fragments", [
-    (["--ecc-threshold", "nan"], False, ["--ecc-threshold must be in (0, 2]", "got nan"]),
-    (["--confidence", "1"], True, ["--confidence must be in (0, 1)", "got 1.0"]),
+    (["--ecc-threshold", "nan"], False, ["--ecc-threshold must be a number in (0, 2]", "got nan"]),
+    (["--confidence", "1"], True, ["--confidence must be a number in (0, 1)", "got 1.0"]),
     (["--estimators", "eigv,nonsense"], False, ["nonsense"]),
-    (["--metrics", "roc_auc"], False, ["roc_auc needs bad_below", "--bad-below"]),
+    (["--metrics", "roc_auc"], False, ["--metrics: roc_auc needs --bad-below: the quality under which"]),
     (["--normalizer", "platt"], False, ["platt"]),
     (["--lexsim-similarities", "smatch"], False, ["--lexsim-similarities", "'smatch'"]),
-    (["--kle-t", "-1"], True, ["kle_t"]),
+    (["--kle-t", "-1"], True, ["--kle-t must be a number > 0", "got -1.0"]),
     (["--beam-sizes", "0"], False, ["--beam-sizes", "beam sizes must be positive"]),
-    (["--metrics", "roc_auc", "--bad-below", "2"], False, ["--bad-below must be in (0, 1]", "got 2.0"]),
+    (["--metrics", "roc_auc", "--bad-below", "2"], False, ["--bad-below must be a number in (0, 1]", "got 2.0"]),
 ])
 def test_a_bad_option_is_one_line_before_any_matrix_or_file(tmp_path, capsys, no_matrices, extra, systems, fragments):
     argv = ue_argv(tmp_path, *extra, systems=systems)

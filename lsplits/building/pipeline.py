@@ -34,7 +34,7 @@ from lsplits.building.settings import (
 from lsplits.data.loading import ID_FIELD, LoadedData
 from lsplits.data.tasks import DEFAULT_SETTING, Setting, Task
 from lsplits.data.text import word_count
-from lsplits.errors import ConfigError
+from lsplits.errors import ConfigError, InvalidOption
 from lsplits.lm.defaults import SCRATCH_LM
 from lsplits.lm.dtype import dtype_text
 from lsplits.runtime.stages import stage
@@ -135,27 +135,30 @@ class ConfigFrames(Mapping[str, dict[str, pd.DataFrame]]):
 
 
 def checked_eval_size(eval_size: int | float | None, n: int, *, default: int | None = None,
-                      option: str = "--eval-size") -> int:
-    """``eval_size`` (or ``default`` when None) as a count; ConfigError, naming ``option`` and the bounds,
-    when train, validation or test would be empty.
+                      option: str = "eval_size") -> int:
+    """``eval_size`` (or ``default`` when None) as a count; InvalidOption naming ``option`` (the caller's
+    word: ``eval_size``, the CLI's ``--eval-size``, the Space's label) and the bounds, when train, validation or
+    test would be empty.
 
     The one eval-size validator of every path that splits (``lsplits build``, :func:`split_scored`, the
-    Space); :func:`lsplits.building.settings.check_eval_size` checks only the shape, before n is known.
+    Space); the shape's rule is :data:`lsplits.params.PARAMS`' (checked by the settings before n is known).
     """
     if eval_size is None and default is None:
-        raise ConfigError(f"{option}: give an eval size (a count, or a fraction of the examples)")
-    option = f"{option} {eval_size}" if eval_size is not None else f"the default eval size ({default})"
+        raise InvalidOption(name=option, problem=": give an eval size (a count, or a fraction of the examples)")
+    given = f"{eval_size}" if eval_size is not None else f"(the default, {default})"
     if n < MIN_EVAL_SIZE + 1:
-        raise ConfigError(f"{option}: the dataset has {n} example(s); train, validation and test need at least "
-                          f"{MIN_EVAL_SIZE + 1}")
+        raise InvalidOption(name=option, problem=f"{given}: the dataset has {n} example(s); train, validation and "
+                            f"test need at least {MIN_EVAL_SIZE + 1}")
     bounds = f"give between {MIN_EVAL_SIZE} and {n - 1} examples (or a fraction that gives as many)"
     try:
         size = resolve_eval_size(eval_size if eval_size is not None else default, n)
+    except InvalidOption as exc:
+        raise InvalidOption(name=option, problem=f"{given}: {exc.problem or exc}; {bounds}") from None
     except ConfigError as exc:
-        raise ConfigError(f"{option}: {exc}; {bounds}") from None
+        raise InvalidOption(name=option, problem=f"{given}: {exc}; {bounds}") from None
     if size < MIN_EVAL_SIZE:
-        raise ConfigError(f"{option} gives {size} eval example of {n}, which leaves the test split empty "
-                          f"(validation and test get half each); the minimum is {MIN_EVAL_SIZE}")
+        raise InvalidOption(name=option, problem=f"{given} gives {size} eval example of {n}, which leaves the test "
+                            f"split empty (validation and test get half each); the minimum is {MIN_EVAL_SIZE}")
     return size
 
 

@@ -179,7 +179,7 @@ def demo(args: argparse.Namespace) -> int:
     """``lsplits demo``: the offline end-to-end run."""
     from lsplits.building.demo import DemoSettings, run_demo
 
-    summary = run_demo(args.out, DemoSettings(n=args.n, seed=args.seed), cache_dir=args.cache_dir,
+    summary = run_demo(args.out, settings_of(args, DemoSettings), cache_dir=args.cache_dir,
                        progress=not args.no_progress, scratch_steps=args.scratch_steps)
     print(summary.render())
     return 0

@@ -180,7 +180,8 @@ def _cache_of(args: argparse.Namespace) -> tuple[str, Path | None] | None:
             return "no similarity matrices (--no-cache)", None
         from lsplits.uncertainty.study import default_cache_dir
 
-        return "finished similarity matrices", Path(args.cache) if getattr(args, "cache", None) else default_cache_dir()
+        return "finished similarity matrices", Path(args.cache_dir) if getattr(args, "cache_dir", None) else \
+            default_cache_dir()
     if command == "difficulty":
         from lsplits.difficulty.run import runs_folder
 

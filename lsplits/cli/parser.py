@@ -49,12 +49,15 @@ class OneLineParser(argparse.ArgumentParser):
 S = TypeVar("S")
 
 
-def settings_of(args: argparse.Namespace, kind: type[S]) -> S:
+def settings_of(args: argparse.Namespace, kind: type[S], **given: Any) -> S:
     """A command's settings object (a frozen dataclass that checks itself) from the parsed options of the same
-    names: the one way the CLI hands its options to the library."""
+    names (a field the command has no option for keeps its default; ``given`` wins): the one way the CLI hands
+    its options to the library. A bad value raises InvalidOption naming the field, which :func:`main` prints
+    as the option's flag (:func:`in_cli_words`)."""
     import dataclasses
 
-    return kind(**{f.name: getattr(args, f.name) for f in dataclasses.fields(kind)})  # type: ignore[arg-type]
+    values = {f.name: getattr(args, f.name) for f in dataclasses.fields(kind) if f.init and hasattr(args, f.name)}
+    return kind(**{**values, **given})  # type: ignore[arg-type]
 
 
 class OldFlag(argparse.Action):
@@ -83,35 +86,51 @@ def _one_line(message: str) -> str:
     return " ".join(line.strip() for line in message.splitlines() if line.strip())
 
 
-def whole_number(minimum: int) -> Callable[[str], int]:
-    """An argparse ``type``: a whole number of at least ``minimum`` (checked when the options are parsed)."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
-        return value
-
-    return parse
+def _integer(text: str) -> int:
+    """An argparse ``type``: a whole number as typed (``3``); its range is the settings' to check."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
 
 
 def _eval_size(text: str) -> int | float:
-    """Parse --eval-size: an integer count or a fraction, checked by :func:`lsplits.building.settings.check_eval_size`."""
-    from lsplits.building.settings import check_eval_size
-
+    """Parse --eval-size as a count (``2000``) or a fraction (``0.2``); its range is the settings' to check
+    (:data:`lsplits.params.PARAMS`), like every other option's."""
     try:
-        value: int | float = int(text)
+        return int(text)
     except ValueError:
         try:
-            value = float(text)
+            return float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is neither a count nor a fraction") from None
-    try:
-        return check_eval_size(value)
-    except LsplitsError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def option_flags(command: str) -> dict[str, str]:
+    """The flag of each option of ``command`` by its destination (``n_bootstrap`` -> ``--bootstrap``): how the
+    command line spells the settings field or keyword that an :class:`~lsplits.errors.InvalidOption` names."""
+    [found] = [c for c in COMMANDS if c.name == command]
+    parser = OneLineParser(prog=f"lsplits {command}")
+    found.arguments(parser)
+    flags: dict[str, str] = {}
+    for action in parser._actions:  # argparse keeps no public list of a parser's actions
+        if action.option_strings:
+            flags.setdefault(action.dest, next((o for o in action.option_strings if o.startswith("--")),
+                                               action.option_strings[0]))
+        else:
+            flags.setdefault(action.dest, (action.metavar if isinstance(action.metavar, str) else action.dest.upper()))
+    return flags
+
+
+def in_cli_words(exc: LsplitsError, command: str) -> LsplitsError:
+    """``exc`` naming its option by the command line's flag (``folds`` -> ``--folds``), as the user typed it;
+    unchanged when it names no option of ``command``."""
+    from lsplits.errors import InvalidOption
+
+    if not isinstance(exc, InvalidOption) or exc.name is None or exc.where or command not in {c.name for c in COMMANDS}:
+        return exc  # a value read from a file (exc.where) keeps the file's key
+    flags = option_flags(command)
+    return exc if exc.name not in flags else exc.renamed(flags[exc.name], flags)
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -181,16 +200,16 @@ def _add_lm_arguments(parser: argparse.ArgumentParser, settings: type) -> None:
     parser.add_argument("--lm", default=settings.lm,
                         help="causal LM: a Hub id (gpt2-medium), a local folder, or 'scratch' (tiny offline LM; "
                              "default %(default)s)")
-    parser.add_argument("--folds", type=whole_number(2), default=settings.folds,
+    parser.add_argument("--folds", type=_integer, default=settings.folds,
                         help="k for k-fold fine-tuning (default %(default)s)")
-    parser.add_argument("--seed", type=whole_number(0), default=settings.seed,
+    parser.add_argument("--seed", type=_integer, default=settings.seed,
                         help="seed for folds, training and splits (default %(default)s)")
     parser.add_argument("--cache-dir", type=Path, default=default_cache_dir(),
                         help="score shards and fold checkpoints, so a killed run resumes (default %(default)s; "
                              "LSPLITS_CACHE moves every cache)")
     parser.add_argument("--compile", action="store_true", help="torch.compile the LM for scoring (long GPU runs)")
     _add_dtype_argument(parser, settings.dtype)
-    parser.add_argument("--max-steps", type=whole_number(1), default=settings.max_steps,
+    parser.add_argument("--max-steps", type=_integer, default=settings.max_steps,
                         help="training steps per fold (default: the LM's recipe, the scratch LM's own or the "
                              "paper's steps for a pretrained LM; lsplits.json records it)")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
@@ -243,9 +262,9 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
     from lsplits.building.demo import DEFAULT_SCRATCH_STEPS, DEMO_OUT, DemoSettings
 
     parser.add_argument("--out", type=Path, default=DEMO_OUT, help="output folder (default %(default)s)")
-    parser.add_argument("--n", type=whole_number(1), default=DemoSettings.n,
+    parser.add_argument("--n", type=_integer, default=DemoSettings.n,
                         help="number of synthetic examples (default %(default)s)")
-    parser.add_argument("--seed", type=whole_number(0), default=DemoSettings.seed,
+    parser.add_argument("--seed", type=_integer, default=DemoSettings.seed,
                         help="seed of the data, folds, training and splits (default %(default)s)")
     parser.add_argument("--cache-dir", type=Path, default=None,
                         help="score shards and fold checkpoints, shared with `lsplits build`, so a rerun or the "
@@ -266,8 +285,8 @@ def _ue_arguments(parser: argparse.ArgumentParser) -> None:
     from lsplits.similarity.lexical import LEXICAL_SIMILARITIES
     from lsplits.uncertainty.estimators import ESTIMATORS
     from lsplits.uncertainty.normalization import NORMALIZERS
-    from lsplits.uncertainty.selective import METHODS
-    from lsplits.uncertainty.study import StudyConfig
+    from lsplits.uncertainty.selective import METHODS, MULTIPLE_TESTING
+    from lsplits.uncertainty.study import SELECTIVE_LOSSES, StudyConfig
     from lsplits.uncertainty.study import default_cache_dir as matrix_cache_dir
     from lsplits.uncertainty.ue_metrics import METRICS
 
@@ -293,7 +312,7 @@ def _ue_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Ecc keeps Laplacian eigenvectors with eigenvalue below it, in (0, 2] (default %(default)s)")
     parser.add_argument("--estimators", type=_names, default=StudyConfig.estimators,
                         help=f"comma-separated estimators, of {','.join(ESTIMATORS)} (default the paper's %(default)s)")
-    parser.add_argument("--lexsim-similarities", type=_names,
+    parser.add_argument("--lexsim-similarities", dest="lexical_similarities", type=_names,
                         default=StudyConfig.lexical_similarities,
                         help=f"lexical similarities of LexSim, of {','.join(LEXICAL_SIMILARITIES)} (default %(default)s)")
     parser.add_argument("--metrics", type=_names, default=StudyConfig.metrics,
@@ -312,8 +331,9 @@ def _ue_arguments(parser: argparse.ArgumentParser) -> None:
                         help="heat-kernel time of KLE (default %(default)s)")
     parser.add_argument("--max-rejection", type=float, default=StudyConfig.max_rejection,
                         help="largest rejection rate in the PRR area, in (0, 1] (default %(default)s: the whole curve)")
-    parser.add_argument("--bootstrap", type=int, default=StudyConfig.n_bootstrap,
-                        help="bootstrap resamples for the CI (0: none; default %(default)s)")
+    parser.add_argument("--n-bootstrap", "--bootstrap", dest="n_bootstrap", action=OldFlag, type=int,
+                        default=StudyConfig.n_bootstrap,
+                        help="bootstrap resamples for the CI (0: none; default %(default)s; --bootstrap: its old name)")
     parser.add_argument("--confidence", type=float, default=StudyConfig.confidence,
                         help="level of the bootstrap CI (default %(default)s)")
     selective = parser.add_argument_group(
@@ -326,7 +346,15 @@ def _ue_arguments(parser: argparse.ArgumentParser) -> None:
                            help="allowed probability that the certified risk is exceeded, in (0, 1) "
                                 "(default %(default)s)")
     selective.add_argument("--selective-method", default=StudyConfig.selective_method, choices=METHODS,
-                           help="the bound (default %(default)s: Waudby-Smith-Ramdas betting)")
+                           help="the test (default %(default)s: the exact binomial tail for 0/1 losses, "
+                                "Waudby-Smith-Ramdas betting for others)")
+    selective.add_argument("--multiple-testing", default=StudyConfig.multiple_testing, choices=MULTIPLE_TESTING,
+                           help="how the candidate thresholds are tested (default %(default)s, in increasing "
+                                "order; holm and bonferroni for any risk curve; split-fixed-sequence learns the "
+                                "order on half of the calibration examples)")
+    selective.add_argument("--selective-loss", default=StudyConfig.selective_loss, choices=SELECTIVE_LOSSES,
+                           help="the loss whose mean is the risk (default %(default)s; bad: 1 when the quality is "
+                                "below --bad-below, 0 otherwise, tested by the exact binomial tail)")
     selective.add_argument("--calibration-fraction", type=float, default=None, metavar="F",
                            help=f"share of the examples (by id, seeded by --seed) that calibrates; the rest tests "
                                 f"(default {StudyConfig.calibration_fraction}; not with --calibration)")
@@ -338,8 +366,9 @@ def _ue_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=StudyConfig.seed, help="seed of the bootstrap and the calibration split (default %(default)s)")
     parser.add_argument("--workers", type=int, default=StudyConfig.workers,
                         help="processes (default %(default)s: one per CPU core)")
-    parser.add_argument("--cache", default=StudyConfig.cache_dir,
-                        help=f"similarity-matrix cache folder (default {matrix_cache_dir()})")
+    parser.add_argument("--cache-dir", "--cache", dest="cache_dir", action=OldFlag, type=Path,
+                        default=StudyConfig.cache_dir,
+                        help=f"similarity-matrix cache folder (default {matrix_cache_dir()}; --cache: its old name)")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the matrix cache")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
@@ -444,8 +473,9 @@ def _difficulty_arguments(parser: argparse.ArgumentParser) -> None:
                         help="validation measurements per epoch for the checkpoint choice (default %(default)s)")
     parser.add_argument("--seed", type=int, default=DifficultySettings.seed,
                         help="seed of training, the sample and the bootstrap (default %(default)s)")
-    parser.add_argument("--bootstrap", dest="n_bootstrap", type=int, default=DifficultySettings.n_bootstrap,
-                        help="bootstrap resamples for the intervals (default %(default)s)")
+    parser.add_argument("--n-bootstrap", "--bootstrap", dest="n_bootstrap", action=OldFlag, type=int,
+                        default=DifficultySettings.n_bootstrap,
+                        help="bootstrap resamples for the intervals (default %(default)s; --bootstrap: its old name)")
     parser.add_argument("--out", type=Path, required=True, metavar="REPORT",
                         help="report folder (difficulty.md/.png/.json; per-config work under REPORT/runs)")
     parser.add_argument("--cache-dir", type=Path, default=None,
@@ -589,7 +619,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python's flush at exit must not fail
             return SIGPIPE_EXIT
         if isinstance(exc, LsplitsError):
-            print(f"lsplits {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)
+            print(f"lsplits {args.command}: error: {_one_line(str(in_cli_words(exc, args.command)))}", file=sys.stderr)
             return 2
         full = storage_problem(exc)  # a full or read-only disk is the machine's state, not a bug: one line
         if full is not None:

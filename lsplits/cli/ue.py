@@ -14,10 +14,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lsplits.cli.parser import settings_of
 from lsplits.errors import ConfigError
 from lsplits.uncertainty.report import main_table_markdown, selective_markdown, write_report
 from lsplits.uncertainty.study import (
-    CLI_OPTIONS,
     DEFAULT_CALIBRATION_FRACTION,
     StudyConfig,
     default_cache_dir,
@@ -31,22 +31,13 @@ if TYPE_CHECKING:
 
 
 def config_from_args(args: Namespace) -> StudyConfig:
-    """The study's settings from the command line, refused in one line (naming the option) when out of range."""
-    return StudyConfig(
-        similarities=tuple(args.similarities), qualities=tuple(args.qualities),
-        beam_sizes=tuple(args.beam_sizes), ecc_threshold=args.ecc_threshold,
-        max_rejection=args.max_rejection, n_bootstrap=args.bootstrap, confidence=args.confidence, seed=args.seed,
-        workers=args.workers,
-        cache_dir=None if args.no_cache else Path(args.cache) if args.cache else default_cache_dir(),
-        progress=not args.no_progress, estimators=tuple(args.estimators),
-        lexical_similarities=tuple(args.lexsim_similarities), metrics=tuple(args.metrics), bad_below=args.bad_below,
-        normalizer=args.normalizer, sets_threshold=args.sets_threshold, kle_t=args.kle_t,
-        target_risk=args.target_risk, delta=args.delta, selective_method=args.selective_method,
-        pair_by_position=args.pair_by_position,
+    """The study's settings from the command line (:func:`~lsplits.cli.parser.settings_of`, as every command),
+    refused in one line naming the option when out of range."""
+    return settings_of(
+        args, StudyConfig, cache_dir=None if args.no_cache else args.cache_dir or default_cache_dir(),
+        progress=not args.no_progress,
         calibration_fraction=(DEFAULT_CALIBRATION_FRACTION if args.calibration_fraction is None
-                              else args.calibration_fraction),
-        option_names=CLI_OPTIONS,
-    )
+                              else args.calibration_fraction))
 
 
 def calibration_from_args(args: Namespace) -> tuple[list[str], str] | None:
@@ -84,7 +75,7 @@ def run(args: Namespace) -> int:
     check_output(args.out, expect="folder", inputs=[*args.beams, *_system_files(args.system), args.gold,
                                                     *(calibration[0] if calibration else ()),
                                                     *(calibration[1:] if calibration else ())],
-                 caches=[] if args.no_cache else [args.cache or default_cache_dir()])  # before any work
+                 caches=[] if args.no_cache else [args.cache_dir or default_cache_dir()])  # before any work
     config = config_from_args(args)
     if args.system or not args.beams:
         return _run_systems(args, config)

@@ -21,7 +21,6 @@ constraint) can walk "least likely first" by iterating the arrays.
 from __future__ import annotations
 
 import logging
-import numbers
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lsplits.errors import ConfigError, InvalidInput, InvalidOption, SplitInvariantError
+from lsplits.params import check
 
 logger = logging.getLogger(__name__)
 
@@ -62,20 +62,13 @@ def resolve_eval_size(eval_size: int | float, n: int) -> int:
     """
     if n <= 0:
         raise InvalidInput("cannot split an empty dataset (0 examples)")
-    if isinstance(eval_size, bool) or not isinstance(eval_size, numbers.Real):
-        raise InvalidOption(f"eval size must be a count (int) or a fraction (float), got {eval_size!r}")
-    if isinstance(eval_size, numbers.Integral):
-        count = int(eval_size)
-        if count <= 0:
-            raise InvalidOption(f"eval size must be at least 1 example, got {count}")
+    if eval_size is None:
+        raise InvalidOption(name="eval_size", problem="must be a count or a fraction", value=None)
+    eval_size = check("eval_size", eval_size)  # the shape's one rule (lsplits.params); the fit to n is below
+    if isinstance(eval_size, int):
+        count = eval_size
     else:
-        fraction = float(eval_size)
-        if not 0.0 < fraction < 1.0:
-            raise InvalidOption(
-                f"a fractional eval size must lie strictly between 0 and 1, got {eval_size!r} "
-                "(give a count as an int)"
-            )
-        count = max(1, int(np.floor(fraction * n + 0.5)))
+        count = max(1, int(np.floor(eval_size * n + 0.5)))
     if count >= n:
         raise ConfigError(
             f"eval size {eval_size!r} means {count} of {n} examples in eval, which leaves train empty"

@@ -35,6 +35,7 @@ import numpy as np
 
 from lsplits.errors import ConfigError, DataError, InvalidOption
 from lsplits.io import cache_folder, check_writable
+from lsplits.params import check, check_choice, spelled
 from lsplits.runtime.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
 from lsplits.similarity.lexical import LEXICAL_SIMILARITIES
@@ -55,17 +56,6 @@ from lsplits.uncertainty.estimators import (
 from lsplits.uncertainty.inputs import Inputs, load_inputs
 from lsplits.uncertainty.matrix import SimilarityMatrix, build_matrices
 from lsplits.uncertainty.normalization import DEFAULT_NORMALIZER, get_normalizer
-from lsplits.uncertainty.options import (
-    check_bad_below,
-    check_calibration_fraction,
-    check_confidence,
-    check_delta,
-    check_ecc_threshold,
-    check_max_rejection,
-    check_n_bootstrap,
-    check_seed,
-    check_target_risk,
-)
 from lsplits.uncertainty.prr import (
     DEFAULT_BOOTSTRAP,
     DEFAULT_CONFIDENCE,
@@ -79,10 +69,15 @@ from lsplits.uncertainty.selective import (
     DEFAULT_DELTA,
     DEFAULT_METHOD,
     METHODS,
+    MULTIPLE_TESTING,
+    QUALITY_LOSSES,
     SelectiveThreshold,
     calibrate_threshold,
     calibration_mask,
+    calibration_size_needed,
+    quality_loss,
     selective_risk,
+    smallest_certifiable,
 )
 from lsplits.uncertainty.ue_metrics import PAPER_METRICS, check_metrics, compute_metrics
 
@@ -91,10 +86,6 @@ logger = logging.getLogger(__name__)
 PAPER_SIMILARITIES = ("smatch", "smatchpp", "s2match", "sema", "wlk")
 PAPER_QUALITIES = ("smatchpp", "s2match", "sembleu")
 PAPER_BEAM_SIZES = (3, 5, 8, 10)
-CLI_OPTIONS = {"ecc_threshold": "--ecc-threshold", "max_rejection": "--max-rejection", "n_bootstrap": "--bootstrap",
-               "confidence": "--confidence", "seed": "--seed", "bad_below": "--bad-below",
-               "target_risk": "--target-risk", "delta": "--delta", "calibration_fraction": "--calibration-fraction",
-               "selective_method": "--selective-method"}
 DEFAULT_CALIBRATION_FRACTION = 0.5
 
 
@@ -104,19 +95,20 @@ def default_cache_dir() -> Path:
 
 
 def _refused(setting: str, check):
-    """``check()``, its InvalidOption re-raised as a ConfigError naming the setting and its option."""
+    """``check()``, its InvalidOption (which names a value, not the setting) re-raised naming ``setting``."""
     try:
         return check()
     except InvalidOption as exc:
-        raise ConfigError(f"{setting} (--{setting.replace('_', '-')}): {exc}") from None
+        raise (exc if exc.name == setting else InvalidOption(name=setting, problem=f": {exc}")) from None
 
 
 @dataclass(frozen=True)
 class StudyConfig:
-    """What to compute; the defaults reproduce the paper's grid. Checked when built (ConfigError, one line).
+    """What to compute; the defaults reproduce the paper's grid. Checked when built (InvalidOption, one line
+    naming the field; the CLI says its flag instead). Estimator and metric names are lower-cased.
 
-    ``option_names`` spells the numeric options as the caller does in messages (``--bootstrap`` for
-    the CLI, :data:`CLI_OPTIONS`); estimator and metric names are lower-cased.
+    ``option_names`` (field -> the caller's word) renames the option that a message names; the CLI no longer
+    needs it (:func:`lsplits.cli.parser.in_cli_words`).
     """
 
     similarities: tuple[str, ...] = PAPER_SIMILARITIES
@@ -141,37 +133,38 @@ class StudyConfig:
     delta: float = DEFAULT_DELTA
     calibration_fraction: float = DEFAULT_CALIBRATION_FRACTION  # used when no calibration files are given
     selective_method: str = DEFAULT_METHOD
+    multiple_testing: str = "fixed-sequence"  # the Learn-then-Test procedure (.selective.MULTIPLE_TESTING)
+    selective_loss: str = "1-quality"  # or "bad": 1 when the quality is below bad_below (the exact binomial test)
     pair_by_position: bool = False  # pair beams and gold by order, whatever their ids (--pair-by-position)
     option_names: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.check(self.option_names)
-        object.__setattr__(self, "estimators", _refused("estimators", lambda: check_estimators(self.estimators)))
-        object.__setattr__(self, "metrics", _refused("metrics", lambda: check_metrics(self.metrics, self.bad_below)))
-        for setting in ("sets_threshold", "kle_t"):  # one at a time, to name the one at fault (ecc: check)
-            _refused(setting, lambda s=setting: EstimatorSettings(**{s: getattr(self, s)}).check())
-        _refused("normalizer", lambda: get_normalizer(self.normalizer))
-        for name in self.lexical_similarities:
-            if name not in LEXICAL_SIMILARITIES:
-                raise ConfigError(f"lexsim_similarities (--lexsim-similarities): LexSim needs lexical similarities; "
-                                  f"{name!r} is not one of {', '.join(LEXICAL_SIMILARITIES)}")
+        try:
+            self.check()
+            object.__setattr__(self, "estimators", _refused("estimators", lambda: check_estimators(self.estimators)))
+            object.__setattr__(self, "metrics",
+                               _refused("metrics", lambda: check_metrics(self.metrics, self.bad_below)))
+            _refused("normalizer", lambda: get_normalizer(self.normalizer))
+            for name in self.lexical_similarities:
+                if name not in LEXICAL_SIMILARITIES:
+                    raise InvalidOption(name="lexical_similarities", problem=": LexSim needs lexical similarities; "
+                                        f"{name!r} is not one of {', '.join(LEXICAL_SIMILARITIES)}")
+        except InvalidOption as exc:
+            raise spelled(exc, self.option_names) from None
 
-    def check(self, names: Mapping[str, str] | None = None) -> None:
-        """Refuse out-of-range numeric options (InvalidOption); ``names`` spells them as the caller does."""
-        names = names or {}
-        check_ecc_threshold(self.ecc_threshold, names.get("ecc_threshold", "ecc_threshold"))
-        check_max_rejection(self.max_rejection, names.get("max_rejection", "max_rejection"))
-        check_n_bootstrap(self.n_bootstrap, names.get("n_bootstrap", "n_bootstrap"))
-        check_confidence(self.confidence, names.get("confidence", "confidence"))
-        check_seed(self.seed, names.get("seed", "seed"))
-        check_bad_below(self.bad_below, names.get("bad_below", "bad_below"))
+    def check(self) -> None:
+        """Refuse an out-of-range option (InvalidOption naming it): the rules of :data:`lsplits.params.PARAMS`."""
+        for name in ("ecc_threshold", "max_rejection", "n_bootstrap", "confidence", "seed", "workers", "bad_below",
+                     "sets_threshold", "kle_t", "delta", "calibration_fraction"):
+            check(name, getattr(self, name))
         if self.target_risk is not None:
-            check_target_risk(self.target_risk, names.get("target_risk", "target_risk"))
-        check_delta(self.delta, names.get("delta", "delta"))
-        check_calibration_fraction(self.calibration_fraction, names.get("calibration_fraction", "calibration_fraction"))
-        if self.selective_method not in METHODS:
-            raise InvalidOption(f"{names.get('selective_method', 'selective_method')} must be one of "
-                              f"{', '.join(METHODS)}, got {self.selective_method!r}")
+            check("target_risk", self.target_risk)
+        check_choice("selective_method", self.selective_method, METHODS)
+        check_choice("multiple_testing", self.multiple_testing, MULTIPLE_TESTING)
+        check_choice("selective_loss", self.selective_loss, SELECTIVE_LOSSES)
+        if self.target_risk is not None and self.selective_loss == "bad" and self.bad_below is None:
+            raise InvalidOption(name="selective_loss", problem="'bad' needs bad_below: the quality under which an "
+                                "output is bad")
 
     def estimator_settings(self) -> EstimatorSettings:
         """The estimators' options under this configuration."""
@@ -204,7 +197,7 @@ class MetricRow:
 @dataclass(frozen=True)
 class SelectiveRow:
     """The certified threshold of one estimator (``method``) and quality metric at beam size ``k`` (target risk
-    ``rule.max_risk``), with what it keeps of the held-out examples: ``coverage`` and the achieved ``risk``."""
+    ``rule.target_risk``), with what it keeps of the held-out examples: ``coverage`` and the achieved ``risk``."""
 
     k: int
     method: str
@@ -213,6 +206,7 @@ class SelectiveRow:
     held_out: int
     coverage: float
     risk: float  # NaN when nothing is kept
+    needed: int | None = None  # nothing certified: about how many calibration examples like these it would take
 
 
 @dataclass(frozen=True)
@@ -412,11 +406,31 @@ def selective_rows(config: StudyConfig, k: int, uncertainties: dict[str, np.ndar
             if not cal_u.size or not test_u.size:
                 raise DataError(f"selective prediction needs calibration and held-out examples with a {quality} "
                                 f"quality; got {cal_u.size} and {test_u.size}", field=quality)
-            rule = calibrate_threshold(cal_u, cal_q, max_risk=config.target_risk, delta=config.delta,
-                                       method=config.selective_method, seed=config.seed)
-            coverage, risk = selective_risk(rule, test_u, test_q)
-            rows.append(SelectiveRow(k, method, quality, rule, int(test_u.size), coverage, risk))
+            settings = {"target_risk": config.target_risk, "delta": config.delta, "method": config.selective_method,
+                        "loss": quality_loss(config.selective_loss, config.bad_below), "seed": config.seed}
+            rule = calibrate_threshold(cal_u, cal_q, multiple_testing=config.multiple_testing, **settings)
+            coverage, risk = selective_risk(rule, test_u, test_q, loss=settings["loss"])
+            needed = None if rule.certified else calibration_size_needed(
+                cal_u, cal_q, multiple_testing=config.multiple_testing, **settings)
+            rows.append(SelectiveRow(k, method, quality, rule, int(test_u.size), coverage, risk, needed))
     return rows
+
+
+SELECTIVE_LOSSES = QUALITY_LOSSES
+
+def too_few_to_certify(config: StudyConfig, calibration_size: int) -> str | None:
+    """One sentence when ``calibration_size`` examples cannot certify the target even if every output were right
+    (a tiny ``--calibration-fraction``), else None: known before any matrix is built."""
+    method = config.selective_method
+    binary = config.selective_loss == "bad"
+    if method == "auto":
+        method = "ltt-binomial" if binary else "ltt-wsr"
+    need = smallest_certifiable(method, config.target_risk, config.delta, 10_000_000, binary=binary)
+    if calibration_size >= need:
+        return None
+    return (f"the calibration part has {calibration_size} example(s), and at delta {config.delta:g} certifying a "
+            f"selective risk of {config.target_risk:g} takes at least {need} ({method}, every kept output right): "
+            "nothing can be certified; raise --calibration-fraction, give --calibration, or loosen --target-risk")
 
 
 def _selective_source(config: StudyConfig, calibration, inputs: Inputs) -> str:
@@ -449,6 +463,12 @@ def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.Path
     inputs = load_inputs(beam_paths, gold_path, pair_by_position=config.pair_by_position)
     qualities, corpus, invalid_top1 = _score_top1(config, inputs, gold_path)
     calibration_set = _load_scored(calibration[0], calibration[1], config) if calibration is not None else None
+    if config.target_risk is not None and len(set(inputs.ids)) >= 2:  # said before the matrices, and in the report
+        size = (len(calibration_set[0].ids) if calibration_set is not None else
+                int(calibration_mask(inputs.ids, config.calibration_fraction, config.seed).sum()))
+        note = too_few_to_certify(config, size)
+        if note:
+            logger.warning("%s", note)
     matrices = _matrices(inputs, config)
     available = max(len(c) for c in inputs.candidates)
     beam_sizes = choose_beam_sizes(config.beam_sizes, available)

@@ -27,7 +27,7 @@ example. Every metric is order-independent (ties are averaged over, never broken
 
 Beside the metrics, ``selective_threshold`` (:func:`selective_threshold`, keys ``selective_threshold``,
 ``selective_bound``, ``selective_coverage``) turns the ranking into a decision: the rejection threshold
-certified by :mod:`.selective` to keep the mean loss ``1 - q`` of the accepted examples <= ``max_risk``
+certified by :mod:`.selective` to keep the mean loss ``1 - q`` of the accepted examples <= ``target_risk``
 with probability >= ``1 - delta``.
 
 Undefined values are NaN with an :class:`UndefinedMetricWarning`, never a silent number: ROC-AUC
@@ -44,9 +44,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from lsplits.errors import InvalidInput, InvalidOption
+from lsplits.params import old_name
 from lsplits.uncertainty.normalization import DEFAULT_NORMALIZER, get_normalizer
 from lsplits.uncertainty.options import check_bad_below, check_names
 from lsplits.uncertainty.prr import DEFAULT_MAX_REJECTION, RejectionCurve, as_inputs, prr, rejection_curve
+from lsplits.uncertainty.selective import DEFAULT_DELTA, DEFAULT_METHOD, calibrate_threshold
 
 try:  # SciPy's compiled merge count of discordant pairs (behind scipy.stats.kendalltau); numpy if absent
     from scipy.stats._stats import _kendall_dis
@@ -323,37 +325,52 @@ def check_metrics(metrics: Sequence[str], bad_below: float | None = None) -> tup
     needing = [m for m in names if m in NEEDS_BAD_BELOW]
     check_bad_below(bad_below)
     if needing and bad_below is None:
-        raise InvalidOption(f"{' and '.join(needing)} need{'s' if len(needing) == 1 else ''} bad_below "
-                                     "(--bad-below): the quality under which a prediction counts as bad")
+        raise InvalidOption(name="metrics", problem=f": {' and '.join(needing)} need{'s' if len(needing) == 1 else ''} "
+                            "{opt:bad_below}: the quality under which a prediction counts as bad")
     return names
 
 
-def selective_threshold(uncertainties, qualities, *, max_risk: float, delta: float = 0.1,
-                        method: str = "ltt-wsr") -> dict[str, float]:
+def selective_threshold(uncertainties, qualities, *, target_risk: float | None = None, delta: float = DEFAULT_DELTA,
+                        selective_method: str = DEFAULT_METHOD, max_risk: float | None = None,
+                        method: str | None = None, multiple_testing: str = "fixed-sequence",
+                        selective_loss: str = "1-quality", bad_below: float | None = None) -> dict[str, float]:
     """The certified rejection threshold (:func:`lsplits.uncertainty.selective.calibrate_threshold`) as plain floats.
 
     ``selective_threshold`` (``-inf`` when none is certified: reject everything), ``selective_bound`` (the
     upper confidence bound on the selective risk there, NaN if none) and ``selective_coverage`` (share kept).
+    ``multiple_testing`` is the Learn-then-Test procedure; ``selective_loss`` ``bad`` makes the risk the rate
+    of outputs with quality below ``bad_below`` (0/1 losses: the exact binomial test, as 0/1 qualities get).
 
-    >>> selective_threshold([0.1, 0.2, 0.3, 0.4] * 50, [1.0, 0.9, 0.5, 0.0] * 50, max_risk=0.2)["selective_coverage"]
+    ``max_risk`` and ``method`` are the old names of ``target_risk`` and ``selective_method`` (FutureWarning).
+
+    >>> selective_threshold([0.1, 0.2, 0.3, 0.4] * 50, [1.0, 0.9, 0.5, 0.0] * 50, target_risk=0.2)["selective_coverage"]
     0.5
     """
-    from lsplits.uncertainty.selective import calibrate_threshold
+    target_risk = old_name("selective_threshold", "target_risk", target_risk, "max_risk", max_risk)
+    if method is not None:
+        selective_method = old_name("selective_threshold", "selective_method", None, "method", method)
+    if target_risk is None:
+        raise InvalidOption("selective_threshold needs target_risk: the mean loss 1 - quality to certify")
+    from lsplits.uncertainty.selective import quality_loss
 
-    rule = calibrate_threshold(uncertainties, qualities, max_risk=max_risk, delta=delta, method=method)
+    rule = calibrate_threshold(uncertainties, qualities, target_risk=target_risk, delta=delta, method=selective_method,
+                               multiple_testing=multiple_testing, loss=quality_loss(selective_loss, bad_below))
     return {"selective_threshold": rule.threshold, "selective_bound": rule.bound, "selective_coverage": rule.coverage}
 
 
 def compute_metrics(uncertainties, qualities, metrics: Sequence[str] | None = None, *, bad_below: float | None = None,
                     normalizer: str = DEFAULT_NORMALIZER, calibration_uncertainties=None, calibration_qualities=None,
                     max_rejection: float = DEFAULT_MAX_REJECTION, n_bins: int = ECE_BINS,
-                    curve: RejectionCurve | None = None, max_risk: float | None = None, delta: float = 0.1,
-                    selective_method: str = "ltt-wsr") -> dict[str, float]:
+                    curve: RejectionCurve | None = None, target_risk: float | None = None,
+                    delta: float = DEFAULT_DELTA, selective_method: str = DEFAULT_METHOD,
+                    max_risk: float | None = None, multiple_testing: str = "fixed-sequence",
+                    selective_loss: str = "1-quality") -> dict[str, float]:
     """Every requested metric of one (uncertainties, qualities) pair: ``{"prr": ..., "roc_auc": ...}``.
 
     ``metrics=None``: every metric the arguments allow (ROC-AUC and PR-AUC only with ``bad_below``, the
-    selective threshold only with ``max_risk``). ``"selective_threshold"`` adds the three keys of
-    :func:`selective_threshold` at ``max_risk``, ``delta`` and ``selective_method``.
+    selective threshold only with ``target_risk``). ``"selective_threshold"`` adds the three keys of
+    :func:`selective_threshold` at ``target_risk``, ``delta`` and ``selective_method`` (``max_risk``: the old
+    name of ``target_risk``, FutureWarning).
     ``calibration_uncertainties`` and ``calibration_qualities`` (both or neither) fit ECE's normaliser.
     ``curve``: the whole (``max_rejection`` 1) rejection curve of the pair when the caller has it, for AURC.
 
@@ -361,13 +378,14 @@ def compute_metrics(uncertainties, qualities, metrics: Sequence[str] | None = No
         >>> compute_metrics([0.1, 0.5, 0.9], [0.9, 0.5, 0.1], ["prr", "spearman", "rpp"])
         {'prr': 1.0, 'spearman': 1.0, 'rpp': 0.0}
     """
+    target_risk = old_name("compute_metrics", "target_risk", target_risk, "max_risk", max_risk)
     if metrics is None:
         metrics = [m for m in METRICS if bad_below is not None or m not in NEEDS_BAD_BELOW]
-        metrics += [SELECTIVE] if max_risk is not None else []
+        metrics += [SELECTIVE] if target_risk is not None else []
     metrics = check_names(metrics, "metrics")  # one string, or a name that is not a string, is refused here
     selective = any(m.lower() == SELECTIVE for m in metrics)
-    if selective and max_risk is None:
-        raise InvalidOption(f"{SELECTIVE} needs max_risk: the mean loss 1 - quality to certify")
+    if selective and target_risk is None:
+        raise InvalidOption(f"{SELECTIVE} needs target_risk: the mean loss 1 - quality to certify")
     names = [m for m in metrics if m.lower() != SELECTIVE]
     names = check_metrics(names, bad_below) if names or not selective else ()
     if (calibration_uncertainties is None) != (calibration_qualities is None):
@@ -388,5 +406,7 @@ def compute_metrics(uncertainties, qualities, metrics: Sequence[str] | None = No
     }
     values = {name: float(functions[name]()) for name in names}
     if selective:
-        values.update(selective_threshold(u, q, max_risk=max_risk, delta=delta, method=selective_method))
+        values.update(selective_threshold(u, q, target_risk=target_risk, delta=delta,
+                                          selective_method=selective_method, multiple_testing=multiple_testing,
+                                          selective_loss=selective_loss, bad_below=bad_below))
     return values

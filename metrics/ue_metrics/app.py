@@ -6,20 +6,21 @@ import evaluate
 
 from lsplits.hub.metric_common import compute_button, form_result, parse_numbers, score_boxes
 from lsplits.uncertainty.normalization import DEFAULT_NORMALIZER, NORMALIZERS
+from lsplits.uncertainty.selective import DEFAULT_DELTA
 from lsplits.uncertainty.ue_metrics import METRICS
 
 MODULE = evaluate.load(str(Path(__file__).with_name("ue_metrics.py")))
 
 
 def compute(uncertainties: str, qualities: str, metrics: list[str], bad_below: str, normalizer: str,
-            max_risk: str = "", delta: str = "0.1") -> dict:
+            target_risk: str = "", delta: str = str(DEFAULT_DELTA)) -> dict:
     """The chosen metrics of the two lists typed in the form (and the certified threshold when a target risk is
     typed), or the reason they cannot be computed."""
-    target = float(max_risk) if max_risk.strip() else None
+    target = float(target_risk) if target_risk.strip() else None
     chosen = [*metrics, *(["selective_threshold"] if target is not None else [])]
     return form_result(lambda: MODULE.compute(
         uncertainties=parse_numbers(uncertainties), qualities=parse_numbers(qualities), metrics=chosen,
-        bad_below=float(bad_below) if bad_below.strip() else None, normalizer=normalizer, max_risk=target,
+        bad_below=float(bad_below) if bad_below.strip() else None, normalizer=normalizer, target_risk=target,
         delta=float(delta)))
 
 
@@ -37,9 +38,10 @@ def build_demo():
         normalizer = gr.Dropdown(list(NORMALIZERS), value=DEFAULT_NORMALIZER,
                                  label="normaliser before ECE")
         with gr.Row():
-            max_risk = gr.Textbox(label="target risk (mean 1 - quality of the kept; blank: no threshold)", value="")
-            delta = gr.Textbox(label="delta (allowed failure probability)", value="0.1")
-        compute_button(compute, [uncertainties, qualities, metrics, bad_below, normalizer, max_risk, delta], "result")
+            target_risk = gr.Textbox(label="target risk (mean 1 - quality of the kept; blank: no threshold)", value="")
+            delta = gr.Textbox(label="delta (allowed failure probability)", value=str(DEFAULT_DELTA))
+        compute_button(compute, [uncertainties, qualities, metrics, bad_below, normalizer, target_risk, delta],
+                       "result")
     return demo
 
 

@@ -9,6 +9,7 @@ import evaluate
 from lsplits.hub.metric_common import citation, metric_info
 from lsplits.uncertainty.normalization import DEFAULT_NORMALIZER, NORMALIZERS
 from lsplits.uncertainty.prr import DEFAULT_MAX_REJECTION
+from lsplits.uncertainty.selective import DEFAULT_DELTA, DEFAULT_METHOD, METHODS, MULTIPLE_TESTING
 from lsplits.uncertainty.ue_metrics import ECE_BINS, compute_metrics
 
 _DESCRIPTION = """\
@@ -37,10 +38,16 @@ Args:
         on these instead (else minmax / quantile are fitted on the inputs, the PCC ones cross-fitted).
     max_rejection (float, default {DEFAULT_MAX_REJECTION}): PRR's largest rejection rate.
     n_bins (int, default {ECE_BINS}): ECE's equal-width bins.
-    max_risk (float in (0, 1), default None): the selective risk (mean of 1 - quality over the accepted
-        predictions) to certify; required by, and by default adds, "selective_threshold".
-    delta (float in (0, 1), default 0.1): allowed probability that the certified risk is exceeded.
-    selective_method (str, default "ltt-wsr"): the bound, "ltt-wsr", "ltt-hoeffding" or "ltt-hb".
+    target_risk (float in (0, 1), default None): the selective risk (mean of 1 - quality over the accepted
+        predictions) to certify; required by, and by default adds, "selective_threshold" (max_risk: its old
+        name, deprecated).
+    delta (float in (0, 1), default {DEFAULT_DELTA}): allowed probability that the certified risk is exceeded.
+    selective_method (str, default "{DEFAULT_METHOD}"): the test, one of {", ".join(map(repr, METHODS))}
+        ("auto": the exact binomial tail for 0/1 losses, Waudby-Smith-Ramdas betting for others).
+    multiple_testing (str, default "fixed-sequence"): how the candidate thresholds are tested, one of
+        {", ".join(map(repr, MULTIPLE_TESTING))}.
+    selective_loss (str, default "1-quality"): the loss whose mean is certified; "bad": 1 when the quality
+        is below bad_below, else 0 (the rate of bad outputs, tested by the exact binomial tail).
 Returns:
     one float per requested metric, under its name; NaN (with a warning) where undefined.
     "selective_threshold" gives three keys: selective_threshold (accept u <= it; -inf when no threshold
@@ -66,8 +73,10 @@ class UEMetrics(evaluate.Metric):
 
     def _compute(self, uncertainties, qualities, metrics=None, bad_below=None, normalizer=DEFAULT_NORMALIZER,
                  calibration_uncertainties=None, calibration_qualities=None, max_rejection=DEFAULT_MAX_REJECTION, n_bins=ECE_BINS,
-                 max_risk=None, delta=0.1, selective_method="ltt-wsr"):
+                 target_risk=None, delta=DEFAULT_DELTA, selective_method=DEFAULT_METHOD, max_risk=None,
+                 multiple_testing="fixed-sequence", selective_loss="1-quality"):
         return compute_metrics(uncertainties, qualities, metrics, bad_below=bad_below, normalizer=normalizer,
                                calibration_uncertainties=calibration_uncertainties,
                                calibration_qualities=calibration_qualities, max_rejection=max_rejection, n_bins=n_bins,
-                               max_risk=max_risk, delta=delta, selective_method=selective_method)
+                               target_risk=target_risk, delta=delta, selective_method=selective_method,
+                               max_risk=max_risk, multiple_testing=multiple_testing, selective_loss=selective_loss)

@@ -30,7 +30,7 @@ from limits import request_budget  # noqa: E402
 from ui_common import SpaceSettings, user_errors  # noqa: E402
 
 from lsplits.building.settings import DEFAULT_EVAL_FRACTION, BuildSettings  # noqa: E402
-from lsplits.uncertainty.selective import MULTIPLE_TESTING  # noqa: E402
+from lsplits.uncertainty.selective import DEFAULT_DELTA, MULTIPLE_TESTING  # noqa: E402
 
 logger = logging.getLogger("lsplits.space_app")
 
@@ -201,7 +201,7 @@ def _uncertainty_tab(demo: gr.Blocks, settings: SpaceSettings) -> None:
     with gr.Row():
         target_risk = gr.Number(value=0.3, minimum=0.001, maximum=0.999, label="Target risk (mean 1 - quality of "
                                 "the kept outputs)", elem_id="target-risk")
-        delta = gr.Number(value=0.1, minimum=0.001, maximum=0.999, label="delta (allowed failure probability)",
+        delta = gr.Number(value=DEFAULT_DELTA, minimum=0.001, maximum=0.999, label="delta (allowed failure probability)",
                           elem_id="delta")
         procedure = gr.Dropdown(choices=list(MULTIPLE_TESTING), value="fixed-sequence",
                                 label="Testing procedure (all control the error at delta)", elem_id="procedure")

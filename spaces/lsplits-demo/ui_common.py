@@ -17,7 +17,7 @@ from limits import SpaceLimits
 
 from lsplits.building.demo import DEFAULT_SCRATCH_STEPS
 from lsplits.building.demo import DEMO_OUT as CHECKOUT_DEMO
-from lsplits.errors import LsplitsError
+from lsplits.errors import InvalidOption, LsplitsError
 from lsplits.hub.demo_space import DEMO_DATA_PATH, SCRATCH_LM_PATH
 from lsplits.io import DATASET_MARKER, cache_folder
 
@@ -87,6 +87,14 @@ def readable(exc: BaseException) -> str:
     return message
 
 
+FIELD_LABELS = {"eval_size": "Eval share", "lm": "LM", "prompt_template": "Prompt template",
+                "query_field": "Text field", "target_risk": "Target risk", "delta": "delta",
+                "bad_below": "Bad below", "estimators": "Estimators", "metrics": "Metrics",
+                "multiple_testing": "Testing procedure", "setting": "setting"}
+"""The Space's words for the options a bad value names (:class:`~lsplits.errors.InvalidOption`: the library
+says ``target_risk``, the CLI ``--target-risk``, the Space its field's label)."""
+
+
 def user_errors(fn: F) -> F:
     """Turn failures inside a handler into a ``gr.Error`` popup with a one-line message, never a traceback.
 
@@ -101,6 +109,9 @@ def user_errors(fn: F) -> F:
             return fn(*args, **kwargs)
         except gr.Error:
             raise
+        except InvalidOption as exc:
+            raise gr.Error(readable(exc.renamed(FIELD_LABELS[exc.name], FIELD_LABELS) if exc.name in FIELD_LABELS
+                                    else exc), print_exception=False) from exc
         except (LsplitsError, ValueError, OSError) as exc:
             raise gr.Error(readable(exc), print_exception=False) from exc
         except Exception as exc:
