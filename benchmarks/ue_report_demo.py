@@ -65,7 +65,7 @@ def main() -> None:
         (args.out / name).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     start = time.perf_counter()
     run_ue(parse_args(["ue", str(args.out / "beams.jsonl"), "--gold", str(args.out / "gold.jsonl"),
-                       "--out", str(args.out / "report"), "--cache", str(args.out / "cache"),
+                       "--out", str(args.out / "report"), "--cache-dir", str(args.out / "cache"),
                        "--workers", str(args.workers), "--no-progress", *ue_options]))
     grid = "paper grid" if not ue_options else "grid with " + " ".join(ue_options)
     print(f"\n{len(beams)} sentences x {args.k} candidates, {grid}: {time.perf_counter() - start:.1f} s")
