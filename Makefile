@@ -1,5 +1,6 @@
-# `make demo`: offline end-to-end run; `make test`: lint + full test suite.
-# `make test` also runs every docstring example of lsplits/ (pytest --doctest-modules lsplits).
+# `make demo`: offline end-to-end run; `make test`: lint + full test suite; `make check`: the fast lane.
+# `make test` also runs every docstring example of lsplits/ (--doctest-modules, in the same pytest run), on
+# one pytest-xdist worker per core, and prints the 15 slowest tests. See docs/contributing.md.
 # Both create or reuse .venv/ at the repo root and install what they need.
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -7,7 +8,11 @@ PIP := $(PY) -m pip
 # CPU build of PyTorch (lies on disk on the project machines); GPU users install their own torch first.
 TORCH_CPU ?= torch==2.13.0
 
-.PHONY: demo test lint browser install install-dev clean
+# pytest-xdist workers (`make test TEST_WORKERS=1` runs in one process); a file's tests stay on one worker
+TEST_WORKERS ?= auto
+PYTEST := HF_HUB_OFFLINE=1 $(VENV)/bin/pytest -q -p no:cacheprovider
+
+.PHONY: demo test check lint browser install install-dev clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -54,8 +59,11 @@ browser: $(VENV)/.installed-dev
 	fi
 
 test: lint browser
-	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest -q
-	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest -q --doctest-modules lsplits
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile --durations=15 --doctest-modules tests lsplits
+
+# The unit tests that start no process, browser or venv (tests/conftest.py marks the others `process`).
+check: install-dev
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile --durations=5 -m "not process and not slow and not browser" tests
 
 clean:
 	rm -rf $(VENV) out

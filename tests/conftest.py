@@ -3,6 +3,11 @@ Hub access on for one test.
 
 The session also checks that it leaves nothing running: every process the suite starts inherits a
 marker variable, and at the end any process still carrying it fails the run (and is killed).
+
+Under pytest-xdist (``make test`` runs ``-n auto``) each worker gets its own LSPLITS_CACHE, and only the
+controller checks for processes left running (the workers carry the marker too). Every test of a module that
+starts processes, a browser or a virtual environment is marked ``process`` (:func:`pytest_collection_modifyitems`),
+so ``make check`` (``-m "not process and not slow and not browser"``) runs the in-process unit tests alone.
 """
 
 from __future__ import annotations
@@ -21,13 +26,32 @@ SESSION_MARKER = "LSPLITS_TEST_SESSION"
 
 
 _OWN_CACHE: list[str] = []
+_OWN_CACHE_VARIABLE = "LSPLITS_TEST_OWN_CACHE"  # the LSPLITS_CACHE this suite made (a worker makes its own)
+
+_PROCESS_WORDS = ("subprocess", "sys.executable", "Popen", "playwright", "venv")
+"""What the source of a test module that starts processes, a browser or a virtual environment says."""
 
 
 def pytest_configure(config) -> None:
     os.environ.setdefault(SESSION_MARKER, uuid.uuid4().hex)
-    if not os.environ.get("LSPLITS_CACHE"):  # defaults (demo, Space, CLI) never touch the user's cache
+    cache = os.environ.get("LSPLITS_CACHE")
+    inherited = os.environ.get("PYTEST_XDIST_WORKER") and cache and os.environ.get(_OWN_CACHE_VARIABLE) == cache
+    if not cache or inherited:  # defaults (demo, Space, CLI) never touch the user's cache, nor another worker's
         _OWN_CACHE.append(tempfile.mkdtemp(prefix="lsplits-test-cache-"))
-        os.environ["LSPLITS_CACHE"] = _OWN_CACHE[0]
+        os.environ["LSPLITS_CACHE"] = os.environ[_OWN_CACHE_VARIABLE] = _OWN_CACHE[0]
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Mark ``process`` every test of a module whose source starts processes (:data:`_PROCESS_WORDS`)."""
+    starts: dict[Path, bool] = {}
+    for item in items:
+        path = Path(item.path)
+        if path.suffix != ".py":
+            continue
+        if path not in starts:
+            starts[path] = any(word in path.read_text(encoding="utf-8") for word in _PROCESS_WORDS)
+        if starts[path]:
+            item.add_marker(pytest.mark.process)
 
 
 def _marked_processes() -> list[tuple[int, str]]:
@@ -51,8 +75,8 @@ def pytest_sessionfinish(session, exitstatus) -> None:
     """Fail the run if a process the suite started outlives it (after a short grace period)."""
     for folder in _OWN_CACHE:
         shutil.rmtree(folder, ignore_errors=True)
-    if not Path("/proc/self/environ").exists():
-        return
+    if not Path("/proc/self/environ").exists() or os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # a worker: the other workers carry the marker too, and the controller checks once they ended
     deadline = time.monotonic() + 10
     while (left := _marked_processes()) and time.monotonic() < deadline:
         time.sleep(0.5)
