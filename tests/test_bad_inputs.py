@@ -579,7 +579,7 @@ CASES_DATA: list[Case] = [
          ("--rename size=size_orig", "there is no field 'size'", "text, topic")),
     Case("rename_onto_an_existing_field", _build_with("--rename", "text=topic"),
          ("--rename text=topic", "already has a field 'topic'")),
-    Case("rename_without_equals", _build_with("--rename", "length"), ("--rename 'length'", "expected OLD=NEW")),
+    Case("rename_without_equals", _build_with("--rename", "length"), ("error: --rename entries must be OLD=NEW", "got 'length'")),
 ]
 
 

@@ -225,7 +225,7 @@ def test_missing_labels_are_refused_or_dropped_and_user_fields_renamed(tmp_path)
     loaded = load_examples(task, data_files=[str(path)], options=LoadOptions.from_cli("drop", ["ll_score=my_score"]))
     assert [(ex["id"], ex["my_score"]) for ex in loaded.examples] == [("d-0", 1.5), ("d-3", 4.5)]
     assert "ll_score" not in loaded.examples[0] and loaded.dropped == {"missing label": 2}
-    with pytest.raises(ConfigError, match="--missing-labels 'keep'"):
+    with pytest.raises(ConfigError, match="^missing_labels must be one of error, drop, got 'keep'$"):
         LoadOptions(missing_labels="keep")
     with pytest.raises(ConfigError, match="'a' is named twice"):
         LoadOptions.from_cli("error", ["a=b", "a=c"])

@@ -26,6 +26,7 @@ from typing import Any
 
 from lsplits.data.tasks import Task, is_missing
 from lsplits.errors import DataError, InvalidOption
+from lsplits.params import check_choice
 from lsplits.runtime.failures import hub_failures
 
 logger = logging.getLogger(__name__)
@@ -63,20 +64,19 @@ class LoadOptions:
     drop_labels: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.missing_labels not in MISSING_LABEL_CHOICES:
-            raise InvalidOption(f"--missing-labels {self.missing_labels!r}: choose one of "
-                                f"{', '.join(MISSING_LABEL_CHOICES)}")
+        check_choice("missing_labels", self.missing_labels, MISSING_LABEL_CHOICES)
         olds = [old for old, _ in self.rename]
         news = [new for _, new in self.rename]
         for old, new in self.rename:
             if not old or not new or old == new:
-                raise InvalidOption(f"--rename {old}={new}: give OLD=NEW with two different, non-empty names")
+                raise InvalidOption(name="rename", problem="entries must be OLD=NEW with two different, non-empty "
+                                    "names", value=f"{old}={new}")
         for names in (olds, news):
             twice = next((name for name in names if names.count(name) > 1), None)
             if twice is not None:
-                raise InvalidOption(f"--rename: {twice!r} is named twice")
+                raise InvalidOption(name="rename", problem=f": {twice!r} is named twice")
         if any(not isinstance(label, str) for label in self.drop_labels):
-            raise InvalidOption(f"--drop-label: give each label as text, got {list(self.drop_labels)!r}")
+            raise InvalidOption(name="drop_labels", problem="must be labels as text", value=list(self.drop_labels))
 
     @classmethod
     def from_cli(cls, missing_labels: str = DEFAULT_MISSING_LABELS, rename: Sequence[str] | None = None,
@@ -87,7 +87,8 @@ class LoadOptions:
         for item in rename or ():
             old, sep, new = item.partition("=")
             if not sep:
-                raise InvalidOption(f"--rename {item!r}: expected OLD=NEW (for example length=length_orig)")
+                raise InvalidOption(name="rename", problem="entries must be OLD=NEW (for example length=length_orig)",
+                                    value=item)
             pairs.append((old.strip(), new.strip()))
         return cls(missing_labels=missing_labels, rename=tuple(pairs), drop_labels=tuple(drop_labels or ()))
 

@@ -28,7 +28,8 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
-from lsplits.errors import ConfigError
+from lsplits.errors import ConfigError, InvalidOption
+from lsplits.params import check_choice
 
 logger = logging.getLogger(__name__)
 
@@ -57,11 +58,13 @@ def dtype_text(dtype: str) -> str:
     return "bf16 autocast (fp32 weights, log-softmax and sums)" if dtype == BF16 else "fp32"
 
 
-def check_dtype(dtype: str, option: str = "--dtype") -> str:
-    """``dtype`` if it is one of :data:`DTYPES`, else ConfigError naming ``option``."""
-    if dtype not in DTYPES:
-        raise ConfigError(f"{option} {dtype!r}: use one of {', '.join(DTYPES)}")
-    return dtype
+def check_dtype(dtype: str, option: str = "dtype") -> str:
+    """``dtype`` if it is one of :data:`DTYPES`, else InvalidOption naming ``option`` (``dtype``; the CLI says
+    ``--dtype``)."""
+    try:
+        return check_choice("dtype", dtype, DTYPES)
+    except InvalidOption as exc:
+        raise exc.renamed(option) from None
 
 
 @functools.cache
