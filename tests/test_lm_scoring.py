@@ -211,6 +211,7 @@ def test_models_load_with_sdpa_attention(tiny_lm):
     assert model.config._attn_implementation == "sdpa"
 
 
+@pytest.mark.slow  # over 10 s in-process: make check leaves it to make test
 def test_compiled_model_gives_the_same_scores(tiny_lm, tmp_path):
     _, _, folder = tiny_lm
     model, tokenizer = load_causal_lm(folder / "model", device="cpu")  # a copy: compiling changes it in place

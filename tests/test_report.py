@@ -361,6 +361,7 @@ def _calibration_files(folder, copies: int = 6):
     return folder / "cal_beams.jsonl", folder / "cal_gold.jsonl"
 
 
+@pytest.mark.slow  # over 10 s in-process: make check leaves it to make test
 def test_target_risk_writes_the_selective_table_csv_and_marked_plot(files, tmp_path, capsys):
     from lsplits.uncertainty.selective import calibrate_threshold, selective_risk
 
@@ -399,6 +400,7 @@ def test_target_risk_writes_the_selective_table_csv_and_marked_plot(files, tmp_p
     assert (out / "curves" / "rejection_smatchpp_k5.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow  # over 10 s in-process: make check leaves it to make test
 def test_operating_points_are_drawn_on_the_curves(files):
     from lsplits.uncertainty.plots import rejection_figure
     from lsplits.uncertainty.report import _operating_points

@@ -231,6 +231,7 @@ def _violations_and_coverage(n: int, method: str, multiple_testing: str) -> tupl
     ("ltt-hoeffding", "fixed-sequence", 2000, 0.2),
     ("ltt-wsr", "bonferroni", 400, 0.2),
 ])
+@pytest.mark.slow  # over 10 s in-process: make check leaves it to make test
 def test_guarantee_by_simulation(method, multiple_testing, n, distance):
     violation, coverage = _violations_and_coverage(n, method, multiple_testing)
     assert violation <= 0.1 + 0.03
@@ -357,6 +358,7 @@ def _rate(thresholds: np.ndarray) -> tuple[float, float]:
     ("ltt-wsr", "holm", False),
     ("ltt-wsr", "split-fixed-sequence", False),
 ])
+@pytest.mark.slow  # over 10 s in-process: make check leaves it to make test
 def test_guarantee_of_the_new_methods(method, multiple_testing, binary):
     n = 400
     if binary:

@@ -373,6 +373,7 @@ def test_one_shared_beam_size_and_two_points_skip_the_degenerate_parts(inputs, t
     assert "needs at least 3 points" in text
 
 
+@pytest.mark.slow  # over 10 s in-process: make check leaves it to make test
 def test_coverage_at_the_same_target_risk_per_system(inputs, tmp_path, capsys):
     """With --target-risk, each system's threshold is calibrated on the same ids (at the common largest k),
     the cross-system report tabulates the held-out coverage, and tables/selective.csv holds the rules."""
