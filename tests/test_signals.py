@@ -158,6 +158,39 @@ def test_sigint_during_the_scoring_stage_ends_score_with_130_and_keeps_the_train
     assert not (tmp_path / "scores.parquet").exists()
 
 
+def test_sigint_while_difficulty_trains_ends_it_with_130_and_one_line(tmp_path):
+    """Issue 27: Ctrl-C while ``lsplits difficulty`` fine-tunes its first config."""
+    from difficulty_fixtures import build_dataset, snli_rows, tiny_classifier
+
+    folder = build_dataset(tmp_path, "snli", snli_rows())
+    model = tiny_classifier(tmp_path / "bert", [r["sentence1"] + " " + r["sentence2"] for r in snli_rows()])
+    report = tmp_path / "report"
+    argv = ["difficulty", str(folder), "--model", str(model), "--out", str(report), "--max-steps", "100000",
+            "--batch-size", "8", "--no-progress", "--dtype", "fp32"]
+    code, stderr = signal_when(argv, lambda _: any((report / "runs").glob("*/*")), _env(tmp_path / "tmp"),
+                               sig=signal.SIGINT)
+    assert code == 130 and "Traceback" not in stderr, stderr[-2000:]
+    assert _last_line(stderr).startswith("lsplits difficulty: interrupted; "), stderr[-1000:]
+
+
+def test_sigterm_while_beams_are_searched_ends_it_with_143_and_says_the_shards_are_cached(tmp_path):
+    """Issue 27: SIGTERM once ``lsplits beams`` has written its first shard and searches the next."""
+    from beams_fixtures import UNSEEN, build_tiny_parser
+
+    model = build_tiny_parser(tmp_path / "parser", steps=5)
+    inputs = tmp_path / "sentences.txt"
+    inputs.write_text("".join(f"{UNSEEN[i % len(UNSEEN)]} {WORDS[i % len(WORDS)]}\n" for i in range(4000)),
+                      encoding="utf-8")
+    cache = tmp_path / "cache"
+    argv = ["beams", str(model), str(inputs), "--k", "4", "--out", str(tmp_path / "out" / "beams.jsonl"),
+            "--cache-dir", str(cache), "--shard-size", "16", "--max-new-tokens", "14", "--no-progress"]
+    code, stderr = signal_when(argv, lambda _: any(cache.rglob("*.jsonl")), _env(tmp_path / "tmp"))
+    assert code == 143 and "Traceback" not in stderr, stderr[-2000:]
+    assert _last_line(stderr) == (f"lsplits beams: terminated (SIGTERM); finished beam shards are cached in {cache}, "
+                                  "and a rerun resumes from them"), stderr[-1000:]
+    assert not (tmp_path / "out" / "beams.jsonl").exists()
+
+
 _SWALLOWING_COMMAND = """
 import os, signal, sys, time
 from lsplits.cli import parser
