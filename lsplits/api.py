@@ -31,7 +31,7 @@ from lsplits.data.loading import (
     prepare_examples,
 )
 from lsplits.data.tasks import DEFAULT_SETTING, Setting, generic_task, resolve_setting
-from lsplits.errors import ConfigError, DataError
+from lsplits.errors import ConfigError, DataError, InvalidOption
 
 if TYPE_CHECKING:
     import datasets
@@ -125,8 +125,8 @@ def resolve_data(data: Any = None, *, task: str | None = None, query_field: str 
         if not is_builder(task):
             raise ConfigError(f"task: unknown builder {task!r}; choose from {', '.join(builder_names())}")
         if query_field or prompt_template or label_field:
-            raise ConfigError(f"the builder {task!r} has its own fields; leave --query-field, --prompt-template and "
-                              "--label-field (query_field, prompt_template, label_field in Python) out")
+            raise InvalidOption(name="query_field", problem=f"must be left out with the builder {task!r}, which has "
+                                "its own fields (so must {opt:prompt_template} and {opt:label_field})")
         builder = load_builder(task)
         files = list(data_files) if data_files else None
         if isinstance(sources, str):  # a local file is named by split as the official files are
@@ -136,7 +136,7 @@ def resolve_data(data: Any = None, *, task: str | None = None, query_field: str 
                 sources = load_sources(sources)
         return builder.SPEC, _load_with(builder, task, data_files=files, options=options, sources=sources)
     if not query_field:
-        raise ConfigError("generic datasets need --query-field (query_field in Python): the text the LM scores")
+        raise InvalidOption(name="query_field", problem="is needed for a generic dataset: the field the LM scores")
     generic = generic_task(query_field, prompt_template or "", label_field)
     sources_given = sources
     features = _input_features(data)

@@ -233,7 +233,7 @@ def test_bad_input_is_one_line_before_any_work():
         lsplits.likelihood_splits(42, query_field="text", lm="scratch")
     with pytest.raises(DataError, match="the list.*2.*expected a dict per example, got str"):
         lsplits.score([{"text": "a"}, "b"], query_field="text", lm="scratch", setting="ft")
-    with pytest.raises(ConfigError, match="need --query-field"):
+    with pytest.raises(ConfigError, match="^query_field is needed for a generic dataset"):
         lsplits.likelihood_splits(rows(10), lm="scratch")
     with pytest.raises(ConfigError, match="unknown builder 'mnli'"):
         lsplits.likelihood_splits(rows(10), task="mnli", lm="scratch")

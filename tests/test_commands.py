@@ -16,7 +16,7 @@ from space_helpers import build_fixture_dataset
 
 from lsplits.building.settings import BuildSettings
 from lsplits.cli import commands, publish
-from lsplits.cli.parser import build_parser, settings_of
+from lsplits.cli.parser import build_parser, in_cli_words, settings_of
 from lsplits.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -47,8 +47,10 @@ def test_a_builder_name_gives_its_spec_and_a_file_the_generic_task(tmp_path):
                                                   "--label-field", "topic", "--out", "o"))
     assert (spec.task.name, spec.task.query_field, spec.task.label_field) == ("generic", "text", "topic")
     assert spec.card.pretty_name == "mine (Likelihood Splits)" and len(loaded.examples) == 5
-    with pytest.raises(ConfigError, match="generic datasets need --query-field"):
+    with pytest.raises(ConfigError, match="^query_field is needed for a generic dataset: the field the LM scores$") \
+            as caught:
         commands.resolve_dataset(build_settings("build", "--data-files", str(own), "--out", "o"))
+    assert str(in_cli_words(caught.value, "build")).startswith("--query-field is needed")
 
 
 def test_inputs_and_caches_are_refused_as_outputs_before_any_work(tmp_path):
