@@ -8,7 +8,7 @@ PIP := $(PY) -m pip
 # CPU build of PyTorch (lies on disk on the project machines); GPU users install their own torch first.
 TORCH_CPU ?= torch==2.13.0
 
-# pytest-xdist workers (`make test TEST_WORKERS=1` runs in one process); a file's tests stay on one worker
+# pytest-xdist workers (`make test TEST_WORKERS=1` runs in one process); idle workers take tests from busy ones
 TEST_WORKERS ?= auto
 PYTEST := HF_HUB_OFFLINE=1 $(VENV)/bin/pytest -q -p no:cacheprovider
 
@@ -59,11 +59,11 @@ browser: $(VENV)/.installed-dev
 	fi
 
 test: lint browser
-	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile --durations=15 --doctest-modules tests lsplits
+	$(PYTEST) -n $(TEST_WORKERS) --dist worksteal --durations=15 --doctest-modules tests lsplits
 
 # The unit tests that start no process, browser or venv (tests/conftest.py marks the others `process`).
 check: install-dev
-	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile --durations=5 -m "not process and not slow and not browser" tests
+	$(PYTEST) -n $(TEST_WORKERS) --dist worksteal --durations=5 -m "not process and not slow and not browser" tests
 
 clean:
 	rm -rf $(VENV) out
