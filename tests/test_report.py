@@ -388,7 +388,7 @@ def test_target_risk_writes_the_selective_table_csv_and_marked_plot(files, tmp_p
     for row in study.selective:
         q = calibration.qualities["smatchpp"]
         rule = calibrate_threshold(calibration.uncertainties[5][row.method][~np.isnan(q)], q[~np.isnan(q)],
-                                   max_risk=0.3, delta=0.2)
+                                   target_risk=0.3, delta=0.2)
         assert (row.rule.threshold, row.rule.certified, row.rule.accepted, row.rule.n) == (
             rule.threshold, rule.certified, rule.accepted, rule.n)
         keep = ~np.isnan(study.qualities["smatchpp"])

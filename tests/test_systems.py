@@ -400,7 +400,7 @@ def test_coverage_at_the_same_target_risk_per_system(inputs, tmp_path, capsys):
         for method in study.methods:
             row = study.selective[method, system.name, QUALITIES[0]]
             u, q = per.uncertainties[max(BEAM_SIZES)][method], per.qualities[QUALITIES[0]]
-            rule = calibrate_threshold(u[split], q[split], max_risk=0.5, delta=0.2)
+            rule = calibrate_threshold(u[split], q[split], target_risk=0.5, delta=0.2)
             assert (row.rule.threshold, row.rule.certified, row.rule.accepted, row.rule.n) == (
                 rule.threshold, rule.certified, rule.accepted, rule.n)
             assert (row.coverage, row.risk) == pytest.approx(selective_risk(rule, u[~split], q[~split]), nan_ok=True)

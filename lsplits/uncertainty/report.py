@@ -31,7 +31,7 @@ from lsplits.uncertainty._format import number as _number
 from lsplits.uncertainty._format import table as _table
 from lsplits.uncertainty.estimators import GRAPH_ESTIMATORS
 from lsplits.uncertainty.plots import operating_points, rejection_figure
-from lsplits.uncertainty.study import PRRRow, SelectiveRow, Study, method_name
+from lsplits.uncertainty.study import PRRRow, SelectiveRow, Study, method_name, too_few_to_certify
 
 _LISTED = 20  # ids listed in the markdown; the CSV files hold all of them
 CONSTANT_MARK = "†"
@@ -202,23 +202,47 @@ def selective_markdown(study: Study) -> list[str]:
         return []
     first = study.selective[0]
     rule = first.rule
-    lines = [f"Target: selective risk (mean 1 - quality of the kept outputs) at most **{rule.target_risk:g}** with "
+    config = study.config
+    loss = ("1 - quality" if config.selective_loss == "1-quality"
+            else f"the rate of bad outputs, quality < {config.bad_below:g}")
+    order = {"fixed-sequence": "fixed-sequence over coverage levels 10%, 11%, ..., 100% in increasing order, from "
+                               "the first level with enough examples for the target",
+             "bonferroni": "Bonferroni over coverage levels 10%, 11%, ..., 100%",
+             "holm": "Holm's step-down over coverage levels 10%, 11%, ..., 100%",
+             "split-fixed-sequence": "fixed-sequence in the order learned on half of the calibration examples, "
+                                     "tested on the other half"}[rule.multiple_testing]
+    tests = sorted({row.rule.method for row in study.selective})
+    lines = [f"Target: selective risk (mean {loss} of the kept outputs) at most **{rule.target_risk:g}** with "
              f"probability at least {1 - rule.delta:g} (delta = {rule.delta:g}) over calibration sets, at k = "
-             f"{first.k}; bound {rule.method} (Learn-then-Test, fixed-sequence over coverage levels 10%, 11%, ..., "
-             f"100%, from the first level with enough examples for the target); {study.selective_source}. Accept an output when its uncertainty is <= the threshold; "
-             "\"none\": no threshold is certified, reject everything. Held-out risk is what the threshold achieved "
-             "on examples it did not see (in `selective.csv` too)."]
+             f"{first.k}; test {', '.join(tests)} (Learn-then-Test, {order}); {study.selective_source}. Accept an "
+             "output when its uncertainty is <= the threshold; \"none\": no threshold is certified, reject "
+             "everything. Held-out risk is what the threshold achieved on examples it did not see (in "
+             "`selective.csv` too)."]
+    few = too_few_to_certify(config, rule.n)
+    uncertified = [row for row in study.selective if not row.rule.certified]
+    if few:
+        lines += ["", f"**Nothing can be certified:** {few}."]
+    elif uncertified:
+        sizes = [row.needed for row in uncertified if row.needed is not None]
+        lines += ["", f"**{len(uncertified)} of {len(study.selective)} rows certify nothing** at this delta"
+                     + (f": the closest would need about {min(sizes):,} calibration examples like these (you have "
+                        f"{rule.n}; the column \"calib. n needed\": these examples repeated, an estimate, not a guarantee)"
+                        if sizes else ": at no coverage is the calibration risk below the target, so more examples "
+                                      "of the same kind would not do; a looser target would")
+                  + "."]
     for quality in study.qualities:
         rows = []
         for row in (r for r in study.selective if r.quality == quality):
             certified = row.rule.certified
+            needed = "" if certified else (f"{row.needed:,}" if row.needed is not None else "more data would not do")
             rows.append([row.method, _number(row.rule.threshold, 4) if certified else "none",
                          _number(row.rule.bound) if certified else "n/a", _number(row.rule.coverage),
                          _number(row.rule.risk), f"{row.rule.n}", _number(row.coverage), _number(row.risk),
-                         f"{row.held_out}"])
+                         f"{row.held_out}", *([needed] if uncertified else [])])
         lines += ["", f"### Quality: {display(quality)}", "",
                   *_table(["UE method", "threshold", "risk bound", "calib. coverage", "calib. risk", "calib. n",
-                           "held-out coverage", "held-out risk", "held-out n"], rows)]
+                           "held-out coverage", "held-out risk", "held-out n",
+                           *(["calib. n needed"] if uncertified else [])], rows)]
     return lines
 
 
@@ -274,10 +298,12 @@ def _write_tables(study: Study, folder: Path) -> None:
         _write_csv(folder / "selective.csv", ["k", "method", "quality", "target_risk", "delta", "bound_method",
                                               "certified", "threshold", "risk_bound", "calibration_coverage",
                                               "calibration_risk", "calibration_n", "held_out_coverage",
-                                              "held_out_risk", "held_out_n"],
+                                              "held_out_risk", "held_out_n", "multiple_testing",
+                                              "calibration_n_needed"],
                    ([r.k, r.method, r.quality, r.rule.target_risk, r.rule.delta, r.rule.method, r.rule.certified,
                      r.rule.threshold, r.rule.bound, r.rule.coverage, r.rule.risk, r.rule.n, r.coverage, r.risk,
-                     r.held_out] for r in study.selective))
+                     r.held_out, r.rule.multiple_testing, "" if r.needed is None else r.needed]
+                    for r in study.selective))
     for k, matrix in study.spearman.items():
         _write_csv(folder / f"spearman_k{k}.csv", ["method", *study.methods],
                    ([m, *matrix[i]] for i, m in enumerate(study.methods)))

@@ -163,9 +163,12 @@ def selective_markdown(study: SystemsStudy) -> str:
     if not study.selective:
         return ""
     first = next(iter(study.selective.values()))
+    loss = ("1 - quality" if study.config.selective_loss == "1-quality"
+            else f"the rate of quality < {study.config.bad_below:g}")
     lines = [f"Share of held-out outputs each system keeps under the threshold certified to keep the selective risk "
-             f"(mean 1 - quality of the kept) at most **{first.rule.target_risk:g}** with probability >= "
-             f"{1 - first.rule.delta:g} ({first.rule.method}, k = {first.k}; {first.rule.n} calibration examples, "
+             f"(mean {loss} of the kept) at most **{first.rule.target_risk:g}** with probability >= "
+             f"{1 - first.rule.delta:g} ({first.rule.method}, {first.rule.multiple_testing}, k = {first.k}; "
+             f"{first.rule.n} calibration examples, "
              f"the same ids in every system). Achieved held-out risk in brackets; \"none\": nothing certified, "
              "everything rejected. Thresholds and bounds are in `tables/selective.csv` and each system's report."]
     for quality in study.qualities:
