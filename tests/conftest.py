@@ -71,6 +71,7 @@ def _marked_processes() -> list[tuple[int, str]]:
     return found
 
 
+@pytest.hookimpl(trylast=True)  # after pytest-xdist has shut its workers down
 def pytest_sessionfinish(session, exitstatus) -> None:
     """Fail the run if a process the suite started outlives it (after a short grace period)."""
     for folder in _OWN_CACHE:
