@@ -191,8 +191,10 @@ def test_one_name_per_concept_in_the_beam_uncertainty_module_old_names_warn():
 
     beams = [["a b c", "a b d", "x y z"], ["a b", "a b", "a c"]]
     new = beam_uncertainty_outputs(beams, "rouge1", estimators=["numsemsets", "kle"], sets_threshold=0.6, kle_t=0.5)
-    with pytest.warns(FutureWarning, match="threshold is renamed sets_threshold"):
+    with pytest.warns(FutureWarning) as warned:
         old = beam_uncertainty_outputs(beams, "rouge1", estimators=["numsemsets", "kle"], threshold=0.6, t=0.5)
+    assert sorted(str(w.message).split(";")[0] for w in warned) == [
+        "beam_uncertainty: t is renamed kle_t", "beam_uncertainty: threshold is renamed sets_threshold"]
     assert old == new
     assert new != beam_uncertainty_outputs(beams, "rouge1", estimators=["numsemsets", "kle"], sets_threshold=0.99,
                                            kle_t=5.0)  # the names reach the estimators
