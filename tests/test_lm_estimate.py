@@ -153,7 +153,8 @@ def test_build_dry_run_refuses_a_class_below_its_eval_quota_and_offers_to_drop_i
     captured = capsys.readouterr()
     [line] = captured.err.strip().splitlines()
     assert "label class '-' has 7 examples, fewer than its eval quota of 10" in line
-    assert "an eval size of at most 21 fits, or drop the class with --drop-label -" in line
+    assert line.startswith("lsplits build: error: --eval-size: label field 'label': ")
+    assert "an eval size of at most 21 fits, or drop the class (--drop-label '-')" in line
     assert "dry run" not in captured.out
     assert cli_main([*argv, "--drop-label", "-"]) == 0
     assert "dry run: setting pt" in capsys.readouterr().out
@@ -169,5 +170,6 @@ def test_drop_label_drops_and_counts_a_class_and_refuses_one_that_is_absent(tmp_
                              options=LoadOptions(drop_labels=("-",)))
     assert sorted({ex["label"] for ex in loaded.examples}) == ["a", "b"] and len(loaded.examples) == 20
     assert loaded.dropped == {"label '-' dropped (--drop-label)": 10}
-    with pytest.raises(DataError, match=r"--drop-label c: no example has that label \(labels: -, a, b\)"):
+    with pytest.raises(ValueError, match=r"^drop_labels must name labels of field 'label' \(-, a, b\); no example "
+                                         r"has that label, got 'c'$"):
         resolve_data(rows, query_field="text", label_field="label", options=LoadOptions(drop_labels=("c",)))

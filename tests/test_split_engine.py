@@ -591,9 +591,10 @@ def test_label_quota_check_agrees_with_the_partition_and_names_the_class(labels,
     counts = Counter(labels)
     quota = naive_class_quotas(labels, eval_count)[small]
     example = "example" if counts[small] == 1 else "examples"
-    expected = (rf"^label field 'topic': label class '{small}' has {counts[small]} {example}, fewer than its eval "
-                rf"quota of {quota} \({eval_count} eval examples over {len(counts)} classes\); "
-                + (rf"an eval size of at most {fits} fits$" if fits else "no eval size fits$"))
+    expected = (rf"^eval_size: label field 'topic': label class '{small}' has {counts[small]} {example}, fewer "
+                rf"than its eval quota of {quota} \({eval_count} eval examples over {len(counts)} classes\); "
+                + (rf"an eval size of at most {fits} fits" if fits else "no eval size fits")
+                + rf", or drop the class(es)? \(drop_labels [^)]*'{small}'[^)]*\)$")
     with pytest.raises(ConfigError, match=expected):
         engine.check_label_quotas(labels, eval_count, field="topic")
     with pytest.raises(ConfigError, match=f"label class '{small}'"):

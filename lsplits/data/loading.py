@@ -396,7 +396,8 @@ def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task:
     unlabelled: list[tuple[str, str]] = []  # (example id, source) of examples without a label
     drop_labels = set(options.drop_labels)
     if drop_labels and not task.label_field:
-        raise InvalidOption(f"--drop-label {sorted(drop_labels)[0]}: the data has no label field (give --label-field)")
+        raise InvalidOption(name="drop_labels", problem="needs a label field (give {opt:label_field})",
+                            value=sorted(drop_labels)[0])
     labels_seen: set[str] = set()
     numeric: list[tuple[str, object]] = []  # (example id, query) of queries that are numbers, scored as their text
     first_row: dict[str, Any] | None = None  # every field but the id of the first example kept
@@ -462,9 +463,8 @@ def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task:
         dropped[MISSING_LABEL] = len(unlabelled)
     absent = sorted(drop_labels - labels_seen)
     if absent:
-        raise DataError(f"--drop-label {absent[0]}: no example has that label (labels: "
-                        f"{', '.join(sorted(labels_seen)[:10])})", source=", ".join(d for _, _, d in sources) or None,
-                        field=task.label_field)
+        raise InvalidOption(name="drop_labels", problem=f"must name labels of field {task.label_field!r} "
+                            f"({', '.join(sorted(labels_seen)[:10])}); no example has that label", value=absent[0])
     if not examples:
         raise DataError("the dataset is empty after loading and filtering", source=description or None)
     for reason, count in dropped.items():  # an empty query is a fault in the data: said where a notebook shows it

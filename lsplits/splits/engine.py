@@ -21,7 +21,6 @@ constraint) can walk "least likely first" by iterating the arrays.
 from __future__ import annotations
 
 import logging
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -298,9 +297,11 @@ def check_label_quotas(labels: np.ndarray | Sequence[object] | None, eval_size: 
         classes, sizes = np.unique(array, return_counts=True)
         small = [_plain(label) for label, size, quota in zip(classes, sizes, _quotas(count, classes.size), strict=True)
                  if quota > size]
-        drop = " ".join(f"--drop-label {shlex.quote(str(label))}" for label in small)
-        message = f"{error}, or drop the class{'es' if len(small) > 1 else ''} with {drop}"
-        raise ConfigError(f"label field {field!r}: {message}" if field else message) from None
+        drop = ", ".join(repr(label) for label in small)
+        where = f"label field {field!r}: " if field else ""
+        # named as eval_size, so that the CLI says --eval-size and --drop-label, and Python eval_size and drop_labels
+        raise InvalidOption(name="eval_size", problem=f": {where}{error}, or drop the class{'es' if len(small) > 1 else ''}"
+                                                      f" ({{opt:drop_labels}} {drop})") from None
 
 
 def _class_groups(order: np.ndarray, labels: np.ndarray,
