@@ -52,6 +52,33 @@ def pytest_collection_modifyitems(config, items) -> None:
             starts[path] = any(word in path.read_text(encoding="utf-8") for word in _PROCESS_WORDS)
         if starts[path]:
             item.add_marker(pytest.mark.process)
+    workers = getattr(config, "workerinput", {}).get("workercount", 1)
+    items[:] = _longest_first(items, workers)
+
+
+LONGEST = ("tests/test_release.py::test_the_installed_wheel_runs_the_demo_outside_the_checkout",
+           "tests/test_metric_spaces_clean_venv.py::test_staged_spaces_compute_the_library_results_without_lsplits")
+"""The tests that take minutes (a clean venv each): under pytest-xdist each starts first on a worker of its own."""
+
+
+def _longest_first(items: list, workers: int) -> list:
+    """``items`` with the :data:`LONGEST` ones moved to the starts of the chunks of pytest-xdist's first
+    distribution to ``workers`` workers (``--dist worksteal``: contiguous, the first ``n // workers`` to
+    the first worker, and so on), so that they start at once and side by side, not one after the other."""
+    longest = [item for item in items if item.nodeid in LONGEST]
+    if not longest:
+        return items
+    rest = [item for item in items if item.nodeid not in LONGEST]
+    ordered: list = []
+    left = len(items)
+    for worker in range(workers):
+        share = left // (workers - worker)
+        head = [longest.pop(0)] if longest and share else []
+        taken = rest[:max(0, share - len(head))]
+        del rest[:len(taken)]
+        ordered += head + taken
+        left -= share
+    return ordered + longest + rest
 
 
 def _marked_processes() -> list[tuple[int, str]]:
