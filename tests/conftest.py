@@ -6,8 +6,8 @@ marker variable, and at the end any process still carrying it fails the run (and
 
 Under pytest-xdist (``make test`` runs ``-n auto``) each worker gets its own LSPLITS_CACHE, and only the
 controller checks for processes left running (the workers carry the marker too). Every test of a module that
-starts processes, a browser or a virtual environment is marked ``process`` (:func:`pytest_collection_modifyitems`),
-so ``make check`` (``-m "not process and not slow and not browser"``) runs the in-process unit tests alone.
+starts processes, a browser or a virtual environment is marked ``process`` (:func:`pytest_collection_modifyitems`;
+a module that marks its own process tests per test keeps the others unmarked), so ``make check`` (``-m "not process and not slow and not browser"``) runs the in-process unit tests alone.
 """
 
 from __future__ import annotations
@@ -42,11 +42,15 @@ def pytest_configure(config) -> None:
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    """Mark ``process`` every test of a module whose source starts processes (:data:`_PROCESS_WORDS`)."""
+    """Mark ``process`` every test of a module whose source starts processes (:data:`_PROCESS_WORDS`), unless the
+    module marks some of its tests ``process`` itself (per test, e.g. ``pytest.param(..., marks=...)``): then
+    those alone are its process tests."""
     starts: dict[Path, bool] = {}
+    marks_its_own = {Path(item.path) for item in items
+                     if any(mark.name == "process" for mark in getattr(item, "own_markers", ()))}
     for item in items:
         path = Path(item.path)
-        if path.suffix != ".py":
+        if path.suffix != ".py" or path in marks_its_own:
             continue
         if path not in starts:
             starts[path] = any(word in path.read_text(encoding="utf-8") for word in _PROCESS_WORDS)

@@ -1,17 +1,25 @@
-"""Every class of bad input, through the real CLI (``python -m lsplits``, a fresh process).
+"""Every class of bad input, through the real CLI.
 
 Each case builds its inputs in a fresh folder, runs one command and asserts what a user must see:
 exit code 2, exactly one line on stderr that names the file / line / field / option at fault, no
 traceback, and no file changed outside the output folder (the user's files survive). The cases are
 grouped by the part of lsplits that checks them; the cheap checks run before any model is trained.
+
+Most cases call ``lsplits.cli.parser.main`` in this process (:func:`run_in_process`: the same parser,
+checks and error line, without 3-5 s of imports each); the cases with ``process=True`` (one per command,
+and those that depend on environment variables read at import) run ``python -m lsplits`` in a fresh
+process (:func:`run_cli`) and are marked ``process``.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
+import signal
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,6 +75,8 @@ class Case:
     setup: Callable[[Path], list[str]]
     expect: tuple[str, ...]
     out: str = "out"
+    process: bool = False
+    """Run ``python -m lsplits`` in a fresh process (marked ``process``) rather than ``main`` in this one."""
 
 
 # --- outputs and exports: folders lsplits did not write, stale loads, column types, split sizes -----------
@@ -118,7 +128,7 @@ def _scratch_parquet(folder: Path) -> Path:
 
 CASES_OUTPUTS: list[Case] = [
     Case("build_out_is_a_users_folder", lambda d: build_argv(data_file(d), user_folder(d)),
-         ("--out", "a non-empty folder that lsplits did not write", "notes.txt")),
+         ("--out", "a non-empty folder that lsplits did not write", "notes.txt"), process=True),
     Case("build_out_is_the_current_folder", lambda d: build_argv(data_file(d), Path(".")),
          ("--out .", "is the current folder")),
     Case("build_out_holds_the_input", lambda d: build_argv(write_jsonl(d / "out" / "data.jsonl", text_rows()),
@@ -134,15 +144,15 @@ CASES_OUTPUTS: list[Case] = [
                                               build_argv(data_file(d), d / "link"))[2],
          ("--out", "link", "symbolic link"), out="elsewhere"),
     Case("score_out_is_a_folder", lambda d: score_argv(data_file(d), user_folder(d)),
-         ("--out", "is a folder, not a file"), out="elsewhere"),
+         ("--out", "is a folder, not a file"), out="elsewhere", process=True),
     Case("score_out_is_a_users_file", lambda d: score_argv(data_file(d), _scratch_parquet(d)),
          ("--out", "results.parquet", "an existing file that lsplits did not write"), out="elsewhere"),
     Case("score_out_is_the_input", lambda d: score_argv(data_file(d), d / "data.jsonl"),
          ("--out", "data.jsonl", "is the input"), out="elsewhere"),
     Case("demo_out_is_a_users_folder", lambda d: ["demo", "--out", str(user_folder(d)), "--n", "40", "--no-progress"],
-         ("--out", "a non-empty folder that lsplits did not write"), out="elsewhere"),
+         ("--out", "a non-empty folder that lsplits did not write"), out="elsewhere", process=True),
     Case("ue_out_is_a_users_folder", lambda d: ue_out_argv(d, user_folder(d)),
-         ("--out", "a non-empty folder that lsplits did not write"), out="elsewhere"),
+         ("--out", "a non-empty folder that lsplits did not write"), out="elsewhere", process=True),
     Case("ue_out_holds_the_input", lambda d: ue_out_argv(d / "inputs", d / "inputs"),
          ("--out", "holds the input file", "beams.jsonl"), out="elsewhere"),
     Case("eval_size_1_leaves_test_empty", lambda d: build_argv(data_file(d), d / "out", "--eval-size", "1"),
@@ -150,9 +160,9 @@ CASES_OUTPUTS: list[Case] = [
     Case("eval_size_leaves_train_empty", lambda d: build_argv(data_file(d), d / "out", "--eval-size", "40"),
          ("--eval-size 40", "leaves train empty", "between 2 and 39")),
     Case("build_push_while_offline", lambda d: build_argv(data_file(d), d / "out", "--push-to-hub", "org/name"),
-         ("--push-to-hub org/name", "HF_HUB_OFFLINE")),
+         ("--push-to-hub org/name", "HF_HUB_OFFLINE"), process=True),
     Case("push_while_offline", lambda d: ["push", str(lsplits_folder_with_a_user_file(d)), "org/name"],
-         ("org/name", "HF_HUB_OFFLINE"), out="elsewhere"),
+         ("org/name", "HF_HUB_OFFLINE"), out="elsewhere", process=True),
 ]
 
 
@@ -316,7 +326,7 @@ CASES_UE: list[Case] = [
          ("fewer.jsonl", "system fewer lacks 1 example(s) that system full has (ex3)", "same examples")),
     Case("beams: input file missing",
          lambda f: ["beams", "no-model", str(f / "missing.txt"), "--out", str(f / "out" / "beams.jsonl")],
-         ("missing.txt", "no such file")),
+         ("missing.txt", "no such file"), process=True),
     Case("beams: JSONL input without the field",
          lambda f: ["beams", "no-model", str(write_jsonl(f / "in.jsonl", [{"id": "a", "snt": "the dog runs"}])),
                     "--input-field", "text", "--out", str(f / "out" / "beams.jsonl")],
@@ -492,7 +502,8 @@ def difficulty_argv(folder: Path, *extra: str) -> list[str]:
 
 CASES_DIFFICULTY: list[Case] = [
     Case("difficulty: folder without lsplits.json",
-         lambda d: ((d / "data").mkdir(), difficulty_argv(d / "data"))[1], ("data", "no lsplits.json")),
+         lambda d: ((d / "data").mkdir(), difficulty_argv(d / "data"))[1], ("data", "no lsplits.json"),
+         process=True),
     Case("difficulty: unknown config", lambda d: difficulty_argv(difficulty_folder(d / "data"), "--configs", "nope"),
          ("--configs", "'nope'", "random, ll_split")),
     Case("difficulty: dataset without labels",
@@ -550,10 +561,11 @@ CASES_DATA: list[Case] = [
          ("example 'data-5'", "field 'query'", "the query '\\u0301' gives 0 tokens")),
     Case("lm_relative_folder_missing", _relative_lm("./models/x"), ("no such folder ./models/x",)),
     Case("lm_hub_id_not_cached_offline", _relative_lm("no-such-org-xyz/tiny-lm"),
-         ("'no-such-org-xyz/tiny-lm'", "not in the local Hugging Face cache", "HF_HUB_OFFLINE")),
+         ("'no-such-org-xyz/tiny-lm'", "not in the local Hugging Face cache", "HF_HUB_OFFLINE"), process=True),
     Case("max_steps_zero", _build_with("--max-steps", "0"), ("error: --max-steps must be a whole number >= 1, got 0",)),
     Case("max_steps_negative_score", _score_with("--max-steps", "-3"), ("error: --max-steps must be a whole number >= 1, got -3",)),
-    Case("max_steps_not_a_number", _build_with("--max-steps", "ten"), ("argument --max-steps", "whole number", "'ten'")),
+    Case("max_steps_not_a_number", _build_with("--max-steps", "ten"), ("argument --max-steps", "whole number", "'ten'"),
+         process=True),
     Case("folds_one", _build_with("--folds", "1"), ("error: --folds must be a whole number >= 2, got 1",)),
     Case("seed_negative", _score_with("--seed", "-1"), ("error: --seed must be a whole number >= 0 (a random seed), got -1",)),
     Case("eval_size_zero", _build_with("--eval-size", "0"), ("error: --eval-size must be a count (a whole number >= 1) or a fraction in (0, 1), got 0",)),
@@ -598,20 +610,69 @@ def _snapshot(folder: Path, skip: Path) -> dict[str, tuple[int, int, bytes]]:
     return state
 
 
+OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+_HIDDEN_BY_DEFAULT = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)
+"""Warning classes a fresh Python process does not print (outside ``__main__``)."""
+
+
 def run_cli(argv: list[str], cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
     """Run ``python -m lsplits ARGV`` offline in a fresh process."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+    env = {**os.environ, **OFFLINE,
            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     return subprocess.run([sys.executable, "-m", "lsplits", *argv], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=timeout)
 
 
-@pytest.mark.parametrize("case", ALL_CASES, ids=[case.name for case in ALL_CASES])
-def test_bad_input_gives_one_line(case: Case, tmp_path: Path) -> None:
+def run_in_process(argv: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch,
+                   capsys: pytest.CaptureFixture[str]) -> subprocess.CompletedProcess:
+    """Run ``lsplits.cli.parser.main(ARGV)`` offline in ``cwd`` here, as :func:`run_cli` would in a fresh process:
+    a SystemExit (argparse's 2) is the return code, logging goes to stderr as ``configure_logging`` sets it up
+    there, the warnings a fresh process prints become stderr lines, and the signal handlers are restored after.
+    An exception escaping ``main`` (a traceback in a process) fails the test."""
+    from lsplits.cli.parser import main
+
+    monkeypatch.chdir(cwd)
+    for name, value in OFFLINE.items():
+        monkeypatch.setenv(name, value)
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    handlers_of_signal = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    capsys.readouterr()
+    root.handlers = []  # so that configure_logging's basicConfig logs to (captured) stderr, as in a process
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            for category in _HIDDEN_BY_DEFAULT:
+                warnings.filterwarnings("ignore", category=category)
+            try:
+                code = main(argv)
+            except SystemExit as exit_:
+                code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+                if isinstance(exit_.code, str):
+                    print(exit_.code, file=sys.stderr)
+        for warning in caught:
+            print(warnings.formatwarning(warning.message, warning.category, warning.filename, warning.lineno,
+                                         "").strip(), file=sys.stderr)
+    finally:
+        for handler in root.handlers:
+            handler.close()
+        root.handlers = handlers
+        root.setLevel(level)
+        for number, handler in handlers_of_signal.items():
+            signal.signal(number, handler)
+    captured = capsys.readouterr()
+    return subprocess.CompletedProcess(argv, code, captured.out, captured.err)
+
+
+@pytest.mark.parametrize("case", [pytest.param(case, marks=[pytest.mark.process] if case.process else [])
+                                  for case in ALL_CASES], ids=[case.name for case in ALL_CASES])
+def test_bad_input_gives_one_line(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
     argv = case.setup(tmp_path)
     out = tmp_path / case.out
     before = _snapshot(tmp_path, out)
-    result = run_cli(argv, tmp_path)
+    result = run_cli(argv, tmp_path) if case.process else run_in_process(argv, tmp_path, monkeypatch, capsys)
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert result.returncode == 2, (result.returncode, result.stderr[-3000:])
     assert "Traceback" not in result.stderr, result.stderr[-3000:]
