@@ -7,7 +7,8 @@ marker variable, and at the end any process still carrying it fails the run (and
 Under pytest-xdist (``make test`` runs ``-n auto``) each worker gets its own LSPLITS_CACHE, and only the
 controller checks for processes left running (the workers carry the marker too). Every test of a module that
 starts processes, a browser or a virtual environment is marked ``process`` (:func:`pytest_collection_modifyitems`;
-a module that marks its own process tests per test keeps the others unmarked), so ``make check`` (``-m "not process and not slow and not browser"``) runs the in-process unit tests alone.
+a module that marks its own process tests per test keeps the others unmarked), so ``make check``
+(``-m "not process and not slow and not browser"``) runs the in-process unit tests alone.
 """
 
 from __future__ import annotations
