@@ -1,6 +1,6 @@
 """The staged metric Spaces load and compute in a venv that has only evaluate and their requirements.
 
-That venv (cached under ``.cache/venvs/``, keyed by the requirements) cannot ``import lsplits``; each
+That venv (cached by tests/venvs.py, keyed by the requirements) cannot ``import lsplits``; each
 module is loaded with ``evaluate.load(DIR/NAME)`` there and its results must equal the library's here.
 """
 

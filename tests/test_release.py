@@ -3,13 +3,15 @@ top-level package is ``lsplits`` (builders inside, as ``lsplits.builders``), and
 fresh venv runs ``lsplits --version`` and ``lsplits demo`` outside the checkout.
 
 Builds are cached under ``.cache/dist/`` by the content of the files that go into them; the fresh venv
-under ``.cache/venvs/`` by the wheel's dependencies (the wheel itself is reinstalled every run).
+(tests/venvs.py, outside the checkout) by the wheel's dependencies (the wheel itself is reinstalled every run).
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -40,12 +42,17 @@ def _sources_key() -> str:
 
 @pytest.fixture(scope="module")
 def dist() -> Path:
-    """The folder holding the sdist and the wheel built from this checkout (built once per source state)."""
+    """The folder holding the sdist and the wheel built from this checkout (built once per source state: under
+    pytest-xdist the first worker builds while the others wait on the lock, then take its build)."""
     folder = ROOT / ".cache" / "dist" / _sources_key()
-    if not (folder / ".complete").exists():
-        subprocess.run([sys.executable, "-m", "build", "--outdir", str(folder), str(ROOT)], check=True,
-                       capture_output=True, timeout=900)
-        (folder / ".complete").touch()
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / "build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / ".complete").exists():
+            shutil.rmtree(folder, ignore_errors=True)  # a killed build's leftovers
+            subprocess.run([sys.executable, "-m", "build", "--outdir", str(folder), str(ROOT)], check=True,
+                           capture_output=True, timeout=900)
+            (folder / ".complete").touch()
     return folder
 
 

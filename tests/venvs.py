@@ -1,7 +1,9 @@
-"""Clean virtual environments for tests, cached under ``.cache/venvs/`` (git-ignored) by what they hold.
+"""Clean virtual environments for tests, cached by what they hold under :data:`CACHE`.
 
-The first run installs from the package index (minutes); later runs reuse the folder. A venv is
-complete only once its ``.complete`` file exists, so a killed install is redone, not reused.
+The cache lies outside the checkout (``~/.cache/lsplits-test-venvs``, or ``$LSPLITS_TEST_VENVS``), so a fresh
+clone (CI) reuses the venvs an earlier run on the machine built. The first run installs from the package
+index (minutes; ``--no-compile``: Python compiles only the modules a test imports); later runs reuse the folder.
+A venv is complete only once its ``.complete`` file exists, so a killed install is redone, not reused.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CACHE = ROOT / ".cache" / "venvs"
+CACHE = Path(os.environ.get("LSPLITS_TEST_VENVS") or Path.home() / ".cache" / "lsplits-test-venvs")
+"""Where the test venvs live: outside the checkout, so that they outlive a clone."""
 
 
 def clean_env() -> dict[str, str]:
@@ -37,7 +40,8 @@ def cached_venv(name: str, packages: list[str], key_extra: str = "") -> Path:
             return python
         shutil.rmtree(folder, ignore_errors=True)
         subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, env=clean_env())
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *packages],
+        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile",
+                        *packages],
                        check=True, env=clean_env(), cwd=folder)
         (folder / ".complete").write_text("\n".join(packages) + "\n", encoding="utf-8")
     return python
