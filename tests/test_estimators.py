@@ -122,12 +122,12 @@ def test_bad_inputs():
 
 @pytest.mark.parametrize("threshold", [float("nan"), 0.0, -0.5, 2.5, float("inf")])
 def test_ecc_threshold_out_of_range_is_refused(threshold, tmp_path):
-    with pytest.raises(InvalidOption, match=r"threshold must be in \(0, 2\]"):
+    with pytest.raises(InvalidOption, match=r"threshold must be a number in \(0, 2\]"):
         ecc(TWO_CLUSTERS, threshold=threshold)
     for name in ("ecc", "eigv"):  # estimate() checks it whatever the estimator
-        with pytest.raises(InvalidOption, match=r"ecc_threshold must be in \(0, 2\]"):
+        with pytest.raises(InvalidOption, match=r"ecc_threshold must be a number in \(0, 2\]"):
             estimate(name, TWO_CLUSTERS, ecc_threshold=threshold)
-    with pytest.raises(InvalidOption, match=r"ecc_threshold must be in \(0, 2\]"):
+    with pytest.raises(InvalidOption, match=r"ecc_threshold must be a number in \(0, 2\]"):
         beam_uncertainties([["a b", "a c"]], "rougel", ["ecc"], ecc_threshold=threshold, cache=tmp_path / "cache")
     assert not (tmp_path / "cache").exists()  # refused before any similarity matrix
 

@@ -53,6 +53,10 @@ def test_access_check_refuses_offline_missing_and_refused_tokens(hub_api, monkey
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ConfigError, match="HF_HUB_OFFLINE is set"):
         check_hub_access("org/x", token="hf_good")
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")  # huggingface_hub reads it too: the message names what is set
+    with pytest.raises(ConfigError, match="cannot push, TRANSFORMERS_OFFLINE is set"):
+        check_hub_access("org/x", token="hf_good")
     with pytest.raises(ConfigError, match="'org/name'"):
         check_hub_access("org/x/y", token="hf_good")
     assert len(hub_api.calls) == 2  # neither refusal reached the Hub
@@ -153,7 +157,8 @@ def test_a_push_with_no_network_is_one_line_not_an_httpx2_traceback(tmp_path):
     folder = tmp_path / "built"
     folder.mkdir()
     (folder / "README.md").write_text("card")
-    env = {key: value for key, value in os.environ.items() if key != "HF_HUB_OFFLINE"}
+    # huggingface_hub is offline under either variable (CI sets both)
+    env = {key: value for key, value in os.environ.items() if key not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
     env.update(HF_ENDPOINT=f"http://127.0.0.1:{_closed_port()}", HF_TOKEN="hf_unchecked")
     done = subprocess.run([sys.executable, "-m", "lsplits", "push", str(folder), "org/x"], env=env,
                           capture_output=True, text=True, timeout=300)

@@ -163,16 +163,16 @@ def test_bootstrap_in_chunks_equals_one_draw_of_all_resamples(monkeypatch):
 
 
 @pytest.mark.parametrize("options, message", [
-    ({"max_rejection": 0.0}, "max_rejection must be in (0, 1] (a rejection rate; 1 = the whole curve), got 0.0"),
-    ({"max_rejection": 1.5}, "max_rejection must be in (0, 1]"),
-    ({"max_rejection": float("nan")}, "max_rejection must be in (0, 1]"),
-    ({"confidence": 1.0}, "confidence must be in (0, 1) (for example 0.95), got 1.0"),
-    ({"confidence": 0.0}, "confidence must be in (0, 1)"),
-    ({"confidence": float("nan")}, "confidence must be in (0, 1)"),
-    ({"confidence": "high"}, "confidence must be a number, got 'high'"),
-    ({"n_bootstrap": -1}, "n_bootstrap must be >= 0 (bootstrap resamples; 0 = no interval), got -1"),
+    ({"max_rejection": 0.0}, "max_rejection must be a number in (0, 1] (a rejection rate; 1 = the whole curve), got 0.0"),
+    ({"max_rejection": 1.5}, "max_rejection must be a number in (0, 1]"),
+    ({"max_rejection": float("nan")}, "max_rejection must be a number in (0, 1]"),
+    ({"confidence": 1.0}, "confidence must be a number in (0, 1) (for example 0.95), got 1.0"),
+    ({"confidence": 0.0}, "confidence must be a number in (0, 1)"),
+    ({"confidence": float("nan")}, "confidence must be a number in (0, 1)"),
+    ({"confidence": "high"}, "confidence must be a number in (0, 1) (for example 0.95), got 'high'"),
+    ({"n_bootstrap": -1}, "n_bootstrap must be a whole number >= 0 (bootstrap resamples; 0 = no interval), got -1"),
     ({"n_bootstrap": 2.5}, "n_bootstrap must be a whole number >= 0"),
-    ({"seed": -3}, "seed must be >= 0 (a random seed), got -3"),
+    ({"seed": -3}, "seed must be a whole number >= 0 (a random seed), got -3"),
 ])
 def test_options_out_of_range_are_refused(options, message):
     with pytest.raises(InvalidOption, match=re.escape(message)) as error:

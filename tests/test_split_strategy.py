@@ -64,7 +64,7 @@ def test_parameters_repr_record_and_setting():
     assert "most likely" in LikelihoodSplit(reverse=True).description
     assert "query-length bucket" in LikelihoodSplit(length_control=True).description
     assert "frozen pretrained" in split.description
-    with pytest.raises(ConfigError, match="unknown LikelihoodSplit setting 'xx'; use 'ft'"):
+    with pytest.raises(ConfigError, match=r"^LikelihoodSplit setting must be 'ft' \(k-fold fine-tuned LM\) or 'pt' \(frozen pretrained LM with a prompt\), got 'xx'$"):
         LikelihoodSplit("xx")  # type: ignore[arg-type]
 
 

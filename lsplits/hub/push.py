@@ -10,12 +10,11 @@ remote repo as it was.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping
 from pathlib import Path
 
 from lsplits.errors import ConfigError
-from lsplits.runtime.failures import hub_failures
+from lsplits.runtime.failures import hub_failures, offline_variable
 
 logger = logging.getLogger(__name__)
 
@@ -37,14 +36,6 @@ def folder_files(folder: str | Path) -> list[tuple[str, Path]]:
     return files
 
 
-def _offline() -> bool:
-    """True when ``HF_HUB_OFFLINE`` is set (read now, and as huggingface_hub read it at import)."""
-    import huggingface_hub
-
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"} or \
-        bool(huggingface_hub.is_offline_mode())
-
-
 def check_repo_id(repo_id: str, *, option: str | None = None) -> str:
     """``repo_id`` when it looks like 'org/name'; ConfigError naming ``option`` and the id otherwise."""
     if repo_id.count("/") != 1 or not all(repo_id.split("/")):
@@ -64,10 +55,11 @@ def check_hub_access(repo_id: str, *, token: str | None = None, option: str | No
 
     where = f"{option} {repo_id}" if option else repo_id
     check_repo_id(repo_id, option=option)
-    if _offline():
+    switch = offline_variable()
+    if switch:
         later = " (or build without --push-to-hub and run `lsplits push FOLDER REPO_ID` later)" \
             if option == "--push-to-hub" else ""
-        raise ConfigError(f"{where}: cannot push, HF_HUB_OFFLINE is set; unset it to reach the Hub{later}")
+        raise ConfigError(f"{where}: cannot push, {switch} is set; unset it to reach the Hub{later}")
     token = token or huggingface_hub.get_token()
     if not token:
         raise ConfigError(f"{where}: no Hugging Face token; run `hf auth login` or set HF_TOKEN")

@@ -13,12 +13,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import zipfile
 from pathlib import Path
 
 from lsplits.errors import ConfigError
 from lsplits.lm.defaults import SCRATCH_LM
+from lsplits.runtime.failures import offline_variable
 
 logger = logging.getLogger(__name__)
 
@@ -36,9 +36,7 @@ def looks_local(name: str) -> bool:
 
 def offline() -> bool:
     """Whether downloads from the Hub are switched off (``HF_HUB_OFFLINE`` / ``TRANSFORMERS_OFFLINE``)."""
-    from huggingface_hub import constants
-
-    return constants.is_offline_mode() or os.environ.get("TRANSFORMERS_OFFLINE", "").lower() in ("1", "true", "yes")
+    return offline_variable() is not None
 
 
 def model_folder(name: str) -> Path | None:
@@ -61,7 +59,7 @@ def model_folder(name: str) -> Path | None:
     if offline():
         where = f"no folder {name} here, and " if "/" in name else ""
         raise ConfigError(f"{where}Hub model {name!r} is not in the local Hugging Face cache and downloads are "
-                          "off (HF_HUB_OFFLINE is set): download it once while online, or give a local folder")
+                          f"off ({offline_variable()} is set): download it once while online, or give a local folder")
     return None
 
 

@@ -8,6 +8,23 @@ of :mod:`lsplits.errors`, which every metric Space copies, so that those need ne
 from __future__ import annotations
 
 import importlib
+import os
+
+OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+"""The environment variables that switch the Hub off; huggingface_hub reads either."""
+
+
+def offline_variable() -> str | None:
+    """The variable that switches the Hub off here (read now, and as huggingface_hub read it at import), or None."""
+    for name in OFFLINE_VARIABLES:
+        value = os.environ.get(name)
+        if value:  # the first one set decides, as huggingface_hub reads them
+            if value.strip().lower() in {"1", "true", "yes", "on"}:
+                return name
+            break
+    import huggingface_hub
+
+    return OFFLINE_VARIABLES[0] if huggingface_hub.is_offline_mode() else None
 
 
 def hub_failures() -> tuple[type[BaseException], ...]:
