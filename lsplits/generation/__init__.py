@@ -16,21 +16,9 @@ again, and under ``accelerate launch`` each process generates its share of the s
 reader and reports the invalid ones; they are kept, since the study counts them.
 """
 
-from typing import Any
+from lsplits.runtime.lazy import lazy_exports
 
 __all__ = ["generate_beams"]
 _LAZY = {"generate_beams": "lsplits.generation.search"}
 """Short public names -> the module defining them, imported on first use (importing this package loads no torch)."""
-
-
-def __getattr__(name: str) -> Any:
-    """``lsplits.generation.generate_beams``, the object of :mod:`lsplits.generation.search`, imported when first used."""
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

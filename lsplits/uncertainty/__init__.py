@@ -14,23 +14,10 @@ modules in ``metrics/`` as Hub Spaces. Short public names: :func:`estimate`, :fu
 :func:`calibrate_threshold` (``from lsplits.uncertainty import calibrate_threshold``).
 """
 
-from typing import Any
-
+from lsplits.runtime.lazy import lazy_exports
 from lsplits.uncertainty.estimators import estimate, estimate_many
 
 __all__ = ["calibrate_threshold", "estimate", "estimate_many"]
 _LAZY = {"calibrate_threshold": "lsplits.uncertainty.selective"}
 """Short public names -> the module defining them, imported on first use."""
-
-
-def __getattr__(name: str) -> Any:
-    """``lsplits.uncertainty.calibrate_threshold``, the object of :mod:`.selective`, imported when first used."""
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
