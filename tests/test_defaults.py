@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from lsplits.cli.parser import COMMANDS, DefaultsFormatter, OneLineParser
-from lsplits.uncertainty.selective import METHODS
+from lsplits.uncertainty.selective import METHODS, MULTIPLE_TESTING
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("lsplits", "metrics", "spaces")
@@ -91,6 +91,7 @@ NAMED_DEFAULTS: dict[str, Callable[[Site], bool]] = {
     "scratch LM name ('scratch')": lambda s: s.value == "scratch",
     "selective delta (0.1)": lambda s: (_is(float, s.value, 0.1) or s.value == "0.1") and "delta" in s.name.lower(),
     "selective method": lambda s: isinstance(s.value, str) and s.value in METHODS and "method" in s.name.lower(),
+    "multiple testing": lambda s: isinstance(s.value, str) and s.value in MULTIPLE_TESTING and "testing" in s.name.lower(),
 }
 
 

@@ -74,6 +74,8 @@ def test_an_unknown_config_is_refused_at_load():
         evaluate.load("metrics/beam_uncertainty", "smatchp")
     with pytest.raises(ValueError, match="prr has no configs, got config name 'smatchpp'; load it without one"):
         evaluate.load("metrics/prr", "smatchpp")
+    with pytest.raises(ValueError, match="ue_metrics has no configs, got config name 'prr'; load it without one"):
+        evaluate.load("metrics/ue_metrics", "prr")
 
 
 def test_combine_two_metrics():

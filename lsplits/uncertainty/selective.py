@@ -89,6 +89,7 @@ MULTIPLE_TESTING = ("fixed-sequence", "bonferroni", "holm", "split-fixed-sequenc
 LOSS_TYPES = ("auto", "binary", "bounded")
 DEFAULT_METHOD = "auto"  # ltt-binomial for 0/1 losses, ltt-wsr for others
 DEFAULT_DELTA = 0.1
+DEFAULT_MULTIPLE_TESTING = "fixed-sequence"  # the whole delta on each level, in a fixed order
 DEFAULT_COVERAGES = tuple(round(0.01 * i, 2) for i in range(10, 101))
 START_FACTOR = 2  # the default sequence starts where twice the examples an all-correct sample needs are kept
 _GRID, _GRID_ROUNDS = 64, 5  # the bound to within 64^-5 ~ 1e-9
@@ -137,7 +138,7 @@ class SelectiveThreshold:
     target_risk: float
     delta: float
     certified: bool
-    multiple_testing: str = "fixed-sequence"
+    multiple_testing: str = DEFAULT_MULTIPLE_TESTING
     accepted: int = 0
     risks: tuple[RiskBound, ...] = ()
     objective: str = "coverage"
@@ -578,7 +579,7 @@ def _procedure(p: np.ndarray, multiple_testing: str, delta: float, family: int,
 
 def calibrate_threshold(uncertainties, qualities, *, target_risk: float | Mapping[str, float] | None = None,
                         delta: float = DEFAULT_DELTA, loss: Loss | None = None, method: str = DEFAULT_METHOD,
-                        multiple_testing: str = "fixed-sequence", coverages: Sequence[float] | None = None,
+                        multiple_testing: str = DEFAULT_MULTIPLE_TESTING, coverages: Sequence[float] | None = None,
                         thresholds: Sequence[float] | None = None, seed: int = 0, loss_type: str = "auto",
                         objective: str = "coverage", order_fraction: float = 0.5,
                         max_risk: float | None = None) -> SelectiveThreshold:

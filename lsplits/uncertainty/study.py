@@ -68,6 +68,7 @@ from lsplits.uncertainty.quality import placeholder_for, score_predictions
 from lsplits.uncertainty.selective import (
     DEFAULT_DELTA,
     DEFAULT_METHOD,
+    DEFAULT_MULTIPLE_TESTING,
     METHODS,
     MULTIPLE_TESTING,
     QUALITY_LOSSES,
@@ -133,7 +134,7 @@ class StudyConfig:
     delta: float = DEFAULT_DELTA
     calibration_fraction: float = DEFAULT_CALIBRATION_FRACTION  # used when no calibration files are given
     selective_method: str = DEFAULT_METHOD
-    multiple_testing: str = "fixed-sequence"  # the Learn-then-Test procedure (.selective.MULTIPLE_TESTING)
+    multiple_testing: str = DEFAULT_MULTIPLE_TESTING  # the Learn-then-Test procedure (.selective.MULTIPLE_TESTING)
     selective_loss: str = "1-quality"  # or "bad": 1 when the quality is below bad_below (the exact binomial test)
     pair_by_position: bool = False  # pair beams and gold by order, whatever their ids (--pair-by-position)
     option_names: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)

@@ -48,7 +48,12 @@ from lsplits.params import old_name
 from lsplits.uncertainty.normalization import DEFAULT_NORMALIZER, get_normalizer
 from lsplits.uncertainty.options import check_bad_below, check_names
 from lsplits.uncertainty.prr import DEFAULT_MAX_REJECTION, RejectionCurve, as_inputs, prr, rejection_curve
-from lsplits.uncertainty.selective import DEFAULT_DELTA, DEFAULT_METHOD, calibrate_threshold
+from lsplits.uncertainty.selective import (
+    DEFAULT_DELTA,
+    DEFAULT_METHOD,
+    DEFAULT_MULTIPLE_TESTING,
+    calibrate_threshold,
+)
 
 try:  # SciPy's compiled merge count of discordant pairs (behind scipy.stats.kendalltau); numpy if absent
     from scipy.stats._stats import _kendall_dis
@@ -332,7 +337,7 @@ def check_metrics(metrics: Sequence[str], bad_below: float | None = None) -> tup
 
 def selective_threshold(uncertainties, qualities, *, target_risk: float | None = None, delta: float = DEFAULT_DELTA,
                         selective_method: str = DEFAULT_METHOD, max_risk: float | None = None,
-                        method: str | None = None, multiple_testing: str = "fixed-sequence",
+                        method: str | None = None, multiple_testing: str = DEFAULT_MULTIPLE_TESTING,
                         selective_loss: str = "1-quality", bad_below: float | None = None) -> dict[str, float]:
     """The certified rejection threshold (:func:`lsplits.uncertainty.selective.calibrate_threshold`) as plain floats.
 
@@ -363,7 +368,7 @@ def compute_metrics(uncertainties, qualities, metrics: Sequence[str] | None = No
                     max_rejection: float = DEFAULT_MAX_REJECTION, n_bins: int = ECE_BINS,
                     curve: RejectionCurve | None = None, target_risk: float | None = None,
                     delta: float = DEFAULT_DELTA, selective_method: str = DEFAULT_METHOD,
-                    max_risk: float | None = None, multiple_testing: str = "fixed-sequence",
+                    max_risk: float | None = None, multiple_testing: str = DEFAULT_MULTIPLE_TESTING,
                     selective_loss: str = "1-quality") -> dict[str, float]:
     """Every requested metric of one (uncertainties, qualities) pair: ``{"prr": ..., "roc_auc": ...}``.
 

@@ -6,10 +6,16 @@ A thin evaluate wrapper over :mod:`lsplits.uncertainty.ue_metrics`; see README.m
 
 import evaluate
 
-from lsplits.hub.metric_common import citation, metric_info
+from lsplits.hub.metric_common import check_no_config, citation, metric_info
 from lsplits.uncertainty.normalization import DEFAULT_NORMALIZER, NORMALIZERS
 from lsplits.uncertainty.prr import DEFAULT_MAX_REJECTION
-from lsplits.uncertainty.selective import DEFAULT_DELTA, DEFAULT_METHOD, METHODS, MULTIPLE_TESTING
+from lsplits.uncertainty.selective import (
+    DEFAULT_DELTA,
+    DEFAULT_METHOD,
+    DEFAULT_MULTIPLE_TESTING,
+    METHODS,
+    MULTIPLE_TESTING,
+)
 from lsplits.uncertainty.ue_metrics import ECE_BINS, compute_metrics
 
 _DESCRIPTION = """\
@@ -67,6 +73,7 @@ class UEMetrics(evaluate.Metric):
     """Evaluation metrics of uncertainty scores against qualities, one key per metric."""
 
     def _info(self):
+        check_no_config("ue_metrics", self.config_name)
         return metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION,
                            {"uncertainties": "float64", "qualities": "float64"},
                            ["https://github.com/IINemo/lm-polygraph", "https://aclanthology.org/P17-2008/"])
@@ -74,7 +81,7 @@ class UEMetrics(evaluate.Metric):
     def _compute(self, uncertainties, qualities, metrics=None, bad_below=None, normalizer=DEFAULT_NORMALIZER,
                  calibration_uncertainties=None, calibration_qualities=None, max_rejection=DEFAULT_MAX_REJECTION, n_bins=ECE_BINS,
                  target_risk=None, delta=DEFAULT_DELTA, selective_method=DEFAULT_METHOD, max_risk=None,
-                 multiple_testing="fixed-sequence", selective_loss="1-quality"):
+                 multiple_testing=DEFAULT_MULTIPLE_TESTING, selective_loss="1-quality"):
         return compute_metrics(uncertainties, qualities, metrics, bad_below=bad_below, normalizer=normalizer,
                                calibration_uncertainties=calibration_uncertainties,
                                calibration_qualities=calibration_qualities, max_rejection=max_rejection, n_bins=n_bins,

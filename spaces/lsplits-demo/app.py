@@ -30,7 +30,7 @@ from limits import request_budget  # noqa: E402
 from ui_common import SpaceSettings, user_errors  # noqa: E402
 
 from lsplits.building.settings import DEFAULT_EVAL_FRACTION, BuildSettings  # noqa: E402
-from lsplits.uncertainty.selective import DEFAULT_DELTA, MULTIPLE_TESTING  # noqa: E402
+from lsplits.uncertainty.selective import DEFAULT_DELTA, DEFAULT_MULTIPLE_TESTING, MULTIPLE_TESTING  # noqa: E402
 
 logger = logging.getLogger("lsplits.space_app")
 
@@ -203,7 +203,7 @@ def _uncertainty_tab(demo: gr.Blocks, settings: SpaceSettings) -> None:
                                 "the kept outputs)", elem_id="target-risk")
         delta = gr.Number(value=DEFAULT_DELTA, minimum=0.001, maximum=0.999, label="delta (allowed failure probability)",
                           elem_id="delta")
-        procedure = gr.Dropdown(choices=list(MULTIPLE_TESTING), value="fixed-sequence",
+        procedure = gr.Dropdown(choices=list(MULTIPLE_TESTING), value=DEFAULT_MULTIPLE_TESTING,
                                 label="Testing procedure (all control the error at delta)", elem_id="procedure")
         certify_button = gr.Button("Certify a threshold", elem_id="certify")
     selective_summary = gr.Markdown(elem_id="selective-summary")
@@ -241,7 +241,7 @@ def _uncertainty_tab(demo: gr.Blocks, settings: SpaceSettings) -> None:
     example_id.input(show_heatmap, [state, example_id], [heatmap], api_name="heatmap")
 
     @user_errors
-    def certify(result, risk, allowed, testing="fixed-sequence"):
+    def certify(result, risk, allowed, testing=DEFAULT_MULTIPLE_TESTING):
         return uncertainty_tab.certify_threshold(result, risk, allowed, testing)
 
     certify_button.click(certify, [state, target_risk, delta, procedure],

@@ -46,6 +46,7 @@ from lsplits.uncertainty.plots import (
 )
 from lsplits.uncertainty.prr import RejectionCurve
 from lsplits.uncertainty.selective import (
+    DEFAULT_MULTIPLE_TESTING,
     MULTIPLE_TESTING,
     calibrate_threshold,
     calibration_size_needed,
@@ -191,7 +192,7 @@ def run_uncertainty(beams_text: str, gold_text: str, beam_uploads: Sequence[str]
 
 
 def certify_threshold(state: UncertaintyResult | None, target_risk: float | None, delta: float | None,
-                      procedure: str = "fixed-sequence") -> tuple[str, pd.DataFrame, Figure, Figure]:
+                      procedure: str = DEFAULT_MULTIPLE_TESTING) -> tuple[str, pd.DataFrame, Figure, Figure]:
     """The threshold certified at the target risk for each method, calibrated on the analysed examples
     (:func:`lsplits.uncertainty.selective.calibrate_threshold` with the testing ``procedure``): a summary, the
     table, the marked curves and the p-value curve of every candidate threshold."""
