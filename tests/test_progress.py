@@ -67,3 +67,26 @@ def test_a_bar_interrupted_while_it_is_made_closes_quietly(monkeypatch):
     half_made = LogProgress.__new__(LogProgress)  # what __del__ meets after the interrupted __init__
     half_made._logged_n = None
     half_made.close()
+
+
+def test_no_progress_line_after_an_interrupts_line(short_interval, caplog):
+    """A bar left open by an interrupt is closed later (unwinding, the garbage collector): after the command's
+    one line (report_interrupt silences bars) its close logs nothing, and the next command's bars log again."""
+    caplog.set_level(logging.INFO, logger="lsplits.runtime.progress")
+    bar = progress_bar(total=10, desc="scoring", mininterval=0.01)
+    time.sleep(0.25)
+    bar.update(3)  # logs once
+    bar.update(2)
+    logged = [r.getMessage() for r in caplog.records if r.name == "lsplits.runtime.progress"]
+    assert logged and logged[-1].startswith("scoring: 3/10")
+    try:
+        progress.silence_bars()
+        bar.close()  # would log 'scoring: 5/10' (its final count) without the silence
+        assert [r.getMessage() for r in caplog.records if r.name == "lsplits.runtime.progress"] == logged
+    finally:
+        progress.silence_bars(False)
+    again = progress_bar(total=10, desc="next", mininterval=0.01)
+    time.sleep(0.25)
+    again.update(4)
+    again.close()
+    assert [r.getMessage() for r in caplog.records][-1].startswith("next: 4/10")

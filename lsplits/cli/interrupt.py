@@ -27,6 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lsplits.runtime.progress import silence_bars
+
 if TYPE_CHECKING:
     import argparse
     from types import FrameType
@@ -163,6 +165,7 @@ def report_interrupt(args: argparse.Namespace, interrupt: KeyboardInterrupt) -> 
     """Print the one line (:func:`interrupted_line`) and return the exit code. Under ``accelerate launch`` the
     signal reaches every process, and only the main one (rank 0) prints, so the user reads the line once."""
     command_ended()
+    silence_bars()  # a bar closed after this line (by the garbage collector, at exit) logs no progress line
     if os.environ.get("RANK", "0") in ("", "0"):
         print(f"lsplits {args.command}: {interrupted_line(args, interrupt)}", file=sys.stderr)
     return exit_code(interrupt)

@@ -592,8 +592,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         report_interrupt,
     )
     from lsplits.runtime.logs import RepeatedWarnings, configure_logging
+    from lsplits.runtime.progress import silence_bars
 
     configure_logging(logging.DEBUG if args.verbose else logging.INFO)
+    silence_bars(False)  # a previous command in this process (a notebook, a test) may have ended by an interrupt
 
     raise_on_sigterm()  # SIGTERM unwinds like Ctrl-C: temporary folders are removed, one line is printed
     repeats = RepeatedWarnings().install()  # penman's per-graph warnings: the first, then one count at the end

@@ -25,6 +25,16 @@ _LOG_FORMAT = "{desc}: {n_fmt}/{total_fmt} ({percentage:.0f}%), {rate_fmt}, elap
 _LOG_FORMAT_NO_TOTAL = "{desc}: {n_fmt}, {rate_fmt}, elapsed {elapsed}{postfix}"
 
 
+_silenced = False
+
+
+def silence_bars(silenced: bool = True) -> None:
+    """After a command's last line (an interrupt's), bars closed later (unwinding frames, the garbage collector,
+    exit) log nothing, so no progress line follows it; ``silence_bars(False)`` as the next command starts."""
+    global _silenced
+    _silenced = silenced
+
+
 class _Discard:
     """A write-only stream that drops everything (tqdm's ``file`` when the bar is logged instead)."""
 
@@ -47,7 +57,7 @@ class LogProgress(_std_tqdm):
 
     def display(self, msg: str | None = None, pos: int | None = None) -> bool:
         """Log the state when LOG_INTERVAL_S has passed since the last line (never the empty start or a clear)."""
-        if msg == "" or self.n == 0:
+        if msg == "" or self.n == 0 or _silenced:
             return True
         now = self._time()
         if self._logged_at is not None and now - self._logged_at < LOG_INTERVAL_S:
@@ -71,7 +81,7 @@ class LogProgress(_std_tqdm):
         """Close the bar; one last line with the final count when the bar has logged before."""
         if not hasattr(self, "disable"):  # interrupted (Ctrl-C, SIGTERM) inside tqdm's __init__: nothing to close
             return
-        if not self.disable and self._logged_n is not None and self.n != self._logged_n:
+        if not self.disable and not _silenced and self._logged_n is not None and self.n != self._logged_n:
             self._log(self._time())
         super().close()
 
