@@ -84,18 +84,27 @@ def stage(name: str) -> Iterator[None]:
         _open[-1][0] = max(_open[-1][0], _high_water_mark() or 0)
     own = _reset_high_water_mark() and _high_water_mark() is not None
     _open.append([0, 0.0, 0.0])
+    # a stage whose generator was left suspended (a frame kept by an interrupt's traceback) is closed at interpreter
+    # exit, when module globals are gone: it then records nothing, instead of an "Exception ignored" traceback
+    is_finalizing = sys.is_finalizing
     start, cpu_start = time.perf_counter(), time.process_time()
     try:
         yield
     finally:
-        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
-        seen, nested, nested_cpu = _open.pop()
-        peak = int(max(seen, _high_water_mark() or 0)) if own else _process_peak()
-        if _open:
-            _open[-1][0] = max(_open[-1][0], peak)
-            _open[-1][1] += seconds
-            _open[-1][2] += cpu
-        record = StageTime(name=name, seconds=seconds - nested, cpu_seconds=cpu - nested_cpu, peak_rss=peak,
-                           own_peak=own)
-        logger.debug("stage %s: %.2f s (%.2f s CPU), peak RSS %.0f MiB", name, record.seconds, record.cpu_seconds,
-                    peak / 2**20, extra={"stage_time": record})
+        if not is_finalizing():
+            _end_stage(name, own, start, cpu_start)
+
+
+def _end_stage(name: str, own: bool, start: float, cpu_start: float) -> None:
+    """Log the :class:`StageTime` of the stage that started at ``start`` / ``cpu_start`` (the end of :func:`stage`)."""
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    seen, nested, nested_cpu = _open.pop()
+    peak = int(max(seen, _high_water_mark() or 0)) if own else _process_peak()
+    if _open:
+        _open[-1][0] = max(_open[-1][0], peak)
+        _open[-1][1] += seconds
+        _open[-1][2] += cpu
+    record = StageTime(name=name, seconds=seconds - nested, cpu_seconds=cpu - nested_cpu, peak_rss=peak,
+                       own_peak=own)
+    logger.debug("stage %s: %.2f s (%.2f s CPU), peak RSS %.0f MiB", name, record.seconds, record.cpu_seconds,
+                peak / 2**20, extra={"stage_time": record})
