@@ -23,7 +23,10 @@ CACHE = Path(os.environ.get("LSPLITS_TEST_VENVS") or Path.home() / ".cache" / "l
 
 def clean_env() -> dict[str, str]:
     """The environment for a venv's processes: no PYTHONPATH, nothing of this checkout on the path, offline Hub."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    # the venvs install without compiling: with PYTHONDONTWRITEBYTECODE kept, every process in them would compile
+    # torch and transformers from source again instead of once
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "PYTHONDONTWRITEBYTECODE")}
     env["HF_HUB_OFFLINE"] = "1"
     return env
 
