@@ -26,8 +26,9 @@ GOLD = ["(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02 :ARG0 b))", "(r / run-01 
 
 def _env(tmp: Path) -> dict[str, str]:
     tmp.mkdir(exist_ok=True)
+    # PYTHONFAULTHANDLER: a command the signal did not end prints every thread's stack on SIGABRT (signal_when)
     return {**os.environ, "TMPDIR": str(tmp), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1", "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO),
+            "TRANSFORMERS_OFFLINE": "1", "PYTHONFAULTHANDLER": "1", "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO),
                                                                                      os.environ.get("PYTHONPATH")]))}
 
 
@@ -70,10 +71,14 @@ def signal_when(argv: list[str], ready: Callable[[int], bool], env: dict[str, st
             _, stderr = child.communicate(timeout=120)
         except subprocess.TimeoutExpired:
             state = _signal_state(child.pid)
-            os.killpg(child.pid, signal.SIGKILL)
-            _, stderr = child.communicate()
+            child.send_signal(signal.SIGABRT)  # faulthandler (PYTHONFAULTHANDLER) prints where every thread is
+            try:
+                _, stderr = child.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(child.pid, signal.SIGKILL)
+                _, stderr = child.communicate()
             raise AssertionError(f"signal {sig} did not end the command in 120 s; its masks: {state}; "
-                                 f"stderr: {stderr[-1500:]}") from None
+                                 f"stderr, ending with its threads' stacks: {stderr[-6000:]}") from None
         return child.returncode, stderr
     finally:
         if child.poll() is None:
