@@ -168,7 +168,16 @@ def report_interrupt(args: argparse.Namespace, interrupt: KeyboardInterrupt) -> 
     silence_bars()  # a bar closed after this line (by the garbage collector, at exit) logs no progress line
     if os.environ.get("RANK", "0") in ("", "0"):
         print(f"lsplits {args.command}: {interrupted_line(args, interrupt)}", file=sys.stderr)
+    _release_frames(interrupt)
     return exit_code(interrupt)
+
+
+def _release_frames(interrupt: KeyboardInterrupt) -> None:
+    """Drop the tracebacks of the signal's exceptions, which :data:`_RECEIVED` would keep until the interpreter
+    exits: the frames they hold are freed as the command returns, and a ``with`` block the signal cut between its
+    start and its body (a build stage) closes then, not after Python's teardown (an "Exception ignored" traceback)."""
+    for received in (*_RECEIVED, interrupt):
+        received.__traceback__ = None
 
 
 def _cache_of(args: argparse.Namespace) -> tuple[str, Path | None] | None:
