@@ -65,12 +65,14 @@ SCRATCH_STEPS = Param(WHOLE_FROM_1, why="training steps of the Space's scratch L
 
 @dataclass(frozen=True)
 class DemoSettings:
-    """What the demo computes: the synthetic data's size and seed and the eval share; the LM is the scratch
-    LM in :attr:`BuildSettings.folds` folds, the configs :data:`DEMO_CONFIGS`. Checked when built."""
+    """What the demo computes: the synthetic data's size and seed, the eval share and the folds' training steps
+    (a quick smoke run trains a few); the LM is the scratch LM in :attr:`BuildSettings.folds` folds, the configs
+    :data:`DEMO_CONFIGS`. Checked when built."""
 
     n: int = 3000
     seed: int = 0
     eval_size: int | float = DEFAULT_EVAL_FRACTION
+    max_steps: int | None = None  # training steps per fold (None: the scratch LM's own, with early stopping)
 
     def __post_init__(self) -> None:
         self.build_settings()  # checks seed and eval size as a build does
@@ -79,7 +81,7 @@ class DemoSettings:
     def build_settings(self) -> BuildSettings:
         """The :class:`BuildSettings` of the demo's build (recorded in its ``lsplits.json``)."""
         return BuildSettings(data="synthetic demo data", lm=SCRATCH_LM, seed=self.seed, configs=DEMO_CONFIGS,
-                             eval_size=self.eval_size)
+                             eval_size=self.eval_size, max_steps=self.max_steps)
 
 
 @dataclass

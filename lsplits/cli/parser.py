@@ -269,6 +269,9 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-dir", type=Path, default=None,
                         help="score shards and fold checkpoints, shared with `lsplits build`, so a rerun or the "
                              "Space reuses them (default: $LSPLITS_CACHE/scores or ~/.cache/lsplits/scores)")
+    parser.add_argument("--max-steps", type=_integer, default=DemoSettings.max_steps,
+                        help="training steps of each fold's scratch LM (default: its own, with early stopping); a "
+                             "few make a quick smoke run whose splits mean little; lsplits.json records it")
     parser.add_argument("--scratch-steps", type=int, default=DEFAULT_SCRATCH_STEPS,
                         help="training steps of the demo Space's scratch LM, written into OUT/scratch-lm "
                              "(default %(default)s)")
