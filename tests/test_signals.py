@@ -197,16 +197,26 @@ def test_sigterm_while_beams_are_searched_ends_it_with_143_and_says_the_shards_a
 
 
 _SWALLOWING_COMMAND = """
-import os, signal, sys, time
+import os, signal, sys, time, weakref
 from lsplits.cli import parser
 
+def signal_now(*_):  # the signal comes while a finalizer runs: Python prints "Exception ignored" and goes on
+    os.kill(os.getpid(), signal.{sig})
+    time.sleep(1)
+
 class Finalized:
-    def __del__(self):  # the signal comes while a finalizer runs: Python prints "Exception ignored" and goes on
-        os.kill(os.getpid(), signal.{sig})
-        time.sleep(1)
+    __del__ = signal_now
+
+class Key:
+    pass
 
 def work(args):
-    Finalized()
+    if "{finalizer}" == "__del__":
+        Finalized()
+    else:  # a weakref callback, as WeakKeyDictionary's: what swallowed a build's Ctrl-C at 5bd4d2b
+        key = Key()
+        dead = weakref.ref(key, signal_now)
+        del key
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # the command's work, which the swallowed signal did not stop
         sum(range(1000))
@@ -217,12 +227,15 @@ sys.exit(parser.main(["analyze", "anything"]))
 """
 
 
+@pytest.mark.parametrize("finalizer", ["__del__", "weakref callback"])
 @pytest.mark.parametrize(("sig", "code"), [("SIGINT", 130), ("SIGTERM", 143)])
-def test_a_signal_a_finalizer_swallowed_still_ends_the_command(tmp_path, sig, code):
-    """Issue 27: a caught signal whose exception a ``__del__`` swallowed must still end the command, with the
-    signal's one line and exit code and no "Exception ignored" traceback (before, it ran on to the end)."""
+def test_a_signal_a_finalizer_swallowed_still_ends_the_command(tmp_path, sig, code, finalizer):
+    """Issue 27: a caught signal whose exception a finalizer (``__del__``, a weakref callback) swallowed must still
+    end the command, with the signal's one line and exit code and no "Exception ignored" traceback (before, it
+    ran on to the end)."""
     started = time.monotonic()
-    result = subprocess.run([sys.executable, "-c", _SWALLOWING_COMMAND.format(sig=sig)], capture_output=True,
+    result = subprocess.run([sys.executable, "-c", _SWALLOWING_COMMAND.format(sig=sig, finalizer=finalizer)],
+                            capture_output=True,
                             text=True, env=_env(tmp_path / "tmp"), timeout=120, preexec_fn=_foreground_signals)
     assert result.returncode == code, result.stderr[-2000:]
     assert time.monotonic() - started < 45, "the watchdog did not raise the swallowed signal again at once"
