@@ -151,7 +151,7 @@ def test_small_demo_meets_the_acceptance_properties(tmp_path, capsys):
             assert abs(in_eval[bucket].sum() - quota) < 1
     assert set(summary.table["config"]) == {"ll_split", "ll_split_len", "ll_split_reverse", "random", "length"}
     meta = json.loads((summary.out / "lsplits.json").read_text())  # the demo's settings and the training it ran
-    assert meta["demo"] == {"n": 240, "seed": 0, "eval_size": 0.2} and meta["settings"]["configs"] == list(DEMO_CONFIGS)
+    assert meta["demo"] == {"n": 240, "seed": 0, "eval_size": 0.2, "max_steps": None} and meta["settings"]["configs"] == list(DEMO_CONFIGS)
     assert meta["runs"]["ft"]["train_config"]["max_steps"] == 20
     # the demo Space's scratch LM, which push-space ships: trained on the demo's sentences, listed as lsplits'
     model = summary.out / "scratch-lm"
