@@ -72,7 +72,7 @@ def test_prompt_template_fields_are_required(tmp_path):
     task = generic_task("text", "Title: {title}")
     with pytest.raises(DataError, match="'title'"):
         load_examples(task, data_files=[str(path)])
-    with pytest.raises(ConfigError, match="prompt-template"):
+    with pytest.raises(ConfigError, match="prompt_template is not a template"):
         generic_task("text", "Title: {title")
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from lsplits.errors import ConfigError, DataError, InvalidOption
+from lsplits.errors import DataError, InvalidOption
 
 Setting = Literal["ft", "pt"]
 """How the LM that scores a query was obtained: ``ft`` fine-tuned in k folds, ``pt`` frozen pretrained + prompt."""
@@ -116,9 +116,46 @@ def _same(fn: Callable[[Example], str]) -> Callable[[Setting], Callable[[Example
     return lambda setting: fn
 
 
-def template_fields(template: str) -> list[str]:
-    """Names of the ``{field}`` placeholders in a prompt template."""
-    return [name for _, name, _, _ in string.Formatter().parse(template) if name]
+def template_fields(template: str, option: str = "prompt_template") -> list[str]:
+    """Names of the ``{field}`` placeholders in a prompt template, after :func:`check_template_fields`."""
+    return [name for name in check_template_fields(template, option) if name]
+
+
+def check_template_fields(template: str, option: str = "prompt_template") -> list[str]:
+    """The field names of every placeholder in ``template`` (``""`` for ``{}``), each checked to be plain.
+
+    A placeholder is ``{name}`` and nothing more: a format spec (``{text:>9000000}`` pads every prompt to
+    9 million characters, gigabytes for a few lines), a conversion (``{text!r}``) or an attribute or index
+    (``{text.upper}``, ``{text[0]}``) is refused here, before any example is formatted, as is a template
+    that ``str.format`` cannot read (an unmatched brace).
+
+    Raises:
+        InvalidOption: naming ``option`` (the caller's word for the template) and the placeholder at fault.
+
+    >>> check_template_fields("Title: {title} Text:")
+    ['title']
+    >>> check_template_fields("{text:>9000000}")
+    Traceback (most recent call last):
+    ...
+    lsplits.errors.InvalidOption: prompt_template has a format spec in {text:>9000000}: write plain {field} placeholders (and literal braces as {{ and }}), got '{text:>9000000}'
+    """
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise InvalidOption(name=option, problem=f"is not a template that Python's str.format reads ({exc}): write "
+                            "literal braces as {{ and }}", value=template) from None
+    names = []
+    for _, name, spec, conversion in parsed:
+        if name is None:
+            continue
+        shown = "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+        problem = ("a format spec" if spec else "a conversion" if conversion
+                   else "an attribute or index" if any(c in name for c in ".[") else None)
+        if problem:
+            raise InvalidOption(name=option, problem=f"has {problem} in {shown}: write plain {{field}} placeholders "
+                                "(and literal braces as {{ and }})", value=template)
+        names.append(name)
+    return names
 
 
 def generic_task(query_field: str, prompt_template: str = "", label_field: str | None = None) -> Task:
@@ -127,10 +164,7 @@ def generic_task(query_field: str, prompt_template: str = "", label_field: str |
     The query is scored as ``" " + example[query_field]`` after a non-empty prompt and as the bare
     field after an empty one (then only BOS precedes it), matching the Spider fine-tuning format.
     """
-    try:
-        fields = template_fields(prompt_template)
-    except ValueError as exc:
-        raise ConfigError(f"bad --prompt-template {prompt_template!r}: {exc}") from exc
+    fields = template_fields(prompt_template)  # before any example: a format spec can cost gigabytes
     sep = " " if prompt_template else ""
     return Task(
         name="generic",

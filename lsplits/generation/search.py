@@ -8,7 +8,8 @@ import logging
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from lsplits.errors import ConfigError, DataError, InvalidInput
+from lsplits.data.tasks import check_template_fields
+from lsplits.errors import ConfigError, DataError, InvalidInput, InvalidOption
 from lsplits.lm.dtype import DEFAULT_DTYPE
 from lsplits.params import check
 
@@ -31,16 +32,17 @@ MAX_LISTED = 20
 
 
 def check_template(template: str | None) -> None:
-    """Raise ConfigError unless ``template`` is None or a format string whose only field is ``{text}``."""
+    """Raise InvalidOption unless ``template`` is None or a format string whose only field is a plain ``{text}``
+    (no format spec or conversion: :func:`lsplits.data.tasks.check_template_fields`, checked before formatting)."""
     if template is None:
         return
-    try:
-        filled = template.format(text="\0")
-    except (KeyError, IndexError, ValueError) as exc:
-        raise ConfigError(f"--prompt-template {template!r} is not a template with only {{text}} in it "
-                          f"({type(exc).__name__}: {exc}); write literal braces as {{{{ and }}}}") from exc
-    if "\0" not in filled:
-        raise ConfigError(f"--prompt-template {template!r} has no {{text}} placeholder for the input")
+    fields = check_template_fields(template)
+    others = [name for name in fields if name != "text"]
+    if others:
+        raise InvalidOption(name="prompt_template", problem=f"may hold only {{text}}, not {{{others[0]}}}: write "
+                            "literal braces as {{ and }}", value=template)
+    if not fields:
+        raise InvalidOption(name="prompt_template", problem="has no {text} placeholder for the input", value=template)
 
 
 def _check_count(value: object, argument: str) -> int:
