@@ -23,6 +23,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
+import socket
 from pathlib import Path
 from typing import Literal
 
@@ -30,6 +31,7 @@ from lsplits.errors import ConfigError
 
 DATASET_MARKER = "lsplits.json"
 """The settings file of a built dataset folder; it also lists the files lsplits wrote there."""
+from lsplits.runtime import tempfolders
 FOLDER_MARKER = ".lsplits-output.json"
 """The marker of every other folder lsplits writes (``lsplits ue`` reports)."""
 MARKER_FILES_KEY = "lsplits_files"
@@ -62,7 +64,7 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_staging(target)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    tmp = tempfolders.make(prefix=f".{target.name}.{_staging_owner()}.", suffix=".tmp", dir=target.parent)
     staged = tmp / target.name
     try:
         yield staged
@@ -73,7 +75,7 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
         elif not replacing_folder:
             os.replace(staged, target)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        tempfolders.remove(tmp)
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -89,14 +91,39 @@ def _exchange(a: Path, b: Path) -> bool:
 
 
 def _remove_stale_staging(target: Path) -> None:
-    """Remove ``.NAME.*.tmp`` staging folders of ``target`` that no process has touched for a long time."""
+    """Remove ``.NAME.*.tmp`` staging folders of ``target`` whose writer has ended (killed with ``kill -9``,
+    out of memory), or that no process has touched for :data:`STALE_STAGING_SECONDS`."""
     import glob
+def _staging_owner() -> str:
+    """``PID@HOST`` of this process, written into its staging folders' names so a later run can tell whether
+    their writer is gone (:func:`_remove_stale_staging`)."""
+    return f"{os.getpid()}@{socket.gethostname().replace('.', '-') or 'localhost'}"
+
+
+def _writer_gone(folder: Path) -> bool:
+    """Whether the process named in a staging folder's name (:func:`_staging_owner`) has ended: it ran on this
+    host and no process has its pid. False when that cannot be told (another host, an unnamed writer)."""
+    found = re.search(r"\.(\d+)@([^.]+)\.[^.]*\.tmp$", folder.name)
+    if found is None or found.group(2) != _staging_owner().split("@", 1)[1]:
+        return False
+    pid = int(found.group(1))
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # alive, another user's
+        return False
+    return False
+
+
     import time
 
     cutoff = time.time() - STALE_STAGING_SECONDS
     for old in target.parent.glob(f".{glob.escape(target.name)}.*.tmp"):
         with contextlib.suppress(OSError):
-            if old.is_dir() and not old.is_symlink() and old.stat().st_mtime < cutoff:
+            if old.is_dir() and not old.is_symlink() and (_writer_gone(old) or old.stat().st_mtime < cutoff):
                 shutil.rmtree(old, ignore_errors=True)
 
 
@@ -475,7 +502,8 @@ def storage_problem(exc: BaseException) -> str | None:
             found = re.search(r"os error (\d+)", str(exc))
             number = int(found.group(1)) if found else None
         if number in _STORAGE_ERRNOS:
-            where = f" writing {exc.filename}" if isinstance(exc, OSError) and exc.filename else ""
+            written = _written_path(exc) if isinstance(exc, OSError) else None
+            where = f" writing {written}" if written else ""
             return (f"{_STORAGE_ERRNOS[number]}{where}: free space or write the output (--out) and the caches "
                     "(--cache-dir) to another disk")
         exc = exc.__cause__ or exc.__context__
@@ -489,3 +517,20 @@ def cache_folder(kind: str) -> Path:
     """
     root = os.environ.get("LSPLITS_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "lsplits"
     return Path(root).expanduser() / kind
+def _written_path(exc: OSError) -> str | None:
+    """The file a failed write was writing, as the user knows it: a copy's destination (``shutil`` puts its
+    source in ``filename`` and its destination in ``filename2``), the output a staging folder stands for
+    (``.NAME.PID@HOST.XXXX.tmp/NAME/...`` is NAME), and a temporary folder of lsplits named as such (with ``TMPDIR``)."""
+    name = exc.filename2 or exc.filename
+    if not name:
+        return None
+    path = Path(os.fsdecode(name))
+    for parent in path.parents:
+        if parent.name.startswith(".") and parent.name.endswith(".tmp") and parent.parent != parent:
+            inner = path.relative_to(parent)
+            return str(parent.parent.joinpath(*inner.parts))  # the output's path: NAME/... beside the staging
+    if tempfolders.holding(path) is not None:
+        return f"{path} in the temporary folder {Path(tempfile.gettempdir())} (TMPDIR)"
+    return str(path)
+
+

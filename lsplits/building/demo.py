@@ -17,7 +17,6 @@ import hashlib
 import json
 import logging
 import shutil
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from lsplits.errors import ConfigError
 from lsplits.io import atomic_path, cache_folder, check_output, record_files
 from lsplits.lm.defaults import SCRATCH_LM
 from lsplits.params import WHOLE_FROM_1, Param, check
+from lsplits.runtime.tempfolders import temporary_folder
 
 logger = logging.getLogger(__name__)
 
@@ -160,7 +160,7 @@ def ensure_scratch_lm(texts: Sequence[str], target: str | Path, *, max_steps: in
 
     logger.info("training the scratch LM on %d sentences (%d steps) into %s", len(texts), max_steps, target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="scratch-lm-", dir=target.parent) as work:
+    with temporary_folder(prefix="scratch-lm-", dir=target.parent) as work:
         plan = RunPlan.make(SCRATCH, seed=seed, max_steps=max_steps)  # the scratch LM's sizes and training
         model, tokenizer = build_scratch_lm(list(texts), Path(work) / "init", plan.scratch_config,
                                             n_positions=SCRATCH_WINDOW, seed=seed)

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lsplits.runtime import shield, tempfolders
 from lsplits.runtime.progress import silence_bars
 
 if TYPE_CHECKING:
@@ -55,13 +56,21 @@ _RECEIVED: list[KeyboardInterrupt] = []
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not interrupt the cleanup
-    _RECEIVED.append(Terminated())
-    raise _RECEIVED[-1]
+    _raise(Terminated())
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
-    _RECEIVED.append(KeyboardInterrupt())
-    raise _RECEIVED[-1]
+    _raise(KeyboardInterrupt())
+
+
+def _raise(exc: KeyboardInterrupt) -> None:
+    """Record the signal and raise it, or, inside a shielded section (a temporary folder being made or removed:
+    :mod:`lsplits.runtime.shield`), leave it for the section's end to raise."""
+    _RECEIVED.append(exc)
+    if shield.active():
+        shield.defer(exc)
+        return
+    raise exc
 
 
 RERAISE_AFTER_S = 10.0
@@ -90,6 +99,8 @@ def _watch(wakeup: int) -> None:
         kind = Terminated if signum == signal.SIGTERM else KeyboardInterrupt
         since = time.monotonic()
         while not _REPORTED.wait(0.1):
+            if shield.active():  # a temporary folder is being made or removed: the section raises the signal
+                continue
             if _SWALLOWED or time.monotonic() - since >= RERAISE_AFTER_S:
                 logger.debug("signal %d did not end the command (%s); raising it again", signum,
                              "a finalizer swallowed it" if _SWALLOWED else f"running {RERAISE_AFTER_S:g} s after it")
@@ -165,6 +176,7 @@ def report_interrupt(args: argparse.Namespace, interrupt: KeyboardInterrupt) -> 
     """Print the one line (:func:`interrupted_line`) and return the exit code. Under ``accelerate launch`` the
     signal reaches every process, and only the main one (rank 0) prints, so the user reads the line once."""
     command_ended()
+    tempfolders.remove_left()  # a folder whose removal the signal cut (the process may live on: in-process calls)
     silence_bars()  # a bar closed after this line (by the garbage collector, at exit) logs no progress line
     if os.environ.get("RANK", "0") in ("", "0"):
         print(f"lsplits {args.command}: {interrupted_line(args, interrupt)}", file=sys.stderr)

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsplits.cli.parser import settings_of
 from lsplits.errors import ConfigError
+from lsplits.runtime.tempfolders import temporary_folder
 from lsplits.uncertainty.report import main_table_markdown, selective_markdown, write_report
 from lsplits.uncertainty.study import (
     DEFAULT_CALIBRATION_FRACTION,
@@ -94,7 +94,7 @@ def _shared_cache(config: StudyConfig, systems: int) -> Iterator[StudyConfig]:
     if config.cache_dir is not None or systems < 2:
         yield config
         return
-    with tempfile.TemporaryDirectory(prefix="lsplits-matrices-") as folder:
+    with temporary_folder(prefix="lsplits-matrices-") as folder:
         yield dataclasses.replace(config, cache_dir=Path(folder))
 
 

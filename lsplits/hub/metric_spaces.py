@@ -13,7 +13,6 @@ from __future__ import annotations
 import ast
 import logging
 import shutil
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from lsplits.errors import ConfigError
 from lsplits.hub import SHIPPED, flatten, pin_sdk_version
 from lsplits.hub.push import push_folder
 from lsplits.io import output_folder
+from lsplits.runtime.tempfolders import temporary_folder
 
 logger = logging.getLogger(__name__)
 
@@ -164,7 +164,7 @@ def push_metrics(org: str, *, metrics_dir: str | Path | None = None, modules: tu
     """
     check_org(org)
     urls: dict[str, str] = {}
-    with tempfile.TemporaryDirectory(prefix="lsplits-metrics-") as tmp:
+    with temporary_folder(prefix="lsplits-metrics-") as tmp:
         staged = stage_metrics(Path(tmp) / "spaces", metrics_dir=metrics_dir, modules=modules)
         for name in modules:
             urls[name] = push_folder(staged / name, f"{org}/{name}", repo_type="space", space_sdk="gradio",

@@ -18,7 +18,6 @@ import functools
 import io
 import logging
 import math
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -48,6 +47,7 @@ from lsplits.lm.scoring import (
 )
 from lsplits.lm.scratch import ScratchConfig, scratch_model, scratch_tokenizer, window_for
 from lsplits.lm.training import Training
+from lsplits.runtime.tempfolders import temporary_folder
 
 logger = logging.getLogger(__name__)
 
@@ -163,7 +163,7 @@ def estimate_run(records: Sequence[Mapping[str, Any]], *, lm: str | Path | None 
     device = resolve_device(device or process_device())
     precision = plan.resolved_dtype(device)
     token_budget = token_budget or default_token_budget(device)
-    with tempfile.TemporaryDirectory(prefix="lsplits-estimate-") as tmp:
+    with temporary_folder(prefix="lsplits-estimate-") as tmp:
         if plan.scratch:  # exactly fold 0's initial model (the folds differ only in their seeds)
             tokenizer = scratch_tokenizer(prompts, queries, Path(tmp) / "tokenizer", plan.scratch_config)
             prompt_lengths, query_lengths = text_lengths(tokenizer, prompts), text_lengths(tokenizer, queries)

@@ -31,7 +31,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -60,6 +59,7 @@ from lsplits.lm.scratch import ScratchConfig, scratch_model, scratch_tokenizer, 
 from lsplits.lm.shards import folder_fingerprint, missing_shards, split_into_shards, this_process_share
 from lsplits.runtime.progress import progress_bar
 from lsplits.runtime.stages import stage
+from lsplits.runtime.tempfolders import temporary_folder
 
 logger = logging.getLogger(__name__)
 
@@ -128,7 +128,7 @@ def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path | Non
     device = device or process_device()
     precision = plan.resolved_dtype(resolve_device(device))
 
-    with tempfile.TemporaryDirectory(prefix="lsplits-scores-") as tmp:
+    with temporary_folder(prefix="lsplits-scores-") as tmp:
         key = _cache_key(ids, prompts, queries, plan, shard_size=shard_size, precision=precision)
         run_dir = Path(cache_dir if cache_dir is not None else tmp) / key
         run_dir.mkdir(parents=True, exist_ok=True)
