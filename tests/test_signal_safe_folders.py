@@ -174,3 +174,37 @@ def test_a_full_disk_names_the_output_not_a_temporary_source(tmp_path):
         message = storage_problem(OSError(errno.ENOSPC, "No space left on device", str(folder / "x.parquet")))
     assert f"writing {folder / 'x.parquet'} in the temporary folder" in message and "(TMPDIR)" in message
     assert "temporary folder" not in storage_problem(copy)
+
+
+def test_the_interrupt_line_counts_finished_work_not_the_runs_bookkeeping(tmp_path, monkeypatch):
+    """Only ``run.json`` and a fold manifest were written: nothing a rerun can reuse, and the line says so."""
+    import argparse
+
+    from lsplits.cli import interrupt
+
+    monkeypatch.setattr(interrupt, "_STARTED", time.time() - 1)
+    cache = tmp_path / "cache"
+    (cache / "abc" / "fold-0").mkdir(parents=True)
+    (cache / "abc" / "run.json").write_text("{}", encoding="utf-8")
+    (cache / "abc" / "fold-0" / "manifest.json").write_text("{}", encoding="utf-8")
+    args = argparse.Namespace(command="build", cache_dir=cache, dry_run=False)
+    line = interrupt.interrupted_line(args, interrupt.Terminated())
+    assert line == f"terminated (SIGTERM); this run cached nothing yet in {cache}, so a rerun starts from the beginning"
+    (cache / "abc" / "fold-0" / "scores-00000.parquet").write_bytes(b"PAR1")
+    line = interrupt.interrupted_line(args, interrupt.Terminated())
+    assert line == (f"terminated (SIGTERM); finished score shards and fold checkpoints are cached in {cache}, "
+                    "and a rerun resumes from them")
+
+
+@pytest.mark.parametrize("command, kind", [("demo", "scores"), ("beams", "beams")])
+def test_without_cache_dir_the_line_names_the_default_cache(tmp_path, monkeypatch, command, kind):
+    """``demo`` said "...were cached, so a rerun starts from the beginning": it caches in the default folder."""
+    import argparse
+
+    from lsplits.cli import interrupt
+
+    monkeypatch.setenv("LSPLITS_CACHE", str(tmp_path / "lsplits-cache"))
+    monkeypatch.setattr(interrupt, "_STARTED", time.time() + 3600)
+    line = interrupt.interrupted_line(argparse.Namespace(command=command, cache_dir=None), KeyboardInterrupt())
+    assert line == (f"interrupted; this run cached nothing yet in {tmp_path / 'lsplits-cache' / kind}, "
+                    "so a rerun starts from the beginning")

@@ -195,10 +195,15 @@ def _release_frames(interrupt: KeyboardInterrupt) -> None:
 def _cache_of(args: argparse.Namespace) -> tuple[str, Path | None] | None:
     """(what the command caches, where) for the commands that cache finished work; None for the others."""
     command = getattr(args, "command", None)
+    given = getattr(args, "cache_dir", None)
     if command in ("build", "score", "demo") and not getattr(args, "dry_run", False):
-        return "finished score shards and fold checkpoints", getattr(args, "cache_dir", None)
+        from lsplits.io import cache_folder
+
+        return "finished score shards and fold checkpoints", given if given is not None else cache_folder("scores")
     if command == "beams":
-        return "finished beam shards", getattr(args, "cache_dir", None)
+        from lsplits.generation.cache import default_cache_dir as beams_cache
+
+        return "finished beam shards", given if given is not None else beams_cache()
     if command == "ue":
         if getattr(args, "no_cache", False):
             return "no similarity matrices (--no-cache)", None
@@ -228,13 +233,20 @@ def interrupted_line(args: argparse.Namespace, interrupt: KeyboardInterrupt) -> 
     return f"{what}; {kind} are cached in {folder}, and a rerun resumes from them"
 
 
+_BOOKKEEPING = ("run.json", "manifest.json")
+"""Files a cache holds about a run, written before any work is finished: they make nothing a rerun can reuse."""
+
+
 def _written_since(folder: Path, start: float) -> bool:
-    """Whether any file under ``folder`` was written at or after ``start`` (this run's work)."""
+    """Whether any file of finished work under ``folder`` was written at or after ``start`` (this run's work):
+    not the run's bookkeeping (:data:`_BOOKKEEPING`), locks or probes (dot files)."""
     if not folder.is_dir():
         return False
     for count, path in enumerate(folder.rglob("*")):
         if count >= _SCAN_LIMIT:
             return True  # a huge cache: do not spend the user's time proving a negative
+        if path.name in _BOOKKEEPING or path.name.startswith("."):
+            continue
         try:
             if path.is_file() and path.stat().st_mtime >= start:
                 return True
