@@ -58,7 +58,9 @@ class BuiltDataset:
             if config not in self.configs:
                 raise DataError(f"no config {config!r} (it has: {', '.join(self.configs) or 'none'})",
                                 source=self.location)
-            paths = data_file_paths(self.files, config)
+            # a Hub snapshot's files are links into its cache folder (snapshots/REV/x -> ../../blobs/...)
+            paths = data_file_paths(self.files, config,
+                                    links_within=None if self.folder is not None else self.files.parents[1])
             self._frames[config] = {split: pd.concat([read_data_file(p) for p in paths[split]], ignore_index=True)
                                     for split in SPLIT_NAMES if paths.get(split)}
         frames = self._frames[config]

@@ -26,7 +26,7 @@ import os
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 import pandas as pd
@@ -341,32 +341,83 @@ def card_data_files(card: str) -> dict[str, dict[str, list[str]]]:
     return found
 
 
-def data_file_paths(folder: str | Path, config: str) -> dict[str, list[Path]]:
+def _unsafe_path(path: str) -> str | None:
+    """Why a data file path (or pattern) from a card may not be read, or None: it must be relative, without
+    ``..``, so that it names a file inside the dataset folder."""
+    if not path.strip():
+        return "is empty"
+    if PurePosixPath(path).is_absolute() or PureWindowsPath(path).is_absolute() or PureWindowsPath(path).drive \
+            or path.startswith("~"):
+        return "is absolute"
+    if ".." in path.replace("\\", "/").split("/"):
+        return "goes up with '..'"
+    return None
+
+
+_INSIDE = "a card's data files must lie inside the dataset folder"
+
+
+def _refused(card: Path, config: str, split: str, pattern: str, problem: str) -> DataError:
+    """The one-line error for a data file path of ``card`` that lsplits will not read."""
+    return DataError(f"config {config!r}, split {split!r}: the data file path {pattern!r} {problem}",
+                     source=str(card))
+
+
+def _inside(path: Path, root: Path) -> bool:
+    """Whether ``path``, its symbolic links followed, lies inside ``root`` (resolved)."""
+    return path.resolve().is_relative_to(root)
+
+
+def data_file_paths(folder: str | Path, config: str, *, links_within: str | Path | None = None
+                    ) -> dict[str, list[Path]]:
     """split -> parquet files of one config in a built folder, as its card's YAML ``configs:`` lists them.
 
     Folders whose card lists nothing for the config (older builds, hand-made fixtures) are read by
     name: ``{config}/{split}.parquet`` or ``{config}/{split}-*.parquet``.
+
+    A card comes from whoever wrote the folder (a Hub repo, too), so its paths are checked before anything is
+    read: each must be relative, without ``..``, and lie inside ``folder`` with its symbolic links followed
+    (inside ``links_within`` instead when given: a Hub snapshot's files are links into its cache); a glob is
+    expanded inside ``folder`` only.
+
+    Raises:
+        DataError: one line naming the card, the config, the split and the path that breaks a rule or names no file.
     """
     folder = Path(folder)
+    root = Path(links_within if links_within is not None else folder).resolve()
     card = folder / CARD_FILE
-    listed = card_data_files(card.read_text(encoding="utf-8")).get(config) if card.is_file() else None
+    every = card_data_files(card.read_text(encoding="utf-8")) if card.is_file() else {}
+    for name, splits in every.items():  # every config's paths, before any file of the folder is read
+        for split, patterns in splits.items():
+            for pattern in patterns:
+                problem = _unsafe_path(pattern)
+                if problem:
+                    raise _refused(card, name, split, pattern, f"{problem}; {_INSIDE}")
+    listed = every.get(config)
     if not listed:
         found = {}
+        if _unsafe_path(config) or "/" in config or not _inside(folder / config, root):
+            return found  # a config name that is no folder inside this one has no files here
         for split in SPLIT_NAMES:
             exact = folder / config / f"{split}.parquet"
             paths = [exact] if exact.is_file() else sorted((folder / config).glob(f"{split}-*.parquet"))
+            paths = [path for path in paths if _inside(path, root)]
             if paths:
                 found[split] = paths
         return found
+
     found = {}
     for split, patterns in listed.items():
         paths: list[Path] = []
         for pattern in patterns:
             matches = sorted(folder.glob(pattern)) if glob.has_magic(pattern) else [folder / pattern]
+            outside = [p for p in matches if not _inside(p, root)]
+            if outside:
+                raise _refused(card, config, split, pattern, "leads out of the dataset folder through a symbolic "
+                               f"link ({outside[0].relative_to(folder).as_posix()}); {_INSIDE}")
             missing = [p for p in matches if not p.is_file()]
             if missing or not matches:
-                raise DataError(f"the card lists {pattern} for config {config!r}, split {split!r}, but no such "
-                                "file exists", source=str(folder))
+                raise _refused(card, config, split, pattern, "names no file in the dataset folder")
             paths += matches
         found[split] = paths
     return found
