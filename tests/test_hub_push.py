@@ -7,27 +7,36 @@ import pytest
 
 from lsplits.errors import ConfigError
 from lsplits.hub.push import check_hub_access, push_folder
+from lsplits.io import DATASET_MARKER, mark_folder
 
 
-def test_push_sends_every_file_in_one_commit(tmp_path, hub_api):
+def written_by_lsplits(folder):
+    """``folder`` with its files listed in an lsplits marker, as a build leaves it (a push sends only those)."""
+    mark_folder(folder, DATASET_MARKER)
+    return folder
+
+
+def test_push_sends_every_listed_file_in_one_commit(tmp_path, hub_api):
     (tmp_path / "ll_split").mkdir()
     (tmp_path / "ll_split" / "train.parquet").write_bytes(b"PAR1")
     (tmp_path / "README.md").write_text("card")
     (tmp_path / "__pycache__").mkdir()
     (tmp_path / "__pycache__" / "x.pyc").write_bytes(b"junk")
+    written_by_lsplits(tmp_path)
     url = push_folder(tmp_path, "org/toy", private=True)
     assert url == "https://hub.invalid/org/toy/commit/1"
     assert hub_api.calls[0] == ("create_repo", "org/toy",
                             {"repo_type": "dataset", "private": True, "exist_ok": True, "space_sdk": None}, None)
     kind, repo, sent, kwargs = hub_api.calls[1]
     assert (kind, repo, kwargs["repo_type"]) == ("create_commit", "org/toy", "dataset")
-    assert sent == {"README.md": b"card", "ll_split/train.parquet": b"PAR1"}
+    assert sent == {"README.md": b"card", "ll_split/train.parquet": b"PAR1",
+                    DATASET_MARKER: (tmp_path / DATASET_MARKER).read_bytes()}
     assert len(hub_api.calls) == 2
 
 
 def test_push_space_passes_sdk(tmp_path, hub_api):
     (tmp_path / "app.py").write_text("print(1)")
-    push_folder(tmp_path, "org/space", repo_type="space", space_sdk="gradio")
+    push_folder(written_by_lsplits(tmp_path), "org/space", repo_type="space", space_sdk="gradio")
     assert hub_api.calls[0][2]["space_sdk"] == "gradio"
 
 
@@ -93,7 +102,7 @@ def test_push_with_a_valid_token_uploads(tmp_path, hub_api, online, capsys):
     online.setattr(huggingface_hub, "get_token", lambda: "hf_good")
     hub_api.valid_tokens = {"hf_good"}
     (tmp_path / "README.md").write_text("card")
-    assert main(["push", str(tmp_path), "org/x"]) == 0
+    assert main(["push", str(written_by_lsplits(tmp_path)), "org/x"]) == 0
     assert [call[0] for call in hub_api.calls] == ["whoami", "create_repo", "create_commit"]
     assert "pushed to https://hub.invalid/org/x/commit/1" in capsys.readouterr().out
 
@@ -109,7 +118,7 @@ def test_push_uploads_the_card_naming_the_repo_and_leaves_the_folder_alone(tmp_p
     local = ('# x\n\nds = load_dataset("your-org/x")\n\n## How to load\n\n```python\n'
              'ds = load_dataset("your-org/x", "ll_split")\n```\n')
     (tmp_path / "README.md").write_text(local)
-    assert main(["push", str(tmp_path), "org/snli-likelihood"]) == 0
+    assert main(["push", str(written_by_lsplits(tmp_path)), "org/snli-likelihood"]) == 0
     sent = hub_api.calls[-1][2]["README.md"].decode()
     assert 'ds = load_dataset("org/snli-likelihood", "ll_split")' in sent
     assert sent.count("your-org/x") == 1  # only the How-to-load call is rewritten
@@ -157,6 +166,7 @@ def test_a_push_with_no_network_is_one_line_not_an_httpx2_traceback(tmp_path):
     folder = tmp_path / "built"
     folder.mkdir()
     (folder / "README.md").write_text("card")
+    written_by_lsplits(folder)
     # huggingface_hub is offline under either variable (CI sets both)
     env = {key: value for key, value in os.environ.items() if key not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
     env.update(HF_ENDPOINT=f"http://127.0.0.1:{_closed_port()}", HF_TOKEN="hf_unchecked")

@@ -37,10 +37,10 @@ def local_files(folder: Path) -> dict[str, bytes]:
 
 
 def demo_build(folder: Path) -> Path:
-    """The fixture dataset with the scratch LM that ``lsplits demo`` writes beside it (4 training steps)."""
+    """The fixture dataset with the scratch LM that ``lsplits demo`` writes beside it and lists among its files
+    (4 training steps; a push ships only listed files)."""
     dataset = build_fixture_dataset(folder)
-    demo.ensure_scratch_lm(demo.scratch_lm_texts(dataset), dataset / demo.SCRATCH_LM_FOLDER, max_steps=4,
-                           progress=False)
+    demo.write_scratch_lm(dataset, folder.parent / f"{folder.name}-cache", max_steps=4, seed=0, progress=False)
     return dataset
 
 

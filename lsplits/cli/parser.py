@@ -256,6 +256,8 @@ def _push_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("folder", type=Path, help="a folder written by `lsplits build` or `lsplits demo`")
     parser.add_argument("repo_id", help="the Hub dataset repo, e.g. your-name/snli-likelihood (created if needed)")
     parser.add_argument("--private", action="store_true", help="create the Hub repo as private")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the files the push would send (those lsplits wrote and listed) and send nothing")
 
 
 def _demo_arguments(parser: argparse.ArgumentParser) -> None:

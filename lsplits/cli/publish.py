@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from lsplits.building.card import with_repo_id
 from lsplits.errors import ConfigError, InvalidOption
 from lsplits.hub import demo_space, metric_spaces
-from lsplits.hub.push import check_hub_access, push_folder
+from lsplits.hub.push import check_hub_access, push_folder, pushed_files
 
 if TYPE_CHECKING:
     from argparse import Namespace
@@ -21,6 +21,12 @@ def push(args: Namespace) -> int:
     """``lsplits push``: upload a built folder in one commit."""
     if not (args.folder / "README.md").exists():
         raise ConfigError(f"{args.folder}: no README.md; is this a folder written by `lsplits build`?")
+    if args.dry_run:  # what the push would send, without the Hub
+        files = pushed_files(args.folder)
+        print(f"a push of {args.folder} to {args.repo_id} would send {len(files)} files:")
+        for name, _ in files:
+            print(f"  {name}")
+        return 0
     check_hub_access(args.repo_id)
     card = with_repo_id((args.folder / "README.md").read_text(encoding="utf-8"), args.repo_id)  # "How to load"
     url = push_folder(args.folder, args.repo_id, repo_type="dataset", private=args.private,

@@ -24,6 +24,7 @@ build its parser.
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import tempfile
 import warnings
@@ -32,6 +33,8 @@ from typing import Any
 
 from lsplits.errors import ConfigError
 from lsplits.hub import SHIPPED, pin_sdk_version
+from lsplits.hub.push import pushed_files, shown_names
+from lsplits.io import mark_folder
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +43,6 @@ DEMO_DATA_PATH = "data/demo-likelihood"
 SCRATCH_LM_PATH = "models/scratch-lm"
 """Where the scratch LM for "Score your own" lives inside the Space folder."""
 _IGNORED_NAMES = ("__pycache__", "*.pyc", ".gradio", "flagged", ".pytest_cache")
-_IGNORED = shutil.ignore_patterns(*_IGNORED_NAMES)
 _PACKAGE_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", SHIPPED.name)  # the Space is not in its own package
 
 
@@ -100,20 +102,59 @@ def stage_space(out: str | Path, *, space_dir: str | Path | None = None, demo_da
         raise ConfigError(f"{out}: already exists; stage into a new folder")
     if not (space_dir / "app.py").is_file():
         raise ConfigError(f"{space_dir}: not a Space folder (no app.py)")
-    shipped = demo_assets(demo_data) if assets else None  # checked before anything is written
-    shutil.copytree(space_dir, out, ignore=_IGNORED)
+    found = demo_assets(demo_data) if assets else None
+    shipped = _asset_files(*found) if found else None  # checked before anything is written
+    left_out = _copy_source(space_dir, out, _IGNORED_NAMES)
     pin_sdk_version(out / "README.md")
     for generated in (DEMO_DATA_PATH, SCRATCH_LM_PATH):  # local leftovers are replaced by fresh copies
         shutil.rmtree(out / generated, ignore_errors=True)
+    # lsplits' own code, as the wheel ships it (a checkout's lsplits/builders is a committed link to builders/)
     shutil.copytree(Path(__file__).resolve().parents[1], out / "lsplits", ignore=_PACKAGE_IGNORED)
-    if shipped is None:
+    if left_out:
+        logger.warning("%s: left out %d symbolic links or hidden files of the Space's source (%s)", space_dir,
+                       len(left_out), shown_names(left_out))
+    for name, path in shipped or ():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, out / name)
+    mark_folder(out)  # the files staged, all lsplits' own: what push_folder sends
+    if found is None:
         logger.info("staged %s without assets; the Space builds them when it starts", out)
-        return out
-    dataset, model = shipped
-    shutil.copytree(dataset, out / DEMO_DATA_PATH, ignore=shutil.ignore_patterns(*_IGNORED_NAMES, model.name))
-    shutil.copytree(model, out / SCRATCH_LM_PATH, ignore=_IGNORED)
-    logger.info("staged the Space in %s (demo build %s, its scratch LM)", out, dataset)
+    else:
+        logger.info("staged the Space in %s (demo build %s, its scratch LM)", out, found[0])
     return out
+
+
+def _asset_files(dataset: Path, model: Path) -> list[tuple[str, Path]]:
+    """(path in the Space, local file) of the demo build and its scratch LM: only the files the build lists as
+    lsplits' own (:func:`lsplits.hub.push.pushed_files`: never a ``.env``, a file lsplits did not write or a
+    symbolic link, which it leaves out with a warning); ConfigError when the scratch LM is not among them."""
+    model_prefix = f"{model.relative_to(dataset).as_posix()}/"
+    files = []
+    for name, path in pushed_files(dataset):
+        if name.startswith(model_prefix):
+            files.append((f"{SCRATCH_LM_PATH}/{name.removeprefix(model_prefix)}", path))
+        else:
+            files.append((f"{DEMO_DATA_PATH}/{name}", path))
+    if f"{SCRATCH_LM_PATH}/config.json" not in {name for name, _ in files}:
+        raise ConfigError(f"{model}: the demo build does not list its scratch LM as written by lsplits; run "
+                          "`lsplits demo` again, which writes and lists it")
+    return files
+
+
+def _copy_source(source: Path, target: Path, ignored: tuple[str, ...]) -> list[str]:
+    """Copy the folder ``source`` to ``target`` without the ``ignored`` patterns, symbolic links and hidden files
+    (a ``.env``); returns the links and hidden files left out (paths relative to ``source``)."""
+    patterns = shutil.ignore_patterns(*ignored)
+    left_out: list[str] = []
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        skipped = {name for name in names if name.startswith(".") or os.path.islink(os.path.join(folder, name))}
+        skipped -= set(patterns(folder, names))  # caches (``.gradio``) are left out without a word
+        left_out.extend(Path(folder, name).relative_to(source).as_posix() for name in sorted(skipped))
+        return skipped | set(patterns(folder, names))
+
+    shutil.copytree(source, target, ignore=ignore)
+    return left_out
 
 
 def push_space(repo_id: str, *, space_dir: str | Path | None = None, demo_data: str | Path | None = None,

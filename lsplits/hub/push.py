@@ -5,12 +5,18 @@ any work, then stages what it uploads (a built folder as it is, a metric module 
 requirements, the demo Space with its assets) and hands it to :func:`push_folder`. A push either
 lands whole or not at all: every file goes into one ``create_commit`` call, so a failure leaves the
 remote repo as it was.
+
+A push sends only the files lsplits wrote: those the folder's marker (``lsplits.json`` of a build,
+:data:`lsplits.io.FOLDER_MARKER` of a staging) lists (:func:`pushed_files`), never a symbolic link or a
+file under one. Anything else found there (a ``.env`` with a token, notes, a link to a secret) stays
+local, and one warning says how many files were left out, naming a few.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from lsplits.errors import ConfigError
@@ -21,19 +27,76 @@ logger = logging.getLogger(__name__)
 _SKIP_PARTS = {".git", "__pycache__", ".ipynb_checkpoints", ".cache"}
 
 
-def folder_files(folder: str | Path) -> list[tuple[str, Path]]:
-    """List (path in repo, local path) for every file to upload, in sorted order, skipping caches."""
+def _entries(folder: Path) -> list[tuple[str, Path]]:
+    """(path relative to ``folder``, path) of every file and symbolic link below ``folder``, sorted; links to
+    folders are listed, never followed."""
+    found = []
+    for root, dirs, names in os.walk(folder):
+        here = Path(root)
+        for name in names + [d for d in dirs if (here / d).is_symlink()]:
+            found.append(((here / name).relative_to(folder).as_posix(), here / name))
+    return sorted(found)
+
+
+def _skipped(name: str) -> bool:
+    """Caches lsplits never uploads, listed or not (``__pycache__``, ``.git``, ``*.pyc``)."""
+    return bool(set(name.split("/")) & _SKIP_PARTS) or name.endswith(".pyc")
+
+
+def shown_names(names: Sequence[str], limit: int = 3) -> str:
+    """Up to ``limit`` of ``names`` for a one-line message, ``...`` when there are more."""
+    return ", ".join(names[:limit]) + (", ..." if len(names) > limit else "")
+
+
+def _marked_folder(folder: Path) -> Path | None:
+    """``folder``, or the nearest folder above it, that holds an lsplits marker (None when none does): a staging
+    folder's marker lists the files of the Spaces staged inside it (``push-metrics`` pushes each on its own)."""
+    from lsplits.io import DATASET_MARKER, FOLDER_MARKER
+
+    for candidate in (folder, *folder.resolve().parents):
+        if any((candidate / name).is_file() and not (candidate / name).is_symlink()
+               for name in (DATASET_MARKER, FOLDER_MARKER)):
+            return candidate
+    return None
+
+
+def pushed_files(folder: str | Path) -> list[tuple[str, Path]]:
+    """(path in repo, local path) of the files a push of ``folder`` sends, sorted: the files lsplits wrote there.
+
+    Those are the files the lsplits marker of ``folder`` (or of the staging folder holding it) lists as its own
+    (:func:`lsplits.io.foreign_files` names the others), never a symbolic link or a file under one, and no cache
+    (``__pycache__``). Any other file is left out, with one warning naming how many and a few of them; the list
+    sent is logged.
+
+    Raises:
+        ConfigError: ``folder`` is not a folder, is empty, or holds no file that lsplits wrote and listed.
+    """
+    from lsplits.io import DATASET_MARKER, FOLDER_MARKER, foreign_files
+
     folder = Path(folder)
     if not folder.is_dir():
         raise ConfigError(f"{folder}: not a folder")
-    files = []
-    for path in sorted(folder.rglob("*")):
-        rel = path.relative_to(folder)
-        if path.is_file() and not (set(rel.parts) & _SKIP_PARTS) and not rel.name.endswith(".pyc"):
-            files.append((rel.as_posix(), path))
-    if not files:
+    entries = [(name, path) for name, path in _entries(folder) if not _skipped(name)]
+    if not entries:
         raise ConfigError(f"{folder}: nothing to upload (the folder is empty)")
-    return files
+    root = _marked_folder(folder)
+    sent = []
+    if root is not None:
+        within = folder.resolve().relative_to(root.resolve())
+        foreign = set(foreign_files(root, limit=len(_entries(root)) + 1))  # every file its marker does not list
+        sent = [(name, path) for name, path in entries
+                if (within / name).as_posix() not in foreign and not path.is_symlink()]
+    if not sent:
+        raise ConfigError(f"{folder}: no file here that lsplits wrote and listed; push a folder written by "
+                          f"`lsplits build` or `lsplits demo` (its {DATASET_MARKER} lists its files; a staging "
+                          f"lists them in {FOLDER_MARKER})")
+    chosen = {name for name, _ in sent}
+    left = [name for name, _ in entries if name not in chosen]
+    if left:
+        logger.warning("%s: left out %d files that lsplits did not write or that are symbolic links (%s); a push "
+                       "sends only the files lsplits listed", folder, len(left), shown_names(left))
+    logger.info("a push of %s sends %d files: %s", folder, len(sent), ", ".join(sorted(chosen)))
+    return sent
 
 
 def check_repo_id(repo_id: str, *, option: str | None = None) -> str:
@@ -74,7 +137,8 @@ def check_hub_access(repo_id: str, *, token: str | None = None, option: str | No
 def push_folder(folder: str | Path, repo_id: str, *, repo_type: str = "dataset", private: bool = False,
                 token: str | None = None, space_sdk: str | None = None,
                 commit_message: str | None = None, replace: Mapping[str, bytes] | None = None) -> str:
-    """Create ``repo_id`` if needed and upload every file of ``folder`` in one commit; returns the commit URL.
+    """Create ``repo_id`` if needed and upload the files lsplits wrote in ``folder`` (:func:`pushed_files`) in one
+    commit; returns the commit URL.
 
     ``repo_type`` is ``dataset``, ``space`` or ``model``; Spaces need ``space_sdk`` (``gradio``).
     ``replace`` maps a path in the repo to the bytes uploaded instead of that file (e.g. the card naming the repo).
@@ -82,7 +146,7 @@ def push_folder(folder: str | Path, repo_id: str, *, repo_type: str = "dataset",
     from huggingface_hub import CommitOperationAdd, HfApi
 
     check_repo_id(repo_id)
-    files = folder_files(folder)
+    files = pushed_files(folder)
     api = HfApi(token=token)
     replace = dict(replace or {})
     operations = [CommitOperationAdd(path_in_repo=name, path_or_fileobj=replace.get(name, str(path)))
