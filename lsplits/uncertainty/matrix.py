@@ -23,7 +23,7 @@ import os
 import signal
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
@@ -124,7 +124,8 @@ class MatrixCache:
     """On-disk cache of similarity matrices, one compressed ``.npz`` per (similarity, candidates).
 
     The key hashes the similarity's name, version and options with the exact candidate strings, so a
-    new metric version or different candidates never reuse a stale matrix.
+    new metric version or different candidates never reuse a stale matrix; each entry also stores a checksum
+    of its arrays, so a file whose values were altered (still plausible similarities) is recomputed, not trusted.
     """
 
     def __init__(self, folder: str | os.PathLike[str]) -> None:
@@ -142,7 +143,8 @@ class MatrixCache:
 
     def load(self, similarity: Similarity, candidates: Sequence[str]) -> SimilarityMatrix | None:
         """The cached matrix, or None when absent, unreadable or not the matrix of these candidates (its key,
-        shape or values do not fit: stale or altered; a warning names the file, which is then recomputed)."""
+        checksum, shape or values do not fit: stale or altered; a warning names the file, which is then recomputed
+        and rewritten). An entry without a checksum (an older lsplits wrote it) is a plain miss."""
         key = self.key(similarity, candidates)
         path = self._path(similarity, key)
         if not path.exists():
@@ -154,25 +156,45 @@ class MatrixCache:
                                                                tuple(str(e) for e in data["errors"]))
         except (OSError, ValueError, KeyError, EOFError) as exc:
             problem = f"unreadable ({exc})"
+        if problem == _UNCHECKED:
+            logger.debug("ignoring the cached similarity matrix %s: %s; recomputing it", path, problem)
+            return None
         if problem:
             logger.warning("ignoring the cached similarity matrix %s: %s; recomputing it", path, problem)
             return None
         return matrix
 
     def store(self, similarity: Similarity, candidates: Sequence[str], matrix: SimilarityMatrix) -> None:
-        """Write one matrix atomically (a concurrent reader never sees half a file)."""
-        path = self._path(similarity, self.key(similarity, candidates))
+        """Write one matrix atomically (a concurrent reader never sees half a file), with its key and the
+        checksum of its arrays (:func:`_checksum`), which :meth:`load` verifies."""
+        key = self.key(similarity, candidates)
+        path = self._path(similarity, key)
+        arrays = {"values": np.asarray(matrix.values), "invalid": np.asarray(matrix.invalid, dtype=bool),
+                  "errors": np.array(matrix.errors, dtype=str)}
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz.tmp")
         try:
             with os.fdopen(handle, "wb") as stream:
-                np.savez_compressed(stream, values=matrix.values, invalid=matrix.invalid,
-                                    errors=np.array(matrix.errors, dtype=str), key=np.array(self.key(similarity,
-                                                                                                 candidates)))
+                np.savez_compressed(stream, **arrays, key=np.array(key), checksum=np.array(_checksum(key, arrays)))
             os.replace(tmp, path)
         finally:
             if os.path.exists(tmp):
                 os.remove(tmp)
+
+
+_CHECKED = ("values", "invalid", "errors")
+"""The arrays of a cache entry that its checksum covers."""
+
+
+def _checksum(key: str, arrays: Mapping[str, np.ndarray]) -> str:
+    """SHA-256 of a cache entry's key and of each array's dtype, shape and bytes: values altered in the file
+    (a poisoned or half-overwritten cache, still similarities in [0, 1]) no longer match it."""
+    digest = hashlib.sha256(key.encode("ascii"))
+    for name in _CHECKED:
+        array = np.ascontiguousarray(arrays[name])
+        digest.update(f"|{name}|{array.dtype.str}|{array.shape}|".encode("ascii"))
+        digest.update(array.tobytes())
+    return digest.hexdigest()
 
 
 def _cache_problem(data: Any, key: str, k: int) -> str:
@@ -181,6 +203,10 @@ def _cache_problem(data: Any, key: str, k: int) -> str:
         return "it records no key (written by an older lsplits, or not by lsplits)"
     if str(data["key"]) != key:
         return "its key is not the key of these candidates (a file moved or altered)"
+    if "checksum" not in data.files:
+        return _UNCHECKED
+    if str(data["checksum"]) != _checksum(key, {name: data[name] for name in _CHECKED}):
+        return "its values do not match the checksum stored with them (the file was altered or corrupted)"
     values, invalid, errors = data["values"], data["invalid"], data["errors"]
     if values.shape != (k, k) or invalid.shape != (k,) or errors.shape != (k,):
         return f"it holds a {'x'.join(map(str, values.shape))} matrix for {k} candidates"
@@ -188,6 +214,11 @@ def _cache_problem(data: Any, key: str, k: int) -> str:
                         or not np.all(np.diag(values) == 1)):
         return "its values are not similarities (each in [0, 1], 1 on the diagonal)"
     return ""
+
+
+_UNCHECKED = "it records no checksum (written by an older lsplits)"
+"""The one problem :meth:`MatrixCache.load` takes as a plain miss, not a warning: every entry an older lsplits
+wrote has it, and recomputing it (then rewriting it with a checksum) is all there is to do."""
 
 
 _POOL_SIGNALS = {signal.SIGINT, signal.SIGTERM}
