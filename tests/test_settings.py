@@ -224,7 +224,7 @@ def test_build_settings_on_other_data_warns_before_any_work(original, user_file,
     edited.write_text(user_file.read_text(encoding="utf-8").replace('"text": "', '"text": "the ', 1), encoding="utf-8")
     settings = str(original / "lsplits.json")
     for data, expected in [(user_file, None), (fewer, "it had 48 examples, this data 30"),
-                           (edited, "it had 48 examples, as this data has, but other ids or queries")]:
+                           (edited, "it had 48 examples, as this data has, but other ids and queries (field 'text')")]:
         caplog.clear()
         with caplog.at_level("WARNING"):
             assert main(["build", "--settings", settings, "--data-files", str(data), "--out", str(tmp_path / "o"),

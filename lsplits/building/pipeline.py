@@ -101,6 +101,7 @@ class BuildResult:
     runs: dict[str, Any] = field(default_factory=dict)  # setting -> the RunPlan that scored it (empty: scored elsewhere)
     dtypes: dict[str, str] = field(default_factory=dict)  # setting -> the dtype its scores were computed in
     features: Any = None  # the input's datasets.Features, which every output keeps (None: types from the values)
+    input: dict[str, Any] | None = None  # input_fingerprint of the examples as loaded (None: the table's)
 
     @property
     def partitions(self) -> dict[str, Partition]:
@@ -257,6 +258,7 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, settings: BuildSettings,
     result.dtypes = dtypes
     result.dropped = dict(loaded.dropped)
     result.features = loaded.features
+    result.input = input_fingerprint(task, examples)  # of the examples as loaded, as --settings compares
     result.runs = dict(plan.runs)
     for name, reason in plan.skipped.items():
         logger.warning("skipping config %s: %s", name, reason)
@@ -390,33 +392,82 @@ INPUT_KEY = "input"
 """``lsplits.json``'s record of the examples a build split: their count and :func:`input_fingerprint`."""
 
 
-def input_fingerprint(ids: Sequence[object], queries: Sequence[object]) -> dict[str, Any]:
-    """The examples a build split, as ``lsplits.json`` records them: how many, and a hash of their ids and
-    query texts (so ``build --settings`` can tell that it is given other data)."""
+def read_fields(task: Task) -> list[str]:
+    """Every field of an example that a build reads: its id, the query (scored, and its length for length
+    control), the label (label balance, the label-conditioned prompts), and the task's other required fields
+    (the prompt or context: a template's fields, SNLI's premise, BoolQ's passage; Spider's SQL, whose atoms the
+    split constrains). Other fields are only carried into the output."""
+    return list(dict.fromkeys(name for name in (ID_FIELD, task.query_field, task.label_field,
+                                                *task.required_fields) if name))
+
+
+def _plain(value: Any) -> Any:
+    """A field value as JSON can write it, the same way every time (numpy values as Python ones)."""
+    if isinstance(value, np.ndarray | np.generic):
+        return value.tolist()
+    return str(value)
+
+
+def input_fingerprint(task: Task, examples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The examples a build split, as ``lsplits.json`` records them: how many, a hash of their ids and query
+    texts (``sha256``, as older lsplits recorded it) and one hash per field the build reads (``fields``,
+    :func:`read_fields`), so ``build --settings`` can tell that it is given other data, and which part of it."""
     import hashlib
 
-    digest = hashlib.sha256()
-    for example_id, query in zip(ids, queries, strict=True):
-        digest.update(json.dumps([str(example_id), str(query)], ensure_ascii=False).encode("utf-8"))
-    return {"examples": len(ids), "sha256": digest.hexdigest()[:16]}
+    fields = read_fields(task)
+    digests = {name: hashlib.sha256() for name in fields}
+    combined = hashlib.sha256()
+    for example in examples:
+        combined.update(json.dumps([str(example[ID_FIELD]), str(example[task.query_field])],
+                                   ensure_ascii=False).encode("utf-8"))
+        for name, digest in digests.items():
+            digest.update(json.dumps(example.get(name), ensure_ascii=False, sort_keys=True,
+                                     default=_plain).encode("utf-8") + b"\n")
+    return {"examples": len(examples), "sha256": combined.hexdigest()[:16],
+            "fields": {name: digest.hexdigest()[:16] for name, digest in digests.items()}}
+
+
+def _field_role(task: Task, name: str) -> str:
+    """What a read field is to the build, as a warning names it: ``labels (field 'topic')``."""
+    if name == ID_FIELD:
+        return "ids"
+    role = {task.query_field: "queries", task.label_field: "labels"}.get(name, "values")
+    return f"{role} (field {name!r})" if role != "values" else f"values of field {name!r}"
+
+
+def changed_input(task: Task, recorded: Mapping[str, Any], now: Mapping[str, Any]) -> str:
+    """How the examples ``now`` differ from those ``recorded`` (two :func:`input_fingerprint`), "" when they do
+    not: another count, or the parts that changed (each field the build reads; only ids or queries as a
+    whole for a record written before lsplits fingerprinted each field)."""
+    if recorded.get("examples") != now["examples"]:
+        return f"{recorded.get('examples')} examples, this data {now['examples']}"
+    fields = recorded.get("fields")
+    if isinstance(fields, dict):
+        changed = [name for name in dict.fromkeys([*fields, *now["fields"]])
+                   if fields.get(name) != now["fields"].get(name)]
+        if changed:
+            parts = [_field_role(task, name) for name in changed]
+            listed = " and ".join([", ".join(parts[:-1]), parts[-1]] if len(parts) > 1 else parts)
+            return f"{now['examples']} examples, as this data has, but other {listed}"
+        return ""
+    if recorded.get("sha256") != now["sha256"]:
+        return (f"{now['examples']} examples, as this data has, but other ids or queries (fingerprint "
+                f"{recorded.get('sha256')}, now {now['sha256']})")
+    return ""
 
 
 def warn_if_input_changed(path: str | Path, spec: DatasetSpec, loaded: LoadedData) -> None:
     """With ``--settings``: warn loudly, before any work, when the data loaded is not the data the recorded
-    build split (another count of examples, or other ids or queries), since the rebuild cannot reproduce it."""
+    build split (another count of examples, or other values in any field the build reads, each named), since
+    the rebuild cannot reproduce it."""
     try:
         recorded = json.loads(Path(path).read_text(encoding="utf-8")).get(INPUT_KEY)
     except (OSError, ValueError, AttributeError):
         return  # BuildSettings.from_file has already said what is wrong with the file
     if not isinstance(recorded, dict):
         return  # written before lsplits recorded its input
-    query_field = spec.task.query_field
-    now = input_fingerprint([ex[ID_FIELD] for ex in loaded.examples], [ex[query_field] for ex in loaded.examples])
-    if now != recorded:
-        what = (f"{recorded.get('examples')} examples, this data {now['examples']}"
-                if recorded.get("examples") != now["examples"] else
-                f"{now['examples']} examples, as this data has, but other ids or queries (fingerprint "
-                f"{recorded.get('sha256')}, now {now['sha256']})")
+    what = changed_input(spec.task, recorded, input_fingerprint(spec.task, loaded.examples))
+    if what:
         logger.warning("--settings %s: the build it records split other data (it had %s); this build will not "
                        "reproduce it. Give the same data (--data-files are recorded relative to the folder the "
                        "build ran in) to rebuild it", path, what)
@@ -435,7 +486,8 @@ def build_metadata(spec: DatasetSpec, result: BuildResult, settings: BuildSettin
                 extra_statistics=extra_statistics, notes=spec.policy.notes_of(result.inputs),
                 split_policy=spec.policy.name,
                 strategies={name: built.strategy.record() for name, built in result.configs.items()},
-                **{INPUT_KEY: input_fingerprint(result.table[ID_FIELD].tolist(), result.table[task.query_field].tolist())},
+                **{INPUT_KEY: result.input if result.input is not None
+                   else input_fingerprint(task, result.table.to_dict("records"))},
                 **(recorded if recorded is not None else recorded_settings(settings, result.runs, result.dtypes)))
 
 
