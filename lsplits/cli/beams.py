@@ -6,11 +6,11 @@ import logging
 from typing import TYPE_CHECKING
 
 from lsplits.cli.parser import settings_of
-from lsplits.generation.cache import BeamSettings, _check_lengths, generate_cached, write_beams
+from lsplits.generation.cache import BEAM_CACHE, BeamSettings, _check_lengths, generate_cached, write_beams
 from lsplits.generation.inputs import read_inputs
 from lsplits.generation.models import check_model
 from lsplits.generation.search import invalid_penman
-from lsplits.io import check_output, check_settings_record
+from lsplits.io import check_output, check_settings_record, check_writable
 
 if TYPE_CHECKING:
     from argparse import Namespace
@@ -26,6 +26,7 @@ def run_beams(args: Namespace) -> int:
     check_output(args.out, expect="file", suffix=".jsonl", inputs=[args.inputs],
                  caches=[args.cache_dir] if args.cache_dir else ())
     check_settings_record(args.out)
+    check_writable(args.cache_dir, BEAM_CACHE)  # a read-only cache is refused here, before the model is read
     inputs = read_inputs(args.inputs, input_field=settings.input_field, id_field=settings.id_field,
                          split=settings.split)
     kind = check_model(args.model)

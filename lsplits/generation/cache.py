@@ -33,6 +33,9 @@ DEFAULT_SHARD_SIZE = 512
 CACHE_VERSION = 1
 """Bump when a change would make previously cached candidates wrong."""
 
+BEAM_CACHE = "the beam cache (--cache-dir)"
+"""How a refused cache folder is named (:func:`lsplits.io.check_writable`)."""
+
 
 def default_cache_dir() -> Path:
     """Where beam shards are cached by default (:func:`lsplits.io.cache_folder`)."""
@@ -121,11 +124,12 @@ def generate_cached(model: str, inputs: BeamInputs, settings: BeamSettings, *, c
     """
     import numpy as np
 
-    from lsplits.io import atomic_write_text
+    from lsplits.io import atomic_write_text, check_writable
     from lsplits.lm.distributed import barrier, is_main, main_first, process_device, rank, world_size
     from lsplits.lm.dtype import unloaded_model_dtype
     from lsplits.lm.shards import missing_shards, split_into_shards, this_process_share
 
+    check_writable(cache_dir, BEAM_CACHE)  # before the model is read (the CLI checks it earlier still)
     kind = kind or check_model(model)
     device = device or process_device()
     precision = unloaded_model_dtype(settings.dtype, model, device)
