@@ -224,6 +224,12 @@ def check(name: str, value: Any, param: Param | None = None) -> Any:
 
 def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
     """``value`` if it is one of ``choices``; InvalidOption naming ``name`` otherwise."""
+    # decoding (lsplits.generation.decoding); None: the strategy's default
+    "num_beam_groups": Param(WHOLE_FROM_1, optional=True, why="it must divide k"),
+    "diversity_penalty": Param(Interval(whole=False, low=0), optional=True),
+    "temperature": Param(POSITIVE, optional=True),
+    "top_p": Param(Interval(whole=False, low=0, high=1, closed="right"), optional=True),
+    "top_k": Param(WHOLE_FROM_1, optional=True, why="None = no top-k"),
     return check(name, value, Param(Options(tuple(choices))))
 
 

@@ -10,6 +10,8 @@ from typing import Any
 
 from lsplits.data.tasks import check_template_fields
 from lsplits.errors import ConfigError, DataError, InvalidInput, InvalidOption
+from lsplits.generation.decoding import Decoding, diverse_beam_search, input_seed
+from lsplits.generation.scores import Scored, generated_tokens, teacher_forced
 from lsplits.lm.dtype import DEFAULT_DTYPE
 from lsplits.params import check
 
@@ -82,14 +84,15 @@ def _model_kind(model) -> str:
 def generate_beams(model, tokenizer, texts: Sequence[str], *, k: int = 10, prompt_template: str | None = None,
                    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, token_budget: int | None = None,
                    progress: bool = True, ids: Sequence[str] | None = None, dtype: str = DEFAULT_DTYPE,
-                   **generate_kwargs: Any) -> list[list[str]]:
-    """The ``k`` best outputs of beam search for each text, best first, in the order of ``texts``.
+                   decoding: Decoding | str = "beam", return_scores: bool = False,
+                   **generate_kwargs: Any) -> list[list[str]] | list[Scored]:
+    """The ``k`` candidates of each text, best first (samples in the order drawn), in the order of ``texts``.
 
     Args:
         model: a Hugging Face seq2seq model or causal LM, on the device to run on.
         tokenizer: its tokenizer.
         texts: the inputs.
-        k: beam width and number of candidates returned per input.
+        k: candidates per input (the beam width of beam search).
         prompt_template: ``"...{text}..."``, applied to each input (required in practice for a causal
             LM, whose continuation of the filled template is returned; optional for seq2seq).
         max_new_tokens: longest candidate, in tokens.
@@ -99,10 +102,14 @@ def generate_beams(model, tokenizer, texts: Sequence[str], *, k: int = 10, promp
         ids: example ids, for error messages.
         dtype: ``auto``, ``fp32`` or ``bf16``: bf16 runs the search under bf16 autocast
             (:mod:`lsplits.lm.dtype`; ``auto`` decides by device and model size).
+        decoding: ``"beam"``, ``"diverse-beam"``, ``"sample"`` or a :class:`~lsplits.generation.decoding.Decoding`
+            with its options (``do_sample=True`` among ``generate_kwargs`` means ``"sample"``).
+        return_scores: return :class:`~lsplits.generation.scores.Scored` per input: the candidates with their
+            log-probabilities, token counts and mean token entropies (one teacher-forced pass each).
         generate_kwargs: passed on to ``model.generate`` (e.g. ``length_penalty``).
 
     Raises:
-        InvalidOption: ``k`` or ``max_new_tokens`` not a whole number >= 1.
+        InvalidOption: ``k`` or ``max_new_tokens`` not a whole number >= 1, a bad decoding option.
         InvalidInput: ``texts`` a single string, empty, or holding a non-string or an empty string.
         ConfigError: a bad template, a model that cannot generate.
         DataError: an input longer than the model's window.
@@ -116,6 +123,8 @@ def generate_beams(model, tokenizer, texts: Sequence[str], *, k: int = 10, promp
     _check_count(k, "k")
     _check_count(max_new_tokens, "max_new_tokens")
     check_template(prompt_template)
+    decoding, generate_kwargs = as_decoding(decoding, generate_kwargs)
+    groups = decoding.groups(k) if decoding.strategy == "diverse-beam" else 1
     kind = _model_kind(model)
     texts = check_texts(texts)
     prompts = texts if prompt_template is None else [prompt_template.format(text=text) for text in texts]
@@ -126,35 +135,98 @@ def generate_beams(model, tokenizer, texts: Sequence[str], *, k: int = 10, promp
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     if pad_id is None:
         raise ConfigError("the tokenizer has neither a padding nor an end-of-sequence token to pad batches with")
-    settings = dict(num_beams=k, num_return_sequences=k, do_sample=False, max_new_tokens=max_new_tokens,
-                    pad_token_id=pad_id, **generate_kwargs)
-    results: list[list[str]] = [[] for _ in texts]
+    eos_id = _eos_id(model, tokenizer)
+    start_id = getattr(model.config, "decoder_start_token_id", None) if kind == "seq2seq" else None
+    settings = dict(**decoding.generate_settings(k), max_new_tokens=max_new_tokens, pad_token_id=pad_id,
+                    **generate_kwargs)
+    tokens: list[list[list[int]]] = [[] for _ in texts]
     was_training = model.training
     model.eval()
-    bar = progress_bar(total=len(texts), desc=f"beam search (k={k})", unit="ex", disable=not progress, leave=False)
+    bar = progress_bar(total=len(texts), desc=f"{decoding.strategy} (k={k})", unit="ex", disable=not progress,
+                       leave=False)
+    # sampling and diverse beam search take one input at a time: its candidates then depend on it alone
+    batches = (token_budget_batches([k * (len(row) + max_new_tokens) for row in encoded], budget)
+               if decoding.strategy == "beam" else [[i] for i in range(len(texts))])
     try:
-        for batch in token_budget_batches([k * (len(tokens) + max_new_tokens) for tokens in encoded], budget):
-            rows = [encoded[i] for i in batch]
-            width = max(len(row) for row in rows)
-            input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
-            attention = torch.zeros((len(rows), width), dtype=torch.long)
-            for r, row in enumerate(rows):  # causal LMs continue from the last token: pad on the left
-                start = width - len(row) if kind == "causal" else 0
-                input_ids[r, start:start + len(row)] = torch.tensor(row, dtype=torch.long)
-                attention[r, start:start + len(row)] = 1
+        for batch in batches:
             with torch.inference_mode(), autocast(precision, device):
-                output = model.generate(input_ids=input_ids.to(device), attention_mask=attention.to(device),
-                                        **settings)
-            if kind == "causal":
-                output = output[:, width:]
-            decoded = tokenizer.batch_decode(output, skip_special_tokens=True, clean_up_tokenization_spaces=True)
-            for r, index in enumerate(batch):
-                results[index] = [text.strip() for text in decoded[r * k:(r + 1) * k]]
+                if decoding.strategy == "diverse-beam":
+                    found = [diverse_beam_search(model, kind, encoded[batch[0]], k=k, groups=groups,
+                                                 penalty=decoding.to_dict()["diversity_penalty"],
+                                                 max_new_tokens=max_new_tokens, eos_id=eos_id, start_id=start_id,
+                                                 device=device)]
+                else:
+                    found = _generate(model, kind, [encoded[i] for i in batch], settings, pad_id, device,
+                                      seed=input_seed(decoding.seed, prompts[batch[0]])
+                                      if decoding.strategy == "sample" else None)
+            for index, rows in zip(batch, found, strict=True):
+                tokens[index] = [generated_tokens(row, eos_id, pad_id) for row in rows]
+                if return_scores:
+                    with autocast(precision, device):  # the search's precision
+                        scored = teacher_forced(model, kind, encoded[index], tokens[index], start_id=start_id,
+                                                device=device)
+                    tokens[index] = (tokens[index], scored)  # type: ignore[assignment]
             bar.update(len(batch))
     finally:
         bar.close()
         model.train(was_training)
-    return results
+    return [_decoded(tokenizer, entry, return_scores) for entry in tokens]
+
+
+def as_decoding(decoding: Decoding | str, generate_kwargs: dict[str, Any]) -> tuple[Decoding, dict[str, Any]]:
+    """The :class:`Decoding` meant by ``decoding`` and the keywords left for ``model.generate``: ``do_sample=True``
+    there means sampling, with its ``temperature``, ``top_p`` and ``top_k``."""
+    kwargs = dict(generate_kwargs)
+    if isinstance(decoding, Decoding):
+        return decoding, kwargs
+    if kwargs.pop("do_sample", False) and decoding == "beam":
+        decoding = "sample"
+    options = {name: kwargs.pop(name) for name in ("temperature", "top_p", "top_k", "num_beam_groups",
+                                                   "diversity_penalty", "seed") if name in kwargs}
+    return Decoding(strategy=decoding, **options), kwargs
+
+
+def _eos_id(model, tokenizer) -> int | None:
+    """The token that ends a candidate: the generation config's, else the tokenizer's."""
+    config = getattr(model, "generation_config", None)
+    eos = getattr(config, "eos_token_id", None) if config is not None else None
+    if isinstance(eos, (list, tuple)):
+        eos = eos[0] if eos else None
+    return eos if eos is not None else tokenizer.eos_token_id
+
+
+def _generate(model, kind: str, rows: list[list[int]], settings: dict[str, Any], pad_id: int, device,
+              *, seed: int | None) -> list[list[list[int]]]:
+    """``model.generate`` on a batch of inputs: the generated token ids of each input's ``k`` candidates (under
+    ``seed``, drawn with the global generator forked so the caller's random state is left as it was)."""
+    import torch
+
+    width = max(len(row) for row in rows)
+    input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    attention = torch.zeros((len(rows), width), dtype=torch.long)
+    for r, row in enumerate(rows):  # causal LMs continue from the last token: pad on the left
+        start = width - len(row) if kind == "causal" else 0
+        input_ids[r, start:start + len(row)] = torch.tensor(row, dtype=torch.long)
+        attention[r, start:start + len(row)] = 1
+    devices = [device] if getattr(device, "type", "cpu") == "cuda" else []
+    with torch.random.fork_rng(devices=devices, enabled=seed is not None):
+        if seed is not None:
+            torch.manual_seed(seed)
+        output = model.generate(input_ids=input_ids.to(device), attention_mask=attention.to(device), **settings)
+    output = output[:, width:] if kind == "causal" else output[:, 1:]  # the prompt / the decoder's start token
+    k = settings["num_return_sequences"]
+    return [output[r * k:(r + 1) * k].tolist() for r in range(len(rows))]
+
+
+def _decoded(tokenizer, entry, scored: bool) -> list[str] | Scored:
+    """The candidates' text (special tokens dropped, spaces trimmed), with their scores when ``scored``."""
+    tokens, scores = entry if scored else (entry, None)
+    texts = [text.strip() for text in tokenizer.batch_decode(tokens, skip_special_tokens=True,
+                                                             clean_up_tokenization_spaces=True)]
+    if scores is None:
+        return texts
+    logprobs, n_tokens, entropies = scores
+    return Scored(texts, logprobs=logprobs, n_tokens=n_tokens, token_entropies=entropies, token_ids=tokens)
 
 
 def encode_inputs(tokenizer, config, kind: str, prompts: Sequence[str], max_new_tokens: int, *,
