@@ -26,7 +26,6 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from lsplits.errors import ConfigError
 from lsplits.hub import SHIPPED, pin_sdk_version
 from lsplits.hub.push import pushed_files, shown_names
 from lsplits.io import mark_folder
+from lsplits.runtime.tempfolders import temporary_folder
 
 logger = logging.getLogger(__name__)
 
@@ -164,7 +164,7 @@ def push_space(repo_id: str, *, space_dir: str | Path | None = None, demo_data: 
     from lsplits.hub.push import check_repo_id, push_folder
 
     check_repo_id(repo_id)
-    with tempfile.TemporaryDirectory(prefix="lsplits-space-") as tmp:
+    with temporary_folder(prefix="lsplits-space-") as tmp:
         staged = stage_space(Path(tmp) / "space", space_dir=space_dir, demo_data=demo_data, assets=assets, **old)
         return push_folder(staged, repo_id, repo_type="space", space_sdk="gradio", private=private, token=token,
                            commit_message="Deploy the lsplits demo Space")
