@@ -8,9 +8,11 @@ them with :func:`check_additions` first and lists them with :func:`record_files`
 lsplits marks what it writes: a folder holds a marker file listing the files written into it
 (``lsplits.json`` in a built dataset, :data:`FOLDER_MARKER` elsewhere) and the subfolders it owns
 whole (a difficulty report's ``runs/``), a parquet file carries :data:`PARQUET_MARK` in its schema
-metadata, a beams file is recognised by its rows, and the settings record written next to an output file
-(:func:`settings_record_path`) carries :data:`RECORD_MARK`. Only a marked output, with no file added since,
-is ever replaced; anything else is refused in one line.
+metadata, and the settings record written next to an output file (:func:`settings_record_path`) carries
+:data:`RECORD_MARK`; a file known only by its record (a beams file, whose rows look like any parser's) is
+lsplits' while the SHA-256 its record holds (:func:`record_digest_key`) is the file's. Only a marked output,
+with no file added since, is ever replaced; anything else is refused in one line. Nothing is written inside
+a built dataset folder but by the build that replaces it whole (and ``lsplits difficulty``'s additions).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 import socket
@@ -174,7 +177,7 @@ def _marker(folder: Path) -> tuple[str, set[str], set[str]] | None:
             continue
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):  # nested too deep: not ours
             continue
         if not isinstance(data, dict):
             continue
@@ -214,33 +217,51 @@ def _is_marked_parquet(path: Path) -> bool:
         return False
 
 
-def _is_beams_file(path: Path) -> bool:
-    """True for a JSONL file whose first row is a beams row (``id`` and ``candidates``, as ``lsplits beams`` writes)."""
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        first = handle.readline()
-    try:
-        row = json.loads(first)
-    except json.JSONDecodeError:
-        return False
-    return isinstance(row, dict) and set(row) == {"id", "candidates"}
-
-
 def _record_of(path: Path) -> dict | None:
     """The settings record in ``path`` when it is one lsplits wrote (a JSON object with :data:`RECORD_MARK`)."""
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return None
     return record if isinstance(record, dict) and str(record.get(RECORD_MARK, "")).startswith("lsplits") else None
 
 
+def record_digest_key(command: str) -> str:
+    """The key of ``lsplits COMMAND``'s settings record that holds the SHA-256 of the file it describes
+    (``beams_sha256``): what tells that file, as it is now, for lsplits' own."""
+    return f"{command}_sha256"
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """The SHA-256 of a file's bytes (hex), read in blocks."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _described_by_record(path: Path) -> bool:
+    """Whether the settings record lsplits wrote next to ``path`` holds ``path``'s SHA-256 (its
+    :func:`record_digest_key`): the file is, byte for byte, the one that command wrote."""
+    record_path = settings_record_path(path)
+    record = None if record_path.is_symlink() or not record_path.is_file() else _record_of(record_path)
+    if record is None:
+        return False
+    digest = record.get(record_digest_key(str(record[RECORD_MARK]).removeprefix("lsplits").strip()))
+    return isinstance(digest, str) and digest == file_sha256(path)
+
+
 def _written_by_lsplits(path: Path) -> bool:
-    """Whether an existing file is one lsplits wrote (a marked parquet file, a beams file or a settings
-    record), or is empty."""
+    """Whether an existing file is one lsplits wrote (a marked parquet file, a settings record, or a JSONL
+    file its settings record describes), or is empty. A JSONL file is never taken for lsplits' by its rows:
+    ``{id, candidates}`` is what users' own parsers write too."""
     if path.stat().st_size == 0:
         return True  # nothing to lose
     if path.suffix.lower() == ".jsonl":
-        return _is_beams_file(path)
+        return _described_by_record(path)
     if path.suffix.lower() == ".json":
         return _record_of(path) is not None
     return _is_marked_parquet(path)
@@ -275,16 +296,30 @@ def _within(path: Path, folder: Path) -> bool:
     return path == folder or path.is_relative_to(folder)
 
 
+def built_dataset_of(path: str | os.PathLike[str], *, itself: bool = True) -> Path | None:
+    """The built dataset folder (its marker is :data:`DATASET_MARKER`) that ``path`` lies in, or is (with
+    ``itself``); None when there is none. A build replaces that folder whole, so nothing else writes there."""
+    resolved = Path(path).expanduser().resolve()
+    for folder in [resolved, *resolved.parents][0 if itself else 1:]:
+        if (folder / DATASET_MARKER).is_file():
+            found = _marker(folder)
+            if found is not None and found[0] == DATASET_MARKER:
+                return folder
+    return None
+
+
 def check_output(target: str | os.PathLike[str], *, expect: Literal["folder", "file"],
                  inputs: Iterable[str | os.PathLike[str]] = (), caches: Iterable[str | os.PathLike[str]] = (),
-                 option: str = "--out", suffix: str | None = None) -> Path:
+                 option: str = "--out", suffix: str | None = None, marker: str = FOLDER_MARKER) -> Path:
     """Refuse, before any work, an output path whose replacement would destroy what lsplits did not write.
 
     Refused: the current folder or one above it, a path that is, holds or lies inside an input
-    (``inputs``) or that is or holds a cache folder (``caches``), a symbolic link, a file where a
-    folder is expected (or the reverse), a file name not ending in ``suffix`` (when given), a non-empty
-    folder without an lsplits marker or with files added since lsplits wrote it, and an existing
-    non-empty file lsplits did not write. Returns ``target`` as a Path.
+    (``inputs``) or that is or holds a cache folder (``caches``), a path inside a built dataset folder, a
+    symbolic link, a file where a folder is expected (or the reverse), a file name not ending in ``suffix``
+    (when given), a built dataset where another kind of folder is written (``marker``: the folder's marker
+    to be, :data:`DATASET_MARKER` for a build's), a non-empty folder without an lsplits marker or with files
+    added since lsplits wrote it, and an existing non-empty file lsplits did not write. Returns ``target``
+    as a Path.
 
     Raises:
         ConfigError: one line naming ``option``, the path and the problem.
@@ -310,6 +345,11 @@ def check_output(target: str | os.PathLike[str], *, expect: Literal["folder", "f
             raise ConfigError(f"{where}: is or holds the cache folder {given}; write the output elsewhere")
     if path.is_symlink():
         raise ConfigError(f"{where}: is a symbolic link; give the real path")
+    dataset = built_dataset_of(resolved, itself=False)
+    if dataset is not None:
+        what = "is a file of" if path.is_file() else "lies inside"
+        raise ConfigError(f"{where}: {what} the built dataset {dataset}, which lsplits replaces only as a whole "
+                          "(a rebuild); write the output elsewhere")
     if expect == "file" and suffix is not None and path.suffix.lower() != suffix and not path.is_dir():
         raise ConfigError(f"{where}: the file name must end in {suffix}")
     if not path.exists():
@@ -324,7 +364,9 @@ def check_output(target: str | os.PathLike[str], *, expect: Literal["folder", "f
         if path.is_dir():
             raise ConfigError(f"{where}: is a folder, not a file; give a file path such as {path / 'scores.parquet'}")
         if not _written_by_lsplits(path):
-            raise ConfigError(f"{where}: an existing file that lsplits did not write; give a new path "
+            known = (f" (lsplits knows its own by the {settings_record_path(path).name} it writes beside it)"
+                     if path.suffix.lower() == ".jsonl" else "")
+            raise ConfigError(f"{where}: an existing file that lsplits did not write{known}; give a new path "
                               "or remove the file yourself")
         _lock_output(resolved, where)
         return path
@@ -333,6 +375,9 @@ def check_output(target: str | os.PathLike[str], *, expect: Literal["folder", "f
     if os.path.ismount(path):  # the output is replaced by renaming a staged folder onto it: a mount point is busy
         raise ConfigError(f"{where}: is a mount point, which lsplits cannot replace (it writes its output beside "
                           f"the target and renames it into place); give a folder inside it, such as {path / 'out'}")
+    if marker != DATASET_MARKER and (_marker(path) or ("",))[0] == DATASET_MARKER:
+        raise ConfigError(f"{where}: is a dataset lsplits built (it holds {DATASET_MARKER}), which this command's "
+                          "output would replace; give another folder")
     foreign = foreign_files(path, limit=4)
     if foreign:
         shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
@@ -368,7 +413,7 @@ def _lock_output(target: Path, where: str) -> None:
     import fcntl
 
     lock = _lock_path(target)
-    descriptor = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    descriptor = _open_lock(lock, where)
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -376,10 +421,41 @@ def _lock_output(target: Path, where: str) -> None:
         os.close(descriptor)
         raise ConfigError(f"{where}: another lsplits command (pid {holder}) is writing it now; wait for it to "
                           "finish, or give another path") from None
-    os.ftruncate(descriptor, 0)
+    os.ftruncate(descriptor, 0)  # ours: a regular file of one name holding at most a pid (_open_lock)
     os.pwrite(descriptor, str(os.getpid()).encode(), 0)
     _LOCKS[target] = descriptor, lock
     _SCOPES[-1].append(target)
+
+
+def _open_lock(lock: Path, where: str) -> int:
+    """Open (or create) the lock file ``lock`` without following a symbolic link, and only when it is one
+    lsplits writes: a regular file with no other name (hard link) that holds at most a process id. Anything
+    else planted there is refused rather than truncated.
+
+    Raises:
+        ConfigError: one line naming the output (``where``), the lock file and what it is.
+    """
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        descriptor = os.open(lock, flags, 0o644)
+    except OSError as exc:
+        problem = {errno.ELOOP: "is a symbolic link", errno.EISDIR: "is a folder"}.get(
+            exc.errno, f"cannot be opened ({exc.strerror or exc})")
+        raise ConfigError(f"{where}: its lock file {lock} {problem}, not a lock file lsplits wrote; remove it "
+                          "yourself or give another path") from None
+    info = os.fstat(descriptor)
+    problem = None
+    if not stat.S_ISREG(info.st_mode):
+        problem = "is not a regular file"
+    elif info.st_nlink != 1:
+        problem = f"has {info.st_nlink} names (hard links)"
+    elif info.st_size > 32 or not re.fullmatch(rb"\d*\s*", os.pread(descriptor, 33, 0)):
+        problem = "holds something other than a process id"
+    if problem is not None:
+        os.close(descriptor)
+        raise ConfigError(f"{where}: its lock file {lock} {problem}, not a lock file lsplits wrote; remove it "
+                          "yourself or give another path")
+    return descriptor
 
 
 def _lock_path(target: Path) -> Path:
@@ -459,7 +535,7 @@ def output_folder(target: str | os.PathLike[str], *, marker: str = FOLDER_MARKER
     The previous output, if any, is replaced in one step (:func:`atomic_path`); on error nothing changes.
     """
     with holding_outputs():
-        target = check_output(target, expect="folder", option=option)
+        target = check_output(target, expect="folder", option=option, marker=marker)
         with atomic_path(target) as staged:
             staged.mkdir(parents=True)
             yield staged
@@ -474,7 +550,13 @@ def check_writable(folder: str | os.PathLike[str], what: str) -> Path:
     Raises:
         ConfigError: one line naming ``what``, the folder and the reason.
     """
+    if not str(folder).strip():  # Path("") is the current folder
+        raise ConfigError(f"{what}: an empty path, which would put the cache into the current folder; give a folder")
     path = Path(folder).expanduser()
+    dataset = built_dataset_of(path)
+    if dataset is not None:
+        raise ConfigError(f"{what} {folder}: lies inside the built dataset {dataset}, which a rebuild replaces as a "
+                          "whole (and refuses while it holds files lsplits did not list); give a folder outside it")
     existing = next(p for p in (path, *path.parents) if p.exists())
     if not existing.is_dir():
         raise ConfigError(f"{what} {folder}: lies under {existing}, which is a file, not a folder")

@@ -62,10 +62,12 @@ def test_folders_that_may_and_may_not_be_replaced(tmp_path):
     (old / "ll_split" / "train.parquet").write_bytes(b"PAR1")
     (old / "README.md").write_text("card")
     (old / DATASET_MARKER).write_text(json.dumps({"configs": ["ll_split"], "query_field": "text"}))
-    check_output(old, expect="folder")
+    check_output(old, expect="folder", marker=DATASET_MARKER)  # a build may replace it
+    with pytest.raises(ConfigError, match="is a dataset lsplits built"):  # any other output may not
+        check_output(old, expect="folder")
     (old / "notes.txt").write_text("mine")
     with pytest.raises(ConfigError, match="notes.txt"):
-        check_output(old, expect="folder")
+        check_output(old, expect="folder", marker=DATASET_MARKER)
     fake = tmp_path / "fake"  # a user's own lsplits.json that is not a build's is no marker
     fake.mkdir()
     (fake / DATASET_MARKER).write_text("[1, 2]")
@@ -115,10 +117,16 @@ def test_only_a_parquet_file_lsplits_marked_is_replaced(tmp_path):
 
 
 def test_a_beams_file_goes_through_the_same_guard(tmp_path):
-    """``lsplits beams``' output: a .jsonl path; an existing beams file is replaced, any other file refused."""
+    """``lsplits beams``' output: a .jsonl path; a beams file it wrote (its settings record says so) is replaced,
+    any other file refused, a beams-shaped one too."""
+    from lsplits.generation.cache import write_beams
+
     beams = tmp_path / "beams.jsonl"
-    beams.write_text('{"id": "0", "candidates": ["(a / b)"]}\n')
+    write_beams(beams, ["0"], [["(a / b)"]], record={"model": "m"})
     assert check_output(beams, expect="file", suffix=".jsonl") == beams
+    (tmp_path / "parser.jsonl").write_text('{"id": "0", "candidates": ["(a / b)"]}\n')
+    with pytest.raises(ConfigError, match="parser.jsonl: an existing file that lsplits did not write"):
+        check_output(tmp_path / "parser.jsonl", expect="file", suffix=".jsonl")
     (tmp_path / "notes.jsonl").write_text('{"note": "mine"}\n')
     with pytest.raises(ConfigError, match="notes.jsonl: an existing file that lsplits did not write"):
         check_output(tmp_path / "notes.jsonl", expect="file", suffix=".jsonl")

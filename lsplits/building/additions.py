@@ -4,18 +4,25 @@ Today one command adds to a built dataset: ``lsplits difficulty`` writes a card 
 comments, a ``difficulty`` entry in ``lsplits.json`` and ``plots/difficulty.png``. The entry records the data
 files it describes (their names hold a SHA-256 prefix of their bytes, :mod:`lsplits.building.export`), so
 :func:`keep_additions` carries the three into a rebuilt folder when those files are unchanged, and otherwise
-logs one WARNING line saying they were removed. Below :mod:`lsplits.difficulty`, which writes them.
+logs one WARNING line saying they were removed. Only files the entry names that are inside the old folder are
+carried: :func:`check_rebuild` refuses, before a build's work, an entry naming anything else (a path outside,
+an absolute path, a symbolic link, not a regular file), since ``lsplits.json`` is a file anyone may edit.
+Below :mod:`lsplits.difficulty`, which writes them.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import shutil
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
+
+from lsplits.errors import ConfigError, shown
+from lsplits.io import DATASET_MARKER, check_output
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +80,75 @@ def described_files(data_files: Mapping[str, Mapping[str, Sequence[str] | str]],
                      for split, paths in data_files[config].items()} for config in chosen}
 
 
+def _path_problem(folder: Path, name: str) -> str | None:
+    """What keeps the entry's file ``name`` from being carried out of ``folder`` (None: nothing; a missing file
+    is skipped): an absolute path, one leading out of the folder, a symbolic link on the way, not a regular file."""
+    pure = PurePosixPath(name)
+    if not name.strip() or pure.is_absolute() or PureWindowsPath(name).is_absolute() or PureWindowsPath(name).drive:
+        return "an absolute path" if name.strip() else "an empty path"
+    if ".." in pure.parts or pure.parts in ((), (".",)):
+        return "a path that leads out of the folder"
+    current = folder
+    for depth, part in enumerate(pure.parts, 1):
+        current = current / part
+        if current.is_symlink():
+            return "a symbolic link" if depth == len(pure.parts) else f"under the symbolic link {'/'.join(pure.parts[:depth])}"
+    if not current.exists():
+        return None
+    if not current.is_file():
+        return "not a regular file"
+    if not current.resolve().is_relative_to(folder.resolve()):
+        return "a path that leads out of the folder"
+    return None
+
+
+def _entry_files(folder: Path, entry: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, str]]]:
+    """The files of ``entry`` (its ``files``, or :data:`DEFAULT_FILES` for an old one) that a rebuild may carry
+    out of ``folder``, and the others, each with its problem (:func:`_path_problem`)."""
+    files = entry.get(FILES_KEY, DEFAULT_FILES)
+    if not isinstance(files, list | tuple) or not all(isinstance(name, str) for name in files):
+        return [], [(shown(files), "not a list of file paths")]
+    carried, refused = [], []
+    for name in files:
+        problem = _path_problem(folder, name)
+        if problem is None:
+            carried.append(name)
+        else:
+            refused.append((name, problem))
+    return carried, refused
+
+
+def _entry(folder: Path, metadata_file: str = DATASET_MARKER) -> dict | None:
+    """``lsplits difficulty``'s entry in ``folder``'s ``lsplits.json``, or None (none, or unreadable)."""
+    path = folder / metadata_file
+    if path.is_symlink() or not path.is_file():
+        return None
+    try:
+        entry = json.loads(path.read_text(encoding="utf-8")).get(METADATA_KEY)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError, AttributeError):
+        return None
+    return entry if isinstance(entry, dict) else None
+
+
+def check_rebuild(out: str | os.PathLike[str], *, inputs: Iterable[str | os.PathLike[str]] = (),
+                  caches: Iterable[str | os.PathLike[str]] = (), option: str = "--out") -> Path:
+    """Refuse, before any work, a build's output folder: :func:`lsplits.io.check_output` for a dataset folder,
+    and, where it replaces a built one, an ``lsplits.json`` whose Difficulty entry names a file a rebuild must
+    not carry (:func:`_path_problem`: it would copy a file from anywhere into the new folder, and a push).
+
+    Raises:
+        ConfigError: one line naming ``option``, the folder, the entry's file and the problem.
+    """
+    path = check_output(out, expect="folder", inputs=inputs, caches=caches, option=option, marker=DATASET_MARKER)
+    entry = _entry(path) if path.is_dir() else None
+    if entry is not None:
+        for name, problem in _entry_files(path, entry)[1][:1]:
+            raise ConfigError(f"{option} {out}: its {DATASET_MARKER} lists {name!r} among the files `lsplits "
+                              f"difficulty` added ({METADATA_KEY}.{FILES_KEY}), {problem}; a rebuild carries only "
+                              "regular files inside the folder: remove that entry (or the folder) first")
+    return path
+
+
 def _changed(recorded: Mapping[str, Any], new: Mapping[str, Mapping[str, str]]) -> list[str]:
     """The configs of ``recorded`` whose data files differ in ``new`` (or are gone)."""
     now = described_files(new)
@@ -91,7 +167,7 @@ def keep_additions(old: Path, staged: Path, data_files: Mapping[str, Mapping[str
     try:
         entry = json.loads((old / metadata_file).read_text(encoding="utf-8")).get(METADATA_KEY)
         section = read_section((old / card_file).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError, AttributeError):
         return False
     if not isinstance(entry, dict) and section is None:
         return False
@@ -100,7 +176,10 @@ def keep_additions(old: Path, staged: Path, data_files: Mapping[str, Mapping[str
     if not isinstance(recorded, dict):
         configs = (entry.get("settings") or {}).get("configs") if isinstance(entry.get("settings"), dict) else None
         recorded = described_files(old_data_files or {}, configs if isinstance(configs, list) else None)
-    files = [str(f) for f in entry.get(FILES_KEY, DEFAULT_FILES)]
+    files, refused = _entry_files(old, entry)
+    for name, problem in refused:  # check_rebuild refused them before the build; changed since
+        logger.warning("%s: not carrying %r, listed among the Difficulty files in %s (%s.%s), into the rebuild: "
+                       "it is %s", old, name, metadata_file, METADATA_KEY, FILES_KEY, problem)
     changed = _changed(recorded, data_files) if recorded else []
     if section is None or not entry or not recorded:
         reason = "they were incomplete (card section or lsplits.json entry missing)"
@@ -113,14 +192,14 @@ def keep_additions(old: Path, staged: Path, data_files: Mapping[str, Mapping[str
                        "%s; rerun `lsplits difficulty` to add them again", old, METADATA_KEY, ", ".join(files), reason)
         return False
     for name in files:
-        if (old / name).is_file():
+        if (old / name).is_file() and not (old / name).is_symlink():
             (staged / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(old / name, staged / name)
+            shutil.copyfile(old / name, staged / name, follow_symlinks=False)
     card = staged / card_file
     card.write_text(replace_section(card.read_text(encoding="utf-8"), section), encoding="utf-8")
     meta_path = staged / metadata_file
     meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
-    meta[METADATA_KEY] = {**entry, DATA_FILES_KEY: recorded}
+    meta[METADATA_KEY] = {**entry, DATA_FILES_KEY: recorded, **({FILES_KEY: files} if FILES_KEY in entry else {})}
     meta_path.write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
     logger.info("kept the Difficulty results in %s: the splits they describe (%s) are unchanged",
                 old, ", ".join(recorded))

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from lsplits.building.additions import check_rebuild
 from lsplits.building.card import CardInfo
 from lsplits.building.export import plot_path
 from lsplits.building.pipeline import DatasetSpec, build_splits, export_dataset
@@ -32,7 +33,7 @@ from lsplits.building.settings import DEFAULT_EVAL_FRACTION, BuildSettings
 from lsplits.data.loading import prepare_examples
 from lsplits.data.synthetic import DEMO_TASK, has_rare_word, is_rare_construction, make_demo_dataset
 from lsplits.errors import ConfigError
-from lsplits.io import atomic_path, cache_folder, check_output, record_files
+from lsplits.io import atomic_path, cache_folder, record_files
 from lsplits.lm.defaults import SCRATCH_LM
 from lsplits.params import WHOLE_FROM_1, Param, check
 from lsplits.runtime.tempfolders import temporary_folder
@@ -193,7 +194,7 @@ def run_demo(out: str | Path = DEMO_OUT, settings: DemoSettings | None = None, *
     start = time.perf_counter()
     settings = settings or DemoSettings()
     check("scratch_steps", scratch_steps, SCRATCH_STEPS)
-    out = check_output(out, expect="folder")  # never replace a folder lsplits did not write, before any work
+    out = check_rebuild(out)  # never replace a folder lsplits did not write, before any work
     cache_dir = Path(cache_dir) if cache_dir is not None else cache_folder("scores")
     examples = make_demo_dataset(settings.n, seed=settings.seed)
     loaded = prepare_examples([("demo", examples, "synthetic demo data")], DEMO_TASK)

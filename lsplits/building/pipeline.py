@@ -509,10 +509,10 @@ def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, sett
     the build's.
     """
     from lsplits.building import report as dataset_report
+    from lsplits.building.additions import check_rebuild
     from lsplits.building.export import write_hub_folder
-    from lsplits.io import check_output
 
-    check_output(out, expect="folder")  # before the statistics and plots
+    check_rebuild(out)  # before the statistics and plots
     frames = result.frames()
     task = spec.task
     with stage("card and plots"):

@@ -57,11 +57,16 @@ def input_paths(args: argparse.Namespace) -> list[Path]:
 
 
 def check_out(args: argparse.Namespace, expect: Literal["folder", "file"]) -> None:
-    """Refuse ``--out`` before any work when writing it would destroy what lsplits did not write."""
+    """Refuse ``--out`` before any work when writing it would destroy what lsplits did not write: a build's
+    dataset folder (:func:`lsplits.building.additions.check_rebuild`), or score's parquet file."""
+    from lsplits.building.additions import check_rebuild
     from lsplits.io import check_output
 
     caches = [args.cache_dir] if getattr(args, "cache_dir", None) is not None else []
-    check_output(args.out, expect=expect, inputs=input_paths(args), caches=caches)
+    if expect == "folder":
+        check_rebuild(args.out, inputs=input_paths(args), caches=caches)
+    else:  # score writes parquet whatever the name says: a .csv name is refused, not filled with parquet
+        check_output(args.out, expect="file", suffix=".parquet", inputs=input_paths(args), caches=caches)
 
 
 def warn_if_lm_changed(path: Path, settings: BuildSettings) -> None:

@@ -94,6 +94,14 @@ def _integer(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
 
 
+def _folder(text: str) -> Path:
+    """An argparse ``type``: a folder path; an empty one is refused (``Path("")`` is the current folder, which
+    would fill with cache files)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path would put the cache into the current folder; give a folder")
+    return Path(text)
+
+
 def _eval_size(text: str) -> int | float:
     """Parse --eval-size as a count (``2000``) or a fraction (``0.2``); its range is the settings' to check
     (:data:`lsplits.params.PARAMS`), like every other option's."""
@@ -204,7 +212,7 @@ def _add_lm_arguments(parser: argparse.ArgumentParser, settings: type) -> None:
                         help="k for k-fold fine-tuning (default %(default)s)")
     parser.add_argument("--seed", type=_integer, default=settings.seed,
                         help="seed for folds, training and splits (default %(default)s)")
-    parser.add_argument("--cache-dir", type=Path, default=default_cache_dir(),
+    parser.add_argument("--cache-dir", type=_folder, default=default_cache_dir(),
                         help="score shards and fold checkpoints, so a killed run resumes (default %(default)s; "
                              "LSPLITS_CACHE moves every cache)")
     parser.add_argument("--compile", action="store_true", help="torch.compile the LM for scoring (long GPU runs)")
@@ -268,7 +276,7 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
                         help="number of synthetic examples (default %(default)s)")
     parser.add_argument("--seed", type=_integer, default=DemoSettings.seed,
                         help="seed of the data, folds, training and splits (default %(default)s)")
-    parser.add_argument("--cache-dir", type=Path, default=None,
+    parser.add_argument("--cache-dir", type=_folder, default=None,
                         help="score shards and fold checkpoints, shared with `lsplits build`, so a rerun or the "
                              "Space reuses them (default: $LSPLITS_CACHE/scores or ~/.cache/lsplits/scores)")
     parser.add_argument("--max-steps", type=_integer, default=DemoSettings.max_steps,
@@ -371,7 +379,7 @@ def _ue_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=StudyConfig.seed, help="seed of the bootstrap and the calibration split (default %(default)s)")
     parser.add_argument("--workers", type=int, default=StudyConfig.workers,
                         help="processes (default %(default)s: one per CPU core)")
-    parser.add_argument("--cache-dir", "--cache", dest="cache_dir", action=OldFlag, type=Path,
+    parser.add_argument("--cache-dir", "--cache", dest="cache_dir", action=OldFlag, type=_folder,
                         default=StudyConfig.cache_dir,
                         help=f"similarity-matrix cache folder (default {matrix_cache_dir()}; --cache: its old name)")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the matrix cache")
@@ -407,7 +415,7 @@ def _beams_arguments(parser: argparse.ArgumentParser) -> None:
                         help="beam-search tokens per batch, rows x k x (input + new tokens) (default: by device)")
     parser.add_argument("--shard-size", type=int, default=BeamSettings.shard_size,
                         help="inputs per cached shard (default %(default)s)")
-    parser.add_argument("--cache-dir", type=Path, default=beams_cache_dir(),
+    parser.add_argument("--cache-dir", type=_folder, default=beams_cache_dir(),
                         help="shards of finished inputs, so a killed run resumes (default %(default)s; "
                              "LSPLITS_CACHE moves every cache)")
     _add_dtype_argument(parser, BeamSettings.dtype)
@@ -483,7 +491,7 @@ def _difficulty_arguments(parser: argparse.ArgumentParser) -> None:
                         help="bootstrap resamples for the intervals (default %(default)s; --bootstrap: its old name)")
     parser.add_argument("--out", type=Path, required=True, metavar="REPORT",
                         help="report folder (difficulty.md/.png/.json; per-config work under REPORT/runs)")
-    parser.add_argument("--cache-dir", type=Path, default=None,
+    parser.add_argument("--cache-dir", type=_folder, default=None,
                         help="where per-config checkpoints and predictions go (default REPORT/runs)")
     parser.add_argument("--keep-models", action="store_true", help="keep each config's best model (save_pretrained)")
     _add_dtype_argument(parser, DifficultySettings.dtype)

@@ -20,7 +20,7 @@ from typing import Any
 
 from lsplits.difficulty.settings import DifficultySettings
 from lsplits.errors import ConfigError
-from lsplits.io import atomic_write_text, check_additions, check_output, mark_folder
+from lsplits.io import atomic_write_text, check_additions, check_output, check_writable, mark_folder
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +78,8 @@ def plan(dataset: str, out: str | Path, settings: DifficultySettings, *, cache_d
 
     local = Path(dataset).expanduser()
     check_output(out, expect="folder", inputs=[local] if local.exists() else ())
+    if cache_dir is not None:  # not inside a built dataset (its rebuild would refuse the runs), writable, not ""
+        check_writable(cache_dir, "the training cache (--cache-dir)")
     opened = open_dataset(dataset)
     if opened.folder is not None and card:  # the card, lsplits.json and the figure get updated
         from lsplits.building.export import CARD_FILE, METADATA_FILE

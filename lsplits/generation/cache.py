@@ -191,7 +191,7 @@ def write_beams(path: str | Path, ids: Sequence[str], beams: Sequence[Sequence[s
     A record left from an earlier file is removed first (the guard checked it is lsplits'), so a run stopped
     between the two writes leaves beams without a record, never beams with another run's record; the record
     holds the file's SHA-256, so an edited file is not credited to the run (:func:`read_beams_record`)."""
-    from lsplits.io import atomic_write_text, settings_record_path, write_settings_record
+    from lsplits.io import atomic_write_text, record_digest_key, settings_record_path, write_settings_record
 
     if record is not None:
         settings_record_path(path).unlink(missing_ok=True)
@@ -199,7 +199,7 @@ def write_beams(path: str | Path, ids: Sequence[str], beams: Sequence[Sequence[s
                    for example, candidates in zip(ids, beams, strict=True))
     atomic_write_text(path, text)
     if record is not None:
-        record = {**record, "beams_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+        record = {**record, record_digest_key("beams"): hashlib.sha256(text.encode("utf-8")).hexdigest()}
         write_settings_record(path, "beams", record)
 
 
@@ -222,12 +222,18 @@ def _check_lengths(model: str, kind: str, inputs: BeamInputs, settings: BeamSett
 def read_beams_record(path: str | Path) -> dict[str, object] | None:
     """How ``lsplits beams`` made the beams file ``path`` (its settings record), or None: no record, or the
     file was changed since (its SHA-256 differs; a warning says so, as the record would describe other beams)."""
-    from lsplits.io import read_settings_record, settings_record_path
+    from lsplits.io import (
+        RECORD_MARK,
+        file_sha256,
+        read_settings_record,
+        record_digest_key,
+        settings_record_path,
+    )
 
     record = read_settings_record(path)
-    if record is None or record.get("written_by") != "lsplits beams":
+    if record is None or record.get(RECORD_MARK) != "lsplits beams":
         return None
-    if hashlib.sha256(Path(path).read_bytes()).hexdigest() != record.get("beams_sha256"):
+    if file_sha256(path) != record.get(record_digest_key("beams")):
         logger.warning("%s changed since lsplits beams wrote it: its settings record %s is left out of the report",
                        path, settings_record_path(path))
         return None
