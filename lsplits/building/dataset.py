@@ -19,7 +19,7 @@ import pandas as pd
 
 from lsplits.building.export import METADATA_FILE, SPLIT_NAMES, data_file_paths, read_data_file, read_metadata
 from lsplits.errors import ConfigError, DataError
-from lsplits.runtime.failures import hub_failures
+from lsplits.runtime.failures import hub_snapshot
 
 HUB_ID = re.compile(r"[\w.-]+/[\w.-]+")
 """What a Hub dataset repo id looks like (``org/name``)."""
@@ -95,17 +95,22 @@ def open_dataset(location: str | Path) -> BuiltDataset:
     elif not HUB_ID.fullmatch(text):
         raise ConfigError(f"{text}: no such folder, and not a Hub dataset repo id (org/name)")
     else:
-        import huggingface_hub
-
-        try:
-            files = Path(huggingface_hub.snapshot_download(text, repo_type="dataset", allow_patterns=_HUB_FILES))
-        except hub_failures() as exc:  # offline, unknown repo, no access: one readable line
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise ConfigError(f"cannot download the Hub dataset {text!r}: {first}") from exc
-        folder = None
+        return open_hub_dataset(text)
     meta = read_metadata(files, source=text)
-    return BuiltDataset(location=str(path) if folder is not None else text, folder=folder, files=files, meta=meta,
-                        configs=_config_names(files, meta))
+    return BuiltDataset(location=str(path), folder=folder, files=files, meta=meta, configs=_config_names(files, meta))
+
+
+def open_hub_dataset(repo_id: str) -> BuiltDataset:
+    """Open the Hub dataset repo ``repo_id``, downloaded (card, ``lsplits.json`` and parquet files) into the
+    Hugging Face cache; a folder of this machine with the same name is never read (what a hosted Space needs).
+
+    Raises:
+        ConfigError: the repo cannot be downloaded (offline and not cached, unknown, gated).
+        DataError: its ``lsplits.json`` is missing or not a JSON object.
+    """
+    files = hub_snapshot(repo_id, repo_type="dataset", allow_patterns=_HUB_FILES, what="dataset")
+    meta = read_metadata(files, source=repo_id)
+    return BuiltDataset(location=repo_id, folder=None, files=files, meta=meta, configs=_config_names(files, meta))
 
 
 def _config_names(files: Path, meta: dict[str, Any]) -> list[str]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Sequence
+from pathlib import Path
 
 OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 """The environment variables that switch the Hub off; huggingface_hub reads either."""
@@ -58,3 +60,37 @@ def hub_failures() -> tuple[type[BaseException], ...]:
     except ImportError:  # pragma: no cover - datasets not installed
         pass
     return tuple(failures)
+
+
+def is_hub_id(text: str, *, namespaced: bool = False) -> bool:
+    """Whether ``text`` is a valid Hub repo id (``name`` or ``org/name``; ``namespaced``: ``org/name`` only), by
+    huggingface_hub's own rules, from the string alone (nothing on this machine's disk is looked at)."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    if namespaced and text.count("/") != 1:
+        return False
+    try:
+        validate_repo_id(text)
+    except HFValidationError:
+        return False
+    return True
+
+
+def hub_snapshot(repo_id: str, *, repo_type: str, allow_patterns: Sequence[str] | None, what: str) -> Path:
+    """The folder of Hub repo ``repo_id``'s snapshot in the Hugging Face cache, downloaded when missing (the files
+    ``allow_patterns`` matches); never a folder of this machine that happens to have the same name.
+
+    Raises:
+        ConfigError: the download failed (offline and not cached, unknown or gated repo), in one line naming
+            ``what`` (``dataset``, ``model``) and the repo.
+    """
+    import huggingface_hub
+
+    from lsplits.errors import ConfigError
+
+    try:
+        return Path(huggingface_hub.snapshot_download(repo_id, repo_type=repo_type,
+                                                      allow_patterns=list(allow_patterns) if allow_patterns else None))
+    except hub_failures() as exc:  # offline, unknown repo, no access: one readable line
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ConfigError(f"cannot download the Hub {what} {repo_id!r}: {first}") from exc
