@@ -145,6 +145,10 @@ class Param:
     why: str = ""
     says: str = ""
     """The rule in words, where the rule's own (:meth:`Interval.describe`) would read badly."""
+    most: int | None = None
+    """The largest value accepted, checked after the rule: a bound set by what a run can afford (memory, time)
+    or by what a library accepts (a seed's 32 bits), said in its own message so that the rule's stays short."""
+    most_why: str = ""
 
     def describe(self) -> str:
         """``RULE (WHY)``, as a message states it."""
@@ -157,14 +161,25 @@ POSITIVE = Interval(whole=False, low=0, closed="neither")
 SHARE = Interval(whole=False, low=0, high=1, closed="neither")
 """A share strictly between 0 and 1."""
 
+MAX_SEED = 2**32 - 1
+"""The largest seed: numpy's legacy generator (``np.random.seed``, behind ``transformers.set_seed``) takes 32 bits,
+and ``torch.manual_seed`` overflows above 64."""
+MAX_BOOTSTRAP = 100_000
+"""The most bootstrap resamples: one float per resample and statistic is kept (10**11 would take 745 GiB), and an
+interval's ends move by less than their Monte-Carlo error beyond a few thousand."""
+MAX_DEMO_EXAMPLES = 100_000
+"""The most synthetic examples ``lsplits demo`` makes (33 times its default): a demo, not a benchmark."""
+
 PARAMS: dict[str, Param] = {
     # building (score, build, demo) and the LM
     "folds": Param(Interval(whole=True, low=2)),
-    "seed": Param(WHOLE_FROM_0, why="a random seed"),
+    "seed": Param(WHOLE_FROM_0, why="a random seed", most=MAX_SEED,
+                  most_why="numpy and torch take seeds of 32 bits"),
     "max_steps": Param(WHOLE_FROM_1, optional=True),
     "eval_size": Param(Either((WHOLE_FROM_1, SHARE)), optional=True,
                        says="a count (a whole number >= 1) or a fraction in (0, 1)"),
-    "n": Param(WHOLE_FROM_1, why="synthetic examples"),
+    "n": Param(WHOLE_FROM_1, why="synthetic examples", most=MAX_DEMO_EXAMPLES,
+               most_why="the demo's synthetic data; build a larger dataset of your own with `lsplits build`"),
     "data": Param(Text(), optional=True, why="a builder name, a Hub id or a path"),
     "data_files": Param(Names(), optional=True),
     "configs": Param(Names(), optional=True),
@@ -193,7 +208,9 @@ PARAMS: dict[str, Param] = {
     "max_new_tokens": Param(WHOLE_FROM_1),
     "shard_size": Param(WHOLE_FROM_1),
     # uncertainty, PRR, selective prediction
-    "n_bootstrap": Param(WHOLE_FROM_0, why="bootstrap resamples; 0 = no interval"),
+    "n_bootstrap": Param(WHOLE_FROM_0, why="bootstrap resamples; 0 = no interval", most=MAX_BOOTSTRAP,
+                         most_why="more resamples barely move an interval's ends but cost memory and time in "
+                                  "proportion"),
     "confidence": Param(SHARE, why="for example 0.95"),
     "max_rejection": Param(Interval(whole=False, low=0, high=1, closed="right"),
                            why="a rejection rate; 1 = the whole curve"),
@@ -207,6 +224,12 @@ PARAMS: dict[str, Param] = {
     "delta": Param(SHARE, why="for example 0.1"),
     "calibration_fraction": Param(SHARE, why="the rest is held out to test the threshold"),
     "workers": Param(WHOLE_FROM_0, why="0 = one per CPU core"),
+    # decoding (lsplits.generation.decoding); None: the strategy's default
+    "num_beam_groups": Param(WHOLE_FROM_1, optional=True, why="it must divide k"),
+    "diversity_penalty": Param(Interval(whole=False, low=0), optional=True),
+    "temperature": Param(POSITIVE, optional=True),
+    "top_p": Param(Interval(whole=False, low=0, high=1, closed="right"), optional=True),
+    "top_k": Param(WHOLE_FROM_1, optional=True, why="None = no top-k"),
 }
 """Every option checked by :func:`check`, by its Python name (the settings field, the API keyword)."""
 
@@ -219,17 +242,14 @@ def check(name: str, value: Any, param: Param | None = None) -> Any:
         return None
     if not param.rule.accepts(value):
         raise InvalidOption(name=name, problem=f"must be {param.describe()}", value=value)
+    if param.most is not None and value > param.most:
+        why = f" ({param.most_why})" if param.most_why else ""
+        raise InvalidOption(name=name, problem=f"must be at most {param.most}{why}", value=value)
     return param.rule.normalise(value)
 
 
 def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
     """``value`` if it is one of ``choices``; InvalidOption naming ``name`` otherwise."""
-    # decoding (lsplits.generation.decoding); None: the strategy's default
-    "num_beam_groups": Param(WHOLE_FROM_1, optional=True, why="it must divide k"),
-    "diversity_penalty": Param(Interval(whole=False, low=0), optional=True),
-    "temperature": Param(POSITIVE, optional=True),
-    "top_p": Param(Interval(whole=False, low=0, high=1, closed="right"), optional=True),
-    "top_k": Param(WHOLE_FROM_1, optional=True, why="None = no top-k"),
     return check(name, value, Param(Options(tuple(choices))))
 
 
