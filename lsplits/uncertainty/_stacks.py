@@ -11,6 +11,7 @@ import numpy as np
 from lsplits.errors import InvalidInput
 
 _NOISE = 1e-9  # float noise tolerated outside [0, 1] (then clipped)
+DECIMALS = 12  # estimator values are rounded to this, so that equal values up to solver noise tie exactly
 
 
 def as_stack(matrix: np.ndarray | list) -> tuple[np.ndarray, bool]:
@@ -47,3 +48,8 @@ def symmetric_stack(matrix: np.ndarray | list) -> tuple[np.ndarray, bool]:
 def one_or_many(values: np.ndarray, single: bool) -> float | np.ndarray:
     """A float for a single matrix, the array for a stack."""
     return float(values[0]) if single else values
+
+
+def rounded(values: np.ndarray) -> np.ndarray:
+    """``values`` rounded to :data:`DECIMALS` (and without negative zeros), what every estimator returns."""
+    return np.round(values, DECIMALS) + 0.0

@@ -16,7 +16,12 @@ takes a list of matrices whose sizes differ.
   matrix), which is why the threshold exists.
 - ``degmat``: 1 - sum(A) / k^2 (eq. 9).
 - ``luq``, ``kle`` and the semantic-set estimators (``numsemsets``, ``labelprob``,
-  ``semantic_entropy``, in :mod:`.semantic_sets`) are defined at the end of this module.
+  ``semantic_entropy_counts``, in :mod:`.semantic_sets`) are defined at the end of this module.
+- The gray-box and hybrid estimators (the candidates' log-probabilities, token counts and token entropies,
+  with or without the matrix: ``msp``, ``perplexity``, ``mean_token_entropy``, ``mc_sequence_entropy``,
+  ``semantic_entropy_prob``, ``sentence_sar``, ``cocoa_msp``, ``cocoa_ppl``, ``cocoa_mte``) are in
+  :mod:`.graybox`; :func:`estimate` and :func:`estimate_many` apply them by name with ``scores=``, and
+  :data:`ESTIMATORS` (the matrix-only ones) does not list them.
 
 Edge cases (all tested):
 
@@ -52,15 +57,10 @@ import numpy as np
 from lsplits.errors import InvalidInput, InvalidOption
 from lsplits.params import check
 from lsplits.uncertainty._stacks import as_stack, one_or_many, symmetric_stack
+from lsplits.uncertainty._stacks import rounded as _rounded
 from lsplits.uncertainty.options import check_ecc_threshold, check_names, check_number
 
 DEFAULT_ECC_THRESHOLD = 0.9
-_DECIMALS = 12  # estimator values are rounded to this, so that equal values up to solver noise tie exactly
-
-
-def _rounded(values: np.ndarray) -> np.ndarray:
-    """``values`` rounded to ``_DECIMALS`` (and without negative zeros)."""
-    return np.round(values, _DECIMALS) + 0.0
 
 
 def _normalized_laplacians(adjacency: np.ndarray) -> np.ndarray:
@@ -202,16 +202,37 @@ def kle(matrix: np.ndarray | list, t: float = DEFAULT_KLE_T, normalize: bool = T
     return one_or_many(_rounded(entropy), single)
 
 
-from lsplits.uncertainty.semantic_sets import DEFAULT_SETS_THRESHOLD, labelprob, numsemsets, semantic_entropy  # noqa: E402
+from lsplits.uncertainty.graybox import (  # noqa: E402
+    DEFAULT_SAR_T,
+    GRAYBOX_ESTIMATORS,
+    HYBRID_ESTIMATORS,
+    SCORED_DISPLAY_NAMES,
+    SCORED_ESTIMATORS,
+    check_sar_t,
+    estimate_scored,
+    scored_many,
+)
+from lsplits.uncertainty.semantic_sets import (  # noqa: E402
+    DEFAULT_SETS_THRESHOLD,
+    labelprob,
+    numsemsets,
+    semantic_entropy_counts,
+)
 
 ESTIMATORS: dict[str, Callable[..., float | np.ndarray]] = {
     "lexsim": lexsim, "eigv": eigv, "ecc": ecc, "degmat": degmat,
-    "numsemsets": numsemsets, "labelprob": labelprob, "semantic_entropy": semantic_entropy,
+    "numsemsets": numsemsets, "labelprob": labelprob, "semantic_entropy_counts": semantic_entropy_counts,
     "luq": luq, "kle": kle,
 }
+"""The black-box estimators: one similarity matrix (or a stack) in, nothing else."""
+ALIASES = {"semantic_entropy": "semantic_entropy_counts"}
+"""Older names still accepted; results stay under the name the caller used."""
 DISPLAY_NAMES = {"lexsim": "LexSim", "eigv": "EigV", "ecc": "Ecc", "degmat": "DegMat",
-                 "numsemsets": "NumSemSets", "labelprob": "LabelProb", "semantic_entropy": "SemEnt",
-                 "luq": "LUQ", "kle": "KLE"}
+                 "numsemsets": "NumSemSets", "labelprob": "LabelProb", "semantic_entropy_counts": "SemEnt",
+                 "semantic_entropy": "SemEnt", "luq": "LUQ", "kle": "KLE", **SCORED_DISPLAY_NAMES}
+NEEDS_SCORES = {**dict.fromkeys(GRAYBOX_ESTIMATORS, "scores"), **dict.fromkeys(HYBRID_ESTIMATORS, "scores+matrix")}
+"""What each gray-box ("scores": the candidates' log-probabilities, token counts or token entropies) and hybrid
+("scores+matrix") estimator reads beyond a similarity matrix; an estimator not listed reads the matrix alone."""
 LEXICAL_ESTIMATORS = ("lexsim",)  # computed on lexical similarities of the candidate strings
 PAPER_ESTIMATORS = (*LEXICAL_ESTIMATORS, "eigv", "degmat", "ecc")
 """The paper's four estimators, in the order its tables list them."""
@@ -219,20 +240,32 @@ GRAPH_ESTIMATORS = tuple(name for name in PAPER_ESTIMATORS if name not in LEXICA
 """The paper's estimators over graph similarities (one per similarity function)."""
 
 
+def _choices() -> str:
+    return ", ".join([*ESTIMATORS, *SCORED_ESTIMATORS])
+
+
 def get_estimator(name: str) -> Callable[..., float | np.ndarray]:
-    """The estimator function named ``name`` (case-insensitive); ValueError lists the choices."""
+    """The estimator function named ``name`` (case-insensitive; gray-box and hybrid ones too); ValueError lists
+    the choices."""
     if not isinstance(name, str):
         raise InvalidOption(f"the estimator name must be a string, got {name!r} ({type(name).__name__}); "
-                                     f"choose one of {', '.join(ESTIMATORS)}")
+                                     f"choose one of {_choices()}")
+    key = ALIASES.get(name.lower(), name.lower())
+    if key in SCORED_ESTIMATORS:
+        return SCORED_ESTIMATORS[key].function
     try:
-        return ESTIMATORS[name.lower()]
+        return ESTIMATORS[key]
     except KeyError:
-        raise InvalidOption(f"unknown estimator {name!r}; choose one of {', '.join(ESTIMATORS)}") from None
+        raise InvalidOption(f"unknown estimator {name!r}; choose one of {_choices()}") from None
 
 
 def estimator_options(name: str) -> dict[str, object]:
     """The options an estimator takes, with their defaults (``{"threshold": 0.9}`` for ecc)."""
-    parameters = list(inspect.signature(get_estimator(name)).parameters.values())[1:]
+    function = get_estimator(name)
+    key = name.lower()
+    if key in SCORED_ESTIMATORS:
+        return SCORED_ESTIMATORS[key].options()
+    parameters = list(inspect.signature(function).parameters.values())[1:]
     return {p.name: p.default for p in parameters}
 
 
@@ -248,7 +281,7 @@ def _is_strings(candidates) -> bool:
     return True
 
 
-def estimate(name: str, matrix, **options) -> float | np.ndarray:
+def estimate(name: str, matrix=None, *, scores=None, **options) -> float | np.ndarray:
     """The uncertainty named ``name`` of one similarity matrix (or a stack ``(n, k, k)``), by name.
 
     ``options`` are the estimator's own (``threshold`` of ecc and the semantic-set estimators;
@@ -257,18 +290,17 @@ def estimate(name: str, matrix, **options) -> float | np.ndarray:
     ``lexsim`` also takes the candidate strings themselves, with option ``similarity`` naming the
     lexical similarity (``rougel`` by default; ``rouge1``, ``rouge2``, ``bleu``, and ``*_stem`` for
     Porter stemming, see :mod:`.lexical`): ``estimate("lexsim", ["a b c", "a b d"], similarity="rouge1")``.
+    The gray-box and hybrid estimators (:data:`NEEDS_SCORES`) read ``scores``: a mapping or object with the
+    candidates' ``logprobs``, ``n_tokens``, ``token_entropies`` (a beams-file row, a
+    :class:`~lsplits.generation.scores.Scored`), each ``(k,)`` or ``(n, k)`` beside ``matrix``; the gray-box
+    ones need no matrix (``estimate("msp", scores=row)``), and the matrix-only estimators ignore ``scores``.
 
     Example:
         >>> estimate("numsemsets", [[1.0, 0.9, 0.1], [0.9, 1.0, 0.2], [0.1, 0.2, 1.0]], threshold=0.5)
         2.0
     """
     function = get_estimator(name)
-    key = name.lower()
-    ecc_threshold = options.pop("ecc_threshold", None)
-    if ecc_threshold is not None:
-        check_ecc_threshold(ecc_threshold)
-    if key == "ecc" and ecc_threshold is not None:
-        options.setdefault("threshold", ecc_threshold)
+    key = ALIASES.get(name.lower(), name.lower())
     if key == "lexsim" and _is_strings(matrix):
         from lsplits.similarity.lexical import LEXICAL_SIMILARITIES
         from lsplits.uncertainty.matrix import build_matrix
@@ -278,6 +310,21 @@ def estimate(name: str, matrix, **options) -> float | np.ndarray:
             raise InvalidOption(f"lexsim on strings needs a lexical similarity, got {similarity!r}; "
                                          f"choose one of {', '.join(LEXICAL_SIMILARITIES)}")
         matrix = build_matrix(list(matrix), LEXICAL_SIMILARITIES[similarity]).values
+    options = _checked_options(key, options)
+    if key in SCORED_ESTIMATORS:
+        return estimate_scored(key, matrix, scores, **options)
+    if matrix is None:
+        raise InvalidInput(f"estimator {key!r} needs a similarity matrix of the candidates")
+    return function(matrix, **options)
+
+
+def _checked_options(key: str, options: dict[str, object]) -> dict[str, object]:
+    """The options of estimator ``key`` checked (names and kinds); the shared ``ecc_threshold`` goes to ecc only."""
+    ecc_threshold = options.pop("ecc_threshold", None)
+    if ecc_threshold is not None:
+        check_ecc_threshold(ecc_threshold)
+    if key == "ecc" and ecc_threshold is not None:
+        options.setdefault("threshold", ecc_threshold)
     accepted = estimator_options(key)
     unknown = sorted(set(options) - set(accepted))
     if unknown:
@@ -286,7 +333,7 @@ def estimate(name: str, matrix, **options) -> float | np.ndarray:
                                      f"(it takes: {takes})")
     for option, value in options.items():
         _check_option_type(key, option, value, accepted[option])
-    return function(matrix, **options)
+    return options
 
 
 def _check_option_type(estimator: str, option: str, value: object, default: object) -> None:
@@ -307,8 +354,19 @@ def _stacks_by_size(matrices: Sequence[np.ndarray]):
         yield positions, np.stack([np.asarray(matrices[i], dtype=float) for i in positions])
 
 
-def estimate_many(name: str, matrices: Sequence[np.ndarray], **options) -> np.ndarray:
-    """One uncertainty per matrix of a list whose sizes may differ (each size computed as one stack)."""
+def estimate_many(name: str, matrices: Sequence[np.ndarray] | None = None, *, scores: Sequence | None = None,
+                  **options) -> np.ndarray:
+    """One uncertainty per matrix of a list whose sizes may differ (each size computed as one stack).
+
+    The gray-box and hybrid estimators read ``scores``, one entry per example (see :func:`estimate`), with
+    ``matrices`` for the hybrid ones; gray-box ones need none.
+    """
+    get_estimator(name)
+    key = ALIASES.get(name.lower(), name.lower())
+    if key in SCORED_ESTIMATORS:
+        return scored_many(key, scores, matrices, **_checked_options(key, dict(options)))
+    if matrices is None:
+        raise InvalidInput(f"estimator {key!r} needs one similarity matrix per example")
     values = np.empty(len(matrices))
     for positions, stack in _stacks_by_size(matrices):
         values[positions] = estimate(name, stack, **dict(options))
@@ -327,7 +385,8 @@ def spectral_many(matrices: Sequence[np.ndarray], ecc_threshold: float = DEFAULT
     return values
 
 
-SET_ESTIMATORS = ("numsemsets", "labelprob", "semantic_entropy")
+SET_ESTIMATORS = ("numsemsets", "labelprob", "semantic_entropy_counts", "semantic_entropy", "semantic_entropy_prob")
+"""The estimators over semantic sets: they take the sets' ``threshold``."""
 
 
 @dataclass(frozen=True)
@@ -339,6 +398,7 @@ class EstimatorSettings:
     kle_t: float = DEFAULT_KLE_T
     kle_normalize: bool = True
     kle_scale: bool = True
+    sar_t: float = DEFAULT_SAR_T
 
     def options(self, name: str) -> dict[str, object]:
         """The keyword options of the estimator ``name`` under these settings."""
@@ -349,19 +409,30 @@ class EstimatorSettings:
             return {"threshold": self.sets_threshold}
         if key == "kle":
             return {"t": self.kle_t, "normalize": self.kle_normalize, "scale": self.kle_scale}
+        if key == "sentence_sar":
+            return {"t": self.sar_t}
         return {}
 
     def check(self) -> None:
         """Raise InvalidOption for a value no estimator accepts (before any long computation)."""
         for name in ("ecc_threshold", "sets_threshold", "kle_t"):
             check(name, getattr(self, name))
+        check_sar_t(self.sar_t, "sar_t")
 
 
-def check_estimators(names: Sequence[str]) -> tuple[str, ...]:
-    """The estimator names, lower-cased; InvalidOption for an unknown one or an empty list."""
+def check_estimators(names: Sequence[str], *, with_scores: bool = False) -> tuple[str, ...]:
+    """The estimator names, lower-cased; InvalidOption for an unknown one or an empty list.
+
+    Unless the caller has the candidates' scores (``with_scores``), a gray-box or hybrid estimator is refused
+    too: it could not be computed from similarity matrices alone.
+    """
     keys = check_names(names, "estimators")
     if not keys:
         raise InvalidOption("choose at least one uncertainty estimator")
     for key in keys:
         get_estimator(key)
+        if key in NEEDS_SCORES and not with_scores:
+            raise InvalidOption(f"estimator {key!r} needs the candidates' log-probabilities or token entropies "
+                                f"({NEEDS_SCORES[key]}), which this input does not give; choose among "
+                                f"{', '.join(ESTIMATORS)}")
     return keys

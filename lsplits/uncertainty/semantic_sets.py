@@ -8,9 +8,10 @@ example's k candidates:
 
 - ``numsemsets``: the number of sets (Lin et al. 2024), from 1 to k;
 - ``labelprob``: 1 - (size of the largest set) / k;
-- ``semantic_entropy``: the entropy (natural log) of the set frequencies n_c / k, the black-box
+- ``semantic_entropy_counts``: the entropy (natural log) of the set frequencies n_c / k, the black-box
   "frequency" form of Kuhn et al. 2023 (LM-Polygraph's ``SemanticEntropy(class_probability_estimation=
-  "frequency")``).
+  "frequency")``). ``semantic_entropy`` is its older name, still accepted. The form with the candidates'
+  sequence probabilities is ``semantic_entropy_prob`` (:mod:`.graybox`), over the same sets.
 
 Edge cases: k = 1 gives 1 set (0, 0 for the other two); identical candidates (A all ones) give
 1, 0, 0; all candidates invalid (A = identity: similarity 0 with every other candidate, so never
@@ -92,10 +93,15 @@ def labelprob(matrix: np.ndarray | list, threshold: float = DEFAULT_SETS_THRESHO
     return one_or_many(1.0 - sizes.max(axis=-1) / k, single)
 
 
-def semantic_entropy(matrix: np.ndarray | list, threshold: float = DEFAULT_SETS_THRESHOLD) -> float | np.ndarray:
+def semantic_entropy_counts(matrix: np.ndarray | list, threshold: float = DEFAULT_SETS_THRESHOLD
+                            ) -> float | np.ndarray:
     """Entropy (nats) of the semantic-set frequencies: 0 for one set, log k for k singletons."""
     sizes, single, k = _set_sizes(matrix, threshold)
     shares = sizes / k
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(shares > 0, -shares * np.log(shares), 0.0)
     return one_or_many(terms.sum(axis=-1), single)
+
+
+semantic_entropy = semantic_entropy_counts
+"""The older name of :func:`semantic_entropy_counts` (count-based; see ``semantic_entropy_prob`` for probabilities)."""
