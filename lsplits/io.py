@@ -543,7 +543,8 @@ def output_folder(target: str | os.PathLike[str], *, marker: str = FOLDER_MARKER
 
 
 def check_writable(folder: str | os.PathLike[str], what: str) -> Path:
-    """Refuse, before any work, a folder lsplits will write into (a cache) that cannot be written: a read-only
+    """Refuse, before any work, a folder lsplits will write into (a cache) that must not or cannot be written:
+    an empty path (the current folder), one inside a built dataset (:func:`built_dataset_of`), a read-only
     file system, no permission. A probe file is created and removed (``os.access`` misses read-only mounts for
     some users and ignores permissions for root). Returns the folder as a Path.
 
