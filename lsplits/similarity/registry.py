@@ -18,7 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lsplits.errors import ConfigError, InvalidOption, InvalidOutput, SimilarityFailure
+from lsplits.errors import ConfigError, InvalidOption, InvalidOutput, SimilarityFailure, Stopped
+from lsplits.runtime.cancel import check_stop
 
 
 @dataclass(frozen=True)
@@ -140,11 +141,18 @@ def prepare_output(similarity: Similarity, text: str) -> Any:
 def score_outputs(similarity: Similarity, a: Any, b: Any, texts: tuple[str, str]) -> float:
     """``similarity.score(a, b)`` of two prepared outputs (``texts``: their strings, for the message).
 
+    The caller's stop condition (:func:`lsplits.runtime.cancel.check_stop`: a time budget) is checked before
+    each pair, so that a stop takes effect between two pairs of one example's candidates, not at its end.
+
     Raises:
-        SimilarityFailure: any exception (a bug), naming the similarity and both outputs.
+        Stopped: the caller's stop condition says to stop (before the pair, or from inside a long solve).
+        SimilarityFailure: any other exception (a bug), naming the similarity and both outputs.
     """
+    check_stop()
     try:
         return float(similarity.score(a, b))
+    except Stopped:
+        raise
     except Exception as exc:  # re-raised: a bug must not become a similarity of 0
         raise SimilarityFailure(f"similarity {similarity.name!r} failed to score the outputs {_short(texts[0])} "
                                 f"and {_short(texts[1])}: {type(exc).__name__}: {exc}") from exc

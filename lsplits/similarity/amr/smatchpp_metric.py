@@ -14,6 +14,11 @@ replaced by exact, faster equivalents (the tests check equality with smatchpp's 
   every triple with every other (identity triple matching only, which is what Smatch++ uses).
 - the matched-triple count is a multiset intersection (same reason).
 
+Under a caller's time budget (:mod:`lsplits.runtime.cancel`: the Space's requests) the integer program gets no
+more time than is left, and with under :data:`MIN_ILP_SECONDS` left a pair keeps its hill-climbing alignment,
+noted for the caller to report; the solver runs in a helper thread, so a stop or a signal (the CLI's Ctrl-C,
+SIGTERM) takes effect at once instead of when the solver returns.
+
 A string that is not one well-formed AMR graph raises :class:`InvalidOutput`: validity is decided by
 :func:`lsplits.similarity.amr.graph.parse_amr`, as for every AMR metric here (smatchpp's own reader silently
 repairs broken graphs), and a graph that smatchpp cannot standardise is invalid too.
@@ -33,13 +38,21 @@ from scipy.optimize import Bounds, LinearConstraint, linear_sum_assignment, milp
 from smatchpp import align, data_helpers, eval_statistics, interfaces, preprocess, score
 from smatchpp.formalism.amr import tools as amr_tools
 
-from lsplits.errors import InvalidInput, InvalidOutput
+from lsplits.errors import InvalidInput, InvalidOutput, Stopped
+from lsplits.runtime.cancel import check_stop, note, time_left, wait_stoppable
 from lsplits.similarity.amr.graph import EMPTY_AMR, parse_amr
 from lsplits.similarity.registry import Similarity
 
 logger = logging.getLogger(__name__)
 
 Triple = tuple[str, str, str]
+MIN_ILP_SECONDS = 1.0
+"""Below this much of a caller's time budget the integer program is not started (see
+:meth:`BoundedAlignmentSolver._solve_within_budget`)."""
+HILL_CLIMBING_NOTE = ("Smatch++ alignment(s) kept the hill-climbing solution, not the proven optimum (their F1 may "
+                      "be a little low)")
+"""What :func:`lsplits.runtime.cancel.note` counts for each pair that kept its hill-climbing alignment (the
+caller shows it after the count)."""
 _SWAP_SEARCH_BUDGET = 5_000_000  # array cells per swap-search step
 
 
@@ -74,12 +87,48 @@ class BoundedAlignmentSolver(interfaces.Solver):
             self.stats["assignment"] += 1
             return alignment, float(value), float(bound)
         self.stats["ilp"] += 1
-        exact = tables.solve_ilp(self.ilp_max_seconds)
+        exact = self._solve_within_budget(tables)
         if exact is None:
-            logger.warning("no optimal alignment within %s s; using the best one found (F1 may be low)",
-                           self.ilp_max_seconds)
             return alignment, float(value), float(bound)
         return exact, float(tables.values(exact[None, :])[0]), float(bound)
+
+    def _solve_within_budget(self, tables: _MatchTables) -> np.ndarray | None:
+        """The ILP's alignment, solved within :attr:`ilp_max_seconds` and the caller's time budget
+        (:func:`~lsplits.runtime.cancel.time_left`); None: keep the hill-climbing alignment (a lower bound).
+
+        With less than :data:`MIN_ILP_SECONDS` of the budget left the ILP is not started and the hill-climbing
+        alignment is used, noted for the caller to report (:data:`HILL_CLIMBING_NOTE`); where that note cannot
+        reach the caller (a forked similarity worker, which its parent ends at the deadline) the ILP runs on
+        with what is left. An ILP cut short by the budget ends the work (:class:`~lsplits.errors.Stopped`)
+        unless the note reaches the caller. The solve runs in a helper thread (:func:`wait_stoppable`), so a
+        stop or a signal takes effect at once, not when the solver returns.
+        """
+        left = time_left()
+        if left is not None and left < MIN_ILP_SECONDS:
+            check_stop()
+            if self._hill_climbing(left):
+                return None
+        limit = self.ilp_max_seconds if left is None else min(self.ilp_max_seconds, left)
+        exact = wait_stoppable(tables.solve_ilp, limit)
+        if exact is not None:
+            return exact
+        if limit < self.ilp_max_seconds:  # the budget cut it short
+            check_stop()
+            if not self._hill_climbing(time_left() or 0.0):
+                raise Stopped("stopped: the time budget ran out while Smatch++ solved an alignment")
+            return None
+        logger.warning("no optimal alignment within %s s; using the best one found (F1 may be low)", limit)
+        return None
+
+    def _hill_climbing(self, left: float) -> bool:
+        """Note (:func:`~lsplits.runtime.cancel.note`) that a pair keeps its hill-climbing alignment; whether the
+        note reached the caller."""
+        if not note(HILL_CLIMBING_NOTE):
+            return False
+        self.stats["hill_climbing"] += 1
+        logger.warning("%.1f s of the time budget left: a Smatch++ alignment keeps its hill-climbing solution, "
+                       "not proven optimal (F1 may be low)", left)
+        return True
 
 
 class _MatchTables:
@@ -298,7 +347,10 @@ def corpus_f1(predictions: Sequence[StandardGraph], references: Sequence[Standar
         raise InvalidInput(f"{len(predictions)} predictions but {len(references)} references")
     if not predictions:
         return float("nan")
-    total = sum((match_counts(p, r) for p, r in zip(predictions, references, strict=True)), np.zeros(4))
+    total = np.zeros(4)
+    for prediction, reference in zip(predictions, references, strict=True):
+        check_stop()  # a caller's time budget, between pairs
+        total += match_counts(prediction, reference)
     return float(eval_statistics.f1_score(total))
 
 
