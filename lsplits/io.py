@@ -23,18 +23,18 @@ import json
 import os
 import re
 import shutil
+import socket
 import stat
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
-import socket
 from pathlib import Path
 from typing import Literal
 
 from lsplits.errors import ConfigError
+from lsplits.runtime import tempfolders
 
 DATASET_MARKER = "lsplits.json"
 """The settings file of a built dataset folder; it also lists the files lsplits wrote there."""
-from lsplits.runtime import tempfolders
 FOLDER_MARKER = ".lsplits-output.json"
 """The marker of every other folder lsplits writes (``lsplits ue`` reports)."""
 MARKER_FILES_KEY = "lsplits_files"
@@ -93,10 +93,6 @@ def _exchange(a: Path, b: Path) -> bool:
     return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
 
 
-def _remove_stale_staging(target: Path) -> None:
-    """Remove ``.NAME.*.tmp`` staging folders of ``target`` whose writer has ended (killed with ``kill -9``,
-    out of memory), or that no process has touched for :data:`STALE_STAGING_SECONDS`."""
-    import glob
 def _staging_owner() -> str:
     """``PID@HOST`` of this process, written into its staging folders' names so a later run can tell whether
     their writer is gone (:func:`_remove_stale_staging`)."""
@@ -121,6 +117,10 @@ def _writer_gone(folder: Path) -> bool:
     return False
 
 
+def _remove_stale_staging(target: Path) -> None:
+    """Remove ``.NAME.*.tmp`` staging folders of ``target`` whose writer has ended (killed with ``kill -9``,
+    out of memory), or that no process has touched for :data:`STALE_STAGING_SECONDS`."""
+    import glob
     import time
 
     cutoff = time.time() - STALE_STAGING_SECONDS
@@ -574,6 +574,23 @@ _STORAGE_ERRNOS = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "t
                    errno.EROFS: "the file system is read-only"}
 
 
+def _written_path(exc: OSError) -> str | None:
+    """The file a failed write was writing, as the user knows it: a copy's destination (``shutil`` puts its
+    source in ``filename`` and its destination in ``filename2``), the output a staging folder stands for
+    (``.NAME.PID@HOST.XXXX.tmp/NAME/...`` is NAME), and a temporary folder of lsplits named as such (with ``TMPDIR``)."""
+    name = exc.filename2 or exc.filename
+    if not name:
+        return None
+    path = Path(os.fsdecode(name))
+    for parent in path.parents:
+        if parent.name.startswith(".") and parent.name.endswith(".tmp") and parent.parent != parent:
+            inner = path.relative_to(parent)
+            return str(parent.parent.joinpath(*inner.parts))  # the output's path: NAME/... beside the staging
+    if tempfolders.holding(path) is not None:
+        return f"{path} in the temporary folder {Path(tempfile.gettempdir())} (TMPDIR)"
+    return str(path)
+
+
 def storage_problem(exc: BaseException) -> str | None:
     """One line for a failure to write because the disk is full or read-only (an ``OSError``, or safetensors'
     error that wraps one), found anywhere in ``exc``'s chain; None for any other exception."""
@@ -600,20 +617,3 @@ def cache_folder(kind: str) -> Path:
     """
     root = os.environ.get("LSPLITS_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "lsplits"
     return Path(root).expanduser() / kind
-def _written_path(exc: OSError) -> str | None:
-    """The file a failed write was writing, as the user knows it: a copy's destination (``shutil`` puts its
-    source in ``filename`` and its destination in ``filename2``), the output a staging folder stands for
-    (``.NAME.PID@HOST.XXXX.tmp/NAME/...`` is NAME), and a temporary folder of lsplits named as such (with ``TMPDIR``)."""
-    name = exc.filename2 or exc.filename
-    if not name:
-        return None
-    path = Path(os.fsdecode(name))
-    for parent in path.parents:
-        if parent.name.startswith(".") and parent.name.endswith(".tmp") and parent.parent != parent:
-            inner = path.relative_to(parent)
-            return str(parent.parent.joinpath(*inner.parts))  # the output's path: NAME/... beside the staging
-    if tempfolders.holding(path) is not None:
-        return f"{path} in the temporary folder {Path(tempfile.gettempdir())} (TMPDIR)"
-    return str(path)
-
-
