@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +37,7 @@ from lsplits.errors import ConfigError, InvalidOption
 from lsplits.lm.defaults import SCRATCH_LM
 from lsplits.lm.dtype import dtype_text
 from lsplits.runtime.stages import stage
+from lsplits.runtime.tempfolders import temporary_folder
 from lsplits.splits.engine import Partition, check_label_quotas, resolve_eval_size, split_eval
 from lsplits.splits.strategy import PLAIN_POLICY, SplitInputs, SplitPolicy, SplitStrategy
 
@@ -530,7 +530,7 @@ def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, sett
     class_labels = label_classes(task, result.table, result.features)
     if class_labels:
         metadata = {**metadata, "class_labels": class_labels}
-    with tempfile.TemporaryDirectory() as tmp:
+    with temporary_folder(prefix="lsplits-build-") as tmp:
         with stage("card and plots"):
             written = dataset_report.config_plots(frames, stats, Path(tmp))
 
