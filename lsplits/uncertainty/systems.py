@@ -76,6 +76,14 @@ class SystemSpec:
     beams: tuple[str, ...]
 
 
+def system_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a system (it becomes a report folder), or None when it can."""
+    if not _NAME.fullmatch(name) or name in RESERVED_NAMES:
+        return (f"the name {name!r} must be a folder name of letters, digits and ._+- (starting with a letter or "
+                f"digit), and none of {', '.join(RESERVED_NAMES)}")
+    return None
+
+
 def parse_system(text: str) -> SystemSpec:
     """``NAME=FILE`` or ``NAME=RANK1.amr,RANK2.amr,...``; ConfigError naming the option otherwise."""
     name, sep, files = text.partition("=")
@@ -84,9 +92,9 @@ def parse_system(text: str) -> SystemSpec:
     if not sep or not name or not paths:
         raise ConfigError(f"--system {text!r}: expected NAME=BEAMS (BEAMS: one JSONL file, or one PENMAN "
                           "file per beam rank separated by commas)")
-    if not _NAME.fullmatch(name) or name in RESERVED_NAMES:
-        raise InvalidOption(f"--system {text!r}: the name {name!r} must be a folder name of letters, digits and "
-                          f"._+- (starting with a letter or digit), and none of {', '.join(RESERVED_NAMES)}")
+    problem = system_name_problem(name)
+    if problem:
+        raise InvalidOption(f"--system {text!r}: {problem}")
     for path in paths:
         if not Path(path).is_file():
             raise ConfigError(f"--system {name}: no such file {path}")

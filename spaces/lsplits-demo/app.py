@@ -26,7 +26,7 @@ except ImportError:
     sys.exit(missing_extra("gradio", "the Space (spaces/lsplits-demo/app.py)"))
 import splits_tab  # noqa: E402
 import uncertainty_tab  # noqa: E402
-from limits import request_budget  # noqa: E402
+from limits import budget_notes, request_budget  # noqa: E402
 from ui_common import SpaceSettings, user_errors  # noqa: E402
 
 from lsplits.building.settings import DEFAULT_EVAL_FRACTION, BuildSettings  # noqa: E402
@@ -89,8 +89,9 @@ def _splits_tab(demo: gr.Blocks, settings: SpaceSettings, models: splits_tab.Lan
     gr.Markdown(SPLITS_HELP)
     opened = gr.State(None)
     with gr.Row():
-        source = gr.Textbox(value=splits_tab.display_path(settings.demo_data), label="Built dataset: folder or Hub repo id", scale=4,
-                            elem_id="dataset-source")
+        source = gr.Textbox(value=splits_tab.display_path(settings.demo_data), scale=4, elem_id="dataset-source",
+                            label="Built dataset: folder or Hub repo id" if settings.open_local else
+                            "Built dataset: the demo's folder or a Hub dataset repo id (org/name)")
         open_button = gr.Button("Open", variant="primary", scale=1, elem_id="open-dataset")
     with gr.Row():
         config = gr.Dropdown(choices=[], label="Config", scale=1, allow_custom_value=True, elem_id="config")
@@ -222,17 +223,20 @@ def _uncertainty_tab(demo: gr.Blocks, settings: SpaceSettings) -> None:
             threshold=None, request: gr.Request = None, progress=PROGRESS):
         progress(0, desc="reading the input")
         threshold = threshold or None  # the browser sends an empty Number box as 0, which is no threshold at all
-        with budget(demo, settings, request):
+        with budget(demo, settings, request) as notes:
             result, text, table, values, figure = uncertainty_tab.run_uncertainty(
                 beams, gold, beam_uploads, gold_upload, sim, qual, chosen, settings, metrics=chosen_metrics,
                 bad_below=threshold)
-        first = result.ids[0]
-        return (result, text, table, values, figure, gr.update(choices=result.ids, value=first),
-                uncertainty_tab.heatmap_figure(result, first, settings))
+            first = result.ids[0]
+            heatmap_of_first = uncertainty_tab.heatmap_figure(result, first, settings)
+        text = "\n\n".join(filter(None, [text, budget_notes(notes)]))
+        return (result, text, table, values, figure, gr.update(choices=result.ids, value=first), heatmap_of_first)
 
     @user_errors
-    def show_heatmap(result, chosen_id):
-        return uncertainty_tab.heatmap_figure(result, chosen_id, settings)
+    def show_heatmap(result, chosen_id, request: gr.Request = None):
+        with budget(demo, settings, request):
+            return uncertainty_tab.heatmap_figure(result, chosen_id, settings)
+
 
     example_button.click(load_example, None, [beams_text, gold_text, beam_files, gold_file], api_name="load_example")
     run_button.click(run, [beams_text, gold_text, beam_files, gold_file, similarity, quality, estimators, metrics,
@@ -260,7 +264,8 @@ def _uncertainty_tab(demo: gr.Blocks, settings: SpaceSettings) -> None:
                                                 elem_id="system-qualities")
     with gr.Accordion("Generate a system's beams from a model (online)", open=False):
         with gr.Row():
-            model_id = gr.Textbox(label="Hub model id (seq2seq AMR parser) or local model folder", scale=3,
+            model_id = gr.Textbox(label=f"{uncertainty_tab.MODEL_FIELD}: a Hub id (seq2seq AMR parser)"
+                                  + (" or a local folder" if settings.open_local else ""), scale=3,
                                   elem_id="beam-model")
             beam_size = gr.Slider(2, settings.limits.candidates, value=5, step=1, label="Beam size k", elem_id="beam-size")
         sentences = gr.Textbox(lines=4, label="Sentences, one per line (their ids are s1, s2, ...: give the gold "
@@ -286,9 +291,10 @@ def _uncertainty_tab(demo: gr.Blocks, settings: SpaceSettings) -> None:
     @user_errors
     def compare(files, system_list, gold, gold_upload, sim, qualities, request: gr.Request, progress=PROGRESS):
         progress(0, desc="reading the systems")
-        with budget(demo, settings, request):
-            return uncertainty_tab.run_systems_comparison(files, system_list, gold, gold_upload, sim, qualities,
-                                                          settings)
+        with budget(demo, settings, request) as notes:
+            summary, *rest = uncertainty_tab.run_systems_comparison(files, system_list, gold, gold_upload, sim,
+                                                                    qualities, settings)
+        return ("\n\n".join(filter(None, [summary, budget_notes(notes)])), *rest)
 
     @user_errors
     def generate(model, text, k, files, system_list, request: gr.Request, progress=PROGRESS):

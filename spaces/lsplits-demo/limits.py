@@ -13,6 +13,7 @@ import os
 import re
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,8 +22,9 @@ from typing import Any
 from lsplits.errors import ConfigError, InvalidOption
 from lsplits.runtime.cancel import stop_when
 
-_NODE = re.compile(r"\(\s*[^\s()/:]+\s*/")  # "(v / concept": one AMR node in PENMAN
-_LOCAL = "; run `lsplits ue` on your own machine for more"
+_NODE = re.compile(r"\(\s*([^\s()/:]+)\s*/")  # "(v / concept": one AMR node in PENMAN, its variable
+_REFERENCE = re.compile(r":[^\s()]+\s+([^\s()\"]+)")  # ":ROLE v": a role whose value is a bare token
+_LOCAL = "; the lsplits package takes more on your own machine"
 
 
 @dataclass(frozen=True)
@@ -92,15 +94,35 @@ def graph_nodes(text: str) -> int:
     return len(_NODE.findall(text or ""))
 
 
+def graph_shape(text: str) -> tuple[int, int]:
+    """``(nodes, reentrancies)`` of a PENMAN string: its ``(var / concept`` nodes, and the roles whose value is
+    the variable of a node (``:ARG0 v``, a second edge into ``v``); ``(0, 0)`` for any other text."""
+    variables = _NODE.findall(text or "")
+    if not variables:
+        return 0, 0
+    declared = set(variables)
+    return len(variables), sum(1 for token in _REFERENCE.findall(text) if token in declared)
+
+
+def pair_units(first: tuple[int, int], second: tuple[int, int]) -> int:
+    """What Smatch++ costs to align two graphs of :func:`graph_shape` ``first`` and ``second``: the product of
+    their sizes (the match tables are that large), times one plus their reentrancies. Trees are aligned by the
+    assignment search almost always; each reentrancy couples more variables, and graphs with many of them need
+    the integer program, whose time grows far faster than the tables (a 30-node pair with 20 reentrancies each
+    runs into its time limit, where a 30-node tree pair takes milliseconds)."""
+    (nodes_a, reentrant_a), (nodes_b, reentrant_b) = first, second
+    return max(1, nodes_a) * max(1, nodes_b) * (1 + reentrant_a + reentrant_b)
+
+
 def work_units(candidates: Sequence[Sequence[str]], gold: Sequence[str]) -> int:
-    """A measure of the similarity work: per compared pair of graphs, the product of their sizes (matching
-    costs at least that), over the candidate pairs of every example and each top-1 against its gold."""
+    """A measure of the similarity work (:func:`pair_units` summed) over the candidate pairs of every example
+    and each top-1 against its gold."""
     total = 0
     for texts, reference in zip(candidates, gold):
-        sizes = [max(1, graph_nodes(t)) for t in dict.fromkeys(texts)]
-        total += sum(a * b for i, a in enumerate(sizes) for b in sizes[i + 1:])
+        shapes = [graph_shape(t) for t in dict.fromkeys(texts)]
+        total += sum(pair_units(a, b) for i, a in enumerate(shapes) for b in shapes[i + 1:])
         if texts:
-            total += max(1, graph_nodes(texts[0])) * max(1, graph_nodes(reference))
+            total += pair_units(graph_shape(texts[0]), graph_shape(reference))
     return total
 
 
@@ -134,8 +156,13 @@ def client_gone(blocks: Any, session_hash: str | None) -> bool:
 
 
 @contextmanager
-def request_budget(limits: SpaceLimits, blocks: Any = None, session_hash: str | None = None) -> Iterator[None]:
-    """Run the block under the request's time budget; the work stops when it runs out or the client leaves."""
+def request_budget(limits: SpaceLimits, blocks: Any = None, session_hash: str | None = None
+                   ) -> Iterator[Counter[str]]:
+    """Run the block under the request's time budget; the work stops when it runs out or the client leaves.
+
+    Work that can bound itself reads the deadline (:func:`lsplits.runtime.cancel.time_left`: Smatch++'s solver
+    gets no more than what is left) and notes what it approximated to stay within it (yielded, for the handler
+    to say: :func:`budget_notes`)."""
     end = time.monotonic() + limits.seconds
 
     def reason() -> str | None:
@@ -146,6 +173,13 @@ def request_budget(limits: SpaceLimits, blocks: Any = None, session_hash: str | 
             return "the browser that sent this request left"
         return None
 
-    with stop_when(reason):
-        yield
+    with stop_when(reason, end=end) as notes:
+        yield notes
 
+
+def budget_notes(notes: Counter[str]) -> str:
+    """What the work approximated to stay within the budget (each note with its count), as a sentence for the
+    summary; "" when nothing was."""
+    if not notes:
+        return ""
+    return "The time budget ran short: " + "; ".join(f"{count} {what}" for what, count in notes.items()) + "."

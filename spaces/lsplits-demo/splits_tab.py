@@ -8,8 +8,8 @@ and splits from :func:`lsplits.building.pipeline.split_scored` (the configs' str
 
 from __future__ import annotations
 
-import functools
 import logging
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from ui_common import SpaceSettings
+from ui_common import FIELD_LABELS, SpaceSettings, hosted_hub_id, hub_model_folder
 
 from lsplits.building import analysis, plots
 from lsplits.building import dataset as built
@@ -29,6 +29,7 @@ from lsplits.data.loading import load_examples, prepare_examples
 from lsplits.data.tasks import generic_task
 from lsplits.errors import ConfigError
 from lsplits.lm.defaults import SCRATCH_LM
+from lsplits.runtime.failures import is_hub_id
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +37,8 @@ SCRATCH = SCRATCH_LM
 PASTED_FIELD = "text"
 EVAL_SHARE = "Eval share"
 """The label of the eval-size control, also how errors name it."""
+_LM_OFFER = "'scratch' or a Hub causal LM id (such as gpt2)"
+"""What a hosted Space's LM field takes."""
 _HIDDEN_COLUMNS = ("ll_tokens", "source_split", analysis.RARE_WORDS_COLUMN, analysis.WORD_TOKENS_COLUMN)
 
 
@@ -64,21 +67,42 @@ def dataset_folder(source: str, settings: SpaceSettings) -> Path:
 
 def built_dataset(source: str, settings: SpaceSettings) -> built.BuiltDataset:
     """``source`` opened by :func:`lsplits.building.dataset.open_dataset`, after building the demo dataset
-    when it is asked for and missing (if the settings allow it)."""
+    when it is asked for and missing (if the settings allow it).
+
+    A hosted Space (``settings.open_local`` false) opens its demo dataset or a Hub dataset repo
+    (:func:`lsplits.building.dataset.open_hub_dataset`, never a folder of the same name); any other text gets
+    the same answer whether or not such a path exists here, decided from the text alone."""
     text = source.strip()
     if not text:
-        raise ConfigError("enter a folder built by `lsplits build` or a Hub dataset repo id (org/name)")
-    path = Path(text).expanduser()
-    if not settings.open_local and path.resolve() != settings.demo_data.resolve() and not built.HUB_ID.fullmatch(text):
-        # the same answer whether the path exists or not: a hosted Space does not tell what its disk holds
+        raise ConfigError("enter a folder built by `lsplits build` or a Hub dataset repo id (org/name)"
+                          if settings.open_local else "enter the demo dataset's folder or a Hub dataset repo id "
+                          "(org/name)")
+    if not settings.open_local:
+        if is_demo_text(text, settings.demo_data):
+            return _open_demo(settings.demo_data, settings)
+        if is_hub_id(text, namespaced=True):
+            return built.open_hub_dataset(text)
         raise ConfigError(f"{text}: this Space opens its demo dataset ({display_path(settings.demo_data)}) or a Hub "
                           "dataset repo id (org/name), not folders of its machine")
-    if not path.exists() and path.resolve() == settings.demo_data.resolve() and settings.build_missing_demo:
+    path = Path(text).expanduser()
+    if path.resolve() == settings.demo_data.resolve():
+        return _open_demo(path, settings)
+    return built.open_dataset(text)
+
+
+def is_demo_text(text: str, demo: Path) -> bool:
+    """Whether ``text`` names the demo folder as the Space shows it or as configured (compared as strings)."""
+    return os.path.normpath(text) in {os.path.normpath(display_path(demo)), os.path.normpath(str(demo))}
+
+
+def _open_demo(path: Path, settings: SpaceSettings) -> built.BuiltDataset:
+    """The demo dataset, built first (``lsplits demo``) when it is missing and the settings allow it."""
+    if not settings.demo_data.exists() and settings.build_missing_demo:
         from lsplits.building.demo import run_demo
 
-        logger.info("building the demo dataset into %s (first start)", path)
-        run_demo(path, progress=True)  # scores cached where `lsplits demo` caches them: a rerun trains nothing
-    return built.open_dataset(text)
+        logger.info("building the demo dataset into %s (first start)", settings.demo_data)
+        run_demo(settings.demo_data, progress=True)  # scores cached where `lsplits demo` caches them: a rerun trains nothing
+    return built.open_dataset(path)
 
 
 def display_path(path: Path) -> str:
@@ -96,8 +120,16 @@ def open_dataset(source: str, settings: SpaceSettings) -> OpenedDataset:
     """
     dataset = built_dataset(source, settings)
     folder = dataset.files.resolve()
-    stamp = (folder / METADATA_FILE).stat().st_mtime_ns
-    frames, meta, stats = _read_dataset(str(folder), stamp)
+    key = (str(folder), (folder / METADATA_FILE).stat().st_mtime_ns)
+    with _READ_LOCK:
+        found = _READ.get(key)
+    if found is None:
+        found = _read_dataset(dataset)
+        with _READ_LOCK:
+            _READ[key] = found
+            while len(_READ) > _READ_KEPT:
+                _READ.pop(next(iter(_READ)))
+    frames, meta, stats = found
     return OpenedDataset(source=source.strip(), frames=frames, meta=meta, stats=stats,
                          difficulty=difficulty_section(folder))
 
@@ -111,13 +143,17 @@ def difficulty_section(folder: Path) -> str:
     return "\n".join(line for line in (section or "").splitlines() if not line.startswith("!["))
 
 
-@functools.lru_cache(maxsize=4)
-def _read_dataset(folder: str, stamp: int) -> tuple[dict, dict, dict]:
-    """Frames, metadata and statistics of a built folder (``stamp`` only keys the cache)."""
-    dataset = built.open_dataset(folder)
+_READ: dict[tuple[str, int], tuple[dict, dict, dict]] = {}
+"""What :func:`open_dataset` read, by folder and ``lsplits.json`` time stamp (the last :data:`_READ_KEPT`)."""
+_READ_KEPT = 4
+_READ_LOCK = threading.Lock()
+
+
+def _read_dataset(dataset: built.BuiltDataset) -> tuple[dict, dict, dict]:
+    """Frames, metadata and statistics of a built dataset."""
     frames, meta = dataset.frames(), dataset.meta
     if not frames:
-        raise ConfigError(f"{folder}: the dataset lists no configs")
+        raise ConfigError(f"{dataset.location}: the dataset lists no configs")
     stats = config_statistics(frames, query_field=meta["query_field"], label_field=meta.get("label_field"),
                               categorical_columns=meta.get("categorical_columns", ()), progress=True)
     return frames, meta, stats
@@ -186,14 +222,19 @@ class LanguageModels:
         self._lock = threading.Lock()
 
     def get(self, name: str) -> tuple[Any, Any]:
-        """``(model, tokenizer)`` for ``scratch`` or a Hub id / local folder."""
+        """``(model, tokenizer)`` for ``scratch`` or a Hub id / local folder (a hosted Space: a Hub id only,
+        :func:`hub_model_folder`)."""
         from lsplits.lm.scoring import load_causal_lm
 
+        if name != SCRATCH and not self.settings.open_local:  # refused before the lock: no wait for a refusal
+            hosted_hub_id(name, FIELD_LABELS["lm"], _LM_OFFER)
         with self._lock:
             if name not in self._loaded:
                 folder: str | Path = name
                 if name == SCRATCH:
                     folder = self._scratch_folder()
+                elif not self.settings.open_local:
+                    folder = hub_model_folder(name, FIELD_LABELS["lm"], _LM_OFFER)
                 self._loaded = {name: load_causal_lm(folder)}  # one model in memory at a time
             return self._loaded[name]
 
@@ -229,8 +270,6 @@ def score_own(lines: str, upload: str | None, text_field: str, prompt_template: 
 
     Returns a summary, the scored table (least likely first) and the score-against-length figure.
     """
-    from lsplits.lm.scoring import score_pairs
-
     limits = models.settings.limits
     limits.check_text(lines, "examples")
     limits.check_files([upload] if upload else None, "file")
@@ -238,6 +277,8 @@ def score_own(lines: str, upload: str | None, text_field: str, prompt_template: 
     limits.check_count(len(examples), "score_examples", "examples to score")
     checked_eval_size(float(eval_fraction), len(examples), option=EVAL_SHARE)  # refused before the LM loads
     lm = lm.strip() or SCRATCH
+    from lsplits.lm.scoring import score_pairs  # torch: seconds to import, after every check of the input
+
     model, tokenizer = models.get(lm)
     records = score_records(examples, task, "ft")
     scores, tokens = score_pairs(model, tokenizer, [r["prompt"] for r in records], [r["query"] for r in records],

@@ -17,9 +17,10 @@ from limits import SpaceLimits
 
 from lsplits.building.demo import DEFAULT_SCRATCH_STEPS
 from lsplits.building.demo import DEMO_OUT as CHECKOUT_DEMO
-from lsplits.errors import InvalidOption, LsplitsError
+from lsplits.errors import ConfigError, InvalidOption, LsplitsError
 from lsplits.hub.demo_space import DEMO_DATA_PATH, SCRATCH_LM_PATH
 from lsplits.io import DATASET_MARKER, cache_folder
+from lsplits.runtime.failures import hub_snapshot, is_hub_id
 
 logger = logging.getLogger(__name__)
 
@@ -41,8 +42,9 @@ class SpaceSettings:
         build_missing_demo: run ``lsplits demo`` when ``demo_data`` does not exist (minutes);
             when false, opening it is an error that says how to build it.
         limits: what one request may ask for and its time budget (:class:`limits.SpaceLimits`).
-        open_local: whether "Open" reads folders of this machine besides ``demo_data`` (run locally: yes; on a
-            hosted Space, where ``SPACE_ID`` is set: no, and a path gets one answer whether it exists or not).
+        open_local: whether the fields that name a dataset or a model read folders of this machine (run locally:
+            yes; on a hosted Space, where ``SPACE_ID`` is set: no, only ``demo_data``, the scratch LM and Hub
+            ids, a Hub id is never read from a local folder, and a path gets one answer whether it exists or not).
     """
 
     demo_data: Path
@@ -74,6 +76,26 @@ def checkout_demo(root: Path = HERE.parents[1]) -> Path | None:
     its ``lsplits.json``); None otherwise (a deployed Space, no demo built yet)."""
     folder = root / CHECKOUT_DEMO
     return folder if (root / "pyproject.toml").is_file() and (folder / DATASET_MARKER).is_file() else None
+
+
+HUB_MODEL_FILES = ("*.json", "*.txt", "*.model", "*.safetensors")
+"""What a hosted Space downloads of a Hub model: config, tokenizer and safetensors weights (no pickles)."""
+
+
+def hosted_hub_id(text: str, field: str, offer: str) -> str:
+    """``text`` when it is a Hub repo id (:func:`lsplits.runtime.failures.is_hub_id`, decided from the string
+    alone); else one refusal naming the form's ``field`` and what it takes (``offer``), the same whether or not
+    a path of that name exists on this machine: a hosted Space does not tell what its disk holds."""
+    if not is_hub_id(text):
+        raise ConfigError(f"{field}: this Space takes {offer}, not folders of its machine, got {text!r}")
+    return text
+
+
+def hub_model_folder(text: str, field: str, offer: str) -> Path:
+    """The Hub model ``text`` (checked by :func:`hosted_hub_id`) downloaded into the Hugging Face cache: its
+    snapshot folder, never a folder of this machine that has the same name."""
+    return hub_snapshot(hosted_hub_id(text, field, offer), repo_type="model", allow_patterns=HUB_MODEL_FILES,
+                        what="model")
 
 
 def readable(exc: BaseException) -> str:
@@ -114,6 +136,10 @@ def user_errors(fn: F) -> F:
                                     else exc), print_exception=False) from exc
         except (LsplitsError, ValueError, OSError) as exc:
             raise gr.Error(readable(exc), print_exception=False) from exc
+        except RecursionError as exc:  # input nested deeper than a reader goes (JSON, PENMAN), where none said so
+            logger.exception("input nested too deeply in %s", fn.__name__)
+            raise gr.Error("the input is nested too deeply for this Space to read (brackets or parentheses "
+                           "thousands of levels deep): flatten it", print_exception=False) from exc
         except Exception as exc:
             logger.exception("unexpected error in %s", fn.__name__)
             raise gr.Error(f"Unexpected error ({type(exc).__name__}): {readable(exc)}",

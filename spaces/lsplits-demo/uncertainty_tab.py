@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from limits import SpaceLimits, one_large_request
 from matplotlib.figure import Figure
-from ui_common import SpaceSettings
+from ui_common import SpaceSettings, hosted_hub_id, hub_model_folder
 
 from lsplits.errors import ConfigError, InvalidOption, LsplitsError
 from lsplits.generation.cache import write_beams
@@ -53,7 +53,7 @@ from lsplits.uncertainty.selective import (
     smallest_certifiable,
 )
 from lsplits.uncertainty.study import StudyConfig, method_name, run_study
-from lsplits.uncertainty.systems import TABLE1_METRICS, parse_systems, run_systems
+from lsplits.uncertainty.systems import TABLE1_METRICS, SystemSpec, run_systems, system_name_problem
 from lsplits.uncertainty.systems_report import figure1, figure1_markdown, figure2
 from lsplits.uncertainty.ue_metrics import DISPLAY_NAMES as METRIC_NAMES
 from lsplits.uncertainty.ue_metrics import METRICS, PAPER_METRICS
@@ -283,13 +283,22 @@ def system_names(files: Sequence[str], names_text: str) -> list[str]:
         if len(typed) != len(files):
             raise ConfigError(f"{len(typed)} system name(s) for {len(files)} beam file(s): give one name per file, "
                               "separated by commas, or none to use the file names")
+        seen: set[str] = set()
+        for name in typed:  # said in the form's words, before any file is read
+            problem = system_name_problem(name)
+            if problem:
+                raise InvalidOption(f"{SYSTEM_NAMES_FIELD}: {problem}")
+            if name.lower() in seen:
+                raise InvalidOption(f"{SYSTEM_NAMES_FIELD}: the name {name!r} is given twice (ignoring case); each system "
+                                    "needs its own name")
+            seen.add(name.lower())
         return typed
     names = []
     for path in files:
         stem = re.sub(r"[^A-Za-z0-9._+-]+", "-", Path(path).name.split(".")[0]).strip("-._+") or "system"
         stem = stem.removeprefix("amr_system_")
         name, number = stem, 2
-        while name.lower() in {n.lower() for n in names}:
+        while name.lower() in {n.lower() for n in names} or system_name_problem(name):
             name, number = f"{stem}-{number}", number + 1
         names.append(name)
     return names
@@ -319,7 +328,7 @@ def run_systems_comparison(files: Sequence[str] | None, names_text: str, gold_te
     limits.check_count(len(files), "systems", "systems")
     _check_sizes(limits, "", gold_text, files, gold_upload)
     names = system_names(files, names_text)
-    specs = parse_systems([f"{name}={path}" for name, path in zip(names, files, strict=True)])
+    specs = [SystemSpec(name, (str(path),)) for name, path in zip(names, files, strict=True)]
     settings.work_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="pasted-") as tmp:
         gold = _gold_file(gold_text, gold_upload, Path(tmp))
@@ -384,6 +393,10 @@ def beam_generator() -> Callable[..., Any]:
                       "installation does not have: upload beam files instead")
 
 
+SYSTEM_NAMES_FIELD = "System names"
+"""How errors name the system-names field of "Compare systems"."""
+MODEL_FIELD = "Model"
+"""How errors name the model field of "Generate a system's beams"."""
 GENERATED_PREFIX = "lsplits-generated-"
 GENERATED_SECONDS = 3600
 """Generated beams are served from the temporary folder (where Gradio serves files from) for this long."""
@@ -410,8 +423,12 @@ def generate_system(model: str, sentences_text: str, k: int, files: Sequence[str
     """Beams of ``model`` for the pasted sentences (ids s1, s2, ...), added as one more system."""
     model = model.strip()
     sentences = [line.strip() for line in sentences_text.splitlines() if line.strip()]
+    hosted = not settings.open_local
     if not model:
-        raise ConfigError("give a Hub model id (a seq2seq AMR parser) or a local model folder")
+        raise ConfigError(f"{MODEL_FIELD}: give a Hub model id (a seq2seq AMR parser)"
+                          + ("" if hosted else " or a local model folder"))
+    if hosted:  # from the text alone, before anything else: a hosted Space reads no folder the user names
+        hosted_hub_id(model, MODEL_FIELD, "a Hub model id (a seq2seq AMR parser)")
     if not sentences:
         raise ConfigError("paste the sentences to parse, one per line")
     settings.limits.check_text(sentences_text, "sentences")
@@ -420,11 +437,12 @@ def generate_system(model: str, sentences_text: str, k: int, files: Sequence[str
         raise InvalidOption(f"beam size k must be at least 1, got {k}")
     settings.limits.check_count(int(k), "candidates", "candidates per sentence (beam size k)")
     offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
-    if offline and not Path(model).is_dir():
+    if offline and not hosted and not Path(model).is_dir():
         raise ConfigError(f"HF_HUB_OFFLINE is set, so {model!r} cannot be downloaded: give a local model folder, "
                           "run the app online, or upload beam files")
     generate = beam_generator()
-    produced = list(generate(model, sentences, k=int(k)))
+    source = str(hub_model_folder(model, MODEL_FIELD, "a Hub model id")) if hosted else model
+    produced = list(generate(source, sentences, k=int(k)))
     if len(produced) != len(sentences):
         raise ConfigError(f"the beam generator returned {len(produced)} beams for {len(sentences)} sentences")
     folder = generated_folder()
