@@ -19,16 +19,15 @@ lsplits.errors.InvalidOption: folds must be a whole number >= 2, got 1
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from lsplits.data.loading import DEFAULT_MISSING_LABELS, LoadOptions
+from lsplits.data.loading import DEFAULT_MISSING_LABELS, LoadOptions, read_json_file
 from lsplits.data.tasks import DEFAULT_SETTING, Setting, resolve_setting
-from lsplits.errors import ConfigError, InvalidOption
+from lsplits.errors import ConfigError, DataError, InvalidOption
 from lsplits.io import RECORD_MARK
 from lsplits.lm.defaults import DEFAULT_FOLDS, PT_NEEDS_PRETRAINED, SCRATCH_LM, check_prompted  # noqa: F401
 from lsplits.lm.dtype import DEFAULT_DTYPE, check_dtype
@@ -138,11 +137,13 @@ class RunSettings:
         JSON file of settings alone. Refused in one line when missing, unreadable or not settings."""
         path = Path(path)
         try:
-            document = json.loads(path.read_text(encoding="utf-8"))
+            document = read_json_file(path)
         except FileNotFoundError:
             raise ConfigError(f"--settings {path}: no such file") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except OSError as exc:
             raise ConfigError(f"--settings {path}: not a readable JSON file ({exc})") from None
+        except DataError as exc:  # not UTF-8, not JSON, nested too deeply: names the line
+            raise ConfigError(f"--settings {exc}") from None
         if not isinstance(document, dict):
             raise ConfigError(f"--settings {path}: expected a JSON object of settings")
         writer = document.get(RECORD_MARK)

@@ -19,6 +19,9 @@ import gc
 import json
 import logging
 import numbers
+import os
+import re
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -240,6 +243,53 @@ def _surrogate(value: Any) -> str | None:
     return None
 
 
+def parse_json(text: str, source: str | Path, line: int | None = None) -> Any:
+    """``json.loads(text)`` of text read from ``source`` (``line``: the line it is, for JSON Lines).
+
+    Raises:
+        DataError: naming ``source`` and the line, for invalid JSON and for JSON nested deeper than Python's
+            reader goes (its RecursionError), so that neither ends in a traceback.
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(_json_problem(exc, text), source=str(source),
+                        line=exc.lineno if line is None else line) from exc
+    except RecursionError:
+        depth, deepest_line = _nesting(text)
+        raise DataError(f"JSON nested {depth} levels deep, deeper than Python's JSON reader goes (about "
+                        f"{sys.getrecursionlimit()} levels of [ and {{); flatten the data", source=str(source),
+                        line=deepest_line if line is None else line) from None
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}\n]')
+
+
+def _nesting(text: str) -> tuple[int, int]:
+    """The deepest nesting of JSON arrays and objects in ``text`` and the line (from 1) where it is first reached
+    (brackets inside strings do not count)."""
+    depth = deepest = 0
+    line = deepest_line = 1
+    for token in _JSON_TOKEN.finditer(text):
+        char = token.group()
+        if char in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest, deepest_line = depth, line
+        elif char in "]}":
+            depth -= 1
+        elif char == "\n":
+            line += 1
+    return deepest, deepest_line
+
+
+def read_json_file(path: str | Path) -> Any:
+    """The JSON document in the UTF-8 file ``path``; DataError naming the file and line when it is not UTF-8,
+    not JSON or nested too deeply (:func:`parse_json`). An OSError (a missing file) propagates."""
+    path = Path(path)
+    return parse_json(_decode_utf8(path, path.read_bytes()), path)
+
+
 def read_jsonl(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for every non-empty line of a JSON Lines file; errors name file and line."""
     rows = []
@@ -247,10 +297,7 @@ def read_jsonl(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
         line = line.rstrip("\r\n")
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(_json_problem(exc, line), source=str(path), line=line_no) from exc
+        record = parse_json(line, path, line_no)
         if not isinstance(record, dict):
             raise DataError("expected a JSON object", source=str(path), line=line_no)
         check_encodable(record, str(path), line_no)
@@ -266,12 +313,12 @@ def _read_json(path: Path) -> list[dict[str, Any]]:
     """A JSON list of objects (or ``{"data": [...]}``); a file of one object per line is read as JSON Lines."""
     text = _decode_utf8(path, path.read_bytes())
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
+        data = parse_json(text, path)
+    except DataError:
         first = next((line for line in text.split("\n") if line.strip()), "")
         if _is_json_object(first):
             return _read_jsonl(path)
-        raise DataError(_json_problem(exc, text), source=str(path), line=exc.lineno) from exc
+        raise
     if isinstance(data, dict) and "data" in data:
         data = data["data"]
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
@@ -291,8 +338,8 @@ def _json_problem(exc: json.JSONDecodeError, text: str) -> str:
 
 def _is_json_object(text: str) -> bool:
     try:
-        return isinstance(json.loads(text), dict)
-    except json.JSONDecodeError:
+        return isinstance(parse_json(text, "a line"), dict)
+    except DataError:
         return False
 
 
@@ -365,12 +412,27 @@ def hub_dataset(data: str | None) -> Any:
         return None
     if looks_like_path(data) and not Path(data).expanduser().exists():
         raise DataError("no such file or folder", source=data)
+    check_no_dataset_script(data)
     import datasets
 
     try:
         return datasets.load_dataset(data)
     except hub_failures() as exc:  # offline, missing repo, ...: one readable line
         raise DataError(f"cannot load the dataset from the Hub or folder: {_one_line(exc)}", source=data) from exc
+
+
+def check_no_dataset_script(name: str) -> None:
+    """DataError naming the folder ``name`` and its script when it holds the loading script that ``datasets``
+    refuses to run (``FOLDER/FOLDER.py``: a RuntimeError from ``load_dataset``, and no code is run), before loading."""
+    parts = [part for part in name.replace(os.sep, "/").split("/") if part]
+    folder = Path(name)
+    if not parts or not folder.is_dir():
+        return
+    script = folder / (parts[-1] if parts[-1].endswith(".py") else parts[-1] + ".py")
+    if script.is_file():
+        raise DataError(f"holds the dataset script {script.name}, and the datasets library no longer runs dataset "
+                        "scripts (none was run); give the data files it loads (JSONL, CSV or parquet) instead",
+                        source=name)
 
 
 def dataset_sources(dataset_dict: Any, data: str, splits: Sequence[str] | None = None
@@ -399,7 +461,9 @@ def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task:
         raise InvalidOption(name="drop_labels", problem="needs a label field (give {opt:label_field})",
                             value=sorted(drop_labels)[0])
     labels_seen: set[str] = set()
-    numeric: list[tuple[str, object]] = []  # (example id, query) of queries that are numbers, scored as their text
+    not_text: dict[str, list[tuple[str, object]]] = {}  # kind -> (example id, query) of queries that are numbers or
+    # booleans, scored as their text
+    label_kinds: dict[str, tuple[str, object]] = {}  # kind of label value -> (example id, value) of its first example
     first_row: dict[str, Any] | None = None  # every field but the id of the first example kept
     all_same = True  # whether every example kept so far equals it
     total = 0
@@ -425,6 +489,9 @@ def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task:
             if task.label_field and is_missing(record[task.label_field]):
                 unlabelled.append((example_id, description))
                 continue
+            if task.label_field:
+                _check_label_kind(record[task.label_field], example_id, label_kinds, task.label_field, description,
+                                  index + 1)
             if drop_labels:
                 label = str(record[task.label_field])
                 labels_seen.add(label)
@@ -440,12 +507,13 @@ def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task:
                 continue
             query = record[task.query_field]
             if not isinstance(query, str):
-                if not isinstance(query, numbers.Number):
-                    raise DataError(f"the query is a {type(query).__name__} ({_clipped(query)}), not text: it would "
+                kind = value_kind(query)
+                if kind not in ("a number", "a boolean"):
+                    raise DataError(f"the query is {kind} ({_clipped(query)}), not text: it would "
                                     "be scored as its Python repr; join its tokens into one string (or give "
                                     "--query-field the field that holds the text)", source=description,
                                     line=index + 1, example=example_id, field=task.query_field)
-                numeric.append((example_id, query))
+                not_text.setdefault(kind, []).append((example_id, query))
             example = {ID_FIELD: example_id, **{k: v for k, v in record.items() if k != ID_FIELD}}
             example.setdefault(SOURCE_FIELD, source_name)
             examples.append(example)
@@ -473,9 +541,10 @@ def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task:
     if len(examples) > 1 and all_same:  # every score ties: which go to eval is arbitrary
         logger.warning("all %d examples are the same row (every field but the id is equal): their scores tie, so "
                        "a split of them says nothing about likelihood", len(examples))
-    if numeric:
-        logger.warning("%d of %d queries (field %r) are numbers, not text, and are scored as their digits; the "
-                       "first is example %r: %r", len(numeric), total, task.query_field, *numeric[0])
+    for kind, queries in not_text.items():
+        logger.warning("%d of %d queries (field %r) are %s, not text, and are scored as %s; the first is example "
+                       "%r: %r", len(queries), total, task.query_field, _PLURALS[kind],
+                       "the words True and False" if kind == "a boolean" else "their digits", *queries[0])
     if ID_FIELD not in columns:
         columns.insert(0, ID_FIELD)
     if SOURCE_FIELD not in columns:
@@ -484,6 +553,36 @@ def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task:
         mapping = dict(options.rename)
         features = {mapping.get(name, name): feature for name, feature in features.items()}
     return LoadedData(examples=examples, columns=columns, source=description, dropped=dropped, features=features)
+
+
+_PLURALS = {"a number": "numbers", "a boolean": "booleans"}
+
+
+def value_kind(value: object) -> str:
+    """What ``value`` is, as a message says it: ``text``, ``a number``, ``a boolean`` (numpy's too) or ``a list``."""
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return "a boolean"
+    if isinstance(value, numbers.Number):
+        return "a number"
+    return f"a {type(value).__name__}"
+
+
+def _check_label_kind(value: object, example_id: str, kinds: dict[str, tuple[str, object]], field: str,
+                      source: str, line: int) -> None:
+    """Record the kind of label ``value``; DataError naming both examples when labels of two kinds meet (``0`` and
+    ``"0"``, ``1`` and ``True``: one class written two ways would count as two)."""
+    kind = value_kind(value)
+    if kind in kinds:
+        return
+    if kinds:
+        other_kind, (other_id, other_value) = next(iter(kinds.items()))
+        raise DataError(f"labels of two kinds: {_clipped(value)} (example {example_id!r}) is {kind} but "
+                        f"{_clipped(other_value)} (example {other_id!r}) is {other_kind}; a class written both ways "
+                        "would count as two classes, so give every label as text or every label as a number",
+                        source=source, line=line, field=field)
+    kinds[kind] = (example_id, value)
 
 
 def _clipped(value: object, width: int = 60) -> str:

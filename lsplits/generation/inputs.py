@@ -58,9 +58,9 @@ def read_inputs(source: str, *, input_field: str | None = None, id_field: str | 
 
 
 def _from_text_file(path: Path) -> BeamInputs:
-    texts = path.read_text(encoding="utf-8").split("\n")
-    if texts and texts[-1] == "":
-        texts.pop()
+    from lsplits.data.loading import text_lines
+
+    texts = [text.removesuffix("\n") for _, text in text_lines(path)]  # not UTF-8: DataError naming the line
     for number, text in enumerate(texts, start=1):
         if not text.strip():
             raise DataError("empty line (one input per line; ids are line positions, so lines cannot be "
@@ -71,6 +71,9 @@ def _from_text_file(path: Path) -> BeamInputs:
 
 
 def _from_dataset(name: str, split: str, input_field: str | None, id_field: str | None) -> BeamInputs:
+    from lsplits.data.loading import check_no_dataset_script
+
+    check_no_dataset_script(name)
     import datasets
 
     try:

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lsplits.data.loading import read_jsonl
+from lsplits.data.loading import read_jsonl, text_lines
 from lsplits.errors import DataError
 from lsplits.generation.cache import read_beams_record
 
@@ -77,20 +77,19 @@ def read_penman_file(path: str | os.PathLike[str]) -> list[PenmanBlock]:
             blocks.append(PenmanBlock(current_id, "\n".join(current), start))
         current, current_id = [], None
 
-    with open(path, encoding="utf-8") as stream:
-        for number, raw in enumerate(stream, start=1):
-            line = raw.rstrip("\n")
-            if not line.strip():
-                flush()
-                continue
-            if not current and current_id is None:
-                start = number
-            if line.lstrip().startswith("#"):
-                found = _ID_RE.search(line)
-                if found:
-                    current_id = found.group(1)
-                continue
-            current.append(line)
+    for number, raw in text_lines(path):  # a byte that is not UTF-8: DataError naming the file and line
+        line = raw.rstrip("\r\n")
+        if not line.strip():
+            flush()
+            continue
+        if not current and current_id is None:
+            start = number
+        if line.lstrip().startswith("#"):
+            found = _ID_RE.search(line)
+            if found:
+                current_id = found.group(1)
+            continue
+        current.append(line)
     flush()
     return blocks
 
