@@ -32,6 +32,7 @@ from lsplits.data.loading import (
 )
 from lsplits.data.tasks import DEFAULT_SETTING, Setting, generic_task, resolve_setting
 from lsplits.errors import ConfigError, DataError, InvalidOption
+from lsplits.params import refuse
 
 if TYPE_CHECKING:
     import datasets
@@ -267,6 +268,13 @@ def build(spec: DatasetSpec, loaded: LoadedData, settings: BuildSettings, *, cac
     return LikelihoodSplits(spec, result, settings)
 
 
+def _check_cache_dir(cache_dir: object) -> None:
+    """InvalidOption naming ``cache_dir`` unless it is None, a path string or an ``os.PathLike``: checked before
+    any data is loaded (a number would fail as a TypeError deep in the scoring)."""
+    if cache_dir is not None and (not isinstance(cache_dir, (str, os.PathLike)) or cache_dir == ""):
+        raise refuse("cache_dir", "must be a folder path (a str or os.PathLike) or None", cache_dir)
+
+
 def _renames(rename: Mapping[str, str] | None) -> tuple[str, ...]:
     return tuple(f"{old}={new}" for old, new in (rename or {}).items())
 
@@ -332,6 +340,7 @@ def likelihood_splits(data: Any, *, query_field: str | None = BuildSettings.quer
                              drop_labels=tuple(drop_labels or ()),
                              configs=tuple(configs) if configs is not None else None, eval_size=eval_size,
                              dtype=dtype)
+    _check_cache_dir(cache_dir)
     spec, loaded = resolve_data(data, task=task, query_field=query_field, prompt_template=prompt_template,
                                 label_field=label_field, options=settings.load_options())
     if settings.configs is None and setting is not None:
@@ -392,6 +401,7 @@ def score(data: Any, *, query_field: str | None = ScoreSettings.query_field,
     settings = ScoreSettings(data=named, query_field=query_field, prompt_template=prompt_template, lm=lm,
                              folds=folds, seed=seed, max_steps=max_steps, rename=_renames(rename),
                              setting=setting, dtype=dtype)  # InvalidOption in Python's words (lm, setting)
+    _check_cache_dir(cache_dir)
     spec, loaded = resolve_data(data, task=task, query_field=query_field, prompt_template=prompt_template,
                                 options=settings.load_options())
     frame = score_loaded(spec, loaded, settings, cache_dir=cache_dir, progress=progress)

@@ -11,7 +11,9 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lsplits.errors import InvalidInput, InvalidOption
+import numpy as np
+
+from lsplits.errors import InvalidInput, InvalidOption, shown
 from lsplits.params import old_name
 from lsplits.similarity.registry import Similarity, from_config_name
 from lsplits.uncertainty.estimators import (
@@ -59,6 +61,25 @@ def beam_uncertainty_outputs(candidates: Sequence[Sequence[str]], config_name: s
     return {**result.values, "invalid_candidates": result.invalid_candidates}
 
 
+def check_candidates(examples: object, first: int = 0) -> None:
+    """InvalidInput naming the example (numbered from ``first``) and the candidate unless ``examples`` is a list of
+    examples, each a non-empty list of candidate strings. None is no candidate: an output the model did not give is
+    ``""`` (counted invalid, as any text the similarity cannot parse)."""
+    if isinstance(examples, (str, bytes)) or not isinstance(examples, (Sequence, np.ndarray)):
+        raise InvalidInput(f"candidates must be a list of examples, each a list of candidate strings, got "
+                           f"{type(examples).__name__} ({shown(examples, 40)})")
+    for number, candidates in enumerate(examples, start=first):
+        if isinstance(candidates, (str, bytes)) or not isinstance(candidates, (Sequence, np.ndarray)):
+            raise InvalidInput(f"candidates of example {number} is {type(candidates).__name__} "
+                               f"({shown(candidates, 40)}), not a list of candidate strings")
+        if len(candidates) == 0:
+            raise InvalidInput(f"every example needs at least one candidate; example {number} has none")
+        for rank, text in enumerate(candidates):
+            if not isinstance(text, str):
+                raise InvalidInput(f"candidate {rank} of example {number} is {type(text).__name__} "
+                                   f"({shown(text, 40)}), not a string: give every candidate as text ('' for none)")
+
+
 def beam_uncertainties(examples: Sequence[Sequence[str]], similarity: Similarity | str = LEXICAL_SIMILARITY,
                        estimators: Sequence[str] = PAPER_ESTIMATORS, *,
                        ecc_threshold: float = DEFAULT_ECC_THRESHOLD, settings: EstimatorSettings | None = None,
@@ -81,15 +102,7 @@ def beam_uncertainties(examples: Sequence[Sequence[str]], similarity: Similarity
     if any(name in LEXICAL_ESTIMATORS for name in names) and lexical_similarity not in LEXICAL_SIMILARITIES:
         raise InvalidOption(f"LexSim needs a lexical similarity, got {lexical_similarity!r}; choose one of "
                                      f"{', '.join(LEXICAL_SIMILARITIES)}")
-    if any(len(candidates) == 0 for candidates in examples):
-        raise InvalidInput("every example needs at least one candidate")
-    for number, candidates in enumerate(examples):
-        if isinstance(candidates, str):
-            raise InvalidInput(f"candidates of example {number} is a string, not a list of candidate strings")
-        for rank, text in enumerate(candidates):
-            if not isinstance(text, str):
-                raise InvalidInput(f"candidate {rank} of example {number} is {type(text).__name__} "
-                                   f"({text!r:.40}), not a string: give every candidate as text ('' for none)")
+    check_candidates(examples)
     graph_matrices = build_matrices(examples, similarity, workers=workers, cache=cache, progress=progress)
     lexical_matrices = None
     if any(name in LEXICAL_ESTIMATORS for name in names):

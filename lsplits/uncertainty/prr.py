@@ -75,7 +75,8 @@ class PRRResult:
 
 
 def numeric_vector(values, argument: str, what: str = "PRR") -> np.ndarray:
-    """``values`` as a flat float array; InvalidInput naming ``argument`` for a string or a non-numeric entry."""
+    """``values`` as a flat float array; InvalidInput naming ``argument`` for a string, a non-numeric entry or
+    anything but one dimension (a scalar, a column, a matrix)."""
     if isinstance(values, (str, bytes)):
         raise InvalidInput(f"{what}: {argument} must be a list of numbers, got the string {values!r}")
     try:
@@ -87,7 +88,10 @@ def numeric_vector(values, argument: str, what: str = "PRR") -> np.ndarray:
         bad = next((v for v in flat if isinstance(v, (str, bytes)) or not isinstance(v, (numbers.Real, np.number))),
                    flat[0] if flat else None)
         raise InvalidInput(f"{what}: {argument} must be numbers, got {bad!r} ({type(bad).__name__})")
-    return array.astype(float).ravel()
+    if array.ndim != 1:  # a column (n, 1) or a matrix would be read row after row, silently
+        raise InvalidInput(f"{what}: {argument} must be a flat list of numbers, one per example, got an array of "
+                           f"shape {array.shape}")
+    return array.astype(float)
 
 
 def as_inputs(uncertainties, qualities, what: str = "PRR") -> tuple[np.ndarray, np.ndarray]:

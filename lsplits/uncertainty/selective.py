@@ -82,7 +82,7 @@ import numpy as np
 from lsplits.errors import InvalidInput, InvalidOption
 from lsplits.params import check, check_choice, old_name
 from lsplits.uncertainty.options import check_calibration_fraction, check_delta, check_target_risk
-from lsplits.uncertainty.prr import as_inputs
+from lsplits.uncertainty.prr import as_inputs, numeric_vector
 
 METHODS = ("auto", "ltt-wsr", "ltt-hoeffding", "ltt-hb", "ltt-binomial")
 MULTIPLE_TESTING = ("fixed-sequence", "bonferroni", "holm", "split-fixed-sequence")
@@ -172,7 +172,7 @@ def accept(threshold: float | SelectiveThreshold, uncertainties) -> np.ndarray:
     value = threshold.threshold if isinstance(threshold, SelectiveThreshold) else float(threshold)
     if math.isnan(value):
         raise InvalidInput("a selective threshold must not be NaN")
-    u = np.asarray(uncertainties, dtype=float)
+    u = numeric_vector(uncertainties, "uncertainties", "a selective rule")
     if np.isnan(u).any():
         raise InvalidInput("uncertainties must not be NaN")
     return u <= value
@@ -532,7 +532,7 @@ def _risks(qualities, target_risk, loss: Loss | None, method: str, loss_type: st
                 raise InvalidOption(f"risk {name!r} must be per-example losses or {ABSTENTION!r}, got {values!r}")
             risks.append(_Risk(name, target, None, "exact-binomial", True))
             continue
-        losses = np.asarray(values, dtype=float).ravel()
+        losses = numeric_vector(values, f"qualities[{name!r}]", "a selective threshold")
         if losses.size != n:
             raise InvalidInput(f"risk {name!r} has {losses.size} losses for {n} uncertainties")
         if not np.isfinite(losses).all() or losses.min() < 0 or losses.max() > 1:
@@ -610,7 +610,7 @@ def calibrate_threshold(uncertainties, qualities, *, target_risk: float | Mappin
         check_calibration_fraction(order_fraction, "order_fraction")
     check("seed", seed)
     if isinstance(qualities, Mapping):
-        u = np.asarray(uncertainties, dtype=float).ravel()
+        u = numeric_vector(uncertainties, "uncertainties", "a selective threshold")
         if not u.size or not np.isfinite(u).all():
             raise InvalidInput("a selective threshold needs finite uncertainties, at least one")
     else:

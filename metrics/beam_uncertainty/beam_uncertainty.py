@@ -8,7 +8,7 @@ import evaluate
 
 from lsplits.hub.metric_common import citation, metric_info
 from lsplits.similarity.registry import from_config_name
-from lsplits.uncertainty.beam import LEXICAL_SIMILARITY, beam_uncertainty_outputs
+from lsplits.uncertainty.beam import LEXICAL_SIMILARITY, beam_uncertainty_outputs, check_candidates
 from lsplits.uncertainty.estimators import (
     DEFAULT_ECC_THRESHOLD,
     DEFAULT_KLE_T,
@@ -31,7 +31,9 @@ Higher = more uncertain.
 
 _KWARGS_DESCRIPTION = f"""
 Args:
-    candidates (list of list of str): per example, its beam candidates (top-1 first); k may vary.
+    candidates (list of list of str): per example, its beam candidates (top-1 first); k may vary. Every candidate is
+        a string ("" for an output the model did not give: counted invalid); anything else (None, a number, a list)
+        is a ValueError naming the example and the candidate.
     estimators (list of str, default the paper's four {", ".join(map(repr, PAPER_ESTIMATORS))}): also
         {", ".join(repr(name) for name in ESTIMATORS if name not in PAPER_ESTIMATORS)}.
     ecc_threshold (float in (0, 2], default {DEFAULT_ECC_THRESHOLD}): Ecc keeps Laplacian eigenvectors with eigenvalue below it
@@ -67,6 +69,19 @@ class BeamUncertainty(evaluate.Metric):
         from_config_name(self.config_name, LEXICAL_SIMILARITY)  # an unknown similarity is refused at load
         return metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, {"candidates": ["string"]},
                            ["https://openreview.net/forum?id=DWkJCSxKU5"])
+
+    def add_batch(self, *, candidates=None, **kwargs):
+        """Checked here, before evaluate's features cast a nested list or a number to a string (compute adds its
+        inputs through this): InvalidInput naming the example and candidate."""
+        if candidates is not None:
+            check_candidates(candidates)
+        return super().add_batch(candidates=candidates, **kwargs)
+
+    def add(self, *, candidates=None, **kwargs):
+        """One example's candidates, checked as :meth:`add_batch` checks them."""
+        if candidates is not None:
+            check_candidates([candidates])
+        return super().add(candidates=candidates, **kwargs)
 
     def _compute(self, candidates, estimators=PAPER_ESTIMATORS, ecc_threshold=DEFAULT_ECC_THRESHOLD,
                  sets_threshold=DEFAULT_SETS_THRESHOLD, kle_t=DEFAULT_KLE_T, normalize=True, scale=True,

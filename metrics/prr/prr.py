@@ -6,6 +6,7 @@ A thin evaluate wrapper over :mod:`lsplits.uncertainty.prr`; see README.md for t
 import evaluate
 
 from lsplits.hub.metric_common import check_no_config, citation, metric_info
+from lsplits.params import MAX_BOOTSTRAP
 from lsplits.uncertainty.prr import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE, DEFAULT_MAX_REJECTION, prr_outputs
 
 _DESCRIPTION = """\
@@ -21,9 +22,10 @@ Args:
     uncertainties (list of float): one score per example, higher = less trustworthy.
     qualities (list of float): quality of each example's prediction, higher = better.
     max_rejection (float in (0, 1], default {DEFAULT_MAX_REJECTION}): largest rejection rate in the area (1.0 = whole curve).
-    n_bootstrap (int >= 0, default {DEFAULT_BOOTSTRAP}): bootstrap resamples for the confidence interval (0 = none).
+    n_bootstrap (int in [0, {MAX_BOOTSTRAP}], default {DEFAULT_BOOTSTRAP}): bootstrap resamples for the confidence
+        interval (0 = none).
     confidence (float in (0, 1), default {DEFAULT_CONFIDENCE}): confidence level of the interval.
-    seed (int >= 0, default 0): seed of the bootstrap.
+    seed (int in [0, 2**32 - 1], default 0): seed of the bootstrap.
     A value out of range (or NaN) raises a ValueError naming the option.
 Returns:
     prr (float): the ratio; NaN (with a warning) when all qualities are equal.
