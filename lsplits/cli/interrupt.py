@@ -1,7 +1,7 @@
 """Ctrl-C and SIGTERM end a command the same way: one line on stderr, temporary folders removed.
 
 SIGTERM (what ``kill``, ``timeout``, schedulers and containers send) would otherwise end Python at once,
-skipping every ``with tempfile.TemporaryDirectory()`` and ``finally``. :func:`raise_on_sigterm` turns it
+skipping every ``with`` block that removes a temporary folder and every ``finally``. :func:`raise_on_sigterm` turns it
 into :class:`Terminated`, a :class:`KeyboardInterrupt`, so the same unwinding runs as for Ctrl-C.
 :func:`interrupted_line` says what a rerun can reuse, and only what this run really cached. Similarity
 workers leave both signals to their parent (:func:`lsplits.uncertainty.matrix._worker_main`), so none prints a traceback.
@@ -12,6 +12,10 @@ goes on; a library's ``except BaseException``), and the run would go on as if Ct
 watchdog thread, woken by the signal itself (:func:`signal.set_wakeup_fd`), raises it again in the main
 thread at once when a finalizer swallowed it, and every :data:`RERAISE_AFTER_S` while the command has not
 reported it.
+
+Neither the handlers nor the watchdog raise inside a shielded section (:mod:`lsplits.runtime.shield`: a
+temporary folder being made and recorded, or removed, :mod:`lsplits.runtime.tempfolders`); the signal is raised
+as the section ends, so no folder is left half made or half removed.
 """
 
 from __future__ import annotations
