@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +32,7 @@ from lsplits.data.loading import (
 from lsplits.data.tasks import DEFAULT_SETTING, Setting, generic_task, resolve_setting
 from lsplits.errors import ConfigError, DataError, InvalidOption
 from lsplits.params import refuse
+from lsplits.runtime.tempfolders import temporary_folder
 
 if TYPE_CHECKING:
     import datasets
@@ -252,7 +252,7 @@ class LikelihoodSplits(Mapping[str, "datasets.DatasetDict"]):
         from lsplits.hub.push import check_hub_access, push_folder
 
         check_hub_access(repo_id, token=token)
-        with tempfile.TemporaryDirectory(prefix="lsplits-push-") as tmp:
+        with temporary_folder(prefix="lsplits-push-") as tmp:
             folder = self.write(Path(tmp) / "dataset", repo_hint=repo_id)
             return push_folder(folder, repo_id, repo_type="dataset", private=private, token=token)
 
