@@ -46,7 +46,6 @@ PARQUET_MARK = b"lsplits"
 RECORD_MARK = "written_by"
 """The key of a settings record lsplits writes next to an output file (its value names the command)."""
 RECORD_SUFFIX = ".settings.json"
-_OLD_DATASET_ENTRIES = ("README.md", DATASET_MARKER, "plots")  # builds before markers listed their files
 
 
 STALE_STAGING_SECONDS = 6 * 3600
@@ -166,11 +165,7 @@ def _files(folder: Path) -> Iterator[str]:
 
 
 def _marker(folder: Path) -> tuple[str, set[str], set[str]] | None:
-    """The marker of a folder lsplits wrote: (marker name, files it lists, top-level entries it owns whole).
-
-    Builds that predate file lists are recognised by their ``lsplits.json`` (its ``configs``); they
-    may hold only the card, ``lsplits.json``, ``plots/`` and the config folders.
-    """
+    """The marker of a folder lsplits wrote: (marker name, files it lists, top-level entries it owns whole)."""
     for name in (DATASET_MARKER, FOLDER_MARKER):
         path = folder / name
         if not path.is_file() or path.is_symlink():
@@ -185,8 +180,6 @@ def _marker(folder: Path) -> tuple[str, set[str], set[str]] | None:
             folders = data.get(MARKER_FOLDERS_KEY)
             return (name, {str(f) for f in data[MARKER_FILES_KEY]} | {name},
                     {str(f) for f in folders} if isinstance(folders, list) else set())
-        if name == DATASET_MARKER and isinstance(data.get("configs"), list) and "query_field" in data:
-            return name, set(), {*_OLD_DATASET_ENTRIES, *map(str, data["configs"])}
     return None
 
 

@@ -57,17 +57,23 @@ def test_folders_that_may_and_may_not_be_replaced(tmp_path):
     (tmp_path / "empty").mkdir()
     assert check_output(tmp_path / "empty", expect="folder") == tmp_path / "empty"
     assert check_output(tmp_path / "new" / "deeper", expect="folder") == tmp_path / "new" / "deeper"
-    old = tmp_path / "old-build"  # written before markers listed their files: recognised by lsplits.json
+    old = tmp_path / "old-build"  # a build: its lsplits.json lists the files it wrote
     (old / "ll_split").mkdir(parents=True)
     (old / "ll_split" / "train.parquet").write_bytes(b"PAR1")
     (old / "README.md").write_text("card")
-    (old / DATASET_MARKER).write_text(json.dumps({"configs": ["ll_split"], "query_field": "text"}))
+    (old / DATASET_MARKER).write_text(json.dumps({"configs": ["ll_split"], "query_field": "text",
+                                                  "lsplits_files": ["README.md", "ll_split/train.parquet"]}))
     check_output(old, expect="folder", marker=DATASET_MARKER)  # a build may replace it
     with pytest.raises(ConfigError, match="is a dataset lsplits built"):  # any other output may not
         check_output(old, expect="folder")
     (old / "notes.txt").write_text("mine")
     with pytest.raises(ConfigError, match="notes.txt"):
         check_output(old, expect="folder", marker=DATASET_MARKER)
+    unlisted = tmp_path / "unlisted"  # an lsplits.json that lists no files (no format before it is read)
+    (unlisted / "ll_split").mkdir(parents=True)
+    (unlisted / DATASET_MARKER).write_text(json.dumps({"configs": ["ll_split"], "query_field": "text"}))
+    with pytest.raises(ConfigError, match="a non-empty folder that lsplits did not write"):
+        check_output(unlisted, expect="folder", marker=DATASET_MARKER)
     fake = tmp_path / "fake"  # a user's own lsplits.json that is not a build's is no marker
     fake.mkdir()
     (fake / DATASET_MARKER).write_text("[1, 2]")
