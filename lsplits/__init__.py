@@ -6,7 +6,6 @@ transformers or datasets. See README.md for the command line, which runs the sam
 """
 
 import os
-from typing import Any
 
 # torch's OpenMP threads busy-wait by default; on a shared CPU that makes training many times slower.
 # It must be set before torch is first imported, so it is set here (users can still override it).
@@ -14,21 +13,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 __version__ = "0.1.0"
 
-from lsplits import _moved  # noqa: E402  (old module paths, with a FutureWarning)
-
-_moved.install()
+from lsplits.runtime.lazy import lazy_exports  # noqa: E402  (after OMP_WAIT_POLICY; it imports nothing heavy)
 
 __all__ = ["LikelihoodSplits", "likelihood_splits", "score"]
-
-
-def __getattr__(name: str) -> Any:
-    """``lsplits.likelihood_splits`` and the rest of :data:`__all__`, imported from :mod:`lsplits.api` when first used."""
-    if name in __all__:
-        from lsplits import api
-
-        return getattr(api, name)
-    raise AttributeError(f"module 'lsplits' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(__name__, dict.fromkeys(__all__, "lsplits.api"))

@@ -18,14 +18,10 @@ is written in docs/architecture.md ("Layers").
 from __future__ import annotations
 
 import ast
-import importlib
 import os
 import re
-import sys
 from collections import defaultdict
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "lsplits"
@@ -314,28 +310,3 @@ def test_every_subpackage_import_goes_down_the_documented_layers():
     wrong = [f"{source} (layer {layers[source]}) -> {target} (layer {layers[target]}): {site}"
              for (source, target), sites in sorted(edges.items()) if layers[source] <= layers[target] for site in sites]
     assert not wrong, "imports that do not go down the layers of docs/architecture.md:\n" + "\n".join(wrong)
-
-
-@pytest.mark.parametrize(("old", "new", "name"), [
-    ("lsplits.hub.failures", "lsplits.runtime.failures", "hub_failures"),
-    ("lsplits.uncertainty.lexical", "lsplits.similarity.lexical", "ROUGE_L"),
-    ("lsplits.data.registry", "lsplits.builders.registry", "builder_names"),
-])
-def test_a_moved_module_still_imports_from_its_old_path_with_a_future_warning(old, new, name, monkeypatch):
-    for loaded in [module for module in sys.modules if module == old or module.startswith(old + ".")]:
-        monkeypatch.delitem(sys.modules, loaded)
-    with pytest.warns(FutureWarning, match=f"{re.escape(old)} has moved to {re.escape(new)}"):
-        forwarded = importlib.import_module(old)
-    assert getattr(forwarded, name) is getattr(importlib.import_module(new), name)  # the same object, no copy
-
-
-def test_moved_names_still_import_from_their_old_modules():
-    from lsplits.building import demo
-    from lsplits.building.settings import DEFAULT_FOLDS, PT_NEEDS_PRETRAINED, SCRATCH_LM
-    from lsplits.lm import defaults
-
-    assert (SCRATCH_LM, DEFAULT_FOLDS, PT_NEEDS_PRETRAINED) == (defaults.SCRATCH_LM, defaults.DEFAULT_FOLDS,
-                                                                  defaults.PT_NEEDS_PRETRAINED)
-    with pytest.warns(FutureWarning, match="has moved to lsplits.building.demo"):
-        from lsplits.hub.demo_space import ensure_scratch_lm
-    assert ensure_scratch_lm is demo.ensure_scratch_lm

@@ -11,8 +11,7 @@ choices) loads without torch.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from lsplits.runtime.lazy import lazy_exports
 
 _EXPORTS = {"EncodedPair": "encode", "encode_pairs": "encode", "TrainConfig": "finetune",
             "assign_folds": "pipeline", "compute_scores": "pipeline", "RunPlan": "plan",
@@ -20,9 +19,4 @@ _EXPORTS = {"EncodedPair": "encode", "encode_pairs": "encode", "TrainConfig": "f
             "build_scratch_lm": "scratch"}
 
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'lsplits.lm' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"lsplits.lm.{_EXPORTS[name]}"), name)
+__getattr__, __dir__ = lazy_exports(__name__, {name: f"lsplits.lm.{module}" for name, module in _EXPORTS.items()})

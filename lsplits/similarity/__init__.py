@@ -7,7 +7,10 @@ under its registry name as an identifier (``from lsplits.similarity import smatc
 ``available``, ``register`` and ``Similarity``.
 """
 
+from functools import partial
 from typing import Any
+
+from lsplits.runtime.lazy import lazy_exports
 
 _REGISTRY_NAMES = ("get", "available", "register", "Similarity")
 _SIMILARITIES = ("smatch", "smatch_corrected", "smatchpp", "s2match", "s2match_emb", "sema", "wlk", "sembleu",
@@ -16,16 +19,13 @@ _SIMILARITIES = ("smatch", "smatch_corrected", "smatchpp", "s2match", "s2match_e
 __all__ = [*_REGISTRY_NAMES, *_SIMILARITIES]
 
 
-def __getattr__(name: str) -> Any:
-    """A built-in similarity (``registry.get``, by its name) or a registry function, imported when first used."""
-    if name in _REGISTRY_NAMES or name in _SIMILARITIES:
-        from lsplits.similarity import registry
+def _similarity(name: str) -> Any:
+    """The built-in similarity ``name`` (an identifier: ``smatch_corrected`` is ``smatch-corrected``), from the
+    registry."""
+    from lsplits.similarity import registry
 
-        if name in _REGISTRY_NAMES:
-            return getattr(registry, name)
-        return registry.get(name if name in registry.available() else name.replace("_", "-"))
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return registry.get(name if name in registry.available() else name.replace("_", "-"))
 
 
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(__name__, {**dict.fromkeys(_REGISTRY_NAMES, "lsplits.similarity.registry"),
+                                               **{name: partial(_similarity, name) for name in _SIMILARITIES}})
