@@ -39,6 +39,7 @@ def _bare_packages() -> None:
 def main(folder: Path) -> None:
     _bare_packages()
     warnings.simplefilter("ignore")  # NLTK's zero-overlap warnings, log(0) of the LUQ logits
+    from lm_polygraph.estimators.cocoa import CocoaMSP, CocoaMTE, CocoaPPL
     from lm_polygraph.estimators.deg_mat import DegMat
     from lm_polygraph.estimators.eccentricity import Eccentricity
     from lm_polygraph.estimators.eig_val_laplacian import EigValLaplacian
@@ -46,8 +47,13 @@ def main(folder: Path) -> None:
     from lm_polygraph.estimators.label_prob import LabelProb
     from lm_polygraph.estimators.lexical_similarity import LexicalSimilarity
     from lm_polygraph.estimators.luq import LUQ
+    from lm_polygraph.estimators.max_probability import MaximumSequenceProbability
+    from lm_polygraph.estimators.monte_carlo_sequence_entropy import MonteCarloSequenceEntropy
     from lm_polygraph.estimators.num_sem_sets import NumSemSets
+    from lm_polygraph.estimators.perplexity import Perplexity
     from lm_polygraph.estimators.semantic_entropy import SemanticEntropy
+    from lm_polygraph.estimators.sentence_sar import SentenceSAR
+    from lm_polygraph.estimators.token_entropy import MeanTokenEntropy
     from lm_polygraph.normalizers.binned_pcc import BinnedPCCNormalizer
     from lm_polygraph.normalizers.isotonic_pcc import IsotonicPCCNormalizer
     from lm_polygraph.normalizers.minmax import MinMaxNormalizer
@@ -111,6 +117,34 @@ def main(folder: Path) -> None:
             logits = {"semantic_matrix_entail_logits": np.log(m), "semantic_matrix_contra_logits": np.log(1 - m)}
         record(f"luq{suffix}", LUQ(), logits)  # exp(e) / (exp(e) + exp(c)) = S
         record(f"kle{suffix}", KernelLanguageEntropy(), matrix_stats(m))  # contra = 1 - S, so W = S + S^T
+
+    def score_stats(stack: str) -> dict:
+        """LM-Polygraph's statistics from the saved scores: per-token lists of the top-1, sums of every candidate."""
+        top_ll, top_entropy = data[f"top_ll_{stack}"], data[f"top_entropy_{stack}"]
+        m = data[f"matrices_{stack}"]
+        present = ~np.isnan(top_ll)
+        return {"greedy_log_likelihoods": [row[keep] for row, keep in zip(top_ll, present)],
+                "entropy": [row[keep] for row, keep in zip(top_entropy, present)],
+                "sample_log_probs": [list(row) for row in data[f"logprobs_{stack}"]],
+                "sample_texts": [["x"] * m.shape[-1]] * m.shape[0],
+                "sample_sentence_similarity": m,
+                "greedy_sentence_similarity": (m[:, 0, 1:] + m[:, 1:, 0]) / 2}
+
+    gray = {"msp": MaximumSequenceProbability(), "perplexity": Perplexity(), "mean_token_entropy": MeanTokenEntropy(),
+            "mc_sequence_entropy": MonteCarloSequenceEntropy(), "sentence_sar": SentenceSAR(),
+            "cocoa_msp": CocoaMSP(), "cocoa_ppl": CocoaPPL(), "cocoa_mte": CocoaMTE()}
+    with_probability = SemanticEntropy()  # class probabilities "sum", entropy estimation "mean": its defaults
+    for stack in ("random", "clustered", "edge5", "edge1", "underflow"):
+        suffix = "" if stack == "random" else f"@{stack}"
+        stats = score_stats(stack)
+        names = ("sentence_sar",) if stack == "underflow" else tuple(gray)
+        for name in names:
+            record(f"{name}{suffix}", gray[name], stats)
+        record(f"semantic_entropy_prob{suffix}",
+               lambda x, st=stats: with_probability({**st, "semantic_classes_entail": classes(x)}),
+               data[f"matrices_{stack}"])
+        out[f"semantic_entropy_prob_given_sets{suffix}"] = np.asarray(
+            with_probability({**stats, "semantic_classes_entail": given_classes(data[f"labels_{stack}"])}))
 
     for group, candidates in texts.items():
         stats = {"sample_texts": candidates}

@@ -19,6 +19,19 @@ log S and log(1 - S) (LUQ: its softmax gives back S). Speed is the best of five 
 takes under half a second, else one call, and the best over ``--rounds`` alternations of the two
 sides; the ratio is LM-Polygraph's time over lsplits'.
 
+Gray-box and hybrid estimators (:mod:`lsplits.uncertainty.graybox`), on the same four matrix stacks with seeded
+scores (their own generator, so the inputs above do not change): the top-1 candidate gets per-token
+log-likelihoods and entropies (1 to 40 tokens; LM-Polygraph's ``greedy_log_likelihoods`` and ``entropy``),
+from which lsplits gets what ``generate_beams(return_scores=True)`` records (their sum, the count, the mean);
+every candidate's sequence log-probability is LM-Polygraph's ``sample_log_probs``, and S its
+``sample_sentence_similarity`` (SentenceSAR). CoCoA's ``greedy_sentence_similarity`` is (S[0, l] + S[l, 0]) / 2
+for l = 1 .. k - 1: LM-Polygraph's greedy output against its samples is lsplits' top-1 against the other
+candidates. Known differences, each printed: LM-Polygraph's SemanticEntropy gets its classes from its greedy
+calculator (see LabelProb; "same sets" compares the formula alone); SentenceSAR computes exp(l) and takes
+log(0) = inf once a probability underflows (l < -745; an extra stack of 1,000 examples with l in [-900, -750]),
+lsplits works in log space and stays finite; at k = 1 the CoCoA estimators average over no samples (NaN),
+lsplits gives 0. Differences up to 5e-13 are lsplits rounding every estimator's value to 12 decimals.
+
     .venv/bin/python benchmarks/vs_lm_polygraph.py [--venv DIR] [--seed 0] [--keep FOLDER]
 """
 
@@ -52,6 +65,10 @@ TORCH = "torch==2.13.0"
 IMPORTED = ["numpy", "scipy", "scikit-learn", "rouge-score", "nltk", "absl-py", "pillow", "transformers"]
 THRESHOLD = 0.85
 N_MATRICES, K, N_VECTOR = 10_000, 10, 100_000
+MAX_TOKENS = 40
+STACKS = ("random", "clustered", "edge5", "edge1")
+SCORED_NAMES = ("msp", "perplexity", "mean_token_entropy", "mc_sequence_entropy", "semantic_entropy_prob",
+                "sentence_sar", "cocoa_msp", "cocoa_ppl", "cocoa_mte")
 WORDS = ("the", "a", "cat", "cats", "dog", "dogs", "run", "runs", "running", "ran", "happy", "happily",
          "organization", "organize", "believe", "believed", "quick", "Quickly", "house", "houses", "(w", "/",
          "want-01", ":ARG0", "boy))", "generalizations", "general")
@@ -93,11 +110,39 @@ def _texts(rng: np.random.Generator) -> dict[str, list[list[str]]]:
             "short": [[sentence(1, 6, WORDS[:3]) for _ in range(5)] for _ in range(300)]}
 
 
+def _scores(matrices: dict[str, np.ndarray], seed: int) -> dict[str, np.ndarray]:
+    """Seeded scores for each stack (and the underflow stack): per-token values of the top-1, sums for the others."""
+    rng = np.random.default_rng([seed, 1])
+    out: dict[str, np.ndarray] = {}
+    stacks = {**matrices, "underflow": matrices["random"][:1000]}
+    for name, m in stacks.items():
+        n, k = m.shape[:2]
+        length = rng.integers(1, MAX_TOKENS + 1, n)
+        present = np.arange(MAX_TOKENS)[None, :] < length[:, None]
+        top_ll = np.where(present, -rng.exponential(0.4, (n, MAX_TOKENS)), np.nan)
+        top_entropy = np.where(present, rng.uniform(0.0, 4.0, (n, MAX_TOKENS)), np.nan)
+        n_tokens = rng.integers(1, MAX_TOKENS + 1, (n, k))
+        n_tokens[:, 0] = length
+        logprobs = -rng.gamma(n_tokens, 0.4)
+        logprobs[:, 0] = np.nansum(top_ll, axis=1)
+        entropies = rng.uniform(0.0, 4.0, (n, k))
+        entropies[:, 0] = np.nanmean(top_entropy, axis=1)
+        if name == "edge5":  # identical scores for identical (and for all-invalid) candidates
+            logprobs[:] = logprobs[:, :1]
+        if name == "underflow":
+            logprobs = -rng.uniform(750, 900, (n, k))
+        out.update({f"top_ll_{name}": top_ll, f"top_entropy_{name}": top_entropy, f"n_tokens_{name}": n_tokens,
+                    f"logprobs_{name}": logprobs, f"token_entropies_{name}": entropies})
+    out["matrices_underflow"] = stacks["underflow"]
+    return out
+
+
 def make_inputs(folder: Path, seed: int) -> dict:
     """Every input, saved for the LM-Polygraph side; returns them for lsplits' side."""
     rng = np.random.default_rng(seed)
     data: dict = {f"matrices_{name}": m for name, m in _matrices(rng).items()}
-    for name in ("random", "clustered", "edge5", "edge1"):
+    data.update(_scores({name: data[f"matrices_{name}"] for name in STACKS}, seed))
+    for name in (*STACKS, "underflow"):
         data[f"labels_{name}"] = set_labels(data[f"matrices_{name}"], threshold=THRESHOLD)
     q = rng.random(N_VECTOR)
     q[:2] = 0.0, 1.0  # LM-Polygraph min-max normalises q for PRR, AURC: the identity here
@@ -139,6 +184,13 @@ def ours(data: dict) -> tuple[dict[str, np.ndarray], dict[str, float]]:
         suffix = "" if stack == "random" else f"@{stack}"
         for name in ("eigv", "ecc", "degmat", "numsemsets", "labelprob", "semantic_entropy", "luq", "kle"):
             record(f"{name}{suffix}", lambda x, n=name: estimate(n, x, **settings.options(n)), m)
+    for stack in (*STACKS, "underflow"):
+        m = data[f"matrices_{stack}"]
+        scores = {field: data[f"{field}_{stack}"] for field in ("logprobs", "n_tokens", "token_entropies")}
+        suffix = "" if stack == "random" else f"@{stack}"
+        names = ("semantic_entropy_prob", "sentence_sar") if stack == "underflow" else SCORED_NAMES
+        for name in names:
+            record(f"{name}{suffix}", lambda x, s, n=name: estimate(n, x, scores=s, **settings.options(n)), m, scores)
     for name in LEXICAL_SIMILARITIES.values():  # one-time imports (NLTK's stemmer) outside the timing, as theirs
         name.score(name.prepare("warm up"), name.prepare("warming up"))
     for group, examples in data["texts"].items():
@@ -186,6 +238,22 @@ ROWS = [  # (label, our key, their key, transform of ours to their convention, n
     ("SemEnt frequency (random)", "semantic_entropy", "semantic_entropy", None, "greedy classes vs components"),
     ("SemEnt frequency (random, same sets)", "semantic_entropy", "semantic_entropy_given_sets", None,
      "the formula alone"),
+    ("MSP", "msp", "msp", None, "ours -l_0 (the recorded sum), theirs -sum of the per-token values"),
+    ("Perplexity", "perplexity", "perplexity", None, "ours -l_0 / n_0, theirs -mean of the per-token values"),
+    ("MeanTokenEntropy", "mean_token_entropy", "mean_token_entropy", None, "ours: the mean recorded per candidate"),
+    ("MC sequence entropy", "mc_sequence_entropy", "mc_sequence_entropy", None, ""),
+    ("SemEnt prob (clustered)", "semantic_entropy_prob@clustered", "semantic_entropy_prob@clustered", None,
+     "transitive equivalence: greedy classes = components"),
+    ("SemEnt prob (random)", "semantic_entropy_prob", "semantic_entropy_prob", None, "greedy classes vs components"),
+    ("SemEnt prob (random, same sets)", "semantic_entropy_prob", "semantic_entropy_prob_given_sets", None,
+     "the formula alone"),
+    ("SemEnt prob, l in [-900, -750], same sets", "semantic_entropy_prob@underflow",
+     "semantic_entropy_prob_given_sets@underflow", None, "both in log space (logsumexp / logaddexp)"),
+    ("SentenceSAR (t 0.001)", "sentence_sar", "sentence_sar", None, "ours in log space, theirs exp then log"),
+    ("SentenceSAR (t 0.001, clustered)", "sentence_sar@clustered", "sentence_sar@clustered", None, ""),
+    ("CocoaMSP", "cocoa_msp", "cocoa_msp", None, "their greedy vs k samples = our top-1 vs the other k - 1"),
+    ("CocoaPPL", "cocoa_ppl", "cocoa_ppl", None, ""),
+    ("CocoaMTE", "cocoa_mte", "cocoa_mte", None, ""),
     ("LUQ", "luq", "luq", None, ""),
     ("KLE (t 0.3, normalised, scaled)", "kle", "kle", None, "expm + eig vs two eigh; 1e-12 kernel jitter"),
     ("LexSim ROUGE-1, stemmed", "lexsim_rouge1@long", "lexsim_rouge1@long", "minus one", "ours 1 - mean, theirs -mean"),
@@ -232,7 +300,9 @@ def report(data: dict, mine: dict, my_seconds: dict, theirs: dict, their_seconds
             a = a - 1.0
         if change == "inside":
             a, b = a[inside], b[inside]
-        size = n_matrix if key.split("@")[0] in EDGE_NAMES else n_vector
+        size = n_matrix if key.split("@")[0] in (*EDGE_NAMES, *SCORED_NAMES) else n_vector
+        if key.endswith("@underflow"):
+            size = f"1000 x k={K}"
         if key.startswith("lexsim"):
             group = key.split("@")[1]
             size = f"{len(data['texts'][group])} x k={len(data['texts'][group][0])} strings"
@@ -257,8 +327,12 @@ def report(data: dict, mine: dict, my_seconds: dict, theirs: dict, their_seconds
         gap = _difference(mine[name][~inside], theirs[name][~inside]) if outside else 0.0
         print(f"{name}: {outside} test uncertainties outside the calibration range, max difference there "
               f"{gap:.3f} (LM-Polygraph: last bin / set-order extrapolation; lsplits: the nearest end)")
+    ours_sar, their_sar = mine["sentence_sar@underflow"], theirs["sentence_sar@underflow"]
+    print(f"SentenceSAR with every l in [-900, -750] (1000 x k={K}): LM-Polygraph inf in "
+          f"{int(np.isinf(their_sar).sum())} examples (exp(l) underflows to 0, log 0); lsplits finite in "
+          f"{int(np.isfinite(ours_sar).sum())}, from {ours_sar.min():.1f} to {ours_sar.max():.1f}")
     print("\nEdge cases (lsplits / LM-Polygraph): k = 1 | k = 5 identical | k = 5 all invalid (identity)")
-    for name in EDGE_NAMES:
+    for name in (*EDGE_NAMES, *SCORED_NAMES):
         one_ours, one_theirs = mine[f"{name}@edge1"][0], theirs[f"{name}@edge1"][0]
         five_ours, five_theirs = mine[f"{name}@edge5"], theirs[f"{name}@edge5"]
         cells = [f"{one_ours:.4g} / {one_theirs:.4g}", f"{five_ours[0]:.4g} / {five_theirs[0]:.4g}",

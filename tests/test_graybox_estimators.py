@@ -281,3 +281,17 @@ def test_bad_scores_are_one_clear_line(call, message):
     with pytest.raises(InvalidInput, match=message) as raised:
         call()
     assert "\n" not in str(raised.value)
+
+
+def test_lsplits_ue_refuses_a_graybox_estimator_in_one_line(tmp_path, monkeypatch, capsys):
+    """``lsplits ue`` reads similarity matrices only (for now): a gray-box estimator is refused up front."""
+    from test_bad_inputs import beams_and_gold, run_in_process
+
+    beams, gold = beams_and_gold(tmp_path)
+    argv = ["ue", str(beams), "--gold", str(gold), "--out", str(tmp_path / "out"), "--no-cache",
+            "--estimators", "eigv,cocoa_msp"]
+    result = run_in_process(argv, tmp_path, monkeypatch, capsys)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode == 2 and len(lines) == 1, result.stderr[-3000:]
+    assert "estimator 'cocoa_msp' needs the candidates' log-probabilities" in lines[0]
+    assert not (tmp_path / "out").exists()

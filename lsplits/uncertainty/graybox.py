@@ -75,10 +75,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import logsumexp
 
-from lsplits.errors import InvalidInput, InvalidOption
+from lsplits.errors import InvalidInput
 from lsplits.generation.scores import SCORE_FIELDS
+from lsplits.params import check
 from lsplits.uncertainty._stacks import as_stack, one_or_many, rounded
-from lsplits.uncertainty.options import check_number
 from lsplits.uncertainty.semantic_sets import DEFAULT_SETS_THRESHOLD, set_labels
 
 DEFAULT_SAR_T = 0.001
@@ -88,11 +88,9 @@ _KINDS = {"logprobs": "a log-probability", "n_tokens": "a token count", "token_e
 
 
 def check_sar_t(value: object, option: str = "t") -> float:
-    """SentenceSAR's temperature: a finite number > 0 (it divides the similarity-weighted probabilities)."""
-    t = check_number(value, option)
-    if not (np.isfinite(t) and t > 0):
-        raise InvalidOption(f"{option} (the SentenceSAR temperature) must be a finite number > 0, got {value!r}")
-    return t
+    """SentenceSAR's temperature: a finite number > 0 (it divides the similarity-weighted probabilities); the rule
+    of ``sar_t`` in :data:`lsplits.params.PARAMS`, the error naming ``option``."""
+    return check("sar_t", value, called=option)
 
 
 def _where(argument: str, index: tuple[int, ...], single: bool, examples: Sequence[int] | None) -> str:
@@ -157,7 +155,7 @@ class _Inputs:
     single: bool
 
 
-def _inputs(matrix: object = None, examples: Sequence[int] | None = None, **fields: object) -> _Inputs:
+def _inputs(matrix: object = None, **fields: object) -> _Inputs:
     """Every argument checked and stacked; the shapes must agree (one value per candidate, per example)."""
     scores: dict[str, np.ndarray] = {}
     single = True
@@ -169,7 +167,7 @@ def _inputs(matrix: object = None, examples: Sequence[int] | None = None, **fiel
                 raise InvalidInput(f"{name} has shape {np.shape(values)} but {first} has shape "
                                    f"{reference.shape[1:] if single else reference.shape}: give one value per "
                                    "candidate of each example")
-        _check_values(name, array, one, examples)
+        _check_values(name, array, one, None)
         scores[name], single = array, one
     stack = None
     if matrix is not None:
