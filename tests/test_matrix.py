@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 import signal
@@ -224,10 +225,10 @@ def test_large_tasks_and_large_results_do_not_deadlock_the_workers(monkeypatch):
 def test_a_task_for_a_worker_that_already_died_is_worker_lost_not_a_broken_pipe():
     """A worker killed between two chunks: sending it the next one fails with EPIPE, which is the same lost
     worker (the CLI would otherwise read the BrokenPipeError as a closed stdout)."""
-    from lsplits.uncertainty.matrix import _Workers
+    from lsplits.runtime.pool import Workers
 
     cheap = Similarity("test-first-letter", _first_letter, lambda a, b: float(a == b), symmetric=True)
-    workers = _Workers(cheap, 2)
+    workers = Workers(functools.partial(build_matrix, similarity=cheap), 2, name="similarity")
     try:
         victim = workers._processes[0]
         os.kill(victim.pid, signal.SIGKILL)

@@ -4,7 +4,7 @@ SIGTERM (what ``kill``, ``timeout``, schedulers and containers send) would other
 skipping every ``with`` block that removes a temporary folder and every ``finally``. :func:`raise_on_sigterm` turns it
 into :class:`Terminated`, a :class:`KeyboardInterrupt`, so the same unwinding runs as for Ctrl-C.
 :func:`interrupted_line` says what a rerun can reuse, and only what this run really cached. Similarity
-workers leave both signals to their parent (:func:`lsplits.uncertainty.matrix._worker_main`), so none prints a traceback.
+workers leave both signals to their parent (:mod:`lsplits.runtime.pool`), so none prints a traceback.
 
 A caught signal always ends the command: the exception a handler raises can be swallowed where no ``except``
 of lsplits sees it (raised inside a ``__del__`` or a weakref callback, Python prints "Exception ignored" and

@@ -2,7 +2,7 @@
 
 A caller wraps the work in :func:`stop_when` with a function that returns why to stop (or None to go on);
 the long loops call :func:`check_stop` between their steps, and the similarity worker pool polls it while it
-waits, so a stop ends the workers at once (:mod:`lsplits.uncertainty.matrix`) instead of leaving them busy.
+waits, so a stop ends the workers at once (:mod:`lsplits.runtime.pool`) instead of leaving them busy.
 The check is a context variable: it follows the work in its own thread and costs nothing when unset.
 
 >>> with stop_when(lambda: "the budget ran out"):

@@ -7,7 +7,7 @@ symmetrised as ``(S + S.T) / 2``, clipped to [0, 1], and its diagonal is 1.
 
 Work is kept to the minimum: each distinct candidate string is prepared once per example (identical
 strings share one row, and score 1 with each other), only one triangle is scored for a symmetric
-function, examples are spread over worker processes, and finished matrices are cached on disk under a
+function, examples are spread over worker processes (:class:`lsplits.runtime.pool.Workers`), and finished matrices are cached on disk under a
 key made of the similarity's name and version and the candidate strings, so re-running with another
 estimator, quality metric or beam size recomputes nothing. The matrix of the first ``k`` candidates
 is the top-left ``k x k`` block of the full one (:meth:`SimilarityMatrix.truncate`).
@@ -15,26 +15,24 @@ is the top-left ``k x k`` block of the full one (:meth:`SimilarityMatrix.truncat
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
-import multiprocessing
 import os
-import signal
 import tempfile
-import threading
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import closing, contextmanager
+from contextlib import closing
 from dataclasses import dataclass
-from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from lsplits.errors import InvalidOutput, LsplitsError, SimilarityFailure, WorkerLost
+from lsplits.errors import InvalidOutput, LsplitsError, SimilarityFailure
 from lsplits.io import check_writable
 from lsplits.runtime.cancel import check_stop, stoppable
+from lsplits.runtime.pool import Workers
 from lsplits.runtime.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
 from lsplits.similarity.registry import Similarity, prepare_output, score_outputs
@@ -221,150 +219,6 @@ _UNCHECKED = "it records no checksum (written by an older lsplits)"
 wrote has it, and recomputing it (then rewriting it with a checksum) is all there is to do."""
 
 
-_POOL_SIGNALS = {signal.SIGINT, signal.SIGTERM}
-_POLL_SECONDS = 0.2
-"""How often the parent checks :func:`~lsplits.runtime.cancel.check_stop` while its workers compute."""
-
-
-def _worker_main(conn: Connection, similarity: Similarity) -> None:
-    """A worker: build the matrices of each chunk the parent sends, until the parent goes away or ends it.
-
-    Signals are left to the parent (SIGINT ignored, SIGTERM ends at once and silently); they were blocked while
-    this process was forked (:class:`_Workers`), so none arrives before these handlers are set."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _POOL_SIGNALS)
-    while True:
-        try:
-            task = conn.recv()
-        except (EOFError, OSError):
-            return
-        index, chunk = task
-        try:
-            reply: tuple[int, bool, Any] = (index, True, [build_matrix(c, similarity) for c in chunk])
-        except (SimilarityFailure, LsplitsError) as exc:  # raised by the parent; anything else is a bug in
-            reply = (index, False, exc)                     # lsplits, which ends this worker with its traceback
-        conn.send(reply)
-
-
-@contextmanager
-def _signals_deferred() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM while worker processes are forked, then deliver the first that came.
-
-    Blocked in this thread, a signal still reaches Python's handler through any other thread, and a Ctrl-C
-    raised between the fork and ``Process.start`` returning would leave a worker nobody can end. So the Python
-    handlers only record it here, and the forked children start with both blocked (see :func:`_worker_main`)."""
-    if threading.current_thread() is not threading.main_thread():  # handlers can only be set in the main thread
-        yield
-        return
-    received: list[int] = []
-    handlers = {s: signal.signal(s, lambda signum, _frame: received.append(signum)) for s in _POOL_SIGNALS}
-    blocked = hasattr(signal, "pthread_sigmask")
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _POOL_SIGNALS) if blocked else None
-    try:
-        yield
-    finally:
-        if previous is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-        for signum, handler in handlers.items():
-            signal.signal(signum, signal.SIG_DFL if handler is None else handler)  # None: set outside Python
-        if received:
-            signal.raise_signal(received[0])  # now the real handler runs: KeyboardInterrupt or Terminated
-
-
-class _Workers:
-    """Worker processes, each fed through its own pipe, yielding matrices in input order.
-
-    Not :class:`multiprocessing.pool.Pool`: its workers share one queue lock, and a worker that a signal kills
-    while holding it (a Ctrl-C or ``kill`` sent to the process group reaches every worker) makes ``terminate()``
-    and every other worker wait for ever. Here a worker holds nothing another process waits on, so the parent
-    always ends them, and a worker that dies on its own (the OOM killer) is an error, not a hang."""
-
-    def __init__(self, similarity: Similarity, workers: int) -> None:
-        context = _pool_context()
-        self._processes: list[multiprocessing.process.BaseProcess] = []
-        self._conns: list[Connection] = []
-        with _signals_deferred():
-            try:
-                for _ in range(workers):
-                    parent_end, child_end = context.Pipe()
-                    process = context.Process(target=_worker_main, args=(child_end, similarity), daemon=True)
-                    process.start()
-                    self._conns.append(parent_end)
-                    self._processes.append(process)
-                    child_end.close()
-            except BaseException:
-                self.close()
-                raise
-
-    def imap(self, examples: Sequence[Sequence[str]], chunksize: int) -> Iterator[SimilarityMatrix]:
-        """The matrix of each example, in order; a worker's exception is raised here."""
-        chunks = [examples[i:i + chunksize] for i in range(0, len(examples), chunksize)]
-        pending = iter(enumerate(chunks))
-        busy: set[Connection] = set()  # one chunk per worker: the next is sent once its result is read, so the
-        # parent never blocks sending a large chunk while the worker blocks sending a large result (a deadlock)
-        finished: dict[int, tuple[bool, Any]] = {}  # chunk -> (ok, its matrices or the worker's exception)
-
-        def feed(conn: Connection) -> None:
-            task = next(pending, None)
-            if task is not None:
-                try:
-                    conn.send(task)
-                except OSError:  # BrokenPipeError: the worker died after sending its last result
-                    raise self._lost(conn) from None
-                busy.add(conn)
-
-        for conn in self._conns:
-            feed(conn)
-        for wanted in range(len(chunks)):
-            while wanted not in finished:
-                check_stop()  # a stop raises here; the caller's close() then ends the busy workers
-                for conn in wait(list(busy), timeout=_POLL_SECONDS):
-                    assert isinstance(conn, Connection)
-                    try:
-                        index, ok, payload = conn.recv()
-                    except (EOFError, OSError):
-                        raise self._lost(conn) from None
-                    busy.discard(conn)
-                    finished[index] = (ok, payload)
-                    feed(conn)
-            ok, payload = finished.pop(wanted)
-            if not ok:  # raised in input order, so the example named is the first that fails
-                raise payload
-            yield from payload
-
-    def _lost(self, conn: Connection) -> WorkerLost:
-        """The error for a worker whose pipe closed before it sent all its results."""
-        process = self._processes[self._conns.index(conn)]
-        process.join(timeout=5)
-        code = process.exitcode
-        if code is not None and code > 0:
-            return WorkerLost(f"a similarity worker (pid {process.pid}) failed with exit code {code} (its traceback "
-                              "is above)")
-        how = f"was killed by {signal.Signals(-code).name}" if code is not None and -code in signal.valid_signals() \
-            else f"ended with exit code {code}"
-        return WorkerLost(f"a similarity worker (pid {process.pid}) {how} before finishing its examples "
-                          "(out of memory?); rerun with fewer --workers")
-
-    def close(self) -> None:
-        """End every worker now (SIGTERM, which they take at once) and wait for them; safe to call twice."""
-        for process in self._processes:
-            if process.exitcode is None:  # started (every listed one is) and still running
-                process.terminate()
-        for process in self._processes:
-            process.join()
-        for conn in self._conns:
-            conn.close()
-        self._processes, self._conns = [], []
-
-
-def _pool_context() -> multiprocessing.context.BaseContext:
-    """Fork where available: workers inherit the registry, including similarities registered at run time."""
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if "fork" in methods else None)
-
-
 def build_matrices(examples: Sequence[Sequence[str]], similarity: Similarity | str, *,
                    workers: int = 1, cache: MatrixCache | str | os.PathLike[str] | None = None,
                    progress: bool = True, ids: Sequence[str] | None = None) -> list[SimilarityMatrix]:
@@ -431,7 +285,8 @@ def _compute(similarity: Similarity, examples: list[Sequence[str]], workers: int
             yield build_matrix(candidates, similarity)
         return
     chunksize = max(1, min(16, len(examples) // (workers * 8)))
-    pool = _Workers(similarity, workers)
+    pool = Workers(functools.partial(build_matrix, similarity=similarity), workers, name="similarity",
+                   passed=(SimilarityFailure, LsplitsError))  # raised here; anything else is a bug in lsplits
     try:
         yield from pool.imap(examples, chunksize)
     finally:
