@@ -220,7 +220,7 @@ def test_scored_objects_and_options_by_name():
     assert settings.options("semantic_entropy_prob") == {"threshold": 0.45}
     with pytest.raises(InvalidOption, match="does not take option.*threshold"):
         estimate("msp", scores=ROW, threshold=0.5)
-    with pytest.raises(InvalidOption, match="t .*SentenceSAR temperature.* > 0"):
+    with pytest.raises(InvalidOption, match="SentenceSAR temperature"):
         estimate("sentence_sar", S, scores=ROW, t=0.0)
     with pytest.raises(InvalidOption, match="sar_t"):
         EstimatorSettings(sar_t=float("nan")).check()
@@ -237,7 +237,7 @@ def test_registry_tables():
     assert estimate("semantic_entropy", S) == estimate("semantic_entropy_counts", S) == pytest.approx(
         -(0.5 * math.log(0.5) + 2 * 0.25 * math.log(0.25)))
     assert check_estimators(["MSP", "eigv"], with_scores=True) == ("msp", "eigv")
-    with pytest.raises(InvalidOption, match=r"^estimator 'cocoa_msp' needs the candidates' log-probabilities"):
+    with pytest.raises(InvalidOption, match=r"'cocoa_msp'.* needs the candidates' log-probabilities"):
         check_estimators(["eigv", "cocoa_msp"])  # a caller with matrices only (lsplits ue, for now)
 
 
@@ -293,5 +293,6 @@ def test_lsplits_ue_refuses_a_graybox_estimator_in_one_line(tmp_path, monkeypatc
     result = run_in_process(argv, tmp_path, monkeypatch, capsys)
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert result.returncode == 2 and len(lines) == 1, result.stderr[-3000:]
-    assert "estimator 'cocoa_msp' needs the candidates' log-probabilities" in lines[0]
+    assert "--estimators" in lines[0] and "'cocoa_msp'" in lines[0]
+    assert "needs the candidates' log-probabilities" in lines[0]
     assert not (tmp_path / "out").exists()
