@@ -208,3 +208,19 @@ def test_without_cache_dir_the_line_names_the_default_cache(tmp_path, monkeypatc
     line = interrupt.interrupted_line(argparse.Namespace(command=command, cache_dir=None), KeyboardInterrupt())
     assert line == (f"interrupted; this run cached nothing yet in {tmp_path / 'lsplits-cache' / kind}, "
                     "so a rerun starts from the beginning")
+
+
+def test_every_temporary_folder_of_lsplits_and_its_space_is_made_signal_safe():
+    """``tempfile.TemporaryDirectory`` and ``mkdtemp`` leak their folder to a signal at the wrong moment: lsplits
+    makes temporary folders only through :mod:`lsplits.runtime.tempfolders` (docstring examples aside)."""
+    import re
+
+    unsafe = re.compile(r"^(?!\s*>>>).*\b(TemporaryDirectory|mkdtemp)\(", re.MULTILINE)
+    found = []
+    for root in ("lsplits", "spaces"):
+        for path in sorted((REPO / root).rglob("*.py")):
+            if path.name == "tempfolders.py" or "_shipped" in path.parts:
+                continue
+            for match in unsafe.finditer(path.read_text(encoding="utf-8")):
+                found.append(f"{path.relative_to(REPO)}: {match.group(0).strip()}")
+    assert not found, "\n".join(found)

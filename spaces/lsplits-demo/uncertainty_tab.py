@@ -10,7 +10,6 @@ tables and figures (drawn by :mod:`lsplits.uncertainty.plots`, as in the reports
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import importlib
 import logging
@@ -33,12 +32,15 @@ from ui_common import SpaceSettings, hosted_hub_id, hub_model_folder
 
 from lsplits.errors import ConfigError, InvalidOption, LsplitsError
 from lsplits.generation.cache import write_beams
+from lsplits.runtime import tempfolders
 from lsplits.similarity import registry as similarity_registry
 from lsplits.similarity.registry import display
 from lsplits.uncertainty.estimators import DISPLAY_NAMES, ESTIMATORS, PAPER_ESTIMATORS
 from lsplits.uncertainty.inputs import load_inputs
 from lsplits.uncertainty.matrix import build_matrices
 from lsplits.uncertainty.plots import (
+    figure1,
+    figure2,
     operating_points,
     p_value_figure,
     rejection_figure,
@@ -54,7 +56,7 @@ from lsplits.uncertainty.selective import (
 )
 from lsplits.uncertainty.study import StudyConfig, method_name, run_study
 from lsplits.uncertainty.systems import TABLE1_METRICS, SystemSpec, run_systems, system_name_problem
-from lsplits.uncertainty.systems_report import figure1, figure1_markdown, figure2
+from lsplits.uncertainty.systems_report import figure1_markdown
 from lsplits.uncertainty.ue_metrics import DISPLAY_NAMES as METRIC_NAMES
 from lsplits.uncertainty.ue_metrics import METRICS, PAPER_METRICS
 
@@ -150,7 +152,7 @@ def run_uncertainty(beams_text: str, gold_text: str, beam_uploads: Sequence[str]
     The Space's limits (:class:`limits.SpaceLimits`) are checked before any similarity is computed."""
     settings.work_dir.mkdir(parents=True, exist_ok=True)
     _check_sizes(settings.limits, beams_text, gold_text, beam_uploads, gold_upload)
-    with tempfile.TemporaryDirectory(prefix="pasted-") as tmp:
+    with tempfolders.temporary_folder(prefix="pasted-") as tmp:
         beams, gold = _input_files(beams_text, gold_text, beam_uploads, gold_upload, Path(tmp))
         inputs = load_inputs(beams, gold)
         units = settings.limits.check_beams(inputs.ids, inputs.candidates, inputs.gold)
@@ -330,7 +332,7 @@ def run_systems_comparison(files: Sequence[str] | None, names_text: str, gold_te
     names = system_names(files, names_text)
     specs = [SystemSpec(name, (str(path),)) for name, path in zip(names, files, strict=True)]
     settings.work_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="pasted-") as tmp:
+    with tempfolders.temporary_folder(prefix="pasted-") as tmp:
         gold = _gold_file(gold_text, gold_upload, Path(tmp))
         units = 0
         for name, path in zip(names, files, strict=True):
@@ -400,7 +402,6 @@ MODEL_FIELD = "Model"
 GENERATED_PREFIX = "lsplits-generated-"
 GENERATED_SECONDS = 3600
 """Generated beams are served from the temporary folder (where Gradio serves files from) for this long."""
-_GENERATED: list[Path] = []
 
 
 def generated_folder() -> Path:
@@ -411,11 +412,7 @@ def generated_folder() -> Path:
         with contextlib.suppress(OSError):
             if old.is_dir() and not old.is_symlink() and old.stat().st_mtime < cutoff:
                 shutil.rmtree(old, ignore_errors=True)
-    folder = Path(tempfile.mkdtemp(prefix=GENERATED_PREFIX))
-    if not _GENERATED:
-        atexit.register(lambda: [shutil.rmtree(made, ignore_errors=True) for made in _GENERATED])
-    _GENERATED.append(folder)
-    return folder
+    return tempfolders.make(GENERATED_PREFIX)  # removed when the app exits
 
 
 def generate_system(model: str, sentences_text: str, k: int, files: Sequence[str] | None, names_text: str,
