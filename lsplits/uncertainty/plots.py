@@ -1,7 +1,8 @@
-"""Figures of the uncertainty study: prediction-rejection curves and annotated heatmaps.
+"""Figures of the uncertainty study: prediction-rejection curves, annotated heatmaps and the cross-system figures.
 
 The one place that draws them, for the ``lsplits ue`` report (:mod:`.report`), the cross-system
-report (:mod:`.systems_report`) and the Space's uncertainty tab. Every figure is a matplotlib
+report (:mod:`.systems_report`: Figures 1, 2, 4, 5, 6/8/11 and 7/9/10 of a
+:class:`~lsplits.uncertainty.systems.SystemsStudy`) and the Space's uncertainty tab. Every figure is a matplotlib
 ``Figure`` made outside pyplot's global state (safe in a threaded web app, nothing to close); the
 caller saves or shows it.
 """
@@ -22,9 +23,11 @@ from lsplits.figure_style import (  # noqa: F401 - re-exported: the uncertainty 
     legend_below,
     line_style,
 )
-from lsplits.uncertainty._format import number
+from lsplits.similarity.registry import display
+from lsplits.uncertainty._format import number, rho
 from lsplits.uncertainty.prr import RejectionCurve
 from lsplits.uncertainty.study import method_family
+from lsplits.uncertainty.systems import PERFORMANCE_METRIC, SystemsStudy, family_order
 
 
 def new_figure(width: float, height: float):
@@ -213,4 +216,135 @@ def p_value_figure(rules: Mapping[str, object], title: str):
     axes.set_title(title, fontsize=10)
     axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=7, frameon=False)
     figure.tight_layout()
+    return figure
+
+
+# --- the cross-system figures (lsplits ue --system: uncertainty.systems_report) ------------------------
+
+
+def figure1(study: SystemsStudy):
+    """Grouped bars: mean PRR per system, one bar per quality metric, values printed on the bars."""
+    figure = new_figure(max(6.0, 1.4 * len(study.names) + 2), 4.2)
+    axes = figure.subplots()
+    width = 0.8 / max(1, len(study.qualities))
+    x = np.arange(len(study.names))
+    for i, quality in enumerate(study.qualities):
+        values = [study.mean_by_system[s, quality] for s in study.names]
+        bars = axes.bar(x + (i - (len(study.qualities) - 1) / 2) * width, values, width, label=display(quality))
+        axes.bar_label(bars, labels=[number(v) for v in values], fontsize=7, padding=2)
+    axes.axhline(0, color="black", linewidth=0.8)
+    axes.set_xticks(x, study.names, rotation=20 if len(study.names) > 4 else 0)
+    axes.set_ylabel("Mean PRR (all UE methods, all beams)")
+    axes.set_title("Mean PRR per system and quality metric")
+    legend_below(axes, columns=len(study.qualities), fontsize=8)
+    figure.tight_layout()
+    return figure
+
+
+def figure2(study: SystemsStudy):
+    """Mean PRR against beam size, one line per system."""
+    figure = new_figure(6.4, 4.2)
+    axes = figure.subplots()
+    for index, name in enumerate(study.names):
+        axes.plot(study.beam_sizes, [study.mean_by_beam[name, k] for k in study.beam_sizes], marker="o", label=name,
+                  **line_style(index))
+    axes.axhline(0, color="black", linewidth=0.8, linestyle=":")
+    axes.set_xticks(study.beam_sizes)
+    axes.set_xlabel("Beam size k")
+    axes.set_ylabel("Mean PRR (UE methods x quality metrics)")
+    axes.set_title("Mean PRR against beam size")
+    legend_below(axes, columns=min(4, len(study.names)), fontsize=8)
+    figure.tight_layout()
+    return figure
+
+
+def _panels(count: int, width: float = 3.6, height: float = 3.0):
+    columns = min(3, count)
+    rows = math.ceil(count / columns)
+    figure = new_figure(width * columns, height * rows)
+    axes = figure.subplots(rows, columns, sharey=True, squeeze=False)
+    for extra in axes.ravel()[count:]:
+        extra.set_visible(False)
+    return figure, axes.ravel()
+
+
+def families_figure(study: SystemsStudy, quality: str):
+    """Figures 7/9/10: one panel per system, PRR of each estimator family against beam size, and random (0)."""
+    figure, panels = _panels(len(study.names))
+    families = sorted({f for (_, q, _, f) in study.families if q == quality}, key=family_order)
+    for axes, name in zip(panels, study.names, strict=False):
+        for index, family in enumerate(families):
+            axes.plot(study.beam_sizes, [study.families[name, quality, k, family] for k in study.beam_sizes],
+                      marker="o", label=family, **line_style(index))
+        axes.set_title(name)
+        axes.set_xticks(study.beam_sizes)
+        axes.set_xlabel("Beam size k")
+        axes.set_ylabel(f"PRR ({display(quality)})")
+    values = [v for (_, q, _, _), v in study.families.items() if q == quality and np.isfinite(v)]
+    low, high = (min(values), max(values)) if values else (0.0, 1.0)
+    pad = max(0.02, 0.15 * (high - low))
+    shown = low - pad <= 0  # the axis spans the data, so differences show; Random (PRR 0) when it is in range
+    for axes in panels[:len(study.names)]:
+        axes.axhline(0, linewidth=1, label="Random (PRR 0)" if shown else "Random: PRR 0, below the axis",
+                     **RANDOM_STYLE)
+    panels[0].set_ylim((min(low - pad, 0.0), max(high + pad, 0.0)) if shown else (low - pad, high + pad))  # shared
+    figure.suptitle(f"PRR vs beam size, quality: {display(quality)}")
+    legend_under_figure(figure, panels[0])
+    return figure
+
+
+def stability_figure(study: SystemsStudy):
+    """Figure 5: heatmaps of mean PRR over systems, estimator x beam size, one panel per quality metric."""
+    count = len(study.qualities)
+    figure = new_figure(1.6 + 2.6 * count, 0.32 * len(study.methods) + 1.8)
+    axes = figure.subplots(1, count, squeeze=False)
+    matrices = {q: np.array([[study.stability[q, m, k] for k in study.beam_sizes] for m in study.methods])
+                for q in study.qualities}
+    finite = np.concatenate([np.abs(m[np.isfinite(m)]) for m in matrices.values()])
+    limit = max(0.05, float(finite.max())) if finite.size else 1.0
+    for index, (panel, quality) in enumerate(zip(axes[0], study.qualities, strict=True)):
+        image = correlation_heatmap(panel, matrices[quality], study.methods if index == 0 else None,
+                         [f"k={k}" for k in study.beam_sizes], limit)
+        panel.set_title(display(quality), fontsize=9)
+    figure.colorbar(image, ax=list(axes[0]), label="Mean PRR")
+    figure.suptitle(f"UE method stability across beam sizes (mean PRR over {len(study.names)} systems)")
+    return figure
+
+
+def agreement_figure(study: SystemsStudy, quality: str):
+    """Figures 6/8/11: Spearman correlation between the estimators' PRR over system x beam-size configurations."""
+    size = 0.42 * len(study.methods) + 2.5
+    figure = new_figure(size + 1, size)
+    axes = figure.subplots()
+    image = correlation_heatmap(axes, study.agreement[quality], study.methods, study.methods, 1.0)
+    axes.set_title(f"Pairwise Spearman correlation, {display(quality)}, across {len(study.names)} systems x "
+                   f"{len(study.beam_sizes)} beams", fontsize=9)
+    figure.colorbar(image, ax=axes, label="Spearman rho")
+    figure.tight_layout()
+    return figure
+
+
+def performance_figure(study: SystemsStudy):
+    """Figure 4: top-1 Smatch against mean PRR over estimators, a point per system and beam size."""
+    count = len(study.qualities)
+    figure = new_figure(4.0 * count, 3.6)
+    axes = figure.subplots(1, count, squeeze=False)
+    by_quality = {c.quality: c for c in study.correlations}
+    markers = "os^Dv<>p*h"
+    for panel, quality in zip(axes[0], study.qualities, strict=True):
+        for index, name in enumerate(study.names):
+            x = study.table1[name][PERFORMANCE_METRIC]
+            for j, k in enumerate(study.beam_sizes):
+                y = float(np.nanmean([study.prr(name, k, m, quality).prr for m in study.methods]))
+                panel.scatter(x, y, color=f"C{index}", marker=markers[j % len(markers)],
+                              label=name if j == 0 else None)
+        if panel is axes[0][0]:  # the markers' key, beside the systems' colours
+            for j, k in enumerate(study.beam_sizes):
+                panel.scatter([], [], color="0.45", marker=markers[j % len(markers)], label=f"k = {k}")
+        correlation = by_quality[quality]
+        panel.set_title(f"{display(quality)}: rho = {rho(correlation.rho_points, correlation.n_points)}", fontsize=9)
+        panel.set_xlabel(f"Top-1 {display(PERFORMANCE_METRIC)}")
+        panel.set_ylabel("Mean PRR (across UE methods)")
+    figure.suptitle("PRR vs parser accuracy (colour: system, marker: beam size)")
+    legend_under_figure(figure, axes[0][0])
     return figure

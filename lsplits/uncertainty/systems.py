@@ -68,6 +68,11 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 _CHUNK_ELEMENTS = 1 << 20  # resampled entries per bootstrap chunk
 
 
+def family_order(family: str) -> int:
+    """Where an estimator family sorts in tables and figures: the paper's order (:data:`FAMILIES`), others last."""
+    return FAMILIES.index(family) if family in FAMILIES else len(FAMILIES)
+
+
 @dataclass(frozen=True)
 class SystemSpec:
     """One ``--system NAME=BEAMS``: a name (its report folder) and its beam files."""

@@ -2,8 +2,8 @@
 
 ``DIR/NAME/`` holds each system's usual ``lsplits ue`` report (:func:`~lsplits.uncertainty.report.write_report`);
 ``DIR/report.md`` the cross-system tables in the paper's shapes (Table 1, Figures 1, 2, 4, 5, 6/8/11, 7/9/10,
-Table 4, the pairwise differences), ``DIR/figures/`` their PNGs, ``DIR/tables/`` their CSVs and
-``DIR/systems.csv`` one row per (system, quality, k, method) with the per-system reports' numbers.
+Table 4, the pairwise differences), ``DIR/figures/`` their PNGs (drawn by :mod:`.plots`), ``DIR/tables/`` their
+CSVs and ``DIR/systems.csv`` one row per (system, quality, k, method) with the per-system reports' numbers.
 """
 
 from __future__ import annotations
@@ -13,35 +13,34 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-
 from lsplits.io import output_folder
 from lsplits.similarity.registry import display
+from lsplits.uncertainty._format import MIN_CORRELATION_POINTS
 from lsplits.uncertainty._format import number as _number
+from lsplits.uncertainty._format import rho as _rho_text
 from lsplits.uncertainty._format import table as _table
 from lsplits.uncertainty.plots import (
-    RANDOM_STYLE,
-    correlation_heatmap,
-    legend_below,
-    legend_under_figure,
-    line_style,
-    new_figure,
+    agreement_figure,
+    families_figure,
+    figure1,
+    figure2,
+    performance_figure,
+    stability_figure,
 )
 from lsplits.uncertainty.report import write_report
 from lsplits.uncertainty.systems import (
     EXACT_P_VALUE_POINTS,
-    FAMILIES,
     MIN_P_VALUE_POINTS,
     PERFORMANCE_METRIC,
     TABLE1_METRICS,
     SystemsStudy,
+    family_order,
     systems_rows,
 )
 
 SYSTEMS_CSV_COLUMNS = ("system", "quality", "k", "method", "prr", "ci_low", "ci_high", "top1_corpus", "n")
 FAMILY_FIGURES = {"sembleu": "Figure 7", "smatchpp": "Figure 9", "s2match": "Figure 10"}
 AGREEMENT_FIGURES = {"smatchpp": "Figure 6", "s2match": "Figure 8", "sembleu": "Figure 11"}
-MIN_CORRELATION_POINTS = 3  # a rank correlation over fewer points is not reported (2 points give +-1 by construction)
 
 
 def _by_beam_size(study: SystemsStudy) -> bool:
@@ -52,10 +51,6 @@ def _by_beam_size(study: SystemsStudy) -> bool:
 def _single_beam_note(study: SystemsStudy) -> str:
     return (f"Skipped: the systems share a single beam size (k = {study.beam_sizes[0]}), so there is no trend "
             "against beam size to show; Table 4 has the PRR at that size.")
-
-
-def _rho(value: float, n: int) -> str:
-    return _number(value) if n >= MIN_CORRELATION_POINTS else "n/a"
 
 
 def _p(value: float, n: int) -> str:
@@ -100,8 +95,8 @@ def figure2_markdown(study: SystemsStudy) -> str:
 
 def correlation_markdown(study: SystemsStudy) -> str:
     """RQ1: Spearman rho between top-1 Smatch and mean PRR, over systems and over system x beam points."""
-    rows = [[display(c.quality), _rho(c.rho_systems, c.n_systems), _p(c.p_systems, c.n_systems), str(c.n_systems),
-             _rho(c.rho_points, c.n_points), _p(c.p_points, c.n_points), str(c.n_points)]
+    rows = [[display(c.quality), _rho_text(c.rho_systems, c.n_systems), _p(c.p_systems, c.n_systems), str(c.n_systems),
+             _rho_text(c.rho_points, c.n_points), _p(c.p_points, c.n_points), str(c.n_points)]
             for c in study.correlations]
     lines = _table(["Quality metric", "rho (systems)", "p", "systems", "rho (system x k points)", "p", "points"], rows)
     if any(min(c.n_systems, c.n_points) < MIN_CORRELATION_POINTS for c in study.correlations):
@@ -124,14 +119,10 @@ def pairwise_markdown(study: SystemsStudy) -> str:
 
 
 def _families_markdown(study: SystemsStudy, quality: str) -> list[str]:
-    families = sorted({f for (_, q, _, f) in study.families if q == quality}, key=_family_order)
+    families = sorted({f for (_, q, _, f) in study.families if q == quality}, key=family_order)
     rows = [[name, family, *(_number(study.families[name, quality, k, family]) for k in study.beam_sizes)]
             for name in study.names for family in families]
     return _table(["System", "Estimator family", *(f"k={k}" for k in study.beam_sizes)], rows)
-
-
-def _family_order(family: str) -> int:
-    return FAMILIES.index(family) if family in FAMILIES else len(FAMILIES)
 
 
 def _stability_markdown(study: SystemsStudy, quality: str) -> list[str]:
@@ -332,134 +323,6 @@ def _write_tables(study: SystemsStudy, folder: Path) -> None:
 
 
 # --- figures -------------------------------------------------------------------------------------------
-
-
-def figure1(study: SystemsStudy):
-    """Grouped bars: mean PRR per system, one bar per quality metric, values printed on the bars."""
-    figure = new_figure(max(6.0, 1.4 * len(study.names) + 2), 4.2)
-    axes = figure.subplots()
-    width = 0.8 / max(1, len(study.qualities))
-    x = np.arange(len(study.names))
-    for i, quality in enumerate(study.qualities):
-        values = [study.mean_by_system[s, quality] for s in study.names]
-        bars = axes.bar(x + (i - (len(study.qualities) - 1) / 2) * width, values, width, label=display(quality))
-        axes.bar_label(bars, labels=[_number(v) for v in values], fontsize=7, padding=2)
-    axes.axhline(0, color="black", linewidth=0.8)
-    axes.set_xticks(x, study.names, rotation=20 if len(study.names) > 4 else 0)
-    axes.set_ylabel("Mean PRR (all UE methods, all beams)")
-    axes.set_title("Mean PRR per system and quality metric")
-    legend_below(axes, columns=len(study.qualities), fontsize=8)
-    figure.tight_layout()
-    return figure
-
-
-def figure2(study: SystemsStudy):
-    """Mean PRR against beam size, one line per system."""
-    figure = new_figure(6.4, 4.2)
-    axes = figure.subplots()
-    for index, name in enumerate(study.names):
-        axes.plot(study.beam_sizes, [study.mean_by_beam[name, k] for k in study.beam_sizes], marker="o", label=name,
-                  **line_style(index))
-    axes.axhline(0, color="black", linewidth=0.8, linestyle=":")
-    axes.set_xticks(study.beam_sizes)
-    axes.set_xlabel("Beam size k")
-    axes.set_ylabel("Mean PRR (UE methods x quality metrics)")
-    axes.set_title("Mean PRR against beam size")
-    legend_below(axes, columns=min(4, len(study.names)), fontsize=8)
-    figure.tight_layout()
-    return figure
-
-
-def _panels(count: int, width: float = 3.6, height: float = 3.0):
-    columns = min(3, count)
-    rows = math.ceil(count / columns)
-    figure = new_figure(width * columns, height * rows)
-    axes = figure.subplots(rows, columns, sharey=True, squeeze=False)
-    for extra in axes.ravel()[count:]:
-        extra.set_visible(False)
-    return figure, axes.ravel()
-
-
-def families_figure(study: SystemsStudy, quality: str):
-    """Figures 7/9/10: one panel per system, PRR of each estimator family against beam size, and random (0)."""
-    figure, panels = _panels(len(study.names))
-    families = sorted({f for (_, q, _, f) in study.families if q == quality}, key=_family_order)
-    for axes, name in zip(panels, study.names, strict=False):
-        for index, family in enumerate(families):
-            axes.plot(study.beam_sizes, [study.families[name, quality, k, family] for k in study.beam_sizes],
-                      marker="o", label=family, **line_style(index))
-        axes.set_title(name)
-        axes.set_xticks(study.beam_sizes)
-        axes.set_xlabel("Beam size k")
-        axes.set_ylabel(f"PRR ({display(quality)})")
-    values = [v for (_, q, _, _), v in study.families.items() if q == quality and np.isfinite(v)]
-    low, high = (min(values), max(values)) if values else (0.0, 1.0)
-    pad = max(0.02, 0.15 * (high - low))
-    shown = low - pad <= 0  # the axis spans the data, so differences show; Random (PRR 0) when it is in range
-    for axes in panels[:len(study.names)]:
-        axes.axhline(0, linewidth=1, label="Random (PRR 0)" if shown else "Random: PRR 0, below the axis",
-                     **RANDOM_STYLE)
-    panels[0].set_ylim((min(low - pad, 0.0), max(high + pad, 0.0)) if shown else (low - pad, high + pad))  # shared
-    figure.suptitle(f"PRR vs beam size, quality: {display(quality)}")
-    legend_under_figure(figure, panels[0])
-    return figure
-
-
-def stability_figure(study: SystemsStudy):
-    """Figure 5: heatmaps of mean PRR over systems, estimator x beam size, one panel per quality metric."""
-    count = len(study.qualities)
-    figure = new_figure(1.6 + 2.6 * count, 0.32 * len(study.methods) + 1.8)
-    axes = figure.subplots(1, count, squeeze=False)
-    matrices = {q: np.array([[study.stability[q, m, k] for k in study.beam_sizes] for m in study.methods])
-                for q in study.qualities}
-    finite = np.concatenate([np.abs(m[np.isfinite(m)]) for m in matrices.values()])
-    limit = max(0.05, float(finite.max())) if finite.size else 1.0
-    for index, (panel, quality) in enumerate(zip(axes[0], study.qualities, strict=True)):
-        image = correlation_heatmap(panel, matrices[quality], study.methods if index == 0 else None,
-                         [f"k={k}" for k in study.beam_sizes], limit)
-        panel.set_title(display(quality), fontsize=9)
-    figure.colorbar(image, ax=list(axes[0]), label="Mean PRR")
-    figure.suptitle(f"UE method stability across beam sizes (mean PRR over {len(study.names)} systems)")
-    return figure
-
-
-def agreement_figure(study: SystemsStudy, quality: str):
-    """Figures 6/8/11: Spearman correlation between the estimators' PRR over system x beam-size configurations."""
-    size = 0.42 * len(study.methods) + 2.5
-    figure = new_figure(size + 1, size)
-    axes = figure.subplots()
-    image = correlation_heatmap(axes, study.agreement[quality], study.methods, study.methods, 1.0)
-    axes.set_title(f"Pairwise Spearman correlation, {display(quality)}, across {len(study.names)} systems x "
-                   f"{len(study.beam_sizes)} beams", fontsize=9)
-    figure.colorbar(image, ax=axes, label="Spearman rho")
-    figure.tight_layout()
-    return figure
-
-
-def performance_figure(study: SystemsStudy):
-    """Figure 4: top-1 Smatch against mean PRR over estimators, a point per system and beam size."""
-    count = len(study.qualities)
-    figure = new_figure(4.0 * count, 3.6)
-    axes = figure.subplots(1, count, squeeze=False)
-    by_quality = {c.quality: c for c in study.correlations}
-    markers = "os^Dv<>p*h"
-    for panel, quality in zip(axes[0], study.qualities, strict=True):
-        for index, name in enumerate(study.names):
-            x = study.table1[name][PERFORMANCE_METRIC]
-            for j, k in enumerate(study.beam_sizes):
-                y = float(np.nanmean([study.prr(name, k, m, quality).prr for m in study.methods]))
-                panel.scatter(x, y, color=f"C{index}", marker=markers[j % len(markers)],
-                              label=name if j == 0 else None)
-        if panel is axes[0][0]:  # the markers' key, beside the systems' colours
-            for j, k in enumerate(study.beam_sizes):
-                panel.scatter([], [], color="0.45", marker=markers[j % len(markers)], label=f"k = {k}")
-        correlation = by_quality[quality]
-        panel.set_title(f"{display(quality)}: rho = {_rho(correlation.rho_points, correlation.n_points)}", fontsize=9)
-        panel.set_xlabel(f"Top-1 {display(PERFORMANCE_METRIC)}")
-        panel.set_ylabel("Mean PRR (across UE methods)")
-    figure.suptitle("PRR vs parser accuracy (colour: system, marker: beam size)")
-    legend_under_figure(figure, axes[0][0])
-    return figure
 
 
 def _plot_figures(study: SystemsStudy, folder: Path) -> None:
