@@ -84,16 +84,7 @@ def enforce_atom_constraint(partition: Partition,
     while missing:
         leaving_eval = min((holder for atom in missing for holder in eval_holders[atom]),
                            key=eval_key.__getitem__)
-        leaving_train = None
-        for position in range(scan_start, len(train_order)):
-            candidate = train_order[position]
-            if train_key.get(candidate) != position:
-                if position == scan_start:
-                    scan_start += 1  # stale entry at the front: never look at it again
-                continue
-            if all(train_count[atom] >= 2 for atom in example_atoms[candidate]):
-                leaving_train = candidate
-                break
+        leaving_train, scan_start = _first_removable(train_order, train_key, train_count, example_atoms, scan_start)
         if leaving_train is None:
             raise ConfigError(
                 f"cannot satisfy the Spider atom constraint with {partition.eval.size} eval examples: "
@@ -116,11 +107,30 @@ def enforce_atom_constraint(partition: Partition,
             eval_holders.setdefault(atom, set()).add(leaving_train)
         swaps += 1
     logger.info("atom constraint: %d swaps resolved %d missing eval atoms", swaps, initially_missing)
+    return _in_rank_order(ranked, train_key, eval_key)
 
+
+def _first_removable(train_order: list[int], train_key: dict[int, int], train_count: dict[str, int],
+                     example_atoms: dict[int, Collection[str]], scan_start: int) -> tuple[int | None, int]:
+    """The first train example, in search order from ``scan_start``, none of whose atoms only it holds in train
+    (None when there is none), and where the next search may start (stale entries at the front are skipped)."""
+    for position in range(scan_start, len(train_order)):
+        candidate = train_order[position]
+        if train_key.get(candidate) != position:
+            if position == scan_start:
+                scan_start += 1  # stale entry at the front: never look at it again
+            continue
+        if all(train_count[atom] >= 2 for atom in example_atoms[candidate]):
+            return candidate, scan_start
+    return None, scan_start
+
+
+def _in_rank_order(ranked: np.ndarray, train: Collection[int], eval_: Collection[int]) -> Partition:
+    """The partition of these train and eval examples, each side in the order of ``ranked`` (eval then train)."""
     rank = np.empty(int(ranked.max()) + 1, dtype=np.int64)
     rank[ranked] = np.arange(ranked.size)
-    new_train = np.fromiter(train_key, dtype=np.int64, count=len(train_key))
-    new_eval = np.fromiter(eval_key, dtype=np.int64, count=len(eval_key))
+    new_train = np.fromiter(train, dtype=np.int64, count=len(train))
+    new_eval = np.fromiter(eval_, dtype=np.int64, count=len(eval_))
     return Partition(train=new_train[np.argsort(rank[new_train], kind="stable")],
                      eval=new_eval[np.argsort(rank[new_eval], kind="stable")])
 
