@@ -106,7 +106,7 @@ class InvalidOption(ConfigError, ValueError):
 
     Raised with ``name``, ``problem`` and ``value`` (:func:`lsplits.params.check`), its message is
     ``NAME PROBLEM, got VALUE``; :meth:`renamed` spells ``NAME`` (and each ``{opt:OTHER}`` the problem names)
-    as another caller does (the CLI's ``--folds``) and ``where`` prefixes the source (``--settings FILE``).
+    as another caller does (the CLI's ``--folds``) and ``where`` prefixes the source (``--from-record FILE``).
     A plain message is kept as it is.
     """
 

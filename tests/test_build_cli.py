@@ -236,7 +236,7 @@ def test_a_builder_named_after_data_files_is_taken_as_data_not_read_as_a_file(tm
     assert "--data-files snli: 'snli' is a builder, not a file; give one DATA before the options" in line
 
 
-def test_cli_help_of_analyze_folder_and_one_stage_option_for_both_pushes(caplog):
+def test_cli_help_of_analyze_folder_and_one_stage_option_for_both_pushes():
     from lsplits.cli.parser import build_parser, parse_args
 
     commands = build_parser()._subparsers._group_actions[0].choices
@@ -245,10 +245,6 @@ def test_cli_help_of_analyze_folder_and_one_stage_option_for_both_pushes(caplog)
     metrics = parse_args(["push-metrics", "--stage", "staged"])
     space = parse_args(["push-space", "me/demo", "--stage", "staged"])
     assert metrics.stage == space.stage == Path("staged")
-    with caplog.at_level(logging.WARNING, logger="lsplits"):
-        old = parse_args(["push-space", "me/demo", "--stage-only", "staged"])
-    assert old.stage == Path("staged")
-    assert "--stage-only is renamed --stage; --stage-only stops working in the next release" in caplog.text
     space_help = commands["push-space"].format_help()
     assert "of this checkout" not in space_help and "shipped with lsplits" in space_help
 

@@ -121,7 +121,7 @@ def test_analyze_prints_each_configs_statistics(tmp_path, capsys):
 
 
 def test_an_option_of_another_command_is_not_read_as_an_abbreviation(tmp_path, capsys):
-    """``build --setting pt`` (score's option) was taken as ``--settings pt``, build's recorded-settings file."""
+    """``build --setting pt`` (score's option) is refused whole, not read as an abbreviation of a build option."""
     from lsplits.cli.parser import main
 
     with pytest.raises(SystemExit) as caught:
@@ -138,6 +138,6 @@ def test_a_beams_settings_record_given_to_build_settings_is_named_for_what_it_is
     from lsplits.io import write_settings_record
 
     record = write_settings_record(tmp_path / "beams.jsonl", "beams", {"settings": {"num_beams": 5}})
-    with pytest.raises(ConfigError, match=rf"^--settings {record}: the settings record of `lsplits beams` \(written "
+    with pytest.raises(ConfigError, match=rf"^--from-record {record}: the settings record of `lsplits beams` \(written "
                                           r"beside its output\), not of a build; give a built folder's lsplits\.json$"):
         BuildSettings.from_file(record)

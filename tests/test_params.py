@@ -48,7 +48,7 @@ def test_the_error_is_renamed_into_the_callers_words_and_survives_pickling():
         check("n_bootstrap", -2)
     flag = caught.value.renamed("--bootstrap")
     assert str(flag) == "--bootstrap must be a whole number >= 0 (bootstrap resamples; 0 = no interval), got -2"
-    assert str(flag.within("--settings a.json")).startswith("--settings a.json: --bootstrap must")
+    assert str(flag.within("--from-record a.json")).startswith("--from-record a.json: --bootstrap must")
     assert str(pickle.loads(pickle.dumps(flag))) == str(flag)
 
 
@@ -156,15 +156,6 @@ def test_the_scratch_lm_prompted_is_one_rule_in_each_callers_words(tmp_path, cap
     err = capsys.readouterr().err.strip()
     assert err.startswith("lsplits score: error: --setting 'pt' needs a pretrained LM for prompting")
     assert "give a pretrained --lm (gpt2, a Hub id or a local model folder), or --setting 'ft'" in err
-
-
-def test_an_old_flag_still_works_and_warns(caplog):
-    from lsplits.cli.parser import parse_args
-
-    with caplog.at_level("WARNING", logger="lsplits"):
-        args = parse_args(["ue", "b.jsonl", "--gold", "g", "--out", "o", "--bootstrap", "7", "--cache", "c"])
-    assert args.n_bootstrap == 7 and str(args.cache_dir) == "c"
-    assert "--bootstrap is renamed --n-bootstrap" in caplog.text and "--cache is renamed --cache-dir" in caplog.text
 
 
 def test_the_space_names_the_option_by_its_field_label(monkeypatch):

@@ -1,6 +1,6 @@
 """Reliability round 5, bad inputs (items 9-12 and the minor ones): each ends in one line, before the work.
 
-Deeply nested JSON (data, gold, ``--settings``), files that are not UTF-8 (PENMAN gold and ranks, a ``beams`` text
+Deeply nested JSON (data, gold, ``--from-record``), files that are not UTF-8 (PENMAN gold and ranks, a ``beams`` text
 input), values past a stated maximum (seeds, bootstrap resamples, the demo's size), a dataset folder holding a
 loading script, labels of two kinds, beam candidates that are not strings, 2-D selective inputs, a bad
 ``cache_dir`` and boolean queries. The CLI cases run ``lsplits.cli.parser.main`` in this process, as
@@ -91,20 +91,20 @@ def test_deep_settings_file_is_one_line(tmp_path, monkeypatch, capsys):
     settings = tmp_path / "settings.json"
     settings.write_text('{"settings": {"lm": "scratch",\n "configs": ' + deep_value() + "}}", encoding="utf-8")
     data = write_jsonl(tmp_path / "data.jsonl", text_rows())
-    one_line([*build_argv(data, tmp_path / "out"), "--settings", settings], tmp_path, monkeypatch, capsys,
-             "--settings", "settings.json", "line 2", f"JSON nested {DEEP + 2} levels deep")
+    one_line([*build_argv(data, tmp_path / "out"), "--from-record", settings], tmp_path, monkeypatch, capsys,
+             "--from-record", "settings.json", "line 2", f"JSON nested {DEEP + 2} levels deep")
 
 
 def test_settings_file_of_invalid_json_names_the_line(tmp_path, monkeypatch, capsys):
     settings = tmp_path / "settings.json"
     settings.write_text('{"settings": {"lm": "scratch",\n "seed": }}', encoding="utf-8")
     data = write_jsonl(tmp_path / "data.jsonl", text_rows())
-    one_line([*build_argv(data, tmp_path / "out"), "--settings", settings], tmp_path, monkeypatch, capsys,
-             "--settings", "settings.json", "line 2", "invalid JSON")
+    one_line([*build_argv(data, tmp_path / "out"), "--from-record", settings], tmp_path, monkeypatch, capsys,
+             "--from-record", "settings.json", "line 2", "invalid JSON")
 
 
 def test_parse_json_keeps_shallow_documents_and_counts_depth_outside_strings():
-    from lsplits.data.loading import parse_json
+    from lsplits.data.files import parse_json
 
     assert parse_json('{"a": [1, {"b": "[[["}]}', "x.json") == {"a": [1, {"b": "[[["}]}
     with pytest.raises(DataError) as error:

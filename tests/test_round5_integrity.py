@@ -3,7 +3,7 @@
 - a similarity-matrix cache entry with the right key and altered values (still similarities in [0, 1]) is not
   trusted: its checksum fails, one warning names the file, the matrix is recomputed and rewritten;
   an entry an older lsplits wrote (no checksum) is a plain miss;
-- ``build --settings`` on data whose labels, prompt fields or queries differ from the recorded build's says
+- ``build --from-record`` on data whose labels, prompt fields or queries differ from the recorded build's says
   which part changed (fields the build does not read change nothing);
 - ``lsplits beams`` refuses a read-only ``--cache-dir`` before it reads the model.
 """
@@ -103,7 +103,7 @@ def test_a_cache_entry_an_older_lsplits_wrote_without_a_checksum_is_a_silent_mis
     np.testing.assert_array_equal(rewritten["values"], fresh.values)
 
 
-# --- build --settings: every field the build reads is fingerprinted --------------------------------------------
+# --- build --from-record: every field the build reads is fingerprinted --------------------------------------------
 
 WORDS = ["red", "blue", "cat", "dog", "runs", "sleeps", "big", "small", "house", "tree", "green", "bird"]
 ROWS = [{"text": " ".join(WORDS[(i * k + k) % len(WORDS)] for k in range(1, 3 + i % 6)), "topic": "ab"[i % 2],
@@ -140,9 +140,9 @@ def _edited(field: str, index: int, value: str) -> list[dict]:
 def _settings_warnings(settings: Path, data: Path, tmp_path: Path, caplog) -> list[str]:
     caplog.clear()
     with caplog.at_level("WARNING"):
-        assert main(["build", "--settings", str(settings), "--data-files", str(data), "--out", str(tmp_path / "o"),
+        assert main(["build", "--from-record", str(settings), "--data-files", str(data), "--out", str(tmp_path / "o"),
                      "--dry-run"]) == 0
-    return [r.getMessage() for r in caplog.records if r.getMessage().startswith("--settings")]
+    return [r.getMessage() for r in caplog.records if r.getMessage().startswith("--from-record")]
 
 
 @pytest.mark.parametrize(("edit", "changed"), [
@@ -153,7 +153,7 @@ def _settings_warnings(settings: Path, data: Path, tmp_path: Path, caplog) -> li
 def test_build_settings_names_the_part_of_the_data_that_changed(built, tmp_path, caplog, edit, changed):
     data = _data(tmp_path, _edited(*edit))
     [warning] = _settings_warnings(built, data, tmp_path, caplog)
-    assert warning == (f"--settings {built}: the build it records split other data (it had 40 examples, as this "
+    assert warning == (f"--from-record {built}: the build it records split other data (it had 40 examples, as this "
                        f"data has, but {changed}); this build will not reproduce it. Give the same data "
                        "(--data-files are recorded relative to the folder the build ran in) to rebuild it")
 
@@ -162,18 +162,6 @@ def test_build_settings_says_nothing_for_the_same_data_or_a_field_the_build_does
     assert _settings_warnings(built, _data(tmp_path / "same", ROWS), tmp_path, caplog) == []
     other_note = _data(tmp_path / "note", _edited("note", 3, "changed"))
     assert _settings_warnings(built, other_note, tmp_path, caplog) == []
-
-
-def test_a_record_from_before_the_per_field_fingerprint_still_compares_ids_and_queries(built, tmp_path, caplog):
-    document = json.loads(built.read_text(encoding="utf-8"))
-    document["input"] = {key: document["input"][key] for key in ("examples", "sha256")}  # an older lsplits.json
-    older = tmp_path / "lsplits.json"
-    older.write_text(json.dumps(document), encoding="utf-8")
-    labels = _data(tmp_path / "labels", _edited("topic", 0, "b"))
-    assert _settings_warnings(older, labels, tmp_path, caplog) == []  # it recorded no labels, so it cannot tell
-    text = _data(tmp_path / "text", _edited("text", 2, "new words"))
-    [warning] = _settings_warnings(older, text, tmp_path, caplog)
-    assert "it had 40 examples, as this data has, but other ids or queries" in warning
 
 
 # --- lsplits beams: a read-only cache is refused before the model is read ----------------------------------------

@@ -1,5 +1,5 @@
 """The settings objects of score and build: defaults owned by the class, checks when built, every
-result-changing setting recorded in lsplits.json and the card, and ``build --settings`` reproducing a build."""
+result-changing setting recorded in lsplits.json and the card, and ``build --from-record`` reproducing a build."""
 
 from __future__ import annotations
 
@@ -56,8 +56,8 @@ def test_settings_round_trip_through_json_and_refuse_unknown_keys(tmp_path):
     path.write_text(json.dumps({"settings": {**settings.to_dict(), "fold": 3}}))
     with pytest.raises(ConfigError, match=r"lsplits.json: unknown setting 'fold'"):
         BuildSettings.from_file(path)
-    path.write_text(json.dumps({"files": ["README.md"]}))
-    with pytest.raises(ConfigError, match="records no settings"):
+    path.write_text(json.dumps({"files": ["README.md"]}))  # no settings: read as settings alone, and refused
+    with pytest.raises(ConfigError, match=r"lsplits.json: unknown setting 'files'"):
         BuildSettings.from_file(path)
     with pytest.raises(ConfigError, match="no such file"):
         BuildSettings.from_file(tmp_path / "missing.json")
@@ -100,7 +100,7 @@ def test_every_result_changing_setting_is_recorded_in_lsplits_json_and_the_card(
 
 def test_build_with_recorded_settings_reproduces_the_split_and_scores(original, user_file, tmp_path):
     copy = tmp_path / "again"
-    assert main(["build", "--settings", str(original / "lsplits.json"), "--data-files", str(user_file),
+    assert main(["build", "--from-record", str(original / "lsplits.json"), "--data-files", str(user_file),
                  "--out", str(copy), "--cache-dir", str(tmp_path / "fresh-cache"), "--no-progress"]) == 0
     assert json.loads((copy / "lsplits.json").read_text())["settings"] == \
         json.loads((original / "lsplits.json").read_text())["settings"]
@@ -112,7 +112,7 @@ def test_build_with_recorded_settings_reproduces_the_split_and_scores(original, 
 
 
 def test_options_on_the_command_line_win_over_recorded_settings(original, user_file, tmp_path):
-    args = parse_args(["build", "--settings", str(original / "lsplits.json"), "--data-files", str(user_file),
+    args = parse_args(["build", "--from-record", str(original / "lsplits.json"), "--data-files", str(user_file),
                        "--seed", "9", "--out", str(tmp_path / "o")])
     assert (args.seed, args.folds, args.max_steps, args.prompt_template) == (9, 2, 3, "From {source}:")
     assert Path(args.data_files[0]) == user_file
@@ -121,7 +121,7 @@ def test_options_on_the_command_line_win_over_recorded_settings(original, user_f
 def test_a_bad_settings_file_is_one_line_before_any_work(tmp_path, capsys):
     bad = tmp_path / "lsplits.json"
     bad.write_text(json.dumps({"settings": {"folds": 1}}))
-    assert main(["build", "--settings", str(bad), "--data-files", "x.jsonl", "--out", str(tmp_path / "o")]) == 2
+    assert main(["build", "--from-record", str(bad), "--data-files", "x.jsonl", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "lsplits.json: folds must be a whole number >= 2, got 1" in err
     assert not (tmp_path / "o").exists()
@@ -217,7 +217,7 @@ def test_rebuilding_with_other_weights_warns(tmp_path, caplog):
 
 def test_build_settings_on_other_data_warns_before_any_work(original, user_file, tmp_path, caplog):
     recorded = json.loads((original / "lsplits.json").read_text())["input"]
-    assert recorded["examples"] == 48 and len(recorded["sha256"]) == 16
+    assert recorded["examples"] == 48 and {len(digest) for digest in recorded["fields"].values()} == {16}
     fewer = tmp_path / "fewer.jsonl"
     fewer.write_text("".join(user_file.read_text(encoding="utf-8").splitlines(keepends=True)[:30]), encoding="utf-8")
     edited = tmp_path / "edited.jsonl"
@@ -227,9 +227,9 @@ def test_build_settings_on_other_data_warns_before_any_work(original, user_file,
                            (edited, "it had 48 examples, as this data has, but other ids and queries (field 'text')")]:
         caplog.clear()
         with caplog.at_level("WARNING"):
-            assert main(["build", "--settings", settings, "--data-files", str(data), "--out", str(tmp_path / "o"),
+            assert main(["build", "--from-record", settings, "--data-files", str(data), "--out", str(tmp_path / "o"),
                          "--dry-run"]) == 0
-        warned = [r.getMessage() for r in caplog.records if "--settings" in r.getMessage()]
+        warned = [r.getMessage() for r in caplog.records if "--from-record" in r.getMessage()]
         if expected is None:
             assert warned == []
         else:

@@ -258,7 +258,7 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, settings: BuildSettings,
     result.dtypes = dtypes
     result.dropped = dict(loaded.dropped)
     result.features = loaded.features
-    result.input = input_fingerprint(task, examples)  # of the examples as loaded, as --settings compares
+    result.input = input_fingerprint(task, examples)  # of the examples as loaded, as --from-record compares
     result.runs = dict(plan.runs)
     for name, reason in plan.skipped.items():
         logger.warning("skipping config %s: %s", name, reason)
@@ -409,22 +409,17 @@ def _plain(value: Any) -> Any:
 
 
 def input_fingerprint(task: Task, examples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The examples a build split, as ``lsplits.json`` records them: how many, a hash of their ids and query
-    texts (``sha256``, as older lsplits recorded it) and one hash per field the build reads (``fields``,
-    :func:`read_fields`), so ``build --settings`` can tell that it is given other data, and which part of it."""
+    """The examples a build split, as ``lsplits.json`` records them: how many, and one hash per field the build
+    reads (``fields``, :func:`read_fields`), so ``build --from-record`` can tell that it is given other data, and
+    which part of it."""
     import hashlib
 
-    fields = read_fields(task)
-    digests = {name: hashlib.sha256() for name in fields}
-    combined = hashlib.sha256()
+    digests = {name: hashlib.sha256() for name in read_fields(task)}
     for example in examples:
-        combined.update(json.dumps([str(example[ID_FIELD]), str(example[task.query_field])],
-                                   ensure_ascii=False).encode("utf-8"))
         for name, digest in digests.items():
             digest.update(json.dumps(example.get(name), ensure_ascii=False, sort_keys=True,
                                      default=_plain).encode("utf-8") + b"\n")
-    return {"examples": len(examples), "sha256": combined.hexdigest()[:16],
-            "fields": {name: digest.hexdigest()[:16] for name, digest in digests.items()}}
+    return {"examples": len(examples), "fields": {name: digest.hexdigest()[:16] for name, digest in digests.items()}}
 
 
 def _field_role(task: Task, name: str) -> str:
@@ -437,27 +432,21 @@ def _field_role(task: Task, name: str) -> str:
 
 def changed_input(task: Task, recorded: Mapping[str, Any], now: Mapping[str, Any]) -> str:
     """How the examples ``now`` differ from those ``recorded`` (two :func:`input_fingerprint`), "" when they do
-    not: another count, or the parts that changed (each field the build reads; only ids or queries as a
-    whole for a record written before lsplits fingerprinted each field)."""
+    not: another count, or the parts that changed (each field the build reads)."""
     if recorded.get("examples") != now["examples"]:
         return f"{recorded.get('examples')} examples, this data {now['examples']}"
     fields = recorded.get("fields")
-    if isinstance(fields, dict):
-        changed = [name for name in dict.fromkeys([*fields, *now["fields"]])
-                   if fields.get(name) != now["fields"].get(name)]
-        if changed:
-            parts = [_field_role(task, name) for name in changed]
-            listed = " and ".join([", ".join(parts[:-1]), parts[-1]] if len(parts) > 1 else parts)
-            return f"{now['examples']} examples, as this data has, but other {listed}"
+    fields = fields if isinstance(fields, dict) else {}
+    changed = [name for name in dict.fromkeys([*fields, *now["fields"]]) if fields.get(name) != now["fields"].get(name)]
+    if not changed:
         return ""
-    if recorded.get("sha256") != now["sha256"]:
-        return (f"{now['examples']} examples, as this data has, but other ids or queries (fingerprint "
-                f"{recorded.get('sha256')}, now {now['sha256']})")
-    return ""
+    parts = [_field_role(task, name) for name in changed]
+    listed = " and ".join([", ".join(parts[:-1]), parts[-1]] if len(parts) > 1 else parts)
+    return f"{now['examples']} examples, as this data has, but other {listed}"
 
 
 def warn_if_input_changed(path: str | Path, spec: DatasetSpec, loaded: LoadedData) -> None:
-    """With ``--settings``: warn loudly, before any work, when the data loaded is not the data the recorded
+    """With ``--from-record``: warn loudly, before any work, when the data loaded is not the data the recorded
     build split (another count of examples, or other values in any field the build reads, each named), since
     the rebuild cannot reproduce it."""
     try:
@@ -465,10 +454,10 @@ def warn_if_input_changed(path: str | Path, spec: DatasetSpec, loaded: LoadedDat
     except (OSError, ValueError, AttributeError):
         return  # BuildSettings.from_file has already said what is wrong with the file
     if not isinstance(recorded, dict):
-        return  # written before lsplits recorded its input
+        return  # a file of settings alone records no input
     what = changed_input(spec.task, recorded, input_fingerprint(spec.task, loaded.examples))
     if what:
-        logger.warning("--settings %s: the build it records split other data (it had %s); this build will not "
+        logger.warning("--from-record %s: the build it records split other data (it had %s); this build will not "
                        "reproduce it. Give the same data (--data-files are recorded relative to the folder the "
                        "build ran in) to rebuild it", path, what)
 
@@ -477,7 +466,7 @@ def build_metadata(spec: DatasetSpec, result: BuildResult, settings: BuildSettin
                    extra_statistics: Mapping[str, Mapping[str, float]],
                    recorded: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The build's settings as ``lsplits.json`` records them (``lsplits analyze``, the Space and
-    ``lsplits build --settings`` read them back); ``recorded``: :func:`recorded_settings`, if computed."""
+    ``lsplits build --from-record`` read them back); ``recorded``: :func:`recorded_settings`, if computed."""
     task = spec.task
     return dict(task=task.name, query_field=task.query_field, label_field=task.label_field,
                 categorical_columns=list(spec.categorical_columns), lm=settings.lm, folds=settings.folds,
@@ -495,7 +484,7 @@ def settings_markdown(recorded: Mapping[str, Any]) -> str:
     """The card's "Settings" section body: every recorded setting, as JSON, and how to rebuild with them."""
     return "\n".join([
         "Every setting that changes the numbers of this dataset (also in `lsplits.json`); "
-        "`lsplits build --settings lsplits.json --data-files ... --out NEW` rebuilds it from the same data:",
+        "`lsplits build --from-record lsplits.json --data-files ... --out NEW` rebuilds it from the same data:",
         "", "```json", json.dumps(dict(recorded), indent=2, sort_keys=False, default=str), "```"])
 
 

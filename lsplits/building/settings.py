@@ -6,7 +6,7 @@ prompt template, the LM, folds, seed, training steps, configs and eval size; eac
 :data:`lsplits.params.PARAMS`' (an :class:`~lsplits.errors.InvalidOption`, a ValueError). How a run goes (output
 folder, cache, progress bars, ``torch.compile``) is not a setting: it changes no number. A build writes
 ``dataclasses.asdict(settings)`` into ``lsplits.json`` and its card, and :meth:`BuildSettings.from_file`
-reads it back, so ``lsplits build --settings DIR/lsplits.json`` reproduces the build.
+reads it back, so ``lsplits build --from-record DIR/lsplits.json`` reproduces the build.
 
 >>> BuildSettings(query_field="text", folds=2).folds, BuildSettings.folds
 (2, 3)
@@ -29,7 +29,7 @@ from lsplits.data.loading import DEFAULT_MISSING_LABELS, LoadOptions, read_json_
 from lsplits.data.tasks import DEFAULT_SETTING, Setting, resolve_setting
 from lsplits.errors import ConfigError, DataError, InvalidOption
 from lsplits.io import RECORD_MARK
-from lsplits.lm.defaults import DEFAULT_FOLDS, PT_NEEDS_PRETRAINED, SCRATCH_LM, check_prompted  # noqa: F401
+from lsplits.lm.defaults import DEFAULT_FOLDS, SCRATCH_LM, check_prompted
 from lsplits.lm.dtype import DEFAULT_DTYPE, check_dtype
 from lsplits.params import check
 
@@ -45,11 +45,6 @@ MIN_EVAL_SIZE = 2
 """Validation and test get half of eval each, so eval needs at least 2 examples."""
 
 T = TypeVar("T", bound="RunSettings")
-
-
-def option_name(field: str) -> str:
-    """The CLI option of a settings field (``max_steps`` -> ``--max-steps``)."""
-    return "--" + field.replace("_", "-")
 
 
 def check_eval_size(eval_size: Any, field: str = "eval_size") -> int | float | None:
@@ -139,23 +134,20 @@ class RunSettings:
         try:
             document = read_json_file(path)
         except FileNotFoundError:
-            raise ConfigError(f"--settings {path}: no such file") from None
+            raise ConfigError(f"--from-record {path}: no such file") from None
         except OSError as exc:
-            raise ConfigError(f"--settings {path}: not a readable JSON file ({exc})") from None
+            raise ConfigError(f"--from-record {path}: not a readable JSON file ({exc})") from None
         except DataError as exc:  # not UTF-8, not JSON, nested too deeply: names the line
-            raise ConfigError(f"--settings {exc}") from None
+            raise ConfigError(f"--from-record {exc}") from None
         if not isinstance(document, dict):
-            raise ConfigError(f"--settings {path}: expected a JSON object of settings")
+            raise ConfigError(f"--from-record {path}: expected a JSON object of settings")
         writer = document.get(RECORD_MARK)
         if isinstance(writer, str) and writer != "lsplits build":
-            raise ConfigError(f"--settings {path}: the settings record of `{writer}` (written beside its output), "
+            raise ConfigError(f"--from-record {path}: the settings record of `{writer}` (written beside its output), "
                               "not of a build; give a built folder's lsplits.json")
-        if "files" in document and SETTINGS_KEY not in document:
-            raise ConfigError(f"--settings {path}: this lsplits.json records no settings (written by an older "
-                              "lsplits, or not by build)")
         values = document.get(SETTINGS_KEY, document)
         if not isinstance(values, dict):
-            raise ConfigError(f"--settings {path}: {SETTINGS_KEY!r} must be a JSON object")
+            raise ConfigError(f"--from-record {path}: {SETTINGS_KEY!r} must be a JSON object")
         recorded = document.get("lsplits_version")
         if recorded is not None:
             from lsplits import __version__
@@ -163,7 +155,7 @@ class RunSettings:
             if recorded != __version__:
                 logger.warning("%s was written by lsplits %s; this is %s, so scores may differ", path, recorded,
                                __version__)
-        return cls.from_dict(values, source=f"--settings {path}")
+        return cls.from_dict(values, source=f"--from-record {path}")
 
 
 @dataclass(frozen=True)

@@ -70,7 +70,7 @@ def check_out(args: argparse.Namespace, expect: Literal["folder", "file"]) -> No
 
 
 def warn_if_lm_changed(path: Path, settings: BuildSettings) -> None:
-    """With ``--settings``: warn loudly when the LM's weights are not the recorded ones (another Hub revision,
+    """With ``--from-record``: warn loudly when the LM's weights are not the recorded ones (another Hub revision,
     other local weights), since the rebuild's scores will then differ."""
     from lsplits.lm.model_files import model_identity
 
@@ -80,7 +80,7 @@ def warn_if_lm_changed(path: Path, settings: BuildSettings) -> None:
         return
     current = model_identity(settings.lm)
     if current != recorded:
-        logger.warning("--settings %s: the LM %s is not the one recorded (recorded %s, now %s); the scores and "
+        logger.warning("--from-record %s: the LM %s is not the one recorded (recorded %s, now %s); the scores and "
                        "splits will differ from the recorded build", path, settings.lm, recorded, current)
 
 
@@ -148,8 +148,8 @@ def build(args: argparse.Namespace) -> int:
     """``lsplits build``: score and split (:func:`lsplits.api.build`), write and optionally push."""
     builder_after_data_files(args)
     settings = settings_of(args, BuildSettings)
-    if args.settings is not None:
-        warn_if_lm_changed(args.settings, settings)
+    if args.from_record is not None:
+        warn_if_lm_changed(args.from_record, settings)
     if not args.dry_run:
         check_out(args, "folder")
         if args.push_to_hub:
@@ -158,8 +158,8 @@ def build(args: argparse.Namespace) -> int:
             check_hub_access(args.push_to_hub, option="--push-to-hub")
     with stage("load"):
         spec, loaded = resolve_dataset(settings)
-    if args.settings is not None:
-        warn_if_input_changed(args.settings, spec, loaded)
+    if args.from_record is not None:
+        warn_if_input_changed(args.from_record, spec, loaded)
     if args.dry_run:
         plan = plan_build(spec, settings)
         check_build(spec, loaded.examples, settings, plan)  # what the build refuses, the dry run refuses

@@ -60,18 +60,6 @@ def settings_of(args: argparse.Namespace, kind: type[S], **given: Any) -> S:
     return kind(**{**values, **given})  # type: ignore[arg-type]
 
 
-class OldFlag(argparse.Action):
-    """Store the value of an option also given by a deprecated flag (the last of its ``option_strings``),
-    with a one-line warning naming the new one when the old one is used: an old name works for one release."""
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        if option_string is not None and option_string == self.option_strings[-1] != self.option_strings[0]:
-            logger.warning("%s is renamed %s; %s stops working in the next release", option_string,
-                           self.option_strings[0], option_string)
-        setattr(namespace, self.dest, values)
-
-
 class DefaultsFormatter(argparse.HelpFormatter):
     """Help whose ``%(default)s`` shows a tuple or list default as the option is typed: ``smatch,smatchpp``."""
 
@@ -115,7 +103,7 @@ def _eval_size(text: str) -> int | float:
 
 
 def option_flags(command: str) -> dict[str, str]:
-    """The flag of each option of ``command`` by its destination (``n_bootstrap`` -> ``--bootstrap``): how the
+    """The flag of each option of ``command`` by its destination (``n_bootstrap`` -> ``--n-bootstrap``): how the
     command line spells the settings field or keyword that an :class:`~lsplits.errors.InvalidOption` names."""
     [found] = [c for c in COMMANDS if c.name == command]
     parser = OneLineParser(prog=f"lsplits {command}")
@@ -246,7 +234,7 @@ def _build_arguments(parser: argparse.ArgumentParser) -> None:
 
     _add_data_arguments(parser, BuildSettings)
     _add_lm_arguments(parser, BuildSettings)
-    parser.add_argument("--settings", type=Path, metavar="LSPLITS_JSON", default=None,
+    parser.add_argument("--from-record", type=Path, metavar="LSPLITS_JSON", default=None,
                         help="start from the settings a build recorded (DIR/lsplits.json): options given on the "
                              "command line win; with the same data this reproduces the build (default: none)")
     parser.add_argument("--out", type=Path, required=True, help="output folder (Hub dataset layout)")
@@ -344,9 +332,8 @@ def _ue_arguments(parser: argparse.ArgumentParser) -> None:
                         help="heat-kernel time of KLE (default %(default)s)")
     parser.add_argument("--max-rejection", type=float, default=StudyConfig.max_rejection,
                         help="largest rejection rate in the PRR area, in (0, 1] (default %(default)s: the whole curve)")
-    parser.add_argument("--n-bootstrap", "--bootstrap", dest="n_bootstrap", action=OldFlag, type=int,
-                        default=StudyConfig.n_bootstrap,
-                        help="bootstrap resamples for the CI (0: none; default %(default)s; --bootstrap: its old name)")
+    parser.add_argument("--n-bootstrap", type=int, default=StudyConfig.n_bootstrap,
+                        help="bootstrap resamples for the CI (0: none; default %(default)s)")
     parser.add_argument("--confidence", type=float, default=StudyConfig.confidence,
                         help="level of the bootstrap CI (default %(default)s)")
     selective = parser.add_argument_group(
@@ -379,9 +366,8 @@ def _ue_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=StudyConfig.seed, help="seed of the bootstrap and the calibration split (default %(default)s)")
     parser.add_argument("--workers", type=int, default=StudyConfig.workers,
                         help="processes (default %(default)s: one per CPU core)")
-    parser.add_argument("--cache-dir", "--cache", dest="cache_dir", action=OldFlag, type=_folder,
-                        default=StudyConfig.cache_dir,
-                        help=f"similarity-matrix cache folder (default {matrix_cache_dir()}; --cache: its old name)")
+    parser.add_argument("--cache-dir", type=_folder, default=StudyConfig.cache_dir,
+                        help=f"similarity-matrix cache folder (default {matrix_cache_dir()})")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the matrix cache")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
@@ -450,14 +436,10 @@ def _push_space_arguments(parser: argparse.ArgumentParser) -> None:
                         help="ship neither demo dataset nor scratch LM; the Space builds them when it starts")
     parser.add_argument("--space-dir", type=Path, default=None, help="the Space's source folder "
                         "(default: the spaces/lsplits-demo shipped with lsplits)")
-    parser.add_argument("--scratch-steps", type=int, default=None,
-                        help="ignored, stops working in the next release: the scratch LM is `lsplits demo`'s "
-                             "(its --scratch-steps; default: none)")
     parser.add_argument("--private", action="store_true", help="create the Space as private")
-    parser.add_argument("--stage", "--stage-only", dest="stage", action=OldFlag, type=Path, metavar="DIR",
-                        default=None, help="write the folder that would be uploaded to DIR and stop: nothing is "
-                                           "uploaded, as push-metrics --stage (default: none, upload; --stage-only: "
-                                           "its old name)")
+    parser.add_argument("--stage", type=Path, metavar="DIR", default=None,
+                        help="write the folder that would be uploaded to DIR and stop: nothing is uploaded, as "
+                             "push-metrics --stage (default: none, upload)")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 
@@ -486,9 +468,8 @@ def _difficulty_arguments(parser: argparse.ArgumentParser) -> None:
                         help="validation measurements per epoch for the checkpoint choice (default %(default)s)")
     parser.add_argument("--seed", type=int, default=DifficultySettings.seed,
                         help="seed of training, the sample and the bootstrap (default %(default)s)")
-    parser.add_argument("--n-bootstrap", "--bootstrap", dest="n_bootstrap", action=OldFlag, type=int,
-                        default=DifficultySettings.n_bootstrap,
-                        help="bootstrap resamples for the intervals (default %(default)s; --bootstrap: its old name)")
+    parser.add_argument("--n-bootstrap", type=int, default=DifficultySettings.n_bootstrap,
+                        help="bootstrap resamples for the intervals (default %(default)s)")
     parser.add_argument("--out", type=Path, required=True, metavar="REPORT",
                         help="report folder (difficulty.md/.png/.json; per-config work under REPORT/runs)")
     parser.add_argument("--cache-dir", type=_folder, default=None,
@@ -535,7 +516,7 @@ COMMANDS: tuple[Command, ...] = (
 def build_parser(defaults: Mapping[str, Mapping[str, Any]] | None = None, *,
                  only: str | None = None) -> argparse.ArgumentParser:
     """The full argument parser (also used to render the README's command reference); ``defaults`` replaces
-    a command's defaults (command name -> option dest -> value: ``build --settings``). With ``only``, the other
+    a command's defaults (command name -> option dest -> value: ``build --from-record``). With ``only``, the other
     commands are listed without their options, so parsing one command imports only its own settings modules
     (``ue``'s would import scipy.stats: 2 s of every ``lsplits build`` error line)."""
     parser = OneLineParser(prog="lsplits", description=DESCRIPTION, allow_abbrev=False,
@@ -545,7 +526,7 @@ def build_parser(defaults: Mapping[str, Mapping[str, Any]] | None = None, *,
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
         command_parser = sub.add_parser(command.name, help=command.help, formatter_class=DefaultsFormatter,
-                                        allow_abbrev=False)  # `build --setting pt` must not read as --settings
+                                        allow_abbrev=False)  # an abbreviation must not read as another option
         if only is None or command.name == only:
             command.arguments(command_parser)
         command_parser.set_defaults(**dict((defaults or {}).get(command.name, {})))
@@ -564,9 +545,9 @@ def command_named(argv: Sequence[str]) -> str | None:
 
 
 def recorded_defaults(args: argparse.Namespace) -> dict[str, dict[str, Any]] | None:
-    """For ``build --settings FILE``: the recorded :class:`~lsplits.building.settings.BuildSettings` as the build
-    command's defaults, so options given on the command line still win (None without ``--settings``)."""
-    path = getattr(args, "settings", None)
+    """For ``build --from-record FILE``: the recorded :class:`~lsplits.building.settings.BuildSettings` as the
+    build command's defaults, so options given on the command line still win (None without ``--from-record``)."""
+    path = getattr(args, "from_record", None)
     if path is None:
         return None
     from lsplits.building.settings import BuildSettings
@@ -575,7 +556,7 @@ def recorded_defaults(args: argparse.Namespace) -> dict[str, dict[str, Any]] | N
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    """``argv`` (``["ue", "beams.jsonl", ...]``) parsed as the command line is (``--settings`` included), for
+    """``argv`` (``["ue", "beams.jsonl", ...]``) parsed as the command line is (``--from-record`` included), for
     callers that run a command's function themselves (tests, benchmarks)."""
     args = build_parser().parse_args(list(argv))
     recorded = recorded_defaults(args)

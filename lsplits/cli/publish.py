@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,8 +12,6 @@ from lsplits.hub.push import check_hub_access, push_folder, pushed_files
 
 if TYPE_CHECKING:
     from argparse import Namespace
-
-logger = logging.getLogger(__name__)
 
 
 def push(args: Namespace) -> int:
@@ -61,10 +58,6 @@ def push_metrics(args: Namespace) -> int:
 def push_space(args: Namespace) -> int:
     """``lsplits push-space``: stage and upload (or only stage, with ``--stage``); ships what ``lsplits demo``
     built and trains nothing."""
-    if args.scratch_steps is not None:
-        logger.warning("push-space --scratch-steps is ignored: the Space ships the scratch LM that `lsplits demo` "
-                       "wrote (set its steps with `lsplits demo --scratch-steps`); the option stops working in the "
-                       "next release")
     options = dict(space_dir=args.space_dir, demo_data=args.demo_data, assets=not args.no_assets)
     if args.stage is None:
         check_hub_access(args.repo_id)  # before staging
