@@ -1,6 +1,6 @@
 """Cost of the checked JSON Lines reader against a plain ``json.loads`` loop over the same file.
 
-:func:`lsplits.data.loading.read_records` decodes each line itself (to name the line and byte offset of a
+:func:`lsplits.data.files.read_records` decodes each line itself (to name the line and byte offset of a
 byte that is not UTF-8) and checks every string for lone surrogates. This prints both times and
 their ratio on a file of SNLI-sized lines (the SNLI dev file repeated, or synthetic lines).
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from data_paths import data_argument
 
-from lsplits.data.loading import read_records
+from lsplits.data.files import read_records
 
 
 def plain_read(path: Path) -> list[dict]:

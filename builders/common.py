@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from lsplits.data.files import read_records
 from lsplits.data.loading import (
     LoadedData,
     LoadOptions,
@@ -13,7 +14,6 @@ from lsplits.data.loading import (
     load_sources,
     parse_data_files,
     prepare_examples,
-    read_records,
 )
 from lsplits.data.tasks import Task
 from lsplits.errors import DataError

@@ -8,7 +8,8 @@ import re
 import pytest
 
 from lsplits.builders.common import official_split_name
-from lsplits.data.loading import load_examples, parse_data_files, read_records
+from lsplits.data.files import read_records
+from lsplits.data.loading import load_examples, parse_data_files
 from lsplits.data.tasks import generic_task
 from lsplits.errors import ConfigError, DataError
 

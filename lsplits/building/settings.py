@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from lsplits.data.loading import DEFAULT_MISSING_LABELS, LoadOptions, read_json_file
+from lsplits.data.files import read_json_file
+from lsplits.data.loading import DEFAULT_MISSING_LABELS, LoadOptions
 from lsplits.data.tasks import DEFAULT_SETTING, Setting, resolve_setting
 from lsplits.errors import ConfigError, DataError, InvalidOption
 from lsplits.io import RECORD_MARK

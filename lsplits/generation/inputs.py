@@ -45,7 +45,7 @@ def read_inputs(source: str, *, input_field: str | None = None, id_field: str | 
     path = Path(source).expanduser()
     if path.is_file():
         if path.suffix.lower() in {".jsonl", ".json"}:
-            from lsplits.data.loading import read_jsonl
+            from lsplits.data.files import read_jsonl
 
             rows = [(number, None, row) for number, row in read_jsonl(path)]
             return _from_rows(rows, str(path), input_field, id_field)
@@ -58,7 +58,7 @@ def read_inputs(source: str, *, input_field: str | None = None, id_field: str | 
 
 
 def _from_text_file(path: Path) -> BeamInputs:
-    from lsplits.data.loading import text_lines
+    from lsplits.data.files import text_lines
 
     texts = [text.removesuffix("\n") for _, text in text_lines(path)]  # not UTF-8: DataError naming the line
     for number, text in enumerate(texts, start=1):

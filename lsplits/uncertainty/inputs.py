@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lsplits.data.loading import read_jsonl, text_lines
+from lsplits.data.files import read_jsonl, text_lines
 from lsplits.errors import DataError
 from lsplits.generation.cache import read_beams_record
 
