@@ -167,6 +167,7 @@ def budget(demo: gr.Blocks, settings: SpaceSettings, request: gr.Request | None)
 
 
 def _uncertainty_tab(demo: gr.Blocks, settings: SpaceSettings) -> None:
+    """The uncertainty tab: one study of pasted or uploaded beams, its certified threshold and the systems."""
     gr.Markdown(UE_HELP)
     state = gr.State(None)
     with gr.Row():
@@ -198,19 +199,7 @@ def _uncertainty_tab(demo: gr.Blocks, settings: SpaceSettings) -> None:
             example_id = gr.Dropdown(choices=[], label="Example for the heatmap", allow_custom_value=True,
                                      elem_id="heatmap-example")
             heatmap = gr.Plot(show_label=False, label="Similarity between candidates", elem_id="heatmap")
-    gr.Markdown(SELECTIVE_HELP)
-    with gr.Row():
-        target_risk = gr.Number(value=0.3, minimum=0.001, maximum=0.999, label="Target risk (mean 1 - quality of "
-                                "the kept outputs)", elem_id="target-risk")
-        delta = gr.Number(value=DEFAULT_DELTA, minimum=0.001, maximum=0.999, label="delta (allowed failure probability)",
-                          elem_id="delta")
-        procedure = gr.Dropdown(choices=list(MULTIPLE_TESTING), value=DEFAULT_MULTIPLE_TESTING,
-                                label="Testing procedure (all control the error at delta)", elem_id="procedure")
-        certify_button = gr.Button("Certify a threshold", elem_id="certify")
-    selective_summary = gr.Markdown(elem_id="selective-summary")
-    selective_table = gr.Dataframe(label="Certified threshold and share of outputs kept, per estimator",
-                                   interactive=False, elem_id="selective-table")
-    p_values = gr.Plot(show_label=False, label="p-value of each candidate threshold", elem_id="p-value-curve")
+    _selective_section(state, curves)
     per_example = gr.Dataframe(label="Per-example quality and uncertainty (u)", interactive=False,
                                elem_id="per-example")
 
@@ -244,6 +233,26 @@ def _uncertainty_tab(demo: gr.Blocks, settings: SpaceSettings) -> None:
                      [state, summary, prr_table, per_example, curves, example_id, heatmap], api_name="run_uncertainty")
     example_id.input(show_heatmap, [state, example_id], [heatmap], api_name="heatmap")
 
+    _systems_section(demo, settings, choices, similarity, gold_text, gold_file)
+
+
+def _selective_section(state: gr.State, curves: gr.Plot) -> None:
+    """The uncertainty tab's certified threshold: target risk, delta and procedure for the study in ``state``; the
+    certified thresholds redraw ``curves`` with their operating points."""
+    gr.Markdown(SELECTIVE_HELP)
+    with gr.Row():
+        target_risk = gr.Number(value=0.3, minimum=0.001, maximum=0.999, label="Target risk (mean 1 - quality of "
+                                "the kept outputs)", elem_id="target-risk")
+        delta = gr.Number(value=DEFAULT_DELTA, minimum=0.001, maximum=0.999, label="delta (allowed failure probability)",
+                          elem_id="delta")
+        procedure = gr.Dropdown(choices=list(MULTIPLE_TESTING), value=DEFAULT_MULTIPLE_TESTING,
+                                label="Testing procedure (all control the error at delta)", elem_id="procedure")
+        certify_button = gr.Button("Certify a threshold", elem_id="certify")
+    selective_summary = gr.Markdown(elem_id="selective-summary")
+    selective_table = gr.Dataframe(label="Certified threshold and share of outputs kept, per estimator",
+                                   interactive=False, elem_id="selective-table")
+    p_values = gr.Plot(show_label=False, label="p-value of each candidate threshold", elem_id="p-value-curve")
+
     @user_errors
     def certify(result, risk, allowed, testing=DEFAULT_MULTIPLE_TESTING):
         return uncertainty_tab.certify_threshold(result, risk, allowed, testing)
@@ -252,6 +261,12 @@ def _uncertainty_tab(demo: gr.Blocks, settings: SpaceSettings) -> None:
                          [selective_summary, selective_table, curves, p_values],
                          api_name="certify_threshold")
 
+
+def _systems_section(demo: gr.Blocks, settings: SpaceSettings, choices: list, similarity: gr.Dropdown,
+                     gold_text: gr.Textbox, gold_file: gr.File) -> None:
+    """The uncertainty tab's comparison of systems (one beams file each, or generated from a model) against the
+    gold of the study above, with its ``similarity``."""
+    names = [name for _, name in choices]
     gr.Markdown(SYSTEMS_HELP)
     with gr.Row():
         system_files = gr.File(file_count="multiple", label="Beam files, one JSONL per system", type="filepath",
