@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -257,19 +256,6 @@ def refuse(name: str, problem: str, value: Any) -> InvalidOption:
     """The error for a value that a rule beyond :data:`PARAMS` refuses (``problem``: ``must ...``, ``cannot ...``),
     in the same words and class as :func:`check`."""
     return InvalidOption(name=name, problem=problem, value=value)
-
-
-def old_name(owner: str, new: str, value: Any, old: str, old_value: Any, *, unset: Any = None) -> Any:
-    """The value of keyword ``new``, or of its deprecated name ``old`` (with a FutureWarning naming both) when
-    only that one is given (``unset``: the value of a keyword not given). Refused when both are given. Keeps an
-    old name working for one release."""
-    if old_value is unset:
-        return value
-    if value is not unset:
-        raise InvalidOption(f"{owner}: give {new} or its old name {old}, not both")
-    warnings.warn(f"{owner}: {old} is renamed {new}; {old} stops working in the next release", FutureWarning,
-                  stacklevel=3)
-    return old_value
 
 
 def spelled(exc: InvalidOption, names: Mapping[str, str]) -> InvalidOption:

@@ -198,7 +198,5 @@ def test_ue_metrics_selective_threshold_is_the_library_rule():
         module.compute(uncertainties=u, qualities=q, metrics=["selective_threshold"])
     with pytest.raises(ValueError, match=r"^target_risk must be a number in \(0, 1\)"):
         module.compute(uncertainties=u, qualities=q, metrics=["selective_threshold"], target_risk=1.5)
-    with pytest.warns(FutureWarning, match="max_risk is renamed target_risk"):  # the old keyword, for one release
-        assert module.compute(uncertainties=u, qualities=q, metrics=["selective_threshold"], max_risk=0.25) == out
     shown = load_app("ue_metrics").compute(" ".join(map(str, u)), " ".join(map(str, q)), ["prr"], "", "minmax", "0.25")
     assert shown["selective_threshold"] == 0.3 and shown["selective_coverage"] == 0.75

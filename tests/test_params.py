@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from lsplits.errors import ConfigError, InvalidOption, LsplitsError
-from lsplits.params import PARAMS, Interval, check, check_choice, old_name
+from lsplits.params import PARAMS, Interval, check, check_choice
 
 
 @pytest.mark.parametrize(("name", "value", "expected"), [
@@ -59,15 +59,10 @@ def test_interval_bounds_are_open_or_closed_as_described():
     assert Interval(whole=False, low=0, high=2, closed="right").describe() == "a number in (0, 2]"
 
 
-def test_choices_and_deprecated_names():
+def test_choices():
     assert check_choice("method", "a", ("a", "b")) == "a"
     with pytest.raises(InvalidOption, match=r"^method must be one of a, b, got 'c'$"):
         check_choice("method", "c", ("a", "b"))
-    with pytest.warns(FutureWarning, match="f: max_risk is renamed target_risk"):
-        assert old_name("f", "target_risk", None, "max_risk", 0.2) == 0.2
-    assert old_name("f", "target_risk", 0.1, "max_risk", None) == 0.1
-    with pytest.raises(InvalidOption, match="not both"):
-        old_name("f", "target_risk", 0.1, "max_risk", 0.2)
 
 
 def test_every_param_rule_describes_itself():
@@ -177,29 +172,12 @@ def test_the_space_names_the_option_by_its_field_label(monkeypatch):
     assert caught.value.message.endswith("got 1.5")
 
 
-def test_one_name_per_concept_in_the_beam_uncertainty_module_old_names_warn():
+def test_the_beam_uncertainty_module_settings_reach_the_estimators():
     from lsplits.uncertainty.beam import beam_uncertainty_outputs
 
     beams = [["a b c", "a b d", "x y z"], ["a b", "a b", "a c"]]
     new = beam_uncertainty_outputs(beams, "rouge1", estimators=["numsemsets", "kle"], sets_threshold=0.6, kle_t=0.5)
-    with pytest.warns(FutureWarning) as warned:
-        old = beam_uncertainty_outputs(beams, "rouge1", estimators=["numsemsets", "kle"], threshold=0.6, t=0.5)
-    assert sorted(str(w.message).split(";")[0] for w in warned) == [
-        "beam_uncertainty: t is renamed kle_t", "beam_uncertainty: threshold is renamed sets_threshold"]
-    assert old == new
     assert new != beam_uncertainty_outputs(beams, "rouge1", estimators=["numsemsets", "kle"], sets_threshold=0.99,
                                            kle_t=5.0)  # the names reach the estimators
 
 
-def test_one_name_per_concept_in_the_ue_metrics_old_names_warn():
-    from lsplits.uncertainty.ue_metrics import compute_metrics, selective_threshold
-
-    u, q = [0.1, 0.2, 0.3, 0.4] * 50, [1.0, 0.9, 0.5, 0.0] * 50
-    new = compute_metrics(u, q, ["selective_threshold"], target_risk=0.2)
-    with pytest.warns(FutureWarning, match="max_risk is renamed target_risk"):
-        assert compute_metrics(u, q, ["selective_threshold"], max_risk=0.2) == new
-    with pytest.warns(FutureWarning, match="method is renamed selective_method"):
-        old = selective_threshold(u, q, target_risk=0.2, method="ltt-hoeffding")
-    assert old == selective_threshold(u, q, target_risk=0.2, selective_method="ltt-hoeffding")
-    with pytest.raises(InvalidOption, match="not both"):
-        compute_metrics(u, q, ["selective_threshold"], target_risk=0.2, max_risk=0.2)

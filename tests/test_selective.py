@@ -267,16 +267,6 @@ def test_loss_type_binary_refuses_other_losses_in_one_line():
         p_value([0.0, 1.0], 0.5, loss_type="exact")
 
 
-def test_max_risk_still_works_with_a_future_warning():
-    with pytest.warns(FutureWarning, match="max_risk"):
-        old = calibrate_threshold([0.1, 0.2, 0.3, 0.4] * 50, [1.0, 0.9, 0.5, 0.0] * 50, max_risk=0.2)
-    assert old.threshold == 0.2
-    with pytest.warns(FutureWarning):
-        assert old.max_risk == 0.2
-    with pytest.raises(InvalidOption, match="not both|max_risk is its old name"):
-        calibrate_threshold([0.1, 0.2], [1.0, 0.9], max_risk=0.2, target_risk=0.2)
-
-
 # --- the p-value curve, the valid set, the objective, predict --------------------------------------------------
 
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from lsplits.errors import InvalidInput, InvalidOption, shown
-from lsplits.params import old_name
 from lsplits.similarity.registry import Similarity, from_config_name
 from lsplits.uncertainty.estimators import (
     DEFAULT_ECC_THRESHOLD,
@@ -44,16 +43,10 @@ def beam_uncertainty_outputs(candidates: Sequence[Sequence[str]], config_name: s
                              ecc_threshold: float = DEFAULT_ECC_THRESHOLD,
                              sets_threshold: float = DEFAULT_SETS_THRESHOLD, kle_t: float = DEFAULT_KLE_T,
                              normalize: bool = True, scale: bool = True, lexical_similarity: str = LEXICAL_SIMILARITY,
-                             workers: int = 1, threshold: float | None = None,
-                             t: float | None = None) -> dict[str, list]:
+                             workers: int = 1) -> dict[str, list]:
     """The ``beam_uncertainty`` evaluate module's result: one list per estimator and ``invalid_candidates``, under
     the similarity the config names (``sets_threshold``: semantic sets; ``kle_t``, ``normalize``, ``scale``: KLE;
-    the names of :class:`~lsplits.uncertainty.estimators.EstimatorSettings` and ``lsplits ue``). ``threshold`` and
-    ``t`` are their old names (FutureWarning)."""
-    if threshold is not None:
-        sets_threshold = old_name("beam_uncertainty", "sets_threshold", None, "threshold", threshold)
-    if t is not None:
-        kle_t = old_name("beam_uncertainty", "kle_t", None, "t", t)
+    the names of :class:`~lsplits.uncertainty.estimators.EstimatorSettings` and ``lsplits ue``)."""
     settings = EstimatorSettings(ecc_threshold=ecc_threshold, sets_threshold=sets_threshold, kle_t=kle_t,
                                  kle_normalize=normalize, kle_scale=scale)
     result = beam_uncertainties(candidates, from_config_name(config_name, LEXICAL_SIMILARITY), estimators,

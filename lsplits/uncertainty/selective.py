@@ -73,14 +73,13 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from lsplits.errors import InvalidInput, InvalidOption
-from lsplits.params import check, check_choice, old_name
+from lsplits.params import check, check_choice
 from lsplits.uncertainty.options import check_calibration_fraction, check_delta, check_target_risk
 from lsplits.uncertainty.prr import as_inputs, numeric_vector
 
@@ -146,12 +145,6 @@ class SelectiveThreshold:
     p_values: tuple[float, ...] = field(default=(), repr=False)
     candidate_coverages: tuple[float, ...] = field(default=(), repr=False)
     valid: tuple[bool, ...] = field(default=(), repr=False)
-
-    @property
-    def max_risk(self) -> float:
-        """Deprecated name of :attr:`target_risk`."""
-        warnings.warn("SelectiveThreshold.max_risk is now target_risk", FutureWarning, stacklevel=2)
-        return self.target_risk
 
     @property
     def valid_thresholds(self) -> tuple[float, ...]:
@@ -225,20 +218,20 @@ def selective_risk(threshold: float | SelectiveThreshold, uncertainties, qualiti
     return float(kept.mean()), float(losses[kept].mean()) if kept.any() else math.nan
 
 
-def oracle_threshold(uncertainties, qualities, target_risk: float | None = None, loss: Loss | None = None, *,
-                     max_risk: float | None = None) -> tuple[float, float]:
+def oracle_threshold(uncertainties, qualities, target_risk: float | None = None,
+                     loss: Loss | None = None) -> tuple[float, float]:
     """(threshold, coverage) of the largest threshold whose selective risk on these very outputs is <= ``target_risk``.
 
     No guarantee: it looks at the losses it is judged on. Benchmarks compare calibrated thresholds with it;
     ``(-inf, 0.0)`` when no threshold qualifies.
     """
-    max_risk = check_target_risk(_target(target_risk, max_risk, "oracle_threshold"), "target_risk")
+    target_risk = check_target_risk(_target(target_risk, "oracle_threshold"), "target_risk")
     u, q = as_inputs(uncertainties, qualities, what="an oracle threshold")
     losses = losses_of(q, loss)
     values, ends = _tie_ends(u)
     order = np.argsort(u, kind="stable")
     risks = np.cumsum(losses[order])[ends - 1] / ends
-    ok = np.flatnonzero(risks <= max_risk)
+    ok = np.flatnonzero(risks <= target_risk)
     if not ok.size:
         return -math.inf, 0.0
     return float(values[ok[-1]]), float(ends[ok[-1]] / u.size)
@@ -370,13 +363,13 @@ def _p_values(method: str, losses: np.ndarray, masks: np.ndarray, risk, delta: f
 
 
 def p_value(losses, target_risk: float | None = None, *, delta: float = DEFAULT_DELTA, method: str = DEFAULT_METHOD,
-            seed: int | None = 0, loss_type: str = "auto", max_risk: float | None = None) -> float:
+            seed: int | None = 0, loss_type: str = "auto") -> float:
     """The p-value of ``H: mean loss >= target_risk`` from i.i.d. ``losses`` in [0, 1] (1.0 for no loss).
 
     ``delta`` tunes the WSR bets (the level the test is meant for); the losses enter the WSR bound in a
     random order drawn with ``seed`` (None: as given). 0/1 losses (``loss_type``) get the exact binomial tail.
     """
-    target_risk = _target(target_risk, max_risk, "p_value")
+    target_risk = _target(target_risk, "p_value")
     method = _check_choice(method, METHODS, "method")
     loss_type = _check_choice(loss_type, LOSS_TYPES, "loss_type")
     check_target_risk(target_risk, "target_risk")
@@ -447,9 +440,8 @@ def _smallest_rejected(rejected: Callable[[np.ndarray], np.ndarray]) -> float:
     return float(high)
 
 
-def _target(target_risk, max_risk, where: str):
-    """``target_risk``, or the deprecated ``max_risk`` (:func:`lsplits.params.old_name`: a FutureWarning); required."""
-    target_risk = old_name(where, "target_risk", target_risk, "max_risk", max_risk)
+def _target(target_risk, where: str):
+    """``target_risk``, which ``where`` requires."""
     if target_risk is None:
         raise InvalidOption(f"{where} needs target_risk: the mean loss to certify, in (0, 1)")
     return target_risk
@@ -581,8 +573,7 @@ def calibrate_threshold(uncertainties, qualities, *, target_risk: float | Mappin
                         delta: float = DEFAULT_DELTA, loss: Loss | None = None, method: str = DEFAULT_METHOD,
                         multiple_testing: str = DEFAULT_MULTIPLE_TESTING, coverages: Sequence[float] | None = None,
                         thresholds: Sequence[float] | None = None, seed: int = 0, loss_type: str = "auto",
-                        objective: str = "coverage", order_fraction: float = 0.5,
-                        max_risk: float | None = None) -> SelectiveThreshold:
+                        objective: str = "coverage", order_fraction: float = 0.5) -> SelectiveThreshold:
     """The threshold certified to keep the selective risk <= ``target_risk`` with probability >= 1 - delta.
 
     ``uncertainties`` and ``qualities`` are the calibration set (finite, same length); ``qualities`` may instead
@@ -593,13 +584,13 @@ def calibrate_threshold(uncertainties, qualities, *, target_risk: float | Mappin
     draws the order in which the WSR bound sees the losses (and the split of ``split-fixed-sequence``, which
     learns its order on ``order_fraction`` of the examples). Among the valid thresholds ``objective`` picks
     the largest coverage (default) or the smallest p-value. InvalidInput (bad values) or InvalidOption (bad
-    settings) before any computation; ``max_risk`` is the old name of ``target_risk`` (FutureWarning).
+    settings) before any computation.
 
     >>> rule = calibrate_threshold([0.1, 0.2, 0.3, 0.4] * 50, [1.0, 0.9, 0.5, 0.0] * 50, target_risk=0.2)
     >>> rule.certified, rule.threshold, rule.coverage
     (True, 0.2, 0.5)
     """
-    target_risk = _target(target_risk, max_risk, "calibrate_threshold")
+    target_risk = _target(target_risk, "calibrate_threshold")
     check_delta(delta)
     method = _check_choice(method, METHODS, "method")
     multiple_testing = _check_choice(multiple_testing, MULTIPLE_TESTING, "multiple_testing")

@@ -44,7 +44,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from lsplits.errors import InvalidInput, InvalidOption
-from lsplits.params import old_name
 from lsplits.uncertainty.normalization import DEFAULT_NORMALIZER, get_normalizer
 from lsplits.uncertainty.options import check_bad_below, check_names
 from lsplits.uncertainty.prr import DEFAULT_MAX_REJECTION, RejectionCurve, as_inputs, prr, rejection_curve
@@ -336,8 +335,7 @@ def check_metrics(metrics: Sequence[str], bad_below: float | None = None) -> tup
 
 
 def selective_threshold(uncertainties, qualities, *, target_risk: float | None = None, delta: float = DEFAULT_DELTA,
-                        selective_method: str = DEFAULT_METHOD, max_risk: float | None = None,
-                        method: str | None = None, multiple_testing: str = DEFAULT_MULTIPLE_TESTING,
+                        selective_method: str = DEFAULT_METHOD, multiple_testing: str = DEFAULT_MULTIPLE_TESTING,
                         selective_loss: str = "1-quality", bad_below: float | None = None) -> dict[str, float]:
     """The certified rejection threshold (:func:`lsplits.uncertainty.selective.calibrate_threshold`) as plain floats.
 
@@ -346,14 +344,9 @@ def selective_threshold(uncertainties, qualities, *, target_risk: float | None =
     ``multiple_testing`` is the Learn-then-Test procedure; ``selective_loss`` ``bad`` makes the risk the rate
     of outputs with quality below ``bad_below`` (0/1 losses: the exact binomial test, as 0/1 qualities get).
 
-    ``max_risk`` and ``method`` are the old names of ``target_risk`` and ``selective_method`` (FutureWarning).
-
     >>> selective_threshold([0.1, 0.2, 0.3, 0.4] * 50, [1.0, 0.9, 0.5, 0.0] * 50, target_risk=0.2)["selective_coverage"]
     0.5
     """
-    target_risk = old_name("selective_threshold", "target_risk", target_risk, "max_risk", max_risk)
-    if method is not None:
-        selective_method = old_name("selective_threshold", "selective_method", None, "method", method)
     if target_risk is None:
         raise InvalidOption("selective_threshold needs target_risk: the mean loss 1 - quality to certify")
     from lsplits.uncertainty.selective import quality_loss
@@ -368,14 +361,13 @@ def compute_metrics(uncertainties, qualities, metrics: Sequence[str] | None = No
                     max_rejection: float = DEFAULT_MAX_REJECTION, n_bins: int = ECE_BINS,
                     curve: RejectionCurve | None = None, target_risk: float | None = None,
                     delta: float = DEFAULT_DELTA, selective_method: str = DEFAULT_METHOD,
-                    max_risk: float | None = None, multiple_testing: str = DEFAULT_MULTIPLE_TESTING,
+                    multiple_testing: str = DEFAULT_MULTIPLE_TESTING,
                     selective_loss: str = "1-quality") -> dict[str, float]:
     """Every requested metric of one (uncertainties, qualities) pair: ``{"prr": ..., "roc_auc": ...}``.
 
     ``metrics=None``: every metric the arguments allow (ROC-AUC and PR-AUC only with ``bad_below``, the
     selective threshold only with ``target_risk``). ``"selective_threshold"`` adds the three keys of
-    :func:`selective_threshold` at ``target_risk``, ``delta`` and ``selective_method`` (``max_risk``: the old
-    name of ``target_risk``, FutureWarning).
+    :func:`selective_threshold` at ``target_risk``, ``delta`` and ``selective_method``.
     ``calibration_uncertainties`` and ``calibration_qualities`` (both or neither) fit ECE's normaliser.
     ``curve``: the whole (``max_rejection`` 1) rejection curve of the pair when the caller has it, for AURC.
 
@@ -383,7 +375,6 @@ def compute_metrics(uncertainties, qualities, metrics: Sequence[str] | None = No
         >>> compute_metrics([0.1, 0.5, 0.9], [0.9, 0.5, 0.1], ["prr", "spearman", "rpp"])
         {'prr': 1.0, 'spearman': 1.0, 'rpp': 0.0}
     """
-    target_risk = old_name("compute_metrics", "target_risk", target_risk, "max_risk", max_risk)
     if metrics is None:
         metrics = [m for m in METRICS if bad_below is not None or m not in NEEDS_BAD_BELOW]
         metrics += [SELECTIVE] if target_risk is not None else []

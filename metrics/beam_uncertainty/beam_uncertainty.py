@@ -39,10 +39,9 @@ Args:
     ecc_threshold (float in (0, 2], default {DEFAULT_ECC_THRESHOLD}): Ecc keeps Laplacian eigenvectors with eigenvalue below it
         (out of range or NaN: ValueError, before any similarity is computed).
     sets_threshold (float, default {DEFAULT_SETS_THRESHOLD}): two candidates are in one semantic set when their
-        similarity is at least this in both directions (numsemsets, labelprob, semantic_entropy; threshold: its old
-        name, deprecated).
+        similarity is at least this in both directions (numsemsets, labelprob, semantic_entropy).
     kle_t (float, default {DEFAULT_KLE_T}), normalize (bool, default True), scale (bool, default True): KLE's
-        heat-kernel time (t: its old name, deprecated), unit-trace kernel, and division by log k (LM-Polygraph's
+        heat-kernel time, unit-trace kernel, and division by log k (LM-Polygraph's
         defaults).
     lexical_similarity (str, default "{LEXICAL_SIMILARITY}"): LexSim's similarity: "rouge1", "rouge2", "rougel",
         "bleu", or "rouge1_stem", "rouge2_stem", "rougel_stem" with Porter stemming.
@@ -85,8 +84,8 @@ class BeamUncertainty(evaluate.Metric):
 
     def _compute(self, candidates, estimators=PAPER_ESTIMATORS, ecc_threshold=DEFAULT_ECC_THRESHOLD,
                  sets_threshold=DEFAULT_SETS_THRESHOLD, kle_t=DEFAULT_KLE_T, normalize=True, scale=True,
-                 lexical_similarity=LEXICAL_SIMILARITY, workers=1, threshold=None, t=None):
+                 lexical_similarity=LEXICAL_SIMILARITY, workers=1):
         return beam_uncertainty_outputs(candidates, self.config_name, estimators=estimators,
                                         ecc_threshold=ecc_threshold, sets_threshold=sets_threshold, kle_t=kle_t,
                                         normalize=normalize, scale=scale, lexical_similarity=lexical_similarity,
-                                        workers=workers, threshold=threshold, t=t)
+                                        workers=workers)

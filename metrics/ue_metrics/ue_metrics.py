@@ -45,8 +45,7 @@ Args:
     max_rejection (float, default {DEFAULT_MAX_REJECTION}): PRR's largest rejection rate.
     n_bins (int, default {ECE_BINS}): ECE's equal-width bins.
     target_risk (float in (0, 1), default None): the selective risk (mean of 1 - quality over the accepted
-        predictions) to certify; required by, and by default adds, "selective_threshold" (max_risk: its old
-        name, deprecated).
+        predictions) to certify; required by, and by default adds, "selective_threshold".
     delta (float in (0, 1), default {DEFAULT_DELTA}): allowed probability that the certified risk is exceeded.
     selective_method (str, default "{DEFAULT_METHOD}"): the test, one of {", ".join(map(repr, METHODS))}
         ("auto": the exact binomial tail for 0/1 losses, Waudby-Smith-Ramdas betting for others).
@@ -80,10 +79,10 @@ class UEMetrics(evaluate.Metric):
 
     def _compute(self, uncertainties, qualities, metrics=None, bad_below=None, normalizer=DEFAULT_NORMALIZER,
                  calibration_uncertainties=None, calibration_qualities=None, max_rejection=DEFAULT_MAX_REJECTION, n_bins=ECE_BINS,
-                 target_risk=None, delta=DEFAULT_DELTA, selective_method=DEFAULT_METHOD, max_risk=None,
+                 target_risk=None, delta=DEFAULT_DELTA, selective_method=DEFAULT_METHOD,
                  multiple_testing=DEFAULT_MULTIPLE_TESTING, selective_loss="1-quality"):
         return compute_metrics(uncertainties, qualities, metrics, bad_below=bad_below, normalizer=normalizer,
                                calibration_uncertainties=calibration_uncertainties,
                                calibration_qualities=calibration_qualities, max_rejection=max_rejection, n_bins=n_bins,
                                target_risk=target_risk, delta=delta, selective_method=selective_method,
-                               max_risk=max_risk, multiple_testing=multiple_testing, selective_loss=selective_loss)
+                               multiple_testing=multiple_testing, selective_loss=selective_loss)
