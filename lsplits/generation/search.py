@@ -124,7 +124,6 @@ def generate_beams(model, tokenizer, texts: Sequence[str], *, k: int = 10, promp
     _check_count(max_new_tokens, "max_new_tokens")
     check_template(prompt_template)
     decoding, generate_kwargs = as_decoding(decoding, generate_kwargs)
-    groups = decoding.groups(k) if decoding.strategy == "diverse-beam" else 1
     kind = _model_kind(model)
     texts = check_texts(texts)
     prompts = texts if prompt_template is None else [prompt_template.format(text=text) for text in texts]
@@ -132,9 +131,7 @@ def generate_beams(model, tokenizer, texts: Sequence[str], *, k: int = 10, promp
     precision = model_dtype(dtype, model, device)
     budget = token_budget or (GPU_TOKEN_BUDGET if device.type == "cuda" else CPU_TOKEN_BUDGET)
     encoded, max_new_tokens = encode_inputs(tokenizer, model.config, kind, prompts, max_new_tokens, ids=ids)
-    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    if pad_id is None:
-        raise ConfigError("the tokenizer has neither a padding nor an end-of-sequence token to pad batches with")
+    pad_id = _pad_id(tokenizer)
     eos_id = _eos_id(model, tokenizer)
     start_id = getattr(model.config, "decoder_start_token_id", None) if kind == "seq2seq" else None
     settings = dict(**decoding.generate_settings(k), max_new_tokens=max_new_tokens, pad_token_id=pad_id,
@@ -142,23 +139,16 @@ def generate_beams(model, tokenizer, texts: Sequence[str], *, k: int = 10, promp
     tokens: list[list[list[int]]] = [[] for _ in texts]
     was_training = model.training
     model.eval()
-    bar = progress_bar(total=len(texts), desc=f"{decoding.strategy} (k={k})", unit="ex", disable=not progress,
-                       leave=False)
+    bar = progress_bar(total=len(texts), desc=f"{decoding.strategy} (k={k})", unit="ex", disable=not progress, leave=False)
     # sampling and diverse beam search take one input at a time: its candidates then depend on it alone
     batches = (token_budget_batches([k * (len(row) + max_new_tokens) for row in encoded], budget)
                if decoding.strategy == "beam" else [[i] for i in range(len(texts))])
     try:
         for batch in batches:
             with torch.inference_mode(), autocast(precision, device):
-                if decoding.strategy == "diverse-beam":
-                    found = [diverse_beam_search(model, kind, encoded[batch[0]], k=k, groups=groups,
-                                                 penalty=decoding.to_dict()["diversity_penalty"],
-                                                 max_new_tokens=max_new_tokens, eos_id=eos_id, start_id=start_id,
-                                                 device=device)]
-                else:
-                    found = _generate(model, kind, [encoded[i] for i in batch], settings, pad_id, device,
-                                      seed=input_seed(decoding.seed, prompts[batch[0]])
-                                      if decoding.strategy == "sample" else None)
+                found = _search_batch(model, kind, decoding, [encoded[i] for i in batch], prompts[batch[0]], k=k,
+                                      settings=settings, pad_id=pad_id, eos_id=eos_id, start_id=start_id,
+                                      device=device)
             for index, rows in zip(batch, found, strict=True):
                 tokens[index] = [generated_tokens(row, eos_id, pad_id) for row in rows]
                 if return_scores:
@@ -173,6 +163,20 @@ def generate_beams(model, tokenizer, texts: Sequence[str], *, k: int = 10, promp
     return [_decoded(tokenizer, entry, return_scores) for entry in tokens]
 
 
+def _search_batch(model, kind: str, decoding: Decoding, batch: list[Any], first_prompt: str, *, k: int,
+                  settings: dict[str, Any], pad_id: int, eos_id: int | None, start_id: int | None,
+                  device: Any) -> list[Any]:
+    """The generated token rows of each input of one batch: diverse beam search (one input), else
+    ``model.generate`` (sampling seeded by the batch's first prompt: one input per batch)."""
+    if decoding.strategy == "diverse-beam":
+        return [diverse_beam_search(model, kind, batch[0], k=k, groups=decoding.groups(k),
+                                    penalty=decoding.to_dict()["diversity_penalty"],
+                                    max_new_tokens=settings["max_new_tokens"], eos_id=eos_id, start_id=start_id,
+                                    device=device)]
+    return _generate(model, kind, batch, settings, pad_id, device,
+                     seed=input_seed(decoding.seed, first_prompt) if decoding.strategy == "sample" else None)
+
+
 def as_decoding(decoding: Decoding | str, generate_kwargs: dict[str, Any]) -> tuple[Decoding, dict[str, Any]]:
     """The :class:`Decoding` meant by ``decoding`` and the keywords left for ``model.generate``: ``do_sample=True``
     there means sampling, with its ``temperature``, ``top_p`` and ``top_k``."""
@@ -184,6 +188,14 @@ def as_decoding(decoding: Decoding | str, generate_kwargs: dict[str, Any]) -> tu
     options = {name: kwargs.pop(name) for name in ("temperature", "top_p", "top_k", "num_beam_groups",
                                                    "diversity_penalty", "seed") if name in kwargs}
     return Decoding(strategy=decoding, **options), kwargs
+
+
+def _pad_id(tokenizer) -> int:
+    """The token that pads a batch: the tokenizer's padding token, else its end-of-sequence token."""
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    if pad_id is None:
+        raise ConfigError("the tokenizer has neither a padding nor an end-of-sequence token to pad batches with")
+    return pad_id
 
 
 def _eos_id(model, tokenizer) -> int | None:
