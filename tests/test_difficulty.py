@@ -28,8 +28,9 @@ from difficulty_fixtures import (
     tiny_seq2seq,
 )
 
+from lsplits.building import additions
 from lsplits.cli.parser import main
-from lsplits.difficulty import card, evaluate
+from lsplits.difficulty import evaluate
 from lsplits.difficulty.tasks import canonical_sql
 
 HERE = Path(__file__).resolve().parent
@@ -111,13 +112,13 @@ def test_predictions_are_aligned_with_the_test_split_read_by_datasets(snli):
 def test_card_gets_the_difficulty_section_and_keeps_the_rest(snli):
     folder = snli["folder"]
     after = (folder / "README.md").read_text(encoding="utf-8")
-    section = card.read_section(after)
+    section = additions.read_section(after)
     assert section is not None and section.startswith("## Difficulty")
     assert "`ll_split`" in section and "(plots/difficulty.png)" in section
     assert (folder / "plots" / "difficulty.png").is_file()
     before = snli["card_before"]
-    assert after.replace(after[after.index(card.SECTION_START):after.index(card.SECTION_END)
-                               + len(card.SECTION_END) + 2], "") == before  # everything else byte for byte
+    assert after.replace(after[after.index(additions.SECTION_START):after.index(additions.SECTION_END)
+                               + len(additions.SECTION_END) + 2], "") == before  # everything else byte for byte
     meta = json.loads((folder / "lsplits.json").read_text(encoding="utf-8"))
     changed = ("difficulty", "lsplits_files")
     assert {k: v for k, v in meta.items() if k not in changed} == \
@@ -217,7 +218,7 @@ def test_killed_after_the_first_config_resumes_without_retraining_it(snli, tmp_p
     assert after["random"] == first["random"]
     rows = json.loads((report / "difficulty.json").read_text())
     assert [r["config"] for r in rows] == ["random", "ll_split"]
-    assert card.read_section((snli["pristine"] / "README.md").read_text(encoding="utf-8")) is None  # --no-card
+    assert additions.read_section((snli["pristine"] / "README.md").read_text(encoding="utf-8")) is None  # --no-card
 
 
 @pytest.mark.slow  # a fresh process (imports torch, transformers, datasets)
@@ -282,7 +283,7 @@ def test_two_models_give_one_column_each_and_the_split_lm_check(tmp_path):
     assert values["random"]["gap"] == pytest.approx(gaps["random"]) and values["random"]["change"] is None
     assert values["ll_split_pt"]["gap"] == pytest.approx(gaps["ll_split_pt"])
     assert values["ll_split_pt"]["change"] == pytest.approx(gaps["ll_split_pt"] - gaps["random"])
-    assert "Split LM" in card.read_section((folder / "README.md").read_text(encoding="utf-8"))
+    assert "Split LM" in additions.read_section((folder / "README.md").read_text(encoding="utf-8"))
 
 def test_spider_trains_a_seq2seq_model_with_exact_match_hardness_and_projection(tmp_path):
     folder = build_dataset(tmp_path, "spider", spider_rows())
@@ -303,7 +304,7 @@ def test_spider_trains_a_seq2seq_model_with_exact_match_hardness_and_projection(
     assert sum(b["n"] for b in hardness.values()) == len(test)
     assert {name: b["n"] for name, b in hardness.items()} == test["hardness"].value_counts().to_dict()
     assert "projected" in data["projections"][str(model)]["SQL hardness"]["ll_split"]
-    assert card.read_section((folder / "README.md").read_text(encoding="utf-8")).startswith("## Difficulty")
+    assert additions.read_section((folder / "README.md").read_text(encoding="utf-8")).startswith("## Difficulty")
 
 
 # --- statistics, by hand ------------------------------------------------------------------------------
@@ -370,13 +371,13 @@ def test_canonical_sql_ignores_case_spacing_and_semicolons():
 
 def test_card_section_is_inserted_once_and_replaced_in_place():
     text = "---\nconfigs: []\n---\n\n# Data\n\n## How to load\n\ncode\n"
-    once = card.replace_section(text, "## Difficulty\n\nfirst")
-    assert once.startswith("---\nconfigs: []\n---\n\n# Data\n\n" + card.SECTION_START)
+    once = additions.replace_section(text, "## Difficulty\n\nfirst")
+    assert once.startswith("---\nconfigs: []\n---\n\n# Data\n\n" + additions.SECTION_START)
     assert once.endswith("## How to load\n\ncode\n")
-    twice = card.replace_section(once, "## Difficulty\n\nsecond")
-    assert card.read_section(twice) == "## Difficulty\n\nsecond" and twice.count(card.SECTION_START) == 1
+    twice = additions.replace_section(once, "## Difficulty\n\nsecond")
+    assert additions.read_section(twice) == "## Difficulty\n\nsecond" and twice.count(additions.SECTION_START) == 1
     assert twice.replace("second", "first") == once
-    assert card.read_section(text) is None
+    assert additions.read_section(text) is None
 
 
 def test_a_model_that_answers_everything_the_same_is_flagged():

@@ -173,7 +173,7 @@ def _add_difficulty(out, tmp_path, configs=("random",)):
 
 
 def test_rebuild_keeps_the_difficulty_results_while_their_splits_are_unchanged(tmp_path, caplog):
-    from lsplits.difficulty.card import read_section
+    from lsplits.building.additions import read_section
 
     out = write_hub_folder(tmp_path / "toy", frames(), toy_card(None))
     _add_difficulty(out, tmp_path)
@@ -197,7 +197,7 @@ def test_rebuild_keeps_the_difficulty_results_while_their_splits_are_unchanged(t
 
 
 def test_rebuild_with_changed_splits_removes_the_difficulty_results_in_one_warning(tmp_path, caplog):
-    from lsplits.difficulty.card import read_section
+    from lsplits.building.additions import read_section
 
     out = write_hub_folder(tmp_path / "toy", frames(), toy_card(None))
     _add_difficulty(out, tmp_path)

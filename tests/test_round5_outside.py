@@ -217,8 +217,7 @@ def test_an_empty_cache_dir_is_refused_by_every_command_that_has_one(tmp_path, m
             "beams": ["beams", "no-such-model", missing, "--out", "o.jsonl"],
             "difficulty": ["difficulty", str(tmp_path / "missing"), "--out", "o"]}[command]
     done = run_in_process([*argv, "--cache-dir", ""], tmp_path, monkeypatch, capsys)
-    flag = "--cache-dir/--cache" if command == "ue" else "--cache-dir"  # ue's old name is still accepted
-    assert one_line(done) == (f"lsplits {command}: error: argument {flag}: an empty path would put the cache "
+    assert one_line(done) == (f"lsplits {command}: error: argument --cache-dir: an empty path would put the cache "
                               f"into the current folder; give a folder (see lsplits {command} --help)")
     assert list(tmp_path.iterdir()) == []
 

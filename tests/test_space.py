@@ -141,9 +141,6 @@ def test_stage_refuses_bad_arguments(tmp_path):
     with pytest.raises(ConfigError, match="lsplits demo --out"):
         space.stage_space(tmp_path / "out2", demo_data=tmp_path / "missing")
     assert not (tmp_path / "out2").exists()  # refused before anything is written
-    with pytest.warns(FutureWarning, match="build_demo is renamed assets"):
-        old = space.stage_space(tmp_path / "old", build_demo=False)
-    assert not (old / "data").exists()
     bare = space.stage_space(tmp_path / "bare", assets=False)
     assert (bare / "app.py").is_file() and not (bare / "data").exists() and not (bare / "models").exists()
 

@@ -68,7 +68,7 @@ def test_open_dataset_shows_configs_statistics_plots_and_extremes(client, served
 
 
 def test_open_dataset_shows_the_difficulty_section_of_its_card(client, served, tmp_path):
-    from lsplits.difficulty.card import replace_section
+    from lsplits.building.additions import replace_section
 
     folder = tmp_path / "with-difficulty"
     shutil.copytree(served[1].demo_data, folder)

@@ -34,8 +34,6 @@ DATA_FILES_KEY = "data_files"
 """In that entry: config -> split -> data file path, the files the results describe."""
 FILES_KEY = "files"
 """In that entry: the files it added to the folder (its figure)."""
-DEFAULT_FILES = ("plots/difficulty.png",)
-"""The figure of an entry written before it listed its files."""
 _SECTION = re.compile(re.escape(SECTION_START) + r".*?" + re.escape(SECTION_END) + r"\n?", re.DOTALL)
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n.*?^---[ \t]*$\n?", re.DOTALL | re.MULTILINE)
 _BEFORE = ("## How to load", "## Citation")
@@ -103,9 +101,9 @@ def _path_problem(folder: Path, name: str) -> str | None:
 
 
 def _entry_files(folder: Path, entry: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, str]]]:
-    """The files of ``entry`` (its ``files``, or :data:`DEFAULT_FILES` for an old one) that a rebuild may carry
-    out of ``folder``, and the others, each with its problem (:func:`_path_problem`)."""
-    files = entry.get(FILES_KEY, DEFAULT_FILES)
+    """The files of ``entry`` (its ``files``) that a rebuild may carry out of ``folder``, and the others, each
+    with its problem (:func:`_path_problem`)."""
+    files = entry.get(FILES_KEY, [])
     if not isinstance(files, list | tuple) or not all(isinstance(name, str) for name in files):
         return [], [(shown(files), "not a list of file paths")]
     carried, refused = [], []

@@ -4,7 +4,8 @@ The section sits between two HTML comments, so a later ``lsplits difficulty`` re
 that section and nothing else: the YAML header and every other part of the card stay byte for byte.
 A card without the section gets it before "## How to load" (or "## Citation", else at the end).
 The markers and their reader live in :mod:`lsplits.building.additions`, which also keeps the three
-across a rebuild whose splits are unchanged; the Space reads the section with :func:`read_section`.
+across a rebuild whose splits are unchanged; the Space reads the section with
+:func:`lsplits.building.additions.read_section`.
 """
 
 from __future__ import annotations
@@ -15,16 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lsplits.building.additions import (  # noqa: F401 (the section's markers and reader, for the Space)
-    DATA_FILES_KEY,
-    FILES_KEY,
-    METADATA_KEY,
-    SECTION_END,
-    SECTION_START,
-    described_files,
-    read_section,
-    replace_section,
-)
+from lsplits.building.additions import DATA_FILES_KEY, FILES_KEY, METADATA_KEY, described_files, replace_section
 from lsplits.building.export import METADATA_FILE, card_data_files
 from lsplits.io import atomic_path, atomic_write_text, record_files
 

@@ -26,9 +26,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import warnings
 from pathlib import Path
-from typing import Any
 
 from lsplits.errors import ConfigError
 from lsplits.hub import SHIPPED, pin_sdk_version
@@ -72,8 +70,7 @@ def demo_assets(demo_data: str | Path | None = None) -> tuple[Path, Path]:
 
 
 def stage_space(out: str | Path, *, space_dir: str | Path | None = None, demo_data: str | Path | None = None,
-                assets: bool = True, build_demo: bool | None = None, scratch_steps: int | None = None,
-                progress: bool | None = None) -> Path:
+                assets: bool = True) -> Path:
     """Write the folder that ``push-space`` uploads: Space files, vendored ``lsplits``, assets. Copies only.
 
     Args:
@@ -82,20 +79,10 @@ def stage_space(out: str | Path, *, space_dir: str | Path | None = None, demo_da
         demo_data: the demo build to ship with its scratch LM (:func:`demo_assets`; default
             ``out/demo-likelihood``). Build it with ``lsplits demo``.
         assets: ship no demo build when false (the Space then builds it when it starts).
-        build_demo, scratch_steps, progress: old names: ``build_demo`` is ``assets``; staging no longer trains
-            (``lsplits demo --scratch-steps`` sets the scratch LM's steps).
 
     Raises:
         ConfigError: ``out`` exists, the Space folder has no app.py, or no demo build (or its scratch LM) is there.
     """
-    if build_demo is not None:
-        warnings.warn("stage_space/push_space: build_demo is renamed assets; build_demo stops working in the "
-                      "next release", FutureWarning, stacklevel=2)
-        assets = build_demo
-    if scratch_steps is not None or progress is not None:
-        warnings.warn("stage_space/push_space: scratch_steps and progress are ignored: staging trains nothing, the "
-                      "Space ships the scratch LM of `lsplits demo` (--scratch-steps there)", FutureWarning,
-                      stacklevel=2)
     out = Path(out)
     space_dir = Path(space_dir) if space_dir is not None else default_space_dir()
     if out.exists():
@@ -158,28 +145,13 @@ def _copy_source(source: Path, target: Path, ignored: tuple[str, ...]) -> list[s
 
 
 def push_space(repo_id: str, *, space_dir: str | Path | None = None, demo_data: str | Path | None = None,
-               assets: bool = True, private: bool = False, token: str | None = None, **old: Any) -> str:
-    """Stage the Space (see :func:`stage_space`; ``old``: its old keywords) and upload it in one commit; returns
-    the commit URL."""
+               assets: bool = True, private: bool = False, token: str | None = None) -> str:
+    """Stage the Space (see :func:`stage_space`) and upload it in one commit; returns the commit URL."""
     from lsplits.hub.push import check_repo_id, push_folder
 
     check_repo_id(repo_id)
     with temporary_folder(prefix="lsplits-space-") as tmp:
-        staged = stage_space(Path(tmp) / "space", space_dir=space_dir, demo_data=demo_data, assets=assets, **old)
+        staged = stage_space(Path(tmp) / "space", space_dir=space_dir, demo_data=demo_data, assets=assets)
         return push_folder(staged, repo_id, repo_type="space", space_sdk="gradio", private=private, token=token,
                            commit_message="Deploy the lsplits demo Space")
 
-
-_MOVED = {"DEFAULT_SCRATCH_STEPS", "SCRATCH_WINDOW", "ensure_scratch_lm", "scratch_lm_texts"}
-
-
-def __getattr__(name: str) -> Any:
-    """The scratch-LM names that moved to :mod:`lsplits.building.demo` (the build trains, publishing does not),
-    still importable from here for one release, with a FutureWarning."""
-    if name not in _MOVED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from lsplits.building import demo
-
-    warnings.warn(f"{__name__}.{name} has moved to lsplits.building.demo; the old name will be removed in the next "
-                  "release", FutureWarning, stacklevel=2)
-    return getattr(demo, name)

@@ -136,7 +136,7 @@ def open_dataset(source: str, settings: SpaceSettings) -> OpenedDataset:
 
 def difficulty_section(folder: Path) -> str:
     """The Difficulty section of the folder's card without its figure (a repo-relative image), or ""."""
-    from lsplits.difficulty.card import read_section
+    from lsplits.building.additions import read_section
 
     readme = folder / "README.md"
     section = read_section(readme.read_text(encoding="utf-8")) if readme.is_file() else None
