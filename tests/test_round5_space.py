@@ -204,7 +204,8 @@ def test_smatchpp_with_little_budget_left_keeps_the_hill_climbing_alignment_and_
     assert 0 < budgeted < 1
 
 
-def test_an_ilp_stops_with_the_budget_and_a_stop_takes_effect_between_pairs():
+@pytest.mark.parametrize("deadline", [True, False])  # the ILP's time limit is the budget; any stop ends the wait
+def test_an_ilp_stops_with_the_budget_and_a_stop_takes_effect_mid_solve(deadline):
     from lsplits.runtime.cancel import stop_when
     from lsplits.uncertainty.quality import score_predictions
 
@@ -213,9 +214,9 @@ def test_an_ilp_stops_with_the_budget_and_a_stop_takes_effect_between_pairs():
     started = time.monotonic()
     end = started + 2.0
     with pytest.raises(Stopped, match="^stopped: over budget$"), \
-            stop_when(lambda: "over budget" if time.monotonic() > end else None, end=end):
+            stop_when(lambda: "over budget" if time.monotonic() > end else None, **({"end": end} if deadline else {})):
         score_predictions("smatchpp", predictions, references)
-    assert time.monotonic() - started < 4.0  # the first pair's ILP alone ran 240 s
+    assert time.monotonic() - started < 6.0  # the first pair's ILP alone ran 240 s (slack: shared CPUs)
 
 
 def _maximal_graph_request(limits) -> tuple[str, str]:
@@ -263,7 +264,7 @@ def test_a_maximal_graph_request_ends_within_its_budget_and_a_small_one_is_answe
     assert not thread.is_alive(), f"the maximal request still ran {took:.0f} s after it started"
     assert isinstance(outcome[0], Stopped), outcome
     assert f"ran past the Space's time budget of {BUDGET_SECONDS:g} s" in str(outcome[0])
-    assert took < BUDGET_SECONDS + 3
+    assert took < BUDGET_SECONDS + 5  # slack for shared CPUs; it ran for minutes
 
 
 # --- the Space's own words -------------------------------------------------------------------------------------
