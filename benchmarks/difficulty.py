@@ -53,7 +53,7 @@ def padding_ratio(folder: Path, dataset: str, max_length: int, batch_size: int =
 
     built = open_dataset(str(folder))
     train = built.load("random")["train"]
-    kind = task_kind(built.meta, train.columns)
+    kind = task_kind(built.record.task, train.columns)
     tokenizer = AutoTokenizer.from_pretrained(default_model_path())
     columns = list(zip(*kind.input_texts(train)))
     lengths = np.array([len(ids) for ids in tokenizer(*[list(c) for c in columns], truncation=True,

@@ -4,7 +4,7 @@ The one output guard. Every command that writes (``build``, ``score``, ``demo``,
 ``difficulty``, ``push-metrics --stage``) calls :func:`check_output` on its output path before any
 work, and writes through :func:`output_folder` / :func:`atomic_write_parquet`; a command that adds
 files to a folder another command wrote (``difficulty`` adds its figure to a built dataset) checks
-them with :func:`check_additions` first and lists them with :func:`record_files` after.
+them with :func:`check_additions` first and lists them in its marker after.
 lsplits marks what it writes: a folder holds a marker file listing the files written into it
 (``lsplits.json`` in a built dataset, :data:`FOLDER_MARKER` elsewhere) and the subfolders it owns
 whole (a difficulty report's ``runs/``), a parquet file carries :data:`PARQUET_MARK` in its schema
@@ -467,6 +467,12 @@ def _unlock_output(target: Path) -> None:
         os.close(held[0])
 
 
+def folder_files(folder: str | os.PathLike[str], marker: str, owned: Iterable[str] = ()) -> list[str]:
+    """The files of ``folder`` its marker lists (sorted): every file but the marker and those of ``owned``."""
+    owned = set(owned)
+    return sorted(name for name in _files(Path(folder)) if name != marker and name.split("/", 1)[0] not in owned)
+
+
 def mark_folder(folder: str | os.PathLike[str], marker: str = FOLDER_MARKER, *,
                 owned: Iterable[str] = ()) -> Path:
     """List every file of ``folder`` in its marker file (created, or merged into an existing JSON object).
@@ -478,8 +484,7 @@ def mark_folder(folder: str | os.PathLike[str], marker: str = FOLDER_MARKER, *,
     path = folder / marker
     data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     owned = sorted(set(owned) | set(data.get(MARKER_FOLDERS_KEY) or ()))
-    data[MARKER_FILES_KEY] = sorted(name for name in _files(folder)
-                                    if name != marker and name.split("/", 1)[0] not in owned)
+    data[MARKER_FILES_KEY] = folder_files(folder, marker, owned)
     if owned:
         data[MARKER_FOLDERS_KEY] = owned
     atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True))
@@ -505,34 +510,22 @@ def check_additions(folder: str | os.PathLike[str], names: Iterable[str], *, wha
             raise ConfigError(f"{what} {folder}: {name} exists and lsplits did not write it; move it out first")
 
 
-def record_files(folder: str | os.PathLike[str], names: Iterable[str]) -> None:
-    """Add ``names`` to the files that ``folder``'s marker lists as lsplits' (after lsplits wrote them there)."""
-    folder = Path(folder)
-    marker = _marker(folder)
-    if marker is None:
-        raise ConfigError(f"{folder}: no lsplits marker to list {', '.join(names)} in")
-    path = folder / marker[0]
-    data = json.loads(path.read_text(encoding="utf-8"))
-    listed = data.get(MARKER_FILES_KEY)
-    if not isinstance(listed, list):  # a build from before file lists: list what it holds now, all its own
-        listed = [name for name in _files(folder) if name != marker[0] and name.split("/", 1)[0] in marker[2]]
-    data[MARKER_FILES_KEY] = sorted({*map(str, listed), *names} - {marker[0]})
-    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True))
-
-
 @contextlib.contextmanager
 def output_folder(target: str | os.PathLike[str], *, marker: str = FOLDER_MARKER,
-                  option: str = "--out") -> Iterator[Path]:
+                  option: str = "--out", mark: bool = True) -> Iterator[Path]:
     """Check ``target`` (:func:`check_output`), yield an empty staged folder, then mark it and move it into place.
 
-    The previous output, if any, is replaced in one step (:func:`atomic_path`); on error nothing changes.
+    The previous output, if any, is replaced in one step (:func:`atomic_path`); on error nothing changes. With
+    ``mark=False`` the caller writes the marker itself, listing :func:`folder_files` (a build writes its
+    ``lsplits.json`` through :class:`lsplits.building.record.BuildRecord`).
     """
     with holding_outputs():
         target = check_output(target, expect="folder", option=option, marker=marker)
         with atomic_path(target) as staged:
             staged.mkdir(parents=True)
             yield staged
-            mark_folder(staged, marker)
+            if mark:
+                mark_folder(staged, marker)
 
 
 def check_writable(folder: str | os.PathLike[str], what: str) -> Path:

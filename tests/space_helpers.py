@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import json
 import os
 import sys
 from collections.abc import Iterator
@@ -14,6 +13,8 @@ import pandas as pd
 import yaml
 
 from lsplits.building.export import WrittenFolder, data_files_yaml, write_hub_folder
+from lsplits.building.record import BuildRecord, TaskRecord
+from lsplits.building.settings import BuildSettings
 
 SPACE_DIR = Path(__file__).resolve().parents[1] / "spaces" / "lsplits-demo"
 N_EXAMPLES = 40
@@ -51,14 +52,12 @@ def build_fixture_dataset(folder: Path) -> Path:
         "random": {"train": frame[~random_eval], "validation": frame[random_eval].iloc[:4],
                    "test": frame[random_eval].iloc[4:]},
     }
-    meta = folder.parent / f"{folder.name}-lsplits.json"
-    meta.write_text(json.dumps({"query_field": "text", "label_field": None, "configs": list(configs),
-                                "lm": "scratch", "folds": 3}), encoding="utf-8")
+    record = BuildRecord(settings=BuildSettings(lm="scratch", folds=3), task=TaskRecord(query_field="text"))
 
     def card(written: WrittenFolder) -> str:
         return "---\n" + yaml.safe_dump({"configs": data_files_yaml(written.data_files, "ll_split")}) + "---\n# fixture\n"
 
-    return write_hub_folder(folder, configs, card, {"lsplits.json": meta})
+    return write_hub_folder(folder, configs, card, record=record)
 
 
 def load_app_module():

@@ -16,7 +16,7 @@ from lsplits.building.configs import CONFIGS
 from lsplits.building.export import card_data_files
 from lsplits.building.pipeline import (
     DatasetSpec,
-    build_metadata,
+    build_record,
     checked_eval_size,
     export_dataset,
     method_text,
@@ -127,8 +127,8 @@ def test_export_writes_the_indexed_result_in_hub_layout(tmp_path):
     meta = json.loads((out / "lsplits.json").read_text())
     assert meta["strategies"] == {"ll_split": {"strategy": "LikelihoodSplit", "params": {
         "setting": "ft", "length_control": False, "reverse": False}}, "random": {"strategy": "RandomSplit", "params": {}}}
-    assert meta["split_policy"] == "plain" and meta["configs"] == ["ll_split", "random"]
-    assert meta["skipped"] == {"ll_split_len": "not asked for"} and meta["eval_size"] == 8
+    assert meta["split_policy"] == "plain" and list(meta["splits"]) == ["ll_split", "random"]
+    assert meta["skipped"] == {"ll_split_len": "not asked for"} and meta["eval_examples"] == 8
     card = (out / "README.md").read_text()
     assert "- `ll_split`: `LikelihoodSplit(setting='ft', length_control=False, reverse=False)`" in card
     assert "| `random` | 16 | 4 | 4 | a seeded random split with the same sizes (and label balance) |" in card
@@ -141,10 +141,10 @@ def test_metadata_and_method_text_carry_the_policy_notes():
     noted = spec(policy=SplitPolicy(name="noted", notes=lambda inputs: {"odd ids": ["toy-1", "toy-3"], "n": 2}),
                  method_note="Toy note.")
     _, result = scored(configs=("random",))
-    meta = build_metadata(noted, result, BuildSettings(lm="gpt2", folds=2, seed=5), extra_statistics={})
-    assert meta["notes"] == {"odd ids": ["toy-1", "toy-3"], "n": 2} and meta["split_policy"] == "noted"
-    assert (meta["lm"], meta["folds"], meta["seed"], meta["query_field"], meta["label_field"]) == \
-        ("gpt2", 2, 5, "text", "topic")
+    record = build_record(noted, result, BuildSettings(lm="gpt2", folds=2, seed=5), extra_statistics={})
+    assert record.notes == {"odd ids": ["toy-1", "toy-3"], "n": 2} and record.split_policy == "noted"
+    assert (record.settings.lm, record.settings.folds, record.settings.seed, record.task.query_field,
+            record.task.label_field) == ("gpt2", 2, 5, "text", "topic")
     text = method_text(noted, result, BuildSettings(lm="gpt2", folds=2, seed=5))
     assert "- odd ids: 2 (toy-1, toy-3)" in text and "- n: 2" in text and "Toy note." in text
     assert "`gpt2`" in text and "cut into 2 folds" in text and "Eval size: 8 examples" in text

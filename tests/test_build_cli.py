@@ -72,7 +72,7 @@ def test_card_and_metadata_written(built):
     assert "Not built: `ll_split_pt` (needs a pretrained LM" in card
     assert (built / "plots" / "ll_split_score_vs_length.png").stat().st_size > 1000
     meta = json.loads((built / "lsplits.json").read_text())
-    assert meta["query_field"] == "text" and meta["skipped"]["ll_split_pt"].startswith("needs a pretrained LM")
+    assert meta["task"]["query_field"] == "text" and meta["skipped"]["ll_split_pt"].startswith("needs a pretrained LM")
 
 
 def test_analyze_prints_statistics(built, capsys):

@@ -90,7 +90,7 @@ def test_old_layout_folders_are_still_read(tmp_path):
     (folder / "c").mkdir(parents=True)
     for split, ids in (("train", ["a", "b"]), ("test", ["c"])):
         pd.DataFrame({"id": ids, "text": ["x"] * len(ids)}).to_parquet(folder / "c" / f"{split}.parquet")
-    (folder / "lsplits.json").write_text(json.dumps({"configs": ["c"], "query_field": "text"}))
+    (folder / "lsplits.json").write_text(json.dumps({"task": {"query_field": "text"}}))  # lists no data files
     (folder / "README.md").write_text("---\nconfigs:\n- config_name: c\n  data_files:\n  - split: train\n"
                                       "    path: c/train.parquet\n  - split: test\n    path: c/test.parquet\n---\n")
     frames_read = open_dataset(folder).frames()
@@ -205,7 +205,7 @@ def test_rebuild_with_changed_splits_removes_the_difficulty_results_in_one_warni
         write_hub_folder(out, frames("new-"), toy_card(None))
     assert read_section((out / "README.md").read_text()) is None
     meta = json.loads((out / "lsplits.json").read_text())
-    assert "difficulty" not in meta and "plots/difficulty.png" not in meta["lsplits_files"]
+    assert meta["difficulty"] is None and "plots/difficulty.png" not in meta["lsplits_files"]
     assert not (out / "plots" / "difficulty.png").exists()
     [warning] = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert "removed the previous Difficulty results" in warning.getMessage()

@@ -18,7 +18,6 @@ from lsplits.io import (
     foreign_files,
     mark_folder,
     output_folder,
-    record_files,
 )
 
 
@@ -151,7 +150,7 @@ def test_files_added_to_a_folder_are_checked_first_and_listed_after(tmp_path):
     (folder / "plots").mkdir()
     (folder / "plots" / "figure.png").write_bytes(b"png")
     assert foreign_files(folder) == ["plots/figure.png"]
-    record_files(folder, ["plots/figure.png"])
+    mark_folder(folder)  # lists the figure too
     assert foreign_files(folder) == [] and check_output(folder, expect="folder") == folder
     (folder / "plots" / "mine.png").write_bytes(b"user")
     with pytest.raises(ConfigError, match="the dataset folder .*: plots/mine.png exists and lsplits did not write it"):

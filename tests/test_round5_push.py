@@ -19,8 +19,9 @@ import yaml
 from space_helpers import build_fixture_dataset
 
 from lsplits.building.dataset import BuiltDataset, open_dataset
+from lsplits.building.record import BuildRecord
 from lsplits.errors import ConfigError, DataError
-from lsplits.io import DATASET_MARKER, record_files
+from lsplits.io import DATASET_MARKER
 
 SECRET = b"HF_TOKEN=hf_secret_do_not_upload"
 
@@ -118,7 +119,7 @@ def demo_build(folder: Path, outside: Path) -> tuple[Path, set[str]]:
     (dataset / "scratch-lm").mkdir()
     (dataset / "scratch-lm" / "config.json").write_text(json.dumps({"model_type": "gpt2"}))
     (dataset / "scratch-lm" / "tokenizer.json").write_text("{}")
-    record_files(dataset, ["scratch-lm/config.json", "scratch-lm/tokenizer.json"])
+    BuildRecord.of_folder(dataset).adding_files(["scratch-lm/config.json", "scratch-lm/tokenizer.json"]).write(dataset)
     written = files_of(dataset)
     add_strays(dataset, outside)
     (dataset / "scratch-lm" / ".env").write_bytes(SECRET)
@@ -201,9 +202,11 @@ def with_train_path(folder: Path, path: str) -> None:
 
 @pytest.fixture
 def with_secret(tmp_path) -> tuple[Path, Path]:
-    """A built folder and, outside it, a parquet file of 3 private rows."""
+    """A built folder whose record lists no data files (as a dataset built elsewhere), so its card's are read,
+    and, outside it, a parquet file of 3 private rows."""
     (tmp_path / "data").mkdir()
     folder = build_fixture_dataset(tmp_path / "data" / "built")
+    BuildRecord.of_folder(folder).replace(splits={}).write(folder)
     secret = tmp_path / "secret" / "private.parquet"
     secret.parent.mkdir()
     pd.DataFrame({"id": ["s1", "s2", "s3"], "text": ["private"] * 3, "ll_score": [-1.0] * 3, "ll_tokens": [1] * 3,
@@ -292,9 +295,9 @@ def test_a_hub_snapshot_whose_files_link_into_its_cache_still_reads(tmp_path):
         blob.write_bytes((built / name).read_bytes())
         (snapshot / name).parent.mkdir(parents=True, exist_ok=True)
         (snapshot / name).symlink_to(Path("../" * (name.count("/") + 2)) / "blobs" / blob.name)
-    meta = json.loads((snapshot / DATASET_MARKER).read_text())
-    hub = BuiltDataset(location="org/x", folder=None, files=snapshot, meta=meta, configs=["ll_split", "random"])
+    record = BuildRecord.of_folder(snapshot)
+    hub = BuiltDataset(location="org/x", folder=None, files=snapshot, record=record, configs=["ll_split", "random"])
     assert hub.load("ll_split")["train"]["id"].tolist() == open_dataset(built).load("ll_split")["train"]["id"].tolist()
-    local = BuiltDataset(location=str(snapshot), folder=snapshot, files=snapshot, meta=meta, configs=["ll_split"])
+    local = BuiltDataset(location=str(snapshot), folder=snapshot, files=snapshot, record=record, configs=["ll_split"])
     with pytest.raises(DataError, match="leads out of the dataset folder through a symbolic link"):
         local.load("ll_split")  # the same links in a local folder: outside it

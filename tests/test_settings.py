@@ -51,7 +51,7 @@ def test_settings_round_trip_through_json_and_refuse_unknown_keys(tmp_path):
     settings = BuildSettings(data_files=["train=a.jsonl"], query_field="q", prompt_template="T: {t}", label_field="l",
                              lm="gpt2", folds=4, seed=7, max_steps=11, configs=["ll_split", "random"], eval_size=0.3)
     path = tmp_path / "lsplits.json"
-    path.write_text(json.dumps({"files": [], "settings": settings.to_dict()}))
+    path.write_text(json.dumps({"lsplits_files": [], "settings": settings.to_dict()}))
     assert BuildSettings.from_file(path) == settings
     path.write_text(json.dumps({"settings": {**settings.to_dict(), "fold": 3}}))
     with pytest.raises(ConfigError, match=r"lsplits.json: unknown setting 'fold'"):

@@ -64,7 +64,7 @@ def test_stage_has_space_files_vendored_package_and_assets(staged):
     for module in ("__init__.py", "hub/demo_space.py", "uncertainty/report.py", "uncertainty/systems.py", "lm/scoring.py"):
         assert files[f"lsplits/{module}"] == (package / module).read_bytes()
     assert not [name for name in files if "__pycache__" in name or name.endswith(".pyc")]
-    assert json.loads(files["data/demo-likelihood/lsplits.json"])["configs"] == ["ll_split", "random"]
+    assert list(json.loads(files["data/demo-likelihood/lsplits.json"])["splits"]) == ["ll_split", "random"]
     listed = card_data_files(files["data/demo-likelihood/README.md"].decode())
     assert set(listed) == {"ll_split", "random"}
     assert all(f"data/demo-likelihood/{path}" in files for splits in listed.values() for paths in splits.values()

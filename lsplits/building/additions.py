@@ -12,7 +12,6 @@ Below :mod:`lsplits.difficulty`, which writes them.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -21,7 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
-from lsplits.errors import ConfigError, shown
+from lsplits.building.record import BuildRecord
+from lsplits.errors import ConfigError, LsplitsError, shown
 from lsplits.io import DATASET_MARKER, check_output
 
 logger = logging.getLogger(__name__)
@@ -116,16 +116,15 @@ def _entry_files(folder: Path, entry: Mapping[str, Any]) -> tuple[list[str], lis
     return carried, refused
 
 
-def _entry(folder: Path, metadata_file: str = DATASET_MARKER) -> dict | None:
-    """``lsplits difficulty``'s entry in ``folder``'s ``lsplits.json``, or None (none, or unreadable)."""
-    path = folder / metadata_file
-    if path.is_symlink() or not path.is_file():
+def _entry(folder: Path) -> dict | None:
+    """``lsplits difficulty``'s entry in ``folder``'s record (``lsplits.json``), or None (none, or no readable
+    record: a rebuild then carries nothing)."""
+    if (folder / DATASET_MARKER).is_symlink():
         return None
     try:
-        entry = json.loads(path.read_text(encoding="utf-8")).get(METADATA_KEY)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError, AttributeError):
+        return BuildRecord.of_folder(folder).difficulty
+    except LsplitsError:
         return None
-    return entry if isinstance(entry, dict) else None
 
 
 def check_rebuild(out: str | os.PathLike[str], *, inputs: Iterable[str | os.PathLike[str]] = (),
@@ -155,21 +154,22 @@ def _changed(recorded: Mapping[str, Any], new: Mapping[str, Mapping[str, str]]) 
 
 def keep_additions(old: Path, staged: Path, data_files: Mapping[str, Mapping[str, str]], *,
                    old_data_files: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
-                   card_file: str = "README.md", metadata_file: str = "lsplits.json") -> bool:
-    """Carry ``old``'s difficulty results into the rebuilt ``staged`` folder when their data files are unchanged.
+                   card_file: str = "README.md") -> dict[str, Any] | None:
+    """Carry ``old``'s difficulty results into the rebuilt ``staged`` folder when their data files are unchanged:
+    its figure and card section, and the entry returned for the new record (None: nothing kept).
 
-    ``data_files`` are the rebuilt folder's (config -> split -> path); ``old_data_files`` the old card's, used
+    ``data_files`` are the rebuilt folder's (config -> split -> path); ``old_data_files`` the old folder's, used
     for an entry written before entries recorded theirs (the results then describe the folder as it was).
-    Returns whether they were kept; when the data changed, logs one WARNING line saying what was removed.
+    When the data changed, logs one WARNING line saying what was removed.
     """
+    entry = _entry(old)
     try:
-        entry = json.loads((old / metadata_file).read_text(encoding="utf-8")).get(METADATA_KEY)
         section = read_section((old / card_file).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError, AttributeError):
-        return False
-    if not isinstance(entry, dict) and section is None:
-        return False
-    entry = entry if isinstance(entry, dict) else {}
+    except (OSError, UnicodeDecodeError):
+        return None
+    if entry is None and section is None:
+        return None
+    entry = entry or {}
     recorded = entry.get(DATA_FILES_KEY)
     if not isinstance(recorded, dict):
         configs = (entry.get("settings") or {}).get("configs") if isinstance(entry.get("settings"), dict) else None
@@ -177,7 +177,7 @@ def keep_additions(old: Path, staged: Path, data_files: Mapping[str, Mapping[str
     files, refused = _entry_files(old, entry)
     for name, problem in refused:  # check_rebuild refused them before the build; changed since
         logger.warning("%s: not carrying %r, listed among the Difficulty files in %s (%s.%s), into the rebuild: "
-                       "it is %s", old, name, metadata_file, METADATA_KEY, FILES_KEY, problem)
+                       "it is %s", old, name, DATASET_MARKER, METADATA_KEY, FILES_KEY, problem)
     changed = _changed(recorded, data_files) if recorded else []
     if section is None or not entry or not recorded:
         reason = "they were incomplete (card section or lsplits.json entry missing)"
@@ -188,17 +188,13 @@ def keep_additions(old: Path, staged: Path, data_files: Mapping[str, Mapping[str
     if reason:
         logger.warning("removed the previous Difficulty results from %s (card section, lsplits.json `%s`, %s): "
                        "%s; rerun `lsplits difficulty` to add them again", old, METADATA_KEY, ", ".join(files), reason)
-        return False
+        return None
     for name in files:
         if (old / name).is_file() and not (old / name).is_symlink():
             (staged / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(old / name, staged / name, follow_symlinks=False)
     card = staged / card_file
     card.write_text(replace_section(card.read_text(encoding="utf-8"), section), encoding="utf-8")
-    meta_path = staged / metadata_file
-    meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
-    meta[METADATA_KEY] = {**entry, DATA_FILES_KEY: recorded, **({FILES_KEY: files} if FILES_KEY in entry else {})}
-    meta_path.write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
     logger.info("kept the Difficulty results in %s: the splits they describe (%s) are unchanged",
                 old, ", ".join(recorded))
-    return True
+    return {**entry, DATA_FILES_KEY: recorded, **({FILES_KEY: files} if FILES_KEY in entry else {})}

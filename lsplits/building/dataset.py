@@ -2,9 +2,10 @@
 
 ``lsplits analyze``, ``lsplits difficulty``, the Space and the demo Space's scratch LM all read a
 built dataset through :func:`open_dataset`. A Hub repo is downloaded (card, ``lsplits.json`` and
-parquet files only) and read exactly like a local folder: the files that the card's YAML
-``configs:`` lists (:func:`lsplits.building.export.data_file_paths`), with what the dataset is (task,
-query and label fields, the LM that split it) from ``lsplits.json``.
+parquet files only) and read exactly like a local folder: the data files its record (``lsplits.json``,
+:class:`~lsplits.building.record.BuildRecord`) lists, or its card's YAML ``configs:`` when the record lists
+none (:func:`lsplits.building.export.data_file_paths`), with what the dataset is (task, query and label fields,
+the LM that split it) from the record.
 """
 
 from __future__ import annotations
@@ -13,11 +14,17 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
-from lsplits.building.export import METADATA_FILE, SPLIT_NAMES, data_file_paths, read_data_file, read_metadata
+from lsplits.building.export import (
+    METADATA_FILE,
+    SPLIT_NAMES,
+    data_file_paths,
+    listed_data_files,
+    read_data_file,
+)
+from lsplits.building.record import BuildRecord
 from lsplits.errors import ConfigError, DataError
 from lsplits.runtime.failures import hub_snapshot
 
@@ -28,7 +35,7 @@ _HUB_FILES = ["README.md", METADATA_FILE, "*.parquet"]  # all a reader needs; th
 
 @dataclass
 class BuiltDataset:
-    """A built dataset: where it is, its ``lsplits.json`` metadata and its config names, configs read on demand.
+    """A built dataset: where it is, its record (``lsplits.json``) and its config names, configs read on demand.
 
     ``folder`` is the local folder when ``location`` is one on this machine (the only case where
     lsplits may update its card), None for a Hub repo; ``files`` is where the files are read from
@@ -38,14 +45,14 @@ class BuiltDataset:
     location: str
     folder: Path | None
     files: Path
-    meta: dict[str, Any]
+    record: BuildRecord
     configs: list[str]
     _frames: dict[str, dict[str, pd.DataFrame]] = field(default_factory=dict, repr=False)
 
     @property
     def task(self) -> str:
         """The builder's task name recorded at build time (``generic`` when none was)."""
-        return str(self.meta.get("task", "generic"))
+        return self.record.task.name
 
     def load(self, config: str, required: Sequence[str] = SPLIT_NAMES) -> dict[str, pd.DataFrame]:
         """The splits of ``config`` as DataFrames (read once), in train/validation/test order.
@@ -59,7 +66,7 @@ class BuiltDataset:
                 raise DataError(f"no config {config!r} (it has: {', '.join(self.configs) or 'none'})",
                                 source=self.location)
             # a Hub snapshot's files are links into its cache folder (snapshots/REV/x -> ../../blobs/...)
-            paths = data_file_paths(self.files, config,
+            paths = data_file_paths(self.files, config, record=self.record,
                                     links_within=None if self.folder is not None else self.files.parents[1])
             self._frames[config] = {split: pd.concat([read_data_file(p) for p in paths[split]], ignore_index=True)
                                     for split in SPLIT_NAMES if paths.get(split)}
@@ -81,7 +88,7 @@ def open_dataset(location: str | Path) -> BuiltDataset:
     """Open ``location``: a folder written by ``lsplits build``, or a Hub dataset repo id (``org/name``).
 
     Raises:
-        DataError: a folder without ``lsplits.json``, or metadata that is not a JSON object.
+        DataError: a folder without ``lsplits.json``, or one that is not a record (:class:`BuildRecord`).
         ConfigError: a file, nothing there and no Hub id, or a Hub repo that cannot be downloaded.
     """
     text = str(location).strip()
@@ -96,8 +103,9 @@ def open_dataset(location: str | Path) -> BuiltDataset:
         raise ConfigError(f"{text}: no such folder, and not a Hub dataset repo id (org/name)")
     else:
         return open_hub_dataset(text)
-    meta = read_metadata(files, source=text)
-    return BuiltDataset(location=str(path), folder=folder, files=files, meta=meta, configs=_config_names(files, meta))
+    record = BuildRecord.of_folder(files, source=text)
+    return BuiltDataset(location=str(path), folder=folder, files=files, record=record,
+                        configs=_config_names(files, record))
 
 
 def open_hub_dataset(repo_id: str) -> BuiltDataset:
@@ -106,18 +114,14 @@ def open_hub_dataset(repo_id: str) -> BuiltDataset:
 
     Raises:
         ConfigError: the repo cannot be downloaded (offline and not cached, unknown, gated).
-        DataError: its ``lsplits.json`` is missing or not a JSON object.
+        DataError: its ``lsplits.json`` is missing or not a record (:class:`BuildRecord`).
     """
     files = hub_snapshot(repo_id, repo_type="dataset", allow_patterns=_HUB_FILES, what="dataset")
-    meta = read_metadata(files, source=repo_id)
-    return BuiltDataset(location=repo_id, folder=None, files=files, meta=meta, configs=_config_names(files, meta))
+    record = BuildRecord.of_folder(files, source=repo_id)
+    return BuiltDataset(location=repo_id, folder=None, files=files, record=record,
+                        configs=_config_names(files, record))
 
 
-def _config_names(files: Path, meta: dict[str, Any]) -> list[str]:
-    """The configs in the order ``lsplits.json`` lists them (the build order), then any others the card lists."""
-    from lsplits.building.export import CARD_FILE, card_data_files
-
-    card = files / CARD_FILE
-    listed = card_data_files(card.read_text(encoding="utf-8")) if card.is_file() else {}
-    recorded = [str(name) for name in meta.get("configs", []) if (files / str(name)).is_dir() or name in listed]
-    return recorded + [name for name in listed if name not in recorded]
+def _config_names(files: Path, record: BuildRecord) -> list[str]:
+    """The configs the record lists, in build order; those the card lists when the record lists none."""
+    return list(listed_data_files(files, record)[1])

@@ -29,11 +29,12 @@ from lsplits.building.additions import check_rebuild
 from lsplits.building.card import CardInfo
 from lsplits.building.export import plot_path
 from lsplits.building.pipeline import DatasetSpec, build_splits, export_dataset
+from lsplits.building.record import BuildRecord
 from lsplits.building.settings import DEFAULT_EVAL_FRACTION, BuildSettings
 from lsplits.data.loading import prepare_examples
 from lsplits.data.synthetic import DEMO_TASK, has_rare_word, is_rare_construction, make_demo_dataset
 from lsplits.errors import ConfigError
-from lsplits.io import atomic_path, cache_folder, record_files
+from lsplits.io import atomic_path, cache_folder
 from lsplits.lm.defaults import SCRATCH_LM
 from lsplits.params import WHOLE_FROM_1, Param, check
 from lsplits.runtime.tempfolders import temporary_folder
@@ -130,10 +131,10 @@ def scratch_lm_texts(dataset_dir: str | Path) -> list[str]:
     from lsplits.building.dataset import open_dataset
 
     dataset = open_dataset(dataset_dir)
-    frames, meta = dataset.frames(), dataset.meta
+    frames = dataset.frames()
     if not frames:
         raise ConfigError(f"{dataset_dir}: the dataset has no configs to read sentences from")
-    query_field = meta["query_field"]
+    query_field = dataset.record.task.query_field
     splits = next(iter(frames.values()))
     texts = [str(text) for frame in splits.values() for text in frame[query_field].tolist()]
     return list(dict.fromkeys(text for text in texts if text.strip()))
@@ -181,7 +182,8 @@ def write_scratch_lm(out: Path, cache_dir: Path, *, max_steps: int, seed: int, p
     cached = ensure_scratch_lm(texts, cache_dir / "space-lm" / key, max_steps=max_steps, seed=seed, progress=progress)
     target = out / SCRATCH_LM_FOLDER
     shutil.copytree(cached, target)
-    record_files(out, [path.relative_to(out).as_posix() for path in sorted(target.rglob("*")) if path.is_file()])
+    added = [path.relative_to(out).as_posix() for path in sorted(target.rglob("*")) if path.is_file()]
+    BuildRecord.of_folder(out).adding_files(added).write(out)
     return target
 
 

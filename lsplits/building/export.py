@@ -2,16 +2,17 @@
 
 Layout: ``DIR/README.md`` (card with YAML ``configs:``), one parquet file per config and split named
 by its content, ``DIR/{config}/{split}-00000-of-00001-{fingerprint}.parquet`` (``fingerprint``: the
-first 16 hex digits of the SHA-256 of the file's bytes), ``DIR/lsplits.json`` (the build's settings,
-also the marker of a folder lsplits wrote, see :mod:`lsplits.io`) and ``DIR/plots/*.png``.
+first 16 hex digits of the SHA-256 of the file's bytes), ``DIR/lsplits.json`` (the build's record,
+:class:`~lsplits.building.record.BuildRecord`: its settings, its data files, and the files lsplits wrote, the
+marker of a folder lsplits wrote, see :mod:`lsplits.io`) and ``DIR/plots/*.png``.
 ``datasets`` caches a local folder by its name and the paths of its data files, so content
 names make a rebuilt folder load fresh instead of the previous build. Every column has one Arrow
 type for the whole dataset, so every config and split loads with identical features. The folder
 is written to a temporary sibling and renamed into place (replacing only a folder lsplits wrote),
 and ``load_dataset(DIR, config)`` works on it exactly as ``load_dataset("org/name", config)`` does
 after a push. :func:`write_hub_folder` hands the card renderer (:mod:`lsplits.building.card`) a
-:class:`WrittenFolder` (files and sizes); :func:`data_file_paths` and :func:`read_metadata` read the
-layout back, for :func:`lsplits.building.dataset.open_dataset` (the one opener of a built dataset).
+:class:`WrittenFolder` (files and sizes); :func:`data_file_paths` reads the layout back (the data files the
+record lists), for :func:`lsplits.building.dataset.open_dataset` (the one opener of a built dataset).
 """
 
 from __future__ import annotations
@@ -35,10 +36,11 @@ import pyarrow.parquet as pq
 import yaml
 
 from lsplits.building.additions import keep_additions
+from lsplits.building.record import BuildRecord
 from lsplits.data.labels import encode_labels
 from lsplits.data.loading import SOURCE_FIELD
-from lsplits.errors import DataError
-from lsplits.io import DATASET_MARKER, output_folder
+from lsplits.errors import DataError, LsplitsError
+from lsplits.io import DATASET_MARKER, folder_files, output_folder
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +48,7 @@ SPLIT_NAMES = ("train", "validation", "test")
 FINGERPRINT_DIGITS = 16
 CARD_FILE = "README.md"
 METADATA_FILE = DATASET_MARKER
-"""The build's settings (``lsplits.json``); :mod:`lsplits.io` also lists the files lsplits wrote in it."""
+"""The build's record (``lsplits.json``, :class:`~lsplits.building.record.BuildRecord`)."""
 PLOTS_FOLDER = "plots"
 DataFiles = dict[str, dict[str, str]]
 """config -> split -> path of its parquet file in the repo."""
@@ -253,16 +255,20 @@ def _fingerprint(path: Path) -> str:
     return digest.hexdigest()[:FINGERPRINT_DIGITS]
 
 
-def _old_card_data_files(folder: Path) -> dict[str, dict[str, list[str]]]:
-    """The data files the card of an existing folder lists ({} when it has no readable card)."""
+def _old_data_files(folder: Path) -> dict[str, dict[str, list[str]]]:
+    """The data files an existing built folder lists (:func:`listed_data_files`; {} when it lists none)."""
     try:
-        return card_data_files((folder / CARD_FILE).read_text(encoding="utf-8"))
+        record = BuildRecord.of_folder(folder)
+    except LsplitsError:  # no readable record: the card may still list them
+        record = None
+    try:
+        return listed_data_files(folder, record)[1]
     except (OSError, UnicodeDecodeError):
         return {}
 
 
 def write_hub_folder(out: str | Path, configs: Frames, card: str | Callable[[WrittenFolder], str],
-                     extra_files: Mapping[str, Path] | None = None, *, metadata: Mapping[str, Any] | None = None,
+                     extra_files: Mapping[str, Path] | None = None, *, record: BuildRecord | None = None,
                      examples: pd.DataFrame | None = None, option: str = "--out",
                      class_labels: Mapping[str, Sequence[str]] | None = None,
                      features: Mapping[str, Any] | None = None) -> Path:
@@ -271,7 +277,8 @@ def write_hub_folder(out: str | Path, configs: Frames, card: str | Callable[[Wri
     ``configs`` maps config name -> split name -> DataFrame (read one config at a time, so a lazy
     mapping keeps one config in memory); ``card`` is the README text, or a function of the
     :class:`WrittenFolder` that returns it; ``extra_files`` maps a path in the repo (e.g.
-    ``plots/ll_split.png``) to a local file to copy in; ``metadata`` is written as ``lsplits.json``;
+    ``plots/ll_split.png``) to a local file to copy in; ``record`` is written as ``lsplits.json`` with the data
+    files and every file written (an empty :class:`~lsplits.building.record.BuildRecord` when None);
     ``examples`` (every example once, with every column) decides the column types, instead of all
     the configs' frames together; ``class_labels`` (column -> names) are written as ClassLabel ids; ``features``
     (the input's ``datasets`` features) keep their columns' types (:func:`dataset_schema`). ``out``
@@ -283,7 +290,7 @@ def write_hub_folder(out: str | Path, configs: Frames, card: str | Callable[[Wri
                                           features)
     data_files: DataFiles = {}
     num_rows: dict[str, dict[str, int]] = {}
-    with output_folder(out, marker=DATASET_MARKER, option=option) as tmp:
+    with output_folder(out, marker=DATASET_MARKER, option=option, mark=False) as tmp:
         for name, splits in configs.items():
             (tmp / name).mkdir()
             data_files[name], num_rows[name] = {}, {}
@@ -298,13 +305,13 @@ def write_hub_folder(out: str | Path, configs: Frames, card: str | Callable[[Wri
             target = tmp / repo_path
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(local, target)
-        if metadata is not None:
-            (tmp / METADATA_FILE).write_text(json.dumps(dict(metadata), indent=2, sort_keys=True), encoding="utf-8")
         written = WrittenFolder(data_files=data_files, num_rows=num_rows, features=schema_features_yaml(schema))
         (tmp / CARD_FILE).write_text(card(written) if callable(card) else card, encoding="utf-8")
+        kept = None
         if (out / METADATA_FILE).is_file():  # a rebuild: keep what `lsplits difficulty` added, if still true
-            keep_additions(out, tmp, data_files, old_data_files=_old_card_data_files(out),
-                           card_file=CARD_FILE, metadata_file=METADATA_FILE)
+            kept = keep_additions(out, tmp, data_files, old_data_files=_old_data_files(out), card_file=CARD_FILE)
+        record = (record or BuildRecord()).replace(splits=data_files, difficulty=kept)
+        record.replace(files=tuple(folder_files(tmp, METADATA_FILE))).write(tmp)
     plot_files = sorted(path for path in (extra_files or {}) if path.startswith(f"{PLOTS_FOLDER}/"))
     logger.info("wrote %d configs to %s%s", len(data_files), out,
                 f" ({len(plot_files)} plots in {out / PLOTS_FOLDER})" if plot_files else "")
@@ -357,8 +364,13 @@ def _unsafe_path(path: str) -> str | None:
 _INSIDE = "a card's data files must lie inside the dataset folder"
 
 
+def _inside_rule(source: Path) -> str:
+    """The rule a refused data file path breaks, naming where it is listed (the card or the record)."""
+    return _INSIDE if source.name == CARD_FILE else f"the data files {source.name} lists must lie inside the dataset folder"
+
+
 def _refused(card: Path, config: str, split: str, pattern: str, problem: str) -> DataError:
-    """The one-line error for a data file path of ``card`` that lsplits will not read."""
+    """The one-line error for a data file path of ``card`` (or the record) that lsplits will not read."""
     return DataError(f"config {config!r}, split {split!r}: the data file path {pattern!r} {problem}",
                      source=str(card))
 
@@ -368,31 +380,45 @@ def _inside(path: Path, root: Path) -> bool:
     return path.resolve().is_relative_to(root)
 
 
-def data_file_paths(folder: str | Path, config: str, *, links_within: str | Path | None = None
-                    ) -> dict[str, list[Path]]:
-    """split -> parquet files of one config in a built folder, as its card's YAML ``configs:`` lists them.
+def listed_data_files(folder: str | Path, record: BuildRecord | None = None
+                      ) -> tuple[Path, dict[str, dict[str, list[str]]]]:
+    """Where a built folder lists its data files and what it lists (config -> split -> paths or patterns): its
+    record (``lsplits.json``, :attr:`~lsplits.building.record.BuildRecord.splits`), or, when the record lists
+    none (a dataset another tool wrote, a record written by hand), its card's YAML ``configs:``."""
+    folder = Path(folder)
+    if record is not None and record.splits:
+        return folder / METADATA_FILE, {name: {split: [path] for split, path in splits.items()}
+                                        for name, splits in record.splits.items()}
+    card = folder / CARD_FILE
+    return card, card_data_files(card.read_text(encoding="utf-8")) if card.is_file() else {}
 
-    Folders whose card lists nothing for the config (older builds, hand-made fixtures) are read by
-    name: ``{config}/{split}.parquet`` or ``{config}/{split}-*.parquet``.
 
-    A card comes from whoever wrote the folder (a Hub repo, too), so its paths are checked before anything is
-    read: each must be relative, without ``..``, and lie inside ``folder`` with its symbolic links followed
-    (inside ``links_within`` instead when given: a Hub snapshot's files are links into its cache); a glob is
-    expanded inside ``folder`` only.
+def data_file_paths(folder: str | Path, config: str, *, links_within: str | Path | None = None,
+                    record: BuildRecord | None = None) -> dict[str, list[Path]]:
+    """split -> parquet files of one config in a built folder, as its ``record`` lists them (else its card's
+    YAML ``configs:``, :func:`listed_data_files`).
+
+    Folders that list nothing for the config (hand-made fixtures) are read by name:
+    ``{config}/{split}.parquet`` or ``{config}/{split}-*.parquet``.
+
+    A record or a card comes from whoever wrote the folder (a Hub repo, too), so its paths are checked before
+    anything is read: each must be relative, without ``..``, and lie inside ``folder`` with its symbolic links
+    followed (inside ``links_within`` instead when given: a Hub snapshot's files are links into its cache); a glob
+    is expanded inside ``folder`` only.
 
     Raises:
-        DataError: one line naming the card, the config, the split and the path that breaks a rule or names no file.
+        DataError: one line naming the record or card, the config, the split and the path that breaks a rule or
+            names no file.
     """
     folder = Path(folder)
     root = Path(links_within if links_within is not None else folder).resolve()
-    card = folder / CARD_FILE
-    every = card_data_files(card.read_text(encoding="utf-8")) if card.is_file() else {}
+    card, every = listed_data_files(folder, record)
     for name, splits in every.items():  # every config's paths, before any file of the folder is read
         for split, patterns in splits.items():
             for pattern in patterns:
                 problem = _unsafe_path(pattern)
                 if problem:
-                    raise _refused(card, name, split, pattern, f"{problem}; {_INSIDE}")
+                    raise _refused(card, name, split, pattern, f"{problem}; {_inside_rule(card)}")
     listed = every.get(config)
     if not listed:
         found = {}
@@ -414,29 +440,13 @@ def data_file_paths(folder: str | Path, config: str, *, links_within: str | Path
             outside = [p for p in matches if not _inside(p, root)]
             if outside:
                 raise _refused(card, config, split, pattern, "leads out of the dataset folder through a symbolic "
-                               f"link ({outside[0].relative_to(folder).as_posix()}); {_INSIDE}")
+                               f"link ({outside[0].relative_to(folder).as_posix()}); {_inside_rule(card)}")
             missing = [p for p in matches if not p.is_file()]
             if missing or not matches:
                 raise _refused(card, config, split, pattern, "names no file in the dataset folder")
             paths += matches
         found[split] = paths
     return found
-
-
-def read_metadata(folder: str | Path, *, source: str | None = None) -> dict[str, Any]:
-    """The build's settings (``lsplits.json``) of a built folder; DataError (naming ``source``, default the
-    folder) when there is none or it is not a JSON object."""
-    path = Path(folder) / METADATA_FILE
-    source = source or str(folder)
-    if not path.is_file():
-        raise DataError(f"no {METADATA_FILE}; is this a folder written by `lsplits build`?", source=source)
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise DataError(f"{METADATA_FILE} is not readable JSON: {exc}", source=source) from exc
-    if not isinstance(meta, dict):
-        raise DataError(f"{METADATA_FILE} is not a JSON object", source=source)
-    return meta
 
 
 def read_data_file(path: Path) -> pd.DataFrame:

@@ -23,6 +23,7 @@ import pandas as pd
 from lsplits.building.card import CardInfo, placeholder_repo, render_card
 from lsplits.building.configs import DEFAULT_CONFIGS, available_configs, resolve_configs
 from lsplits.building.export import unify_types
+from lsplits.building.record import BuildRecord, TaskRecord, run_record
 from lsplits.building.settings import (
     DEFAULT_EVAL_FRACTION,
     MIN_EVAL_SIZE,
@@ -33,7 +34,7 @@ from lsplits.building.settings import (
 from lsplits.data.loading import ID_FIELD, LoadedData
 from lsplits.data.tasks import DEFAULT_SETTING, Setting, Task
 from lsplits.data.text import word_count
-from lsplits.errors import ConfigError, InvalidOption
+from lsplits.errors import ConfigError, InvalidOption, LsplitsError
 from lsplits.lm.defaults import SCRATCH_LM
 from lsplits.lm.dtype import dtype_text
 from lsplits.runtime.stages import stage
@@ -374,22 +375,18 @@ def method_text(spec: DatasetSpec, result: BuildResult, settings: BuildSettings)
 def recorded_settings(settings: RunSettings, runs: Mapping[str, Any],
                       dtypes: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Every setting that changes the numbers of a build or a score run, as ``lsplits.json``, the card and the
-    scores' parquet metadata record them: the settings object, each scoring run's plan
-    (:class:`~lsplits.lm.plan.RunPlan`: training and scratch-LM recipe), the dtype each run computed in
+    scores' parquet metadata record them: the settings object, what each scoring run's plan adds to it
+    (:func:`~lsplits.building.record.run_record`: training and scratch-LM recipe), the dtype each run computed in
     (``dtypes``: setting -> ``fp32`` / ``bf16``), the LM's identity (revision or weights hash) and the
     lsplits version."""
     from lsplits import __version__
     from lsplits.lm.model_files import model_identity
 
     return {SETTINGS_KEY: settings.to_dict(),
-            "runs": {kind: run.to_dict() for kind, run in runs.items()},
+            "runs": {kind: run_record(run.to_dict()) for kind, run in runs.items()},
             "dtypes_used": dict(dtypes or {}),
             "lm_identity": model_identity(settings.lm),
             "lsplits_version": __version__}
-
-
-INPUT_KEY = "input"
-"""``lsplits.json``'s record of the examples a build split: their count and :func:`input_fingerprint`."""
 
 
 def read_fields(task: Task) -> list[str]:
@@ -450,10 +447,10 @@ def warn_if_input_changed(path: str | Path, spec: DatasetSpec, loaded: LoadedDat
     build split (another count of examples, or other values in any field the build reads, each named), since
     the rebuild cannot reproduce it."""
     try:
-        recorded = json.loads(Path(path).read_text(encoding="utf-8")).get(INPUT_KEY)
-    except (OSError, ValueError, AttributeError):
-        return  # BuildSettings.from_file has already said what is wrong with the file
-    if not isinstance(recorded, dict):
+        recorded = BuildRecord.from_file(path).input
+    except LsplitsError:
+        return  # a file of settings alone (BuildSettings.from_file has said what is wrong with any other)
+    if recorded is None:
         return  # a file of settings alone records no input
     what = changed_input(spec.task, recorded, input_fingerprint(spec.task, loaded.examples))
     if what:
@@ -462,22 +459,23 @@ def warn_if_input_changed(path: str | Path, spec: DatasetSpec, loaded: LoadedDat
                        "build ran in) to rebuild it", path, what)
 
 
-def build_metadata(spec: DatasetSpec, result: BuildResult, settings: BuildSettings, *,
-                   extra_statistics: Mapping[str, Mapping[str, float]],
-                   recorded: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The build's settings as ``lsplits.json`` records them (``lsplits analyze``, the Space and
-    ``lsplits build --from-record`` read them back); ``recorded``: :func:`recorded_settings`, if computed."""
+def build_record(spec: DatasetSpec, result: BuildResult, settings: BuildSettings, *,
+                 extra_statistics: Mapping[str, Mapping[str, float]]) -> BuildRecord:
+    """The build's ``lsplits.json`` (``lsplits analyze``, the Space and ``lsplits build --from-record`` read it
+    back), each value once: the settings as asked, and what the build found and made beside them; the data files
+    and the files written are added when they are written (:func:`lsplits.building.export.write_hub_folder`)."""
     task = spec.task
-    return dict(task=task.name, query_field=task.query_field, label_field=task.label_field,
-                categorical_columns=list(spec.categorical_columns), lm=settings.lm, folds=settings.folds,
-                seed=settings.seed, eval_size=result.eval_size, configs=list(result.configs), skipped=result.skipped,
-                dropped=result.dropped,
-                extra_statistics=extra_statistics, notes=spec.policy.notes_of(result.inputs),
-                split_policy=spec.policy.name,
-                strategies={name: built.strategy.record() for name, built in result.configs.items()},
-                **{INPUT_KEY: result.input if result.input is not None
-                   else input_fingerprint(task, result.table.to_dict("records"))},
-                **(recorded if recorded is not None else recorded_settings(settings, result.runs, result.dtypes)))
+    recorded = recorded_settings(settings, result.runs, result.dtypes)
+    return BuildRecord(
+        settings=settings, task=TaskRecord(task.name, task.query_field, task.label_field,
+                                           tuple(spec.categorical_columns)),
+        eval_examples=result.eval_size, skipped=dict(result.skipped), dropped=dict(result.dropped),
+        notes=spec.policy.notes_of(result.inputs), split_policy=spec.policy.name,
+        strategies={name: built.strategy.record() for name, built in result.configs.items()},
+        extra_statistics={name: dict(values) for name, values in extra_statistics.items()},
+        input=result.input if result.input is not None else input_fingerprint(task, result.table.to_dict("records")),
+        runs=recorded["runs"], dtypes_used=recorded["dtypes_used"], lm_identity=recorded["lm_identity"],
+        lsplits_version=recorded["lsplits_version"], class_labels=label_classes(task, result.table, result.features))
 
 
 def settings_markdown(recorded: Mapping[str, Any]) -> str:
@@ -494,8 +492,8 @@ def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, sett
     """Write the Hub-layout folder with card, statistics, plots and ``lsplits.json``; returns the folder.
 
     The configs' frames are materialised from the base table one config at a time. ``extra_settings``
-    (name -> dict) records the settings of what made the data (the demo's :class:`DemoSettings`) beside
-    the build's.
+    (field of :class:`~lsplits.building.record.BuildRecord` -> dict) records the settings of what made the data
+    (the demo's :class:`DemoSettings`, its scratch LM) beside the build's.
     """
     from lsplits.building import report as dataset_report
     from lsplits.building.additions import check_rebuild
@@ -514,11 +512,7 @@ def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, sett
             statistics = dataset_report.extra_statistics_markdown(extra_stats) + "\n\n" + statistics
     descriptions = {name: built.strategy.description for name, built in result.configs.items()}
     strategies = {name: repr(built.strategy) for name, built in result.configs.items()}
-    recorded = {**recorded_settings(settings, result.runs, result.dtypes), **dict(extra_settings or {})}
-    metadata = build_metadata(spec, result, settings, extra_statistics=extra_stats, recorded=recorded)
-    class_labels = label_classes(task, result.table, result.features)
-    if class_labels:
-        metadata = {**metadata, "class_labels": class_labels}
+    record = build_record(spec, result, settings, extra_statistics=extra_stats).replace(**dict(extra_settings or {}))
     with temporary_folder(prefix="lsplits-build-") as tmp:
         with stage("card and plots"):
             written = dataset_report.config_plots(frames, stats, Path(tmp))
@@ -527,12 +521,12 @@ def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, sett
             return render_card(spec.card, folder, descriptions, repo_hint=repo_hint or placeholder_repo(out),
                                method=method_text(spec, result, settings), statistics=statistics,
                                plots={caption: path for caption, path, _ in written}, strategies=strategies,
-                               settings=settings_markdown(recorded))
+                               settings=settings_markdown(record.recorded_settings()))
 
         with stage("export"):
             return write_hub_folder(out, frames, card, {repo_path: local for _, repo_path, local in written},
-                                    metadata=metadata, examples=result.config_table(next(iter(result.configs))),
-                                    class_labels=class_labels, features=result.features)
+                                    record=record, examples=result.config_table(next(iter(result.configs))),
+                                    class_labels=record.class_labels, features=result.features)
 
 
 def label_classes(task: Task, table: pd.DataFrame, features: Mapping[str, Any] | None = None) -> dict[str, list[str]]:

@@ -100,11 +100,11 @@ def analyze_folder(folder: str | Path, configs: Sequence[str] | None = None) -> 
     from lsplits.building.dataset import open_dataset
 
     dataset = open_dataset(folder)
-    frames, meta = dataset.frames(configs), dataset.meta
-    stats = config_statistics(frames, query_field=meta["query_field"], label_field=meta.get("label_field"),
-                              categorical_columns=meta.get("categorical_columns", ()))
+    frames, task = dataset.frames(configs), dataset.record.task
+    stats = config_statistics(frames, query_field=task.query_field, label_field=task.label_field,
+                              categorical_columns=task.categorical_columns)
     text = statistics_text(stats)
-    extra = meta.get("extra_statistics")
+    extra = dataset.record.extra_statistics
     if extra:
         text = extra_statistics_markdown({k: v for k, v in extra.items() if k in frames}) + "\n\n" + text
     return text

@@ -146,10 +146,12 @@ class RunSettings:
         if isinstance(writer, str) and writer != "lsplits build":
             raise ConfigError(f"--from-record {path}: the settings record of `{writer}` (written beside its output), "
                               "not of a build; give a built folder's lsplits.json")
-        values = document.get(SETTINGS_KEY, document)
-        if not isinstance(values, dict):
-            raise ConfigError(f"--from-record {path}: {SETTINGS_KEY!r} must be a JSON object")
-        recorded = document.get("lsplits_version")
+        values, recorded = document, None
+        if SETTINGS_KEY in document:  # a build's lsplits.json: read whole, through its type
+            from lsplits.building.record import BuildRecord
+
+            record = BuildRecord.from_dict(document, source=f"--from-record {path}")
+            values, recorded = ({} if record.settings is None else record.settings.to_dict()), record.lsplits_version
         if recorded is not None:
             from lsplits import __version__
 

@@ -22,10 +22,11 @@ from lsplits.building.pipeline import (
     score_records,
     warn_if_input_changed,
 )
+from lsplits.building.record import BuildRecord
 from lsplits.building.settings import BuildSettings, RunSettings, ScoreSettings
 from lsplits.cli.parser import settings_of
 from lsplits.data.loading import LoadedData
-from lsplits.errors import ConfigError
+from lsplits.errors import ConfigError, LsplitsError
 from lsplits.runtime.stages import stage
 
 if TYPE_CHECKING:
@@ -74,9 +75,12 @@ def warn_if_lm_changed(path: Path, settings: BuildSettings) -> None:
     other local weights), since the rebuild's scores will then differ."""
     from lsplits.lm.model_files import model_identity
 
-    document = json.loads(Path(path).read_text(encoding="utf-8"))
-    recorded = document.get("lm_identity")
-    if not recorded or document.get("settings", {}).get("lm") != settings.lm:
+    try:
+        record = BuildRecord.from_file(path)
+    except LsplitsError:
+        return  # a file of settings alone records no LM identity
+    recorded = record.lm_identity
+    if not recorded or record.lm != settings.lm:
         return
     current = model_identity(settings.lm)
     if current != recorded:

@@ -10,15 +10,15 @@ across a rebuild whose splits are unchanged; the Space reads the section with
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lsplits.building.additions import DATA_FILES_KEY, FILES_KEY, METADATA_KEY, described_files, replace_section
-from lsplits.building.export import METADATA_FILE, card_data_files
-from lsplits.io import atomic_path, atomic_write_text, record_files
+from lsplits.building.additions import DATA_FILES_KEY, FILES_KEY, described_files, replace_section
+from lsplits.building.export import listed_data_files
+from lsplits.building.record import BuildRecord
+from lsplits.io import atomic_path, atomic_write_text
 
 
 def update_folder(folder: Path, section: str, entry: dict[str, Any],
@@ -27,9 +27,10 @@ def update_folder(folder: Path, section: str, entry: dict[str, Any],
 
     ``files`` maps a path in the folder (the card's figure) to a local file to copy there, listed
     then among lsplits' files in ``lsplits.json``. Every file is written atomically; only lsplits' own
-    section, key and figure change (the caller checks them first with :func:`lsplits.io.check_additions`).
-    The entry also records the data files of ``configs`` (all the card lists when None) and ``files``,
-    so a rebuild into the folder keeps all three while those data files are unchanged.
+    section, entry and figure change (the caller checks them first with :func:`lsplits.io.check_additions`);
+    the record is read and written as a :class:`~lsplits.building.record.BuildRecord`. The entry also records
+    the data files of ``configs`` (all the record lists when None) and ``files``, so a rebuild into the folder
+    keeps all three while those data files are unchanged.
     """
     folder = Path(folder)
     for repo_path, local in (files or {}).items():
@@ -38,9 +39,7 @@ def update_folder(folder: Path, section: str, entry: dict[str, Any],
     readme = folder / "README.md"
     card = readme.read_text(encoding="utf-8") if readme.is_file() else ""
     atomic_write_text(readme, replace_section(card, section))
-    meta_path = folder / METADATA_FILE
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    meta[METADATA_KEY] = {**entry, DATA_FILES_KEY: described_files(card_data_files(card), configs),
-                          FILES_KEY: sorted(files or {})}
-    atomic_write_text(meta_path, json.dumps(meta, indent=2, sort_keys=True))
-    record_files(folder, list(files or {}))  # the figure is lsplits', so a rebuild may replace the folder
+    record = BuildRecord.of_folder(folder)
+    described = described_files(listed_data_files(folder, record)[1], configs)
+    entry = {**entry, DATA_FILES_KEY: described, FILES_KEY: sorted(files or {})}
+    record.replace(difficulty=entry).adding_files(files or {}).write(folder)  # the figure is lsplits' own

@@ -90,7 +90,7 @@ def plan(dataset: str, out: str | Path, settings: DifficultySettings, *, cache_d
     unknown = [c for c in chosen if c not in opened.configs]
     if unknown:
         raise ConfigError(f"--configs: no config {unknown[0]!r} in {dataset} (it has: {', '.join(opened.configs)})")
-    kind = task_kind(opened.meta, source=dataset)
+    kind = task_kind(opened.record.task, source=dataset)
     if settings.models:
         models = {name: name for name in settings.models}
     elif kind.kind == SEQ2SEQ:
@@ -99,7 +99,7 @@ def plan(dataset: str, out: str | Path, settings: DifficultySettings, *, cache_d
     else:
         models = {DEFAULT_MODEL: default_model_path()}
     frames = {config: opened.load(config) for config in chosen}
-    kind = task_kind(opened.meta, frames[chosen[0]]["train"].columns, source=dataset)
+    kind = task_kind(opened.record.task, frames[chosen[0]]["train"].columns, source=dataset)
     labels = None
     for config in chosen:
         for split, frame in frames[config].items():
@@ -119,9 +119,9 @@ def plan(dataset: str, out: str | Path, settings: DifficultySettings, *, cache_d
                 work_root=runs_folder(out, cache_dir), card=card)
 
 
-def split_lm_name(meta: dict, models: dict[str, str]) -> str | None:
-    """The model that is the LM that made the split (same id, or the same local folder), if any."""
-    lm = str(meta.get("lm") or "")
+def split_lm_name(lm: str | None, models: dict[str, str]) -> str | None:
+    """The model that is the LM that made the split (``lm``: same id, or the same local folder), if any."""
+    lm = lm or ""
     for name, path in models.items():
         if name == lm or (Path(path).exists() and Path(lm).exists() and Path(path).resolve() == Path(lm).resolve()):
             return name
@@ -169,7 +169,7 @@ def run_difficulty(checked: Plan, *, progress: bool = True, keep_models: bool = 
     frames = {config: dataset.load(config) for config in checked.configs}
     summary = summarise(Path(dataset.location).name if dataset.folder else dataset.location, checked.kind,
                         dataset.task, frames, runs, list(checked.models), checked.configs,
-                        split_lm=split_lm_name(dataset.meta, checked.models),
+                        split_lm=split_lm_name(dataset.record.lm, checked.models),
                         n_bootstrap=checked.requested.n_bootstrap, seed=checked.requested.seed, settings=run_settings)
     markdown = report.write_report(summary, checked.out)
     mark_folder(checked.out, owned=[RUNS_FOLDER])

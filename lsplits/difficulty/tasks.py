@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from lsplits.errors import ConfigError, DataError
+
+if TYPE_CHECKING:
+    from lsplits.building.record import TaskRecord
 
 CLASSIFICATION = "classification"
 SEQ2SEQ = "seq2seq"
@@ -57,19 +60,20 @@ class TaskKind:
         return list(zip(*(frame[name].astype(str) for name in self.text_fields)))
 
 
-def task_kind(meta: Mapping[str, Any], columns: Iterable[str] | None = None, *, source: str = "") -> TaskKind:
-    """The task kind of a built dataset from its ``lsplits.json`` (and its columns, for the pair fields).
+def task_kind(recorded: TaskRecord, columns: Iterable[str] | None = None, *, source: str = "") -> TaskKind:
+    """The task kind of a built dataset from what its ``lsplits.json`` records of its task (and its columns,
+    for the pair fields).
 
     Raises:
         ConfigError: a non-Spider dataset without a label field (nothing to classify).
     """
-    task = str(meta.get("task", "generic"))
-    query = str(meta.get("query_field") or "question")
+    task = recorded.name
+    query = recorded.query_field or "question"
     if task == "spider":
         return TaskKind(SEQ2SEQ, ("question", "db_id"), "query", query)
-    label = meta.get("label_field")
+    label = recorded.label_field
     if not label:
-        raise ConfigError(f"{source}: the dataset has no label field (lsplits.json label_field is null); "
+        raise ConfigError(f"{source}: the dataset has no label field (lsplits.json task.label_field is null); "
                           "`lsplits difficulty` trains a classifier on labelled data (build with --label-field) "
                           "or a seq2seq model on Spider")
     columns = set(columns) if columns is not None else set()
