@@ -75,7 +75,7 @@ browser: $(VENV)/.installed-dev
 test: lint browser
 	$(PYTEST) -n $(TEST_WORKERS) --dist worksteal --durations=15 --doctest-modules tests lsplits
 
-# The unit tests that start no process, browser or venv (tests/conftest.py marks the others `process`).
+# The unit tests that start no process, browser or venv (the others are marked `process`; tests/test_no_shims.py checks).
 check: install-dev
 	$(PYTEST) -n $(TEST_WORKERS) --dist worksteal --durations=5 -m "not process and not slow and not browser" tests
 

@@ -5,10 +5,10 @@ The session also checks that it leaves nothing running: every process the suite 
 marker variable, and at the end any process still carrying it fails the run (and is killed).
 
 Under pytest-xdist (``make test`` runs ``-n auto``) each worker gets its own LSPLITS_CACHE, and only the
-controller checks for processes left running (the workers carry the marker too). Every test of a module that
-starts processes, a browser or a virtual environment is marked ``process`` (:func:`pytest_collection_modifyitems`;
-a module that marks its own process tests per test keeps the others unmarked), so ``make check``
-(``-m "not process and not slow and not browser"``) runs the in-process unit tests alone.
+controller checks for processes left running (the workers carry the marker too). Every test that starts a
+process, a browser or a virtual environment is marked ``process`` where it is written (``@pytest.mark.process``,
+or its module's ``pytestmark``), and no other test is (``tests/test_no_shims.py`` checks both), so ``make check``
+(``-m "not process and not slow and not browser"``) runs every in-process unit test.
 """
 
 from __future__ import annotations
@@ -29,10 +29,6 @@ SESSION_MARKER = "LSPLITS_TEST_SESSION"
 _OWN_CACHE: list[str] = []
 _OWN_CACHE_VARIABLE = "LSPLITS_TEST_OWN_CACHE"  # the LSPLITS_CACHE this suite made (a worker makes its own)
 
-_PROCESS_WORDS = ("subprocess", "sys.executable", "Popen", "playwright", "venv")
-"""What the source of a test module that starts processes, a browser or a virtual environment says."""
-
-
 def pytest_configure(config) -> None:
     os.environ.setdefault(SESSION_MARKER, uuid.uuid4().hex)
     cache = os.environ.get("LSPLITS_CACHE")
@@ -43,20 +39,7 @@ def pytest_configure(config) -> None:
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    """Mark ``process`` every test of a module whose source starts processes (:data:`_PROCESS_WORDS`), unless the
-    module marks some of its tests ``process`` itself (per test, e.g. ``pytest.param(..., marks=...)``): then
-    those alone are its process tests."""
-    starts: dict[Path, bool] = {}
-    marks_its_own = {Path(item.path) for item in items
-                     if any(mark.name == "process" for mark in getattr(item, "own_markers", ()))}
-    for item in items:
-        path = Path(item.path)
-        if path.suffix != ".py" or path in marks_its_own:
-            continue
-        if path not in starts:
-            starts[path] = any(word in path.read_text(encoding="utf-8") for word in _PROCESS_WORDS)
-        if starts[path]:
-            item.add_marker(pytest.mark.process)
+    """Under pytest-xdist, the tests that take minutes first (:func:`_longest_first`)."""
     workers = getattr(config, "workerinput", {}).get("workercount", 1)
     items[:] = _longest_first(items, workers)
 

@@ -43,6 +43,7 @@ def built(cache):
                                      max_steps=STEPS, cache_dir=cache)
 
 
+@pytest.mark.process
 def test_import_lsplits_loads_no_heavy_library():
     code = ("import sys, lsplits; heavy = [m for m in ('torch', 'transformers', 'datasets', 'pandas') "
             "if m in sys.modules]; print(heavy, callable(lsplits.likelihood_splits))")

@@ -97,6 +97,7 @@ def test_same_seed_gives_identical_ids_and_the_build_logs_its_stages(user_file, 
     assert sum(t.name == "folds" for t in stages) == 3 and all(t.seconds >= 0 and t.peak_rss > 0 for t in stages)
 
 
+@pytest.mark.process
 def test_clear_errors_without_traceback(user_file, tmp_path):
     cases = [
         (["--query-field", "missing"], "field 'missing'"),
@@ -110,6 +111,7 @@ def test_clear_errors_without_traceback(user_file, tmp_path):
         assert message in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.process
 def test_help_lists_exactly_the_registered_commands_and_each_has_help(capsys):
     result = subprocess.run([sys.executable, "-m", "lsplits", "--help"], capture_output=True, text=True,
                             env={"HF_HUB_OFFLINE": "1", "PATH": "", "PYTHONPATH": str(ROOT)})

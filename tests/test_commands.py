@@ -97,6 +97,7 @@ def test_only_rank_zero_writes(tmp_path, monkeypatch):
     assert len(pd.read_parquet(tmp_path / "main.parquet")) == 6
 
 
+@pytest.mark.process
 def test_a_reader_that_goes_away_ends_analyze_quietly(tmp_path):
     """`lsplits analyze DIR | head`: the closed pipe gives SIGPIPE's exit status and no traceback."""
     folder = build_fixture_dataset(tmp_path / "built")

@@ -44,6 +44,7 @@ def test_same_arguments_give_equal_data_and_a_new_seed_changes_it():
     assert [e["id"] for e in other] == [e["id"] for e in DATA]
 
 
+@pytest.mark.process
 def test_output_does_not_depend_on_the_hash_seed():
     code = "import json; from lsplits.data.synthetic import make_demo_dataset; print(json.dumps(make_demo_dataset(300, 7)))"
     outputs = []

@@ -205,6 +205,7 @@ def _run_until(argv: list[str], mode: str, done, timeout: float = 240) -> None:
 
 
 @pytest.mark.slow  # a fresh process (imports torch, transformers, datasets)
+@pytest.mark.process
 def test_killed_after_the_first_config_resumes_without_retraining_it(snli, tmp_path):
     report = tmp_path / "report"
     argv = ["difficulty", str(snli["pristine"]), "--model", str(snli["model"]), "--out", str(report),
@@ -222,6 +223,7 @@ def test_killed_after_the_first_config_resumes_without_retraining_it(snli, tmp_p
 
 
 @pytest.mark.slow  # a fresh process (imports torch, transformers, datasets)
+@pytest.mark.process
 def test_killed_mid_config_resumes_from_its_checkpoint(snli, tmp_path):
     report = tmp_path / "report"
     argv = ["difficulty", str(snli["pristine"]), "--model", str(snli["model"]), "--out", str(report), "--no-card",
@@ -240,6 +242,7 @@ def test_killed_mid_config_resumes_from_its_checkpoint(snli, tmp_path):
 
 
 @pytest.mark.slow  # a fresh process (imports torch, transformers, datasets)
+@pytest.mark.process
 def test_two_processes_train_the_same_model_as_one(snli, tmp_path):
     """``accelerate launch`` with two gloo processes (CPU): same validation history and predictions."""
     model = tiny_classifier(tmp_path / "bert0", [r["sentence1"] + " " + r["sentence2"] for r in snli_rows()],

@@ -33,6 +33,7 @@ def assert_one_line(result: subprocess.CompletedProcess, extra: str) -> None:
     assert f"pip install 'lsplits[{extra}]'" in lines[0]
 
 
+@pytest.mark.process
 def test_the_space_without_gradio(tmp_path):
     code = f"import runpy\nsys.argv = ['app.py']\nrunpy.run_path({str(SPACE / 'app.py')!r}, run_name='__main__')"
     result = run_without("gradio", code, tmp_path)
@@ -40,6 +41,7 @@ def test_the_space_without_gradio(tmp_path):
     assert "the Space (spaces/lsplits-demo/app.py) needs the 'gradio' package" in result.stderr
 
 
+@pytest.mark.process
 def test_the_screenshot_script_without_playwright(tmp_path):
     script = SPACE / "capture_screenshots.py"
     code = f"import runpy\nsys.argv = ['x', '--out', 'shots']\nrunpy.run_path({str(script)!r}, run_name='__main__')"
@@ -48,6 +50,7 @@ def test_the_screenshot_script_without_playwright(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.process
 def test_difficulty_default_model_without_its_package(tmp_path):
     built = build_dataset(tmp_path, "snli", snli_rows())
     code = ("from lsplits.cli.parser import main\n"
@@ -58,6 +61,7 @@ def test_difficulty_default_model_without_its_package(tmp_path):
     assert not (tmp_path / "report").exists()
 
 
+@pytest.mark.process
 def test_s2match_embeddings_without_their_package(tmp_path):
     code = ("from lsplits.similarity.amr.embeddings import MiniLMBackend\n"
             "from lsplits.runtime.extras import MissingExtra\n"

@@ -239,6 +239,7 @@ def test_models_that_cannot_generate_are_refused_from_their_config(tmp_path, par
     assert check_model(str(parser_folder)) == "seq2seq"
 
 
+@pytest.mark.process
 def test_killed_run_resumes_without_regenerating_finished_shards(parser_folder, tmp_path):
     sentences = tmp_path / "sentences.txt"
     sentences.write_text("\n".join(SENTENCES) + "\n", encoding="utf-8")

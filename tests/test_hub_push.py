@@ -156,6 +156,7 @@ def _closed_port() -> int:
         return probe.getsockname()[1]
 
 
+@pytest.mark.process
 def test_a_push_with_no_network_is_one_line_not_an_httpx2_traceback(tmp_path):
     """HF_HUB_OFFLINE unset and the Hub unreachable (a closed port on this machine): huggingface_hub 2.x raises
     httpx2 errors, which the access check and the upload itself both turn into one line."""

@@ -172,6 +172,7 @@ def test_a_subfolder_lsplits_owns_whole_may_fill_after_marking(tmp_path):
         check_output(tmp_path / "report", expect="folder")
 
 
+@pytest.mark.process
 def test_two_commands_writing_one_output_the_second_is_refused_at_once(tmp_path):
     """The first command holds the output (here this process, as the CLI's main does for a command's run);
     a second one, another process, is refused before any work, naming the holder; afterwards the lock is gone."""

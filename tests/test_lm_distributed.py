@@ -56,6 +56,7 @@ def tiny_folder(tmp_path_factory) -> Path:
     return folder / "model"
 
 
+@pytest.mark.process
 def test_two_process_cli_score_equals_one_process(tiny_folder, tmp_path, monkeypatch):
     sentences = tiny_sentences()
     # 8,200 examples make 3 shards of the CLI's 4,096, so both processes write some.
@@ -114,6 +115,7 @@ def _running(pid: int) -> bool:
         return False
 
 
+@pytest.mark.process
 def test_killed_two_process_kfold_run_leaves_no_worker_and_resumes_equal_to_one_process(tmp_path):
     cache = tmp_path / "two"
     killed = _launch_two([str(HELPER), str(cache), str(tmp_path / "killed.parquet"), "--hang"],
@@ -197,6 +199,7 @@ def test_several_processes_without_a_cache_folder_is_a_config_error(monkeypatch)
         compute_scores(tiny_records(4), lm="scratch", folds=2, progress=False)
 
 
+@pytest.mark.process
 def test_sigterm_to_a_two_process_launch_is_one_line_and_leaves_no_worker_or_temporary_folder(tiny_folder,
                                                                                               tmp_path):
     """A scheduler's ``kill LAUNCHER``: torchrun passes SIGTERM on to both processes, each unwinds (temporary

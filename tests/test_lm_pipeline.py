@@ -121,6 +121,7 @@ def _finish_in_subprocess(cache_dir: Path, out: Path) -> pd.DataFrame:
     return pd.read_parquet(out)
 
 
+@pytest.mark.process
 def test_killed_run_resumes_without_recomputing_finished_shards(tmp_path):
     helper = Path(__file__).with_name("lm_fixtures.py")
     cache = tmp_path / "cache"

@@ -85,6 +85,7 @@ def _assert_close(got, expected, where: str) -> None:
         assert got == expected, where
 
 
+@pytest.mark.process
 def test_staged_spaces_compute_the_library_results_without_lsplits(tmp_path):
     staged = stage_metrics(tmp_path / "spaces")
     requirements = sorted({line for name in METRIC_MODULES

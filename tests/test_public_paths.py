@@ -59,6 +59,7 @@ def test_every_similarity_short_name_is_a_registered_similarity():
     assert generate_beams.__module__ == "lsplits.generation.search"
 
 
+@pytest.mark.process
 def test_importing_the_packages_loads_no_torch_and_no_metric():
     code = ("import sys, lsplits.generation, lsplits.similarity, lsplits.uncertainty; "
             "print(sorted(m for m in sys.modules if m in ('torch', 'transformers', 'penman') "

@@ -61,6 +61,7 @@ def _wheel(dist: Path) -> Path:
     return wheel
 
 
+@pytest.mark.process
 def test_sdist_and_wheel_pass_twine_check(dist):
     files = sorted(str(p) for p in dist.iterdir() if p.suffix in (".whl", ".gz"))
     assert [Path(f).name for f in files] == [f"lsplits-{lsplits.__version__}-py3-none-any.whl",
@@ -69,6 +70,7 @@ def test_sdist_and_wheel_pass_twine_check(dist):
     assert done.returncode == 0 and done.stdout.count("PASSED") == 2, done.stdout + done.stderr
 
 
+@pytest.mark.process
 def test_the_sdist_ships_every_image_the_readme_shows(dist):
     """The README (the PyPI page) links its figures by relative docs/ paths: the sdist carries them."""
     import re
@@ -81,6 +83,7 @@ def test_the_sdist_ships_every_image_the_readme_shows(dist):
     assert set(images) <= names and "docs/architecture.md" in names
 
 
+@pytest.mark.process
 def test_the_wheel_holds_lsplits_alone_with_the_builders_inside(dist):
     names = zipfile.ZipFile(_wheel(dist)).namelist()
     assert {name.split("/")[0] for name in names} == {"lsplits", f"lsplits-{lsplits.__version__}.dist-info"}
@@ -97,6 +100,7 @@ def test_the_wheel_holds_lsplits_alone_with_the_builders_inside(dist):
 
 
 @pytest.mark.timeout(1800)  # the first run installs the venv (torch and all) before the demo
+@pytest.mark.process
 def test_the_installed_wheel_runs_the_demo_outside_the_checkout(dist, tmp_path):
     wheel = _wheel(dist)
     metadata = Parser().parsestr(zipfile.ZipFile(wheel).read(

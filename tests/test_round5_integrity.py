@@ -166,6 +166,7 @@ def test_build_settings_says_nothing_for_the_same_data_or_a_field_the_build_does
 
 # --- lsplits beams: a read-only cache is refused before the model is read ----------------------------------------
 
+@pytest.mark.process
 def test_beams_refuses_a_read_only_cache_before_reading_the_model(tmp_path, monkeypatch, capsys):
     from beams_fixtures import build_tiny_parser
 

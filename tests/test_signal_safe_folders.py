@@ -82,6 +82,7 @@ def _last_line(stderr: str) -> str:
 
 
 @pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+@pytest.mark.process
 def test_a_signal_right_after_the_score_folder_is_made_leaves_no_folder(tmp_path, sig, code):
     """The signal lands after ``mkdir`` made ``lsplits-scores-*`` and before its removal was arranged."""
     returned, stderr = _run(tmp_path, "mkdir", "lsplits-scores-", sig)
@@ -93,6 +94,7 @@ def test_a_signal_right_after_the_score_folder_is_made_leaves_no_folder(tmp_path
     assert not (tmp_path / "scores.parquet").exists()
 
 
+@pytest.mark.process
 def test_ctrl_c_while_the_score_folder_is_being_removed_still_removes_all_of_it(tmp_path):
     """The signal lands in the middle of the removal (just before the folder's rmdir): it is removed all the same."""
     returned, stderr = _run(tmp_path, "rmdir", "lsplits-scores-", signal.SIGINT)
@@ -132,6 +134,7 @@ def _deferring_handler(signum, frame):
     raise exc
 
 
+@pytest.mark.process
 def test_a_staging_folder_whose_writer_was_killed_is_removed_by_the_next_write(tmp_path):
     """`kill -9` during a write leaves ``.NAME.PID@HOST.*.tmp``: the next write removes it at once (not after
     6 hours), and leaves a staging folder whose writer still runs."""

@@ -117,6 +117,7 @@ def _build_argv(folder: Path) -> list[str]:
             str(folder / "cache"), "--no-progress", "--configs", "ll_split"]
 
 
+@pytest.mark.process
 def test_sigterm_during_a_build_removes_its_temporary_folder_and_says_so(tmp_path):
     tmp = tmp_path / "tmp"
     env = _env(tmp)
@@ -129,6 +130,7 @@ def test_sigterm_during_a_build_removes_its_temporary_folder_and_says_so(tmp_pat
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.process
 def test_sigint_during_a_build_gives_the_same_line_with_exit_130(tmp_path):
     tmp = tmp_path / "tmp"
     code, stderr = signal_when(_build_argv(tmp_path), lambda _: any(tmp.glob("lsplits-scores-*")), _env(tmp),
@@ -149,6 +151,7 @@ def _score_argv(folder: Path, n: int = 3000) -> list[str]:
             "--no-progress"]
 
 
+@pytest.mark.process
 def test_sigint_during_the_scoring_stage_ends_score_with_130_and_keeps_the_trained_fold(tmp_path):
     """Issue 27: Ctrl-C once fold 0 has trained and its examples are being scored."""
     cache = tmp_path / "cache"
@@ -163,6 +166,7 @@ def test_sigint_during_the_scoring_stage_ends_score_with_130_and_keeps_the_train
     assert not (tmp_path / "scores.parquet").exists()
 
 
+@pytest.mark.process
 def test_sigint_while_difficulty_trains_ends_it_with_130_and_one_line(tmp_path):
     """Issue 27: Ctrl-C while ``lsplits difficulty`` fine-tunes its first config."""
     from difficulty_fixtures import build_dataset, snli_rows, tiny_classifier
@@ -178,6 +182,7 @@ def test_sigint_while_difficulty_trains_ends_it_with_130_and_one_line(tmp_path):
     assert _last_line(stderr).startswith("lsplits difficulty: interrupted; "), stderr[-1000:]
 
 
+@pytest.mark.process
 def test_sigterm_while_beams_are_searched_ends_it_with_143_and_says_the_shards_are_cached(tmp_path):
     """Issue 27: SIGTERM once ``lsplits beams`` has written its first shard and searches the next."""
     from beams_fixtures import UNSEEN, build_tiny_parser
@@ -229,6 +234,7 @@ sys.exit(parser.main(["analyze", "anything"]))
 
 @pytest.mark.parametrize("finalizer", ["__del__", "weakref callback"])
 @pytest.mark.parametrize(("sig", "code"), [("SIGINT", 130), ("SIGTERM", 143)])
+@pytest.mark.process
 def test_a_signal_a_finalizer_swallowed_still_ends_the_command(tmp_path, sig, code, finalizer):
     """Issue 27: a caught signal whose exception a finalizer (``__del__``, a weakref callback) swallowed must still
     end the command, with the signal's one line and exit code and no "Exception ignored" traceback (before, it
@@ -260,6 +266,7 @@ sys.exit(parser.main(["-v", "analyze", "anything"]))
 """
 
 
+@pytest.mark.process
 def test_a_stage_the_signal_cut_at_its_start_closes_as_the_command_returns(tmp_path):
     """Issue 27: a stage entered as Ctrl-C came was closed only at interpreter exit, because the signal's kept
     exception held its frame; its end then ran on a torn-down module ("Exception ignored in: <generator object
@@ -289,6 +296,7 @@ def _ue_inputs(folder: Path, n: int = 2000) -> tuple[Path, Path]:
 
 
 @pytest.mark.parametrize("cache", ["--no-cache", "cached"])
+@pytest.mark.process
 def test_sigterm_on_ue_workers_is_one_line_and_says_what_is_cached(tmp_path, cache):
     beams, gold = _ue_inputs(tmp_path)
     matrices = tmp_path / "matrices"
@@ -319,6 +327,7 @@ def _read(path: Path) -> str:
         return ""
 
 
+@pytest.mark.process
 def test_a_worker_killed_on_its_own_is_one_line_not_a_hang(tmp_path):
     """The OOM killer ends one worker: the run stops with one line naming it (multiprocessing.Pool waited for
     ever for the lost chunk), and no worker is left behind."""
@@ -349,6 +358,7 @@ def test_a_worker_killed_on_its_own_is_one_line_not_a_hang(tmp_path):
         Path(f"/proc/{pid}/status"))]
 
 
+@pytest.mark.process
 def test_skipped_beam_sizes_are_said_and_penman_repeats_are_one_summary_line(tmp_path):
     """Issue 18 item 7: ``--beam-sizes 3,10`` on beams of 3 says that 10 was skipped (log and report), and a
     penman warning repeated for every example is shown once, then counted in one line."""

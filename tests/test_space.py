@@ -124,6 +124,7 @@ def test_scratch_lm_trains_on_the_distinct_query_sentences(tmp_path):
     assert sorted(texts) == sorted(expected) and len(texts) == len(set(texts))
 
 
+@pytest.mark.process
 def test_staged_app_imports_the_vendored_package(staged):
     code = "import app, lsplits, splits_tab; print(lsplits.__file__); print(splits_tab.__file__)"
     result = subprocess.run([sys.executable, "-c", code], cwd=staged, capture_output=True, text=True, timeout=120)

@@ -575,6 +575,7 @@ def test_spider_policy_statistics_and_notes():
     assert policy.notes_of(inputs) == {"unparsable SQL queries": ["train-7"]}
 
 
+@pytest.mark.process
 def test_a_library_user_builds_a_spider_split_without_the_builders():
     import subprocess
     import sys

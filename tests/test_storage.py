@@ -35,6 +35,7 @@ def tmpfs(path: Path, *, size: str = "64k", read_only: bool = False) -> Iterator
         subprocess.run(["umount", "-l", str(path)], check=False, capture_output=True)
 
 
+@pytest.mark.process
 def test_an_empty_mount_point_as_the_output_folder_is_refused_before_any_work(tmp_path):
     with tmpfs(tmp_path / "volume", size="1m") as volume:
         expected = (rf"^--out {volume}: is a mount point, which lsplits cannot replace .*; give a folder inside it, "
@@ -48,6 +49,7 @@ def test_an_empty_mount_point_as_the_output_folder_is_refused_before_any_work(tm
         assert (volume / "out" / "result.txt").read_text() == "done"
 
 
+@pytest.mark.process
 def test_a_full_disk_ends_the_command_in_one_line(tmp_path):
     data = tmp_path / "data.jsonl"
     data.write_text("".join(json.dumps({"text": f"the dog number {i} runs home"}) + "\n" for i in range(24)))
@@ -63,6 +65,7 @@ def test_a_full_disk_ends_the_command_in_one_line(tmp_path):
     assert "free space or write the output (--out) and the caches (--cache-dir) to another disk" in lines[0]
 
 
+@pytest.mark.process
 def test_a_read_only_cache_is_refused_before_any_work(tmp_path):
     from lsplits.lm import compute_scores
     from lsplits.uncertainty.matrix import build_matrices
