@@ -29,7 +29,7 @@ from lsplits.data.files import read_json_file
 from lsplits.data.loading import DEFAULT_MISSING_LABELS, LoadOptions
 from lsplits.data.tasks import DEFAULT_SETTING, Setting, resolve_setting
 from lsplits.errors import ConfigError, DataError, InvalidOption
-from lsplits.io import RECORD_MARK
+from lsplits.io.records import RECORD_MARK
 from lsplits.lm.defaults import DEFAULT_FOLDS, SCRATCH_LM, check_prompted
 from lsplits.lm.dtype import DEFAULT_DTYPE, check_dtype
 from lsplits.params import check
