@@ -22,9 +22,11 @@ lsplits.errors.InvalidOption: folds must be a whole number >= 2, got 1
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,18 +73,78 @@ class Interval:
 
 @dataclass(frozen=True)
 class Options:
-    """One of a fixed set of names (compared as given; the CLI lower-cases where its help says so)."""
+    """One of a set of names: ``choices`` a tuple, or a function that gives them (a registry users extend, read
+    when a value is checked). With ``fold_case`` a name is compared and kept lower-cased (estimator names)."""
 
-    choices: tuple[str, ...]
+    choices: tuple[str, ...] | Callable[[], Sequence[str]]
+    fold_case: bool = False
+
+    def names(self) -> tuple[str, ...]:
+        """The choices now."""
+        return tuple(self.choices() if callable(self.choices) else self.choices)
 
     def accepts(self, value: Any) -> bool:
-        return isinstance(value, str) and value in self.choices
+        return isinstance(value, str) and self.normalise(value) in self.names()
+
+    def normalise(self, value: Any) -> Any:
+        return value.lower() if self.fold_case else value
+
+    def describe(self) -> str:
+        return "one of " + ", ".join(self.names())
+
+
+@dataclass(frozen=True)
+class Each:
+    """A list whose every item ``rule`` accepts, non-empty unless ``empty`` (one string is refused: it would be
+    read letter by letter). :func:`check` names the first item refused."""
+
+    rule: Rule
+    empty: bool = False
+
+    def is_list(self, value: Any) -> bool:
+        """Whether ``value`` has the shape of the list (items not looked at)."""
+        return not isinstance(value, (str, bytes, Mapping)) and isinstance(value, (Sequence, set, frozenset)) \
+            and (self.empty or len(value) > 0)
+
+    def accepts(self, value: Any) -> bool:
+        return self.is_list(value) and all(self.rule.accepts(item) for item in value)
+
+    def normalise(self, value: Any) -> tuple[Any, ...]:
+        return tuple(self.rule.normalise(item) for item in value)
+
+    def describe(self) -> str:
+        return f"a {'' if self.empty else 'non-empty '}list, each {self.rule.describe()}"
+
+
+@dataclass(frozen=True)
+class Flag:
+    """True or False (not 0 or 1, not a string)."""
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, bool)
 
     def normalise(self, value: Any) -> Any:
         return value
 
     def describe(self) -> str:
-        return "one of " + ", ".join(self.choices)
+        return "True or False"
+
+
+@dataclass(frozen=True)
+class Kind:
+    """An instance of ``kinds`` (a path, an object of settings), described as ``says``."""
+
+    kinds: tuple[type, ...]
+    says: str
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, self.kinds) and not isinstance(value, bool)
+
+    def normalise(self, value: Any) -> Any:
+        return value
+
+    def describe(self) -> str:
+        return self.says
 
 
 @dataclass(frozen=True)
@@ -132,7 +194,7 @@ class Either:
         return " or ".join(rule.describe() for rule in self.rules)
 
 
-Rule = Interval | Options | Names | Text | Either
+Rule = Interval | Options | Names | Text | Either | Each | Flag | Kind
 
 
 @dataclass(frozen=True)
@@ -159,6 +221,16 @@ WHOLE_FROM_1 = Interval(whole=True, low=1)
 POSITIVE = Interval(whole=False, low=0, closed="neither")
 SHARE = Interval(whole=False, low=0, high=1, closed="neither")
 """A share strictly between 0 and 1."""
+PATH = Kind((str, os.PathLike), "a path")
+"""A file or folder, as a string or a ``pathlib.Path``."""
+
+
+
+def _dtypes() -> tuple[str, ...]:
+    from lsplits.lm.dtype import DTYPES  # torch-free; imported late, since lsplits.lm.dtype reads this module
+
+    return DTYPES
+
 
 MAX_SEED = 2**32 - 1
 """The largest seed: numpy's legacy generator (``np.random.seed``, behind ``transformers.set_seed``) takes 32 bits,
@@ -190,6 +262,7 @@ PARAMS: dict[str, Param] = {
     "prompt_template": Param(Text(empty=True)),
     "lm": Param(Text(), why="'scratch', a Hub model id or a model folder"),
     "token_budget": Param(WHOLE_FROM_1, optional=True),
+    "dtype": Param(Options(_dtypes), why="the compute dtype"),
     # training (the LM folds, the scratch LM, the task models of difficulty)
     "lr": Param(POSITIVE),
     "warmup_steps": Param(WHOLE_FROM_0),
@@ -219,10 +292,14 @@ PARAMS: dict[str, Param] = {
                        why="a quality: Smatch++, S2Match and SemBLEU lie in [0, 1], and below 0 none would be bad"),
     "sets_threshold": Param(Interval(whole=False, low=0, high=1, closed="right"), why="a similarity"),
     "kle_t": Param(POSITIVE, why="the heat-kernel time"),
+    "sar_t": Param(POSITIVE, says="the SentenceSAR temperature, a number > 0"),
     "target_risk": Param(SHARE, why="a mean loss such as 1 - Smatch++"),
     "delta": Param(SHARE, why="for example 0.1"),
     "calibration_fraction": Param(SHARE, why="the rest is held out to test the threshold"),
     "workers": Param(WHOLE_FROM_0, why="0 = one per CPU core"),
+    "n_bins": Param(WHOLE_FROM_1, why="equal-width bins of the calibration error"),
+    "cache_dir": Param(PATH, optional=True),
+    "progress": Param(Flag()),
     # decoding (lsplits.generation.decoding); None: the strategy's default
     "num_beam_groups": Param(WHOLE_FROM_1, optional=True, why="it must divide k"),
     "diversity_penalty": Param(Interval(whole=False, low=0), optional=True),
@@ -233,13 +310,26 @@ PARAMS: dict[str, Param] = {
 """Every option checked by :func:`check`, by its Python name (the settings field, the API keyword)."""
 
 
-def check(name: str, value: Any, param: Param | None = None) -> Any:
+def check(name: str, value: Any, param: Param | None = None, *, called: str | None = None) -> Any:
     """``value`` normalised (a tuple for names, an int or float for numbers) if option ``name`` accepts it,
-    else :class:`~lsplits.errors.InvalidOption` naming ``name`` (``param`` overrides :data:`PARAMS`)."""
+    else :class:`~lsplits.errors.InvalidOption` naming ``name``, or ``called`` where the caller's argument has
+    another name (ecc's ``threshold`` is the option ``ecc_threshold``); ``param`` overrides :data:`PARAMS`."""
     param = param or PARAMS[name]
+    if called is not None and called != name:
+        try:
+            return check(name, value, param)
+        except InvalidOption as exc:
+            raise exc.renamed(called) from None
     if value is None and param.optional:
         return None
-    if not param.rule.accepts(value):
+    rule = param.rule
+    if isinstance(rule, Each) and rule.is_list(value):
+        for position, item in enumerate(value):
+            if not rule.rule.accepts(item):
+                why = f" ({param.why})" if param.why else ""
+                raise InvalidOption(name=name, problem=f"item {position} must be {rule.rule.describe()}{why}",
+                                    value=item)
+    if not rule.accepts(value):
         raise InvalidOption(name=name, problem=f"must be {param.describe()}", value=value)
     if param.most is not None and value > param.most:
         why = f" ({param.most_why})" if param.most_why else ""
@@ -247,9 +337,48 @@ def check(name: str, value: Any, param: Param | None = None) -> Any:
     return param.rule.normalise(value)
 
 
-def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
-    """``value`` if it is one of ``choices``; InvalidOption naming ``name`` otherwise."""
-    return check(name, value, Param(Options(tuple(choices))))
+def check_choice(name: str, value: Any, choices: Sequence[str], *, fold_case: bool = False) -> str:
+    """``value`` if it is one of ``choices`` (lower-cased first with ``fold_case``); otherwise THE "unknown name"
+    error of lsplits, InvalidOption naming ``name`` and listing the choices: ``NAME must be one of A, B, got X``."""
+    return check(name, value, Param(Options(tuple(choices), fold_case=fold_case)))
+
+
+class Checked:
+    """The one ``__post_init__`` of lsplits' settings dataclasses (frozen): every field is checked by its rule and
+    stored normalised (a tuple for a list, an int or float for a number), lists item by item, so a field added
+    later is checked too. A field's rule is the class's own (``RULES``, a mapping field -> :class:`Param`, looked
+    up along the classes it derives from) or else :data:`PARAMS`' of the same name; a field with neither is a
+    programming error (KeyError). Rules across fields go into :meth:`check_together`, called after.
+
+    >>> @dataclass(frozen=True)
+    ... class Example(Checked):
+    ...     folds: int = 3
+    >>> Example(folds=1)
+    Traceback (most recent call last):
+    ...
+    lsplits.errors.InvalidOption: folds must be a whole number >= 2, got 1
+    """
+
+    RULES: Mapping[str, Param] = {}
+
+    def __post_init__(self) -> None:
+        for field in dataclasses.fields(self):  # type: ignore[arg-type]
+            if field.init:
+                value = check(field.name, getattr(self, field.name), rule_of(type(self), field.name))
+                object.__setattr__(self, field.name, value)
+        self.check_together()
+
+    def check_together(self) -> None:
+        """Rules that read several fields (none here); each field has passed its own rule when this runs."""
+
+
+def rule_of(cls: type, name: str) -> Param:
+    """The rule of field ``name`` of settings class ``cls`` (see :class:`Checked`)."""
+    for klass in cls.__mro__:
+        own = vars(klass).get("RULES")
+        if own and name in own:
+            return own[name]
+    return PARAMS[name]  # a field without a rule is a bug: KeyError naming it (tests/test_settings_contract.py)
 
 
 def refuse(name: str, problem: str, value: Any) -> InvalidOption:

@@ -114,20 +114,20 @@ def test_length_grouped_batches_cover_an_epoch_with_less_padding_than_random():
 
 
 @pytest.mark.parametrize("overrides, message", [
-    (dict(max_steps=0), "TrainConfig max_steps must be a whole number >= 1, got 0"),
-    (dict(max_steps=-5), "TrainConfig max_steps must be a whole number >= 1, got -5"),
-    (dict(batch_size=0), "TrainConfig batch_size must be a whole number >= 1, got 0"),
-    (dict(batch_size=2.5), "TrainConfig batch_size must be a whole number >= 1, got 2.5"),
-    (dict(eval_every=0), "TrainConfig eval_every must be a whole number >= 1"),
-    (dict(grad_accum_steps=-1), "TrainConfig grad_accum_steps must be a whole number >= 1"),
-    (dict(max_val_examples=0), "TrainConfig max_val_examples must be a whole number >= 1"),
-    (dict(warmup_steps=-1), "TrainConfig warmup_steps must be a whole number >= 0"),
-    (dict(seed=-1), "TrainConfig seed must be a whole number >= 0"),
-    (dict(lr=0.0), "TrainConfig lr must be a number > 0, got 0.0"),
-    (dict(lr=float("nan")), "TrainConfig lr must be a number > 0, got nan"),
-    (dict(val_fraction=1.0), "TrainConfig val_fraction must be a number in (0, 1), got 1.0"),
-    (dict(weight_decay=-0.1), "TrainConfig weight_decay must be a number >= 0"),
-    (dict(max_grad_norm=0), "TrainConfig max_grad_norm must be a number > 0"),
+    (dict(max_steps=0), "max_steps must be a whole number >= 1 (optimizer steps; 0 would score with the untrained initial weights), got 0"),
+    (dict(max_steps=-5), "max_steps must be a whole number >= 1 (optimizer steps; 0 would score with the untrained initial weights), got -5"),
+    (dict(batch_size=0), "batch_size must be a whole number >= 1, got 0"),
+    (dict(batch_size=2.5), "batch_size must be a whole number >= 1, got 2.5"),
+    (dict(eval_every=0), "eval_every must be a whole number >= 1"),
+    (dict(grad_accum_steps=-1), "grad_accum_steps must be a whole number >= 1"),
+    (dict(max_val_examples=0), "max_val_examples must be a whole number >= 1"),
+    (dict(warmup_steps=-1), "warmup_steps must be a whole number >= 0"),
+    (dict(seed=-1), "seed must be a whole number >= 0"),
+    (dict(lr=0.0), "lr must be a number > 0, got 0.0"),
+    (dict(lr=float("nan")), "lr must be a number > 0, got nan"),
+    (dict(val_fraction=1.0), "val_fraction must be a number in (0, 1), got 1.0"),
+    (dict(weight_decay=-0.1), "weight_decay must be a number >= 0"),
+    (dict(max_grad_norm=0), "max_grad_norm must be a number > 0"),
 ])
 def test_training_settings_out_of_range_are_config_errors(overrides, message):
     from lsplits.errors import ConfigError
@@ -141,10 +141,10 @@ def test_training_settings_out_of_range_are_config_errors(overrides, message):
 def test_scratch_sizes_out_of_range_are_config_errors():
     from lsplits.errors import ConfigError
 
-    for overrides, message in ((dict(n_layer=0), "ScratchConfig n_layer must be a whole number >= 1, got 0"),
-                               (dict(vocab_size=1), "ScratchConfig vocab_size must be a whole number >= 2"),
-                               (dict(dropout=1.0), r"ScratchConfig dropout must be a number in \[0, 1\)"),
-                               (dict(n_embd=30, n_head=4), r"n_embd \(30\) must be a multiple of n_head \(4\)")):
+    for overrides, message in ((dict(n_layer=0), "n_layer must be a whole number >= 1, got 0"),
+                               (dict(vocab_size=1), "vocab_size must be a whole number >= 2"),
+                               (dict(dropout=1.0), r"dropout must be a number in \[0, 1\)"),
+                               (dict(n_embd=30, n_head=4), r"n_embd must be a multiple of n_head \(4\), got 30")):
         with pytest.raises(ConfigError, match=message):
             ScratchConfig(**overrides)
     assert TrainConfig(max_grad_norm=None, max_val_examples=None).max_steps == 2000  # None where allowed

@@ -66,7 +66,7 @@ def test_constant_quality_gives_a_constant_isotonic_map():
 
 
 def test_names_options_and_missing_qualities():
-    with pytest.raises(ConfigError, match="unknown normaliser 'platt'"):
+    with pytest.raises(ConfigError, match="normalizer must be one of minmax, .*, got 'platt'"):
         get_normalizer("platt")
     with pytest.raises(ConfigError, match="takes no options"):
         get_normalizer("minmax", num_bins=3)

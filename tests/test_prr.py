@@ -9,9 +9,8 @@ import warnings
 import numpy as np
 import pytest
 
-from lsplits.errors import ConfigError
+from lsplits.errors import ConfigError, InvalidOption
 from lsplits.uncertainty import prr as prr_module
-from lsplits.uncertainty.options import InvalidOption
 from lsplits.uncertainty.prr import UndefinedPRRWarning, prr, prr_with_ci, rejection_curve
 
 

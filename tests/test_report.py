@@ -13,11 +13,10 @@ from amr_edits import build_beams, sample_gold
 
 from lsplits.cli.parser import in_cli_words, parse_args
 from lsplits.cli.ue import run as run_ue
-from lsplits.errors import ConfigError, DataError, SimilarityFailure
+from lsplits.errors import ConfigError, DataError, InvalidOption, SimilarityFailure
 from lsplits.similarity import registry
 from lsplits.similarity.amr.smatchpp_metric import f1, prepare
 from lsplits.similarity.registry import Similarity
-from lsplits.uncertainty.options import InvalidOption
 from lsplits.uncertainty.report import main_table_markdown, write_report
 from lsplits.uncertainty.study import StudyConfig, choose_beam_sizes, run_study
 
@@ -159,7 +158,7 @@ def test_malformed_gold_names_the_id_and_the_error(files, tmp_path):
 def test_unknown_similarity_fails_before_reading(tmp_path):
     from lsplits.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="unknown similarity"):
+    with pytest.raises(ConfigError, match="similarities item 0 must be one of .*, got 'nope'"):
         run_study([tmp_path / "none.jsonl"], tmp_path / "none.jsonl", small_config(similarities=("nope",)))
 
 

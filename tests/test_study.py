@@ -7,19 +7,18 @@ import dataclasses
 import pytest
 
 from lsplits.cli.parser import in_cli_words
-from lsplits.errors import ConfigError
-from lsplits.uncertainty.options import InvalidOption
+from lsplits.errors import ConfigError, InvalidOption
 from lsplits.uncertainty.study import PRRRow, StudyConfig, method_name
 
 
 @pytest.mark.parametrize("settings, message", [
     (dict(n_bootstrap=-1), "n_bootstrap must be a whole number >= 0"),
     (dict(ecc_threshold=3.0), "ecc_threshold must be a number in (0, 2]"),
-    (dict(estimators=("eigv", "nope")), "estimators: unknown estimator 'nope'"),
+    (dict(estimators=("eigv", "nope")), "estimators item 1 must be one of lexsim, eigv"),
     (dict(metrics=("roc_auc",)), "metrics: roc_auc needs bad_below"),
     (dict(kle_t=0.0), "kle_t must be a number > 0 (the heat-kernel time), got 0.0"),
-    (dict(normalizer="nope"), "normalizer: "),
-    (dict(lexical_similarities=("smatch",)), "LexSim needs lexical similarities; 'smatch' is not one of"),
+    (dict(normalizer="nope"), "normalizer must be one of minmax, "),
+    (dict(lexical_similarities=("smatch",)), "lexical_similarities item 0 must be one of rouge1, "),
 ])
 def test_config_is_refused_when_built(settings, message):
     with pytest.raises(ConfigError) as error:
@@ -35,7 +34,7 @@ def test_options_are_named_as_the_caller_spells_them():
         "--n-bootstrap must be a whole number >= 0 (bootstrap resamples; 0 = no interval), got -5"
     with pytest.raises(InvalidOption) as error:
         StudyConfig(lexical_similarities=("smatch",))
-    assert str(in_cli_words(error.value, "ue")).startswith("--lexsim-similarities: LexSim needs lexical similarities")
+    assert str(in_cli_words(error.value, "ue")).startswith("--lexsim-similarities item 0 must be one of rouge1, ")
     with pytest.raises(ConfigError, match="n_bootstrap must be a whole number >= 0"):
         dataclasses.replace(StudyConfig(), n_bootstrap=-5)  # a changed copy is checked again
 

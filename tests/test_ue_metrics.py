@@ -145,11 +145,11 @@ def test_results_do_not_depend_on_the_order_of_the_inputs():
 
 def test_metric_names_and_bad_below_are_checked_first():
     assert check_metrics(["PRR", "kendall"]) == ("prr", "kendall")
-    with pytest.raises(ConfigError, match="unknown uncertainty metric"):
+    with pytest.raises(ConfigError, match="metrics item 0 must be one of prr, .*, got 'auroc'"):
         check_metrics(["auroc"])
     with pytest.raises(ConfigError, match="roc_auc and pr_auc need bad_below"):
         compute_metrics([0.1, 0.2], [0.5, 0.6], ["roc_auc", "pr_auc"])
-    with pytest.raises(ConfigError, match="unknown normaliser"):
+    with pytest.raises(ConfigError, match="normalizer must be one of minmax, .*, got 'platt'"):
         compute_metrics([0.1, 0.2], [0.5, 0.6], ["ece"], normalizer="platt")
     with pytest.raises(ValueError, match="2 uncertainties but 1 qualities"):
         compute_metrics([0.1, 0.2], [0.5], ["prr"])

@@ -34,10 +34,9 @@ from lsplits.building.settings import DEFAULT_EVAL_FRACTION, BuildSettings
 from lsplits.data.loading import prepare_examples
 from lsplits.data.synthetic import DEMO_TASK, has_rare_word, is_rare_construction, make_demo_dataset
 from lsplits.errors import ConfigError
-from lsplits.io.atomic import atomic_path
-from lsplits.io.storage import cache_folder
+from lsplits.io import atomic_path, cache_folder
 from lsplits.lm.defaults import SCRATCH_LM
-from lsplits.params import WHOLE_FROM_1, Param, check
+from lsplits.params import WHOLE_FROM_1, Checked, Param, check
 from lsplits.runtime.tempfolders import temporary_folder
 
 logger = logging.getLogger(__name__)
@@ -67,7 +66,7 @@ SCRATCH_STEPS = Param(WHOLE_FROM_1, why="training steps of the Space's scratch L
 
 
 @dataclass(frozen=True)
-class DemoSettings:
+class DemoSettings(Checked):
     """What the demo computes: the synthetic data's size and seed, the eval share and the folds' training steps
     (a quick smoke run trains a few); the LM is the scratch LM in :attr:`BuildSettings.folds` folds, the configs
     :data:`DEMO_CONFIGS`. Checked when built."""
@@ -77,9 +76,9 @@ class DemoSettings:
     eval_size: int | float = DEFAULT_EVAL_FRACTION
     max_steps: int | None = None  # training steps per fold (None: the scratch LM's own, with early stopping)
 
-    def __post_init__(self) -> None:
-        self.build_settings()  # checks seed and eval size as a build does
-        check("n", self.n)
+    def check_together(self) -> None:
+        """The build these settings make is checked as any build is."""
+        self.build_settings()
 
     def build_settings(self) -> BuildSettings:
         """The :class:`BuildSettings` of the demo's build (recorded in its ``lsplits.json``)."""
@@ -193,7 +192,7 @@ def run_demo(out: str | Path = DEMO_OUT, settings: DemoSettings | None = None, *
     """Generate the data, build the five demo configs, export them, write the Space's scratch LM (trained
     ``scratch_steps`` steps) into ``out/scratch-lm`` and return the summary (printed by ``lsplits demo``:
     :meth:`DemoSummary.render`). Scores and the scratch LM are cached under ``cache_dir``, default the one cache
-    root of every command (:func:`lsplits.io.storage.cache_folder` ``scores``), so a rerun or the Space reuses them."""
+    root of every command (:func:`lsplits.io.cache_folder` ``scores``), so a rerun or the Space reuses them."""
     start = time.perf_counter()
     settings = settings or DemoSettings()
     check("scratch_steps", scratch_steps, SCRATCH_STEPS)

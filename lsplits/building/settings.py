@@ -26,13 +26,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from lsplits.data.files import read_json_file
-from lsplits.data.loading import DEFAULT_MISSING_LABELS, LoadOptions
-from lsplits.data.tasks import DEFAULT_SETTING, Setting, resolve_setting
+from lsplits.data.loading import DEFAULT_MISSING_LABELS, MISSING_LABEL_CHOICES, LoadOptions
+from lsplits.data.tasks import DEFAULT_SETTING, SETTING_RULE, Setting
 from lsplits.errors import ConfigError, DataError, InvalidOption
-from lsplits.io.records import RECORD_MARK
+from lsplits.io import RECORD_MARK
 from lsplits.lm.defaults import DEFAULT_FOLDS, SCRATCH_LM, check_prompted
-from lsplits.lm.dtype import DEFAULT_DTYPE, check_dtype
-from lsplits.params import check
+from lsplits.lm.dtype import DEFAULT_DTYPE
+from lsplits.params import Checked, Each, Options, Param, Text, check
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ def check_eval_size(eval_size: Any, field: str = "eval_size") -> int | float | N
 
 
 @dataclass(frozen=True)
-class RunSettings:
+class RunSettings(Checked):
     """What scoring depends on, shared by :class:`ScoreSettings` and :class:`BuildSettings`: which examples,
     which text, which LM trained how.
 
@@ -94,14 +94,15 @@ class RunSettings:
     dtype: str = DEFAULT_DTYPE
     drop_labels: tuple[str, ...] = ()
 
-    def __post_init__(self) -> None:
-        for name in ("data", "data_files", "query_field", "label_field", "lm", "folds", "seed", "max_steps"):
-            object.__setattr__(self, name, check(name, getattr(self, name)))  # lists read from JSON become tuples
-        check("prompt_template", self.prompt_template)
-        object.__setattr__(self, "rename", check("rename", self.rename or None) or ())
-        object.__setattr__(self, "drop_labels", check("drop_labels", self.drop_labels or None) or ())
-        check_dtype(self.dtype)
-        self.load_options()  # refuses a bad --missing-labels or --rename now, before any work
+    RULES = {"missing_labels": Param(Options(MISSING_LABEL_CHOICES)),
+             "rename": Param(Each(Text(), empty=True), optional=True, why="OLD=NEW field renames"),
+             "drop_labels": Param(Each(Text(empty=True), empty=True), optional=True, why="labels as text")}
+
+    def check_together(self) -> None:
+        """The renames parse and agree (each field checked on its own before: :class:`lsplits.params.Checked`)."""
+        for name in ("rename", "drop_labels"):  # None (not given) is none
+            object.__setattr__(self, name, getattr(self, name) or ())
+        self.load_options()  # refuses a bad --rename now, before any work
 
     def load_options(self) -> LoadOptions:
         """How the data is loaded (:class:`lsplits.data.loading.LoadOptions`): missing labels and renames."""
@@ -171,9 +172,11 @@ class ScoreSettings(RunSettings):
 
     setting: Setting = DEFAULT_SETTING
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        resolve_setting(self.setting)
+    RULES = {"setting": SETTING_RULE}
+
+    def check_together(self) -> None:
+        """The scratch LM is not scored prompted."""
+        super().check_together()
         check_prompted(self.lm, self.setting)
 
 
@@ -190,8 +193,3 @@ class BuildSettings(RunSettings):
 
     configs: tuple[str, ...] | None = None
     eval_size: int | float | None = None
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        object.__setattr__(self, "configs", check("configs", self.configs))
-        object.__setattr__(self, "eval_size", check_eval_size(self.eval_size))

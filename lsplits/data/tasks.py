@@ -13,12 +13,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from lsplits.errors import DataError, InvalidOption
+from lsplits.params import Options, Param, check
 
 Setting = Literal["ft", "pt"]
 """How the LM that scores a query was obtained: ``ft`` fine-tuned in k folds, ``pt`` frozen pretrained + prompt."""
 SETTINGS: tuple[Setting, ...] = ("ft", "pt")
 DEFAULT_SETTING: Setting = "ft"
 SETTING_HELP: dict[Setting, str] = {"ft": "k-fold fine-tuned LM", "pt": "frozen pretrained LM with a prompt"}
+SETTING_RULE = Param(Options(SETTINGS), says=" or ".join(f"{name!r} ({SETTING_HELP[name]})" for name in SETTINGS))
+"""The rule of an LM setting (the settings' field ``setting``, the API's and the CLI's)."""
 Example = Mapping[str, Any]
 
 
@@ -106,10 +109,7 @@ def resolve_setting(value: object, *, what: str = "setting") -> Setting:
     ...
     lsplits.errors.InvalidOption: setting must be 'ft' (k-fold fine-tuned LM) or 'pt' (frozen pretrained LM with a prompt), got 'xx'
     """
-    if value not in SETTINGS:
-        choices = " or ".join(f"{name!r} ({SETTING_HELP[name]})" for name in SETTINGS)
-        raise InvalidOption(name=what, problem=f"must be {choices}", value=value)
-    return value  # type: ignore[return-value]
+    return check(what, value, SETTING_RULE)
 
 
 def _same(fn: Callable[[Example], str]) -> Callable[[Setting], Callable[[Example], str]]:

@@ -19,8 +19,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from lsplits.lm.dtype import DEFAULT_DTYPE, check_dtype
-from lsplits.params import check
+from lsplits.lm.dtype import DEFAULT_DTYPE
+from lsplits.params import PARAMS, Checked, Param
 from lsplits.uncertainty.prr import DEFAULT_BOOTSTRAP
 
 CLASSIFIER_LR = 5e-5
@@ -29,8 +29,12 @@ SEQ2SEQ_LR = 3e-4
 """Peak learning rate of the seq2seq (text-to-SQL) models when ``--lr`` is not given."""
 
 
+OPTIONAL_LR = Param(PARAMS["lr"].rule, optional=True, why="None: the model kind's default")
+"""The rule of a learning rate that may be left to the model kind (:data:`CLASSIFIER_LR`, :data:`SEQ2SEQ_LR`)."""
+
+
 @dataclass(frozen=True)
-class DifficultySettings:
+class DifficultySettings(Checked):
     """Which models train on which configs, how long, and how the intervals are computed.
 
     Attributes:
@@ -61,16 +65,13 @@ class DifficultySettings:
     n_bootstrap: int = DEFAULT_BOOTSTRAP
     dtype: str = DEFAULT_DTYPE
 
-    def __post_init__(self) -> None:
+    RULES = {"lr": OPTIONAL_LR}
+
+    def check_together(self) -> None:
+        """A model or config named twice is evaluated once."""
         for name in ("models", "configs"):
-            value = check(name, getattr(self, name))
+            value = getattr(self, name)
             object.__setattr__(self, name, None if value is None else tuple(dict.fromkeys(value)))
-        for name in ("epochs", "max_steps", "batch_size", "max_length", "max_train_examples", "evals_per_epoch",
-                     "seed", "n_bootstrap"):
-            object.__setattr__(self, name, check(name, getattr(self, name)))
-        if self.lr is not None:
-            object.__setattr__(self, "lr", check("lr", self.lr))
-        check_dtype(self.dtype)
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as a dict (``dataclasses.asdict``), as the report and ``lsplits.json`` record them."""

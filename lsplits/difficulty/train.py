@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from lsplits.difficulty.settings import CLASSIFIER_LR, SEQ2SEQ_LR, DifficultySettings
+from lsplits.difficulty.settings import CLASSIFIER_LR, OPTIONAL_LR, SEQ2SEQ_LR, DifficultySettings
 from lsplits.difficulty.source import frames_fingerprint
 from lsplits.difficulty.tasks import (
     CLASSIFICATION,
@@ -51,11 +51,12 @@ from lsplits.difficulty.tasks import (
     load_model,
 )
 from lsplits.errors import DataError
-from lsplits.io.atomic import atomic_path, atomic_write_parquet, atomic_write_text
-from lsplits.lm.dtype import DEFAULT_DTYPE, check_dtype
+from lsplits.io import atomic_path, atomic_write_parquet, atomic_write_text
+from lsplits.lm.dtype import DEFAULT_DTYPE
 from lsplits.lm.finetune import length_grouped_batches
 from lsplits.lm.pipeline import _folder_fingerprint
 from lsplits.lm.training import Training, TrainSettings, load_tensors
+from lsplits.params import WHOLE_FROM_1, Checked, Interval, Param
 from lsplits.runtime.progress import progress_bar
 
 logger = logging.getLogger(__name__)
@@ -70,7 +71,7 @@ WORK_VERSION = 2
 
 
 @dataclass(frozen=True)
-class TaskModelSettings:
+class TaskModelSettings(Checked):
     """Fine-tuning settings of the task models (one set for every config and model, as in the paper); what
     the training core optimises comes from :meth:`train_settings`.
 
@@ -108,8 +109,9 @@ class TaskModelSettings:
     max_grad_norm: float = 1.0
     dtype: str = DEFAULT_DTYPE
 
-    def __post_init__(self) -> None:
-        check_dtype(self.dtype)
+    RULES = {"lr": OPTIONAL_LR, "eval_batch_size": Param(WHOLE_FROM_1), "max_target_length": Param(WHOLE_FROM_1),
+             "warmup_ratio": Param(Interval(whole=False, low=0, high=1, closed="left"), why="a share of the steps"),
+             "num_beams": Param(WHOLE_FROM_1)}
 
     def learning_rate(self, kind: TaskKind) -> float:
         return (SEQ2SEQ_LR if kind.kind == SEQ2SEQ else CLASSIFIER_LR) if self.lr is None else self.lr

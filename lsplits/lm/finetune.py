@@ -31,12 +31,13 @@ import numpy as np
 import torch
 
 from lsplits.errors import DataError
-from lsplits.io.atomic import atomic_path, atomic_write_text
+from lsplits.io import atomic_path, atomic_write_text
 from lsplits.lm.distributed import sum_over_processes
 from lsplits.lm.dtype import DEFAULT_DTYPE
 from lsplits.lm.encode import EncodedPair, encode_pairs, model_window
 from lsplits.lm.scoring import PaddedBatch, QueryLogProbs, pad_pairs, quiet_transformers_bars, score_encoded
-from lsplits.lm.training import Training, TrainSettings, check_setting
+from lsplits.lm.training import STEPS, Training, TrainSettings
+from lsplits.params import WHOLE_FROM_1, Checked, Param
 from lsplits.runtime.progress import progress_bar
 
 logger = logging.getLogger(__name__)
@@ -47,8 +48,9 @@ SUMMARY_FILE = "training.json"
 
 
 @dataclass(frozen=True)
-class TrainConfig:
-    """Training hyperparameters. The defaults are the paper's for pretrained GPT-2 models.
+class TrainConfig(Checked):
+    """Training hyperparameters, checked when built (:class:`lsplits.params.Checked`). The defaults are the paper's
+    for pretrained GPT-2 models.
 
     Attributes:
         batch_size: examples per micro-batch over all processes together (each of N processes
@@ -80,17 +82,9 @@ class TrainConfig:
     max_grad_norm: float | None = 1.0
     eval_token_budget: int | None = None
 
-    def __post_init__(self) -> None:
-        for name in ("batch_size", "max_steps", "eval_every", "grad_accum_steps"):
-            check_setting("TrainConfig", name, getattr(self, name), whole=True, minimum=1)
-        for name in ("max_val_examples", "eval_token_budget"):
-            check_setting("TrainConfig", name, getattr(self, name), whole=True, minimum=1, optional=True)
-        check_setting("TrainConfig", "warmup_steps", self.warmup_steps, whole=True, minimum=0)
-        check_setting("TrainConfig", "seed", self.seed, whole=True, minimum=0)
-        check_setting("TrainConfig", "lr", self.lr, above=0)
-        check_setting("TrainConfig", "weight_decay", self.weight_decay, minimum=0)
-        check_setting("TrainConfig", "val_fraction", self.val_fraction, above=0, below=1)
-        check_setting("TrainConfig", "max_grad_norm", self.max_grad_norm, above=0, optional=True)
+    RULES = {"max_steps": STEPS, "eval_every": Param(WHOLE_FROM_1, why="optimizer steps"),
+             "max_val_examples": Param(WHOLE_FROM_1, optional=True),
+             "eval_token_budget": Param(WHOLE_FROM_1, optional=True)}
 
     @classmethod
     def scratch(cls, **overrides) -> TrainConfig:

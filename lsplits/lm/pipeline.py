@@ -39,13 +39,12 @@ import numpy as np
 import pandas as pd
 
 from lsplits.errors import ConfigError, DataError, InvalidOption, SplitInvariantError
-from lsplits.io.atomic import atomic_write_parquet, atomic_write_text
-from lsplits.io.storage import check_writable
+from lsplits.io import atomic_write_parquet, atomic_write_text, check_writable
 from lsplits.lm.defaults import DEFAULT_FOLDS
 from lsplits.lm.distributed import barrier, is_main, launched, main_first, process_device, rank, world_size
 from lsplits.lm.dtype import DEFAULT_DTYPE
 from lsplits.lm.encode import check_queries, pair_lengths
-from lsplits.lm.finetune import BEST_FOLDER, SUMMARY_FILE, TrainConfig, check_setting, finetune
+from lsplits.lm.finetune import BEST_FOLDER, SUMMARY_FILE, TrainConfig, finetune
 from lsplits.lm.model_files import (
     check_model_files,
     check_vocabulary,
@@ -58,6 +57,7 @@ from lsplits.lm.plan import SCRATCH, RunPlan
 from lsplits.lm.scoring import load_causal_lm, resolve_device, score_pairs
 from lsplits.lm.scratch import ScratchConfig, scratch_model, scratch_tokenizer, window_for
 from lsplits.lm.shards import folder_fingerprint, missing_shards, split_into_shards, this_process_share
+from lsplits.params import check
 from lsplits.runtime.progress import progress_bar
 from lsplits.runtime.stages import stage
 from lsplits.runtime.tempfolders import temporary_folder
@@ -115,13 +115,13 @@ def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path | Non
                    scratch_config=scratch_config, max_steps=max_steps, dtype=dtype)
     lm = plan.lm
     if plan.setting == "ft" and plan.folds > len(ids):
-        raise InvalidOption(f"folds must be between 2 and the number of examples ({len(ids)}), got {plan.folds}")
-    if shard_size < 1:
-        raise InvalidOption(f"shard_size must be positive, got {shard_size}")
+        raise InvalidOption(name="folds", problem=f"must be at most the number of examples ({len(ids)})",
+                            value=plan.folds)
+    check("shard_size", shard_size)
     if launched() and cache_dir is None:
         raise ConfigError("running on several processes needs a cache folder (--cache-dir) that all of them "
                           "can read and write: the processes exchange their score shards through it")
-    check_setting("compute_scores", "token_budget", token_budget, whole=True, minimum=1, optional=True)
+    check("token_budget", token_budget)
     check_lm(lm, records)
     if cache_dir is not None:  # a read-only cache is said now, not as a traceback when the first file is written
         check_writable(cache_dir, "the score cache (--cache-dir)")

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import torch
 
-from lsplits.errors import ConfigError
-from lsplits.io.atomic import atomic_path
+from lsplits.errors import InvalidOption
+from lsplits.io import atomic_path
 from lsplits.lm.encode import pair_lengths
-from lsplits.lm.finetune import check_setting
 from lsplits.lm.model_files import load_tokenizer
 from lsplits.lm.scoring import load_causal_lm, quiet_transformers_bars
+from lsplits.params import WHOLE_FROM_0, WHOLE_FROM_1, Checked, Interval, Param
 
 logger = logging.getLogger(__name__)
 
@@ -31,8 +31,8 @@ END_OF_TEXT = "<|endoftext|>"
 
 
 @dataclass(frozen=True)
-class ScratchConfig:
-    """Size of the scratch tokenizer and model.
+class ScratchConfig(Checked):
+    """Size of the scratch tokenizer and model, checked when built (:class:`lsplits.params.Checked`).
 
     The defaults are sized for the demo (a few thousand short sentences, 3 folds in about two
     minutes on 2 CPU cores) while still learning the data's regularities.
@@ -59,14 +59,17 @@ class ScratchConfig:
     dropout: float = 0.1
     tokenizer_sample: int = 100_000
 
-    def __post_init__(self) -> None:
-        check_setting("ScratchConfig", "vocab_size", self.vocab_size, whole=True, minimum=2)
-        check_setting("ScratchConfig", "min_frequency", self.min_frequency, whole=True, minimum=0)
-        for name in ("n_layer", "n_head", "n_embd", "max_positions", "tokenizer_sample"):
-            check_setting("ScratchConfig", name, getattr(self, name), whole=True, minimum=1)
-        check_setting("ScratchConfig", "dropout", self.dropout, minimum=0, below=1)
+    RULES = {"vocab_size": Param(Interval(whole=True, low=2), why="tokens, the special one included"),
+             "min_frequency": Param(WHOLE_FROM_0), "n_layer": Param(WHOLE_FROM_1), "n_head": Param(WHOLE_FROM_1),
+             "n_embd": Param(WHOLE_FROM_1), "max_positions": Param(WHOLE_FROM_1),
+             "tokenizer_sample": Param(WHOLE_FROM_1),
+             "dropout": Param(Interval(whole=False, low=0, high=1, closed="left"))}
+
+    def check_together(self) -> None:
+        """The width splits evenly into heads."""
         if self.n_embd % self.n_head:
-            raise ConfigError(f"ScratchConfig n_embd ({self.n_embd}) must be a multiple of n_head ({self.n_head})")
+            raise InvalidOption(name="n_embd", problem=f"must be a multiple of n_head ({self.n_head})",
+                                value=self.n_embd)
 
 
 def train_tokenizer(texts: Iterable[str], folder: str | Path, *, vocab_size: int = 2048,

@@ -25,36 +25,22 @@ from typing import Any
 
 import torch
 
-from lsplits.errors import ConfigError, DataError, InvalidOption
+from lsplits.errors import DataError
 from lsplits.lm.distributed import use_cpu
-from lsplits.lm.dtype import DEFAULT_DTYPE, autocast, check_dtype, model_dtype
+from lsplits.lm.dtype import DEFAULT_DTYPE, autocast, model_dtype
 from lsplits.lm.model_files import first_line
-from lsplits.params import Interval, Param, check
+from lsplits.params import WHOLE_FROM_1, Checked, Flag, Options, Param
 
 SCHEDULES = ("constant", "linear")
 """After the linear warm-up: ``constant`` (the paper's LM fine-tuning) or ``linear`` decay to 0 at the last step."""
-
-
-def check_setting(owner: str, name: str, value: Any, *, whole: bool = False, minimum: float | None = None,
-                  above: float | None = None, below: float | None = None, optional: bool = False) -> None:
-    """Raise InvalidOption (a ValueError) unless ``value`` is a finite number (whole, if asked) in the given range,
-    in the words of :mod:`lsplits.params`, naming ``OWNER NAME`` (an internal config's field, not a user's option).
-
-    ``minimum`` is inclusive, ``above`` and ``below`` exclusive (not both bounds below); ``optional`` also
-    accepts None. A training step count of 0 would silently score with the untrained initial weights.
-    """
-    low, closed_low = (minimum, True) if minimum is not None else (above, False)
-    closed = ("both" if closed_low else "right") if below is None else ("left" if closed_low else "neither")
-    rule = Interval(whole=whole, low=low, high=below, closed=closed)
-    try:
-        check(name, value, Param(rule, optional=optional))
-    except InvalidOption as exc:
-        raise exc.renamed(f"{owner} {name}") from None
+STEPS = Param(WHOLE_FROM_1, why="optimizer steps; 0 would score with the untrained initial weights")
+"""The rule of a training run's ``max_steps`` where it must be given."""
 
 
 @dataclass(frozen=True)
-class TrainSettings:
-    """What one training run optimises, and how: the settings the training core reads.
+class TrainSettings(Checked):
+    """What one training run optimises, and how: the settings the training core reads (checked when built,
+    :class:`lsplits.params.Checked`).
 
     Attributes:
         lr: peak AdamW learning rate.
@@ -80,17 +66,7 @@ class TrainSettings:
     seed: int = 0
     dtype: str = DEFAULT_DTYPE
 
-    def __post_init__(self) -> None:
-        check_setting("TrainSettings", "lr", self.lr, above=0)
-        for name in ("max_steps", "grad_accum_steps"):
-            check_setting("TrainSettings", name, getattr(self, name), whole=True, minimum=1)
-        for name in ("warmup_steps", "seed"):
-            check_setting("TrainSettings", name, getattr(self, name), whole=True, minimum=0)
-        check_setting("TrainSettings", "weight_decay", self.weight_decay, minimum=0)
-        check_setting("TrainSettings", "max_grad_norm", self.max_grad_norm, above=0, optional=True)
-        if self.schedule not in SCHEDULES:
-            raise ConfigError(f"TrainSettings schedule {self.schedule!r}: use one of {', '.join(SCHEDULES)}")
-        check_dtype(self.dtype, "TrainSettings dtype")
+    RULES = {"max_steps": STEPS, "schedule": Param(Options(SCHEDULES)), "decay_all": Param(Flag())}
 
     def lr_factor(self, step: int) -> float:
         """The learning rate of optimizer step ``step`` (from 0) as a share of :attr:`lr`."""
@@ -171,7 +147,7 @@ class Training:
 
     def write_checkpoint(self, folder: Path) -> None:
         """Write the weights, optimizer, schedule and RNG states into ``folder`` (which exists; the caller
-        makes it atomic, e.g. with :func:`lsplits.io.atomic.atomic_path`)."""
+        makes it atomic, e.g. with :func:`lsplits.io.atomic_path`)."""
         folder = Path(folder)
         torch.save(self.unwrapped.state_dict(), folder / "model.pt")
         torch.save(self.optimizer.state_dict(), folder / "optimizer.pt")

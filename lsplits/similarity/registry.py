@@ -18,7 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lsplits.errors import ConfigError, InvalidOption, InvalidOutput, SimilarityFailure, Stopped
+from lsplits.errors import ConfigError, InvalidOutput, SimilarityFailure, Stopped
+from lsplits.params import check_choice
 from lsplits.runtime.cancel import check_stop
 
 
@@ -91,9 +92,7 @@ def from_config_name(config_name: str, default: str, what: str = "similarity") -
     """The registered name an evaluate module's config name chooses (``default`` for evaluate's ``"default"``);
     InvalidOption listing the choices when nothing is registered under it."""
     name = default if config_name == "default" else config_name
-    if name not in available():
-        raise InvalidOption(f"unknown {what} {name!r}; use one of {', '.join(available())} as config name")
-    return name
+    return check_choice(what, name, available())
 
 
 def display(name: str) -> str:
@@ -106,11 +105,9 @@ def display(name: str) -> str:
 
 def get(name: str) -> Similarity:
     """Return the similarity registered as ``name``; raises InvalidOption listing the choices."""
-    key = name.lower()
+    key = check_choice("similarity", name, available(), fold_case=True)
     if key in _REGISTERED:
         return _REGISTERED[key]
-    if key not in _BUILTINS:
-        raise InvalidOption(f"unknown similarity {name!r}; choose one of {', '.join(available())}")
     module_name, attribute = _BUILTINS[key].split(":")
     try:
         # relative to this package when flattened into a metric Space (lsplits.hub.flatten): ".x:NAME"

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lsplits.errors import InvalidInput, InvalidOption, shown
+from lsplits.errors import InvalidInput, shown
+from lsplits.params import check_choice
 from lsplits.similarity.registry import Similarity, from_config_name
 from lsplits.uncertainty.estimators import (
     DEFAULT_ECC_THRESHOLD,
@@ -90,11 +91,9 @@ def beam_uncertainties(examples: Sequence[Sequence[str]], similarity: Similarity
     from lsplits.similarity.lexical import LEXICAL_SIMILARITIES
 
     names = check_estimators(estimators)
-    settings = settings or EstimatorSettings(ecc_threshold=ecc_threshold)
-    settings.check()
-    if any(name in LEXICAL_ESTIMATORS for name in names) and lexical_similarity not in LEXICAL_SIMILARITIES:
-        raise InvalidOption(f"LexSim needs a lexical similarity, got {lexical_similarity!r}; choose one of "
-                                     f"{', '.join(LEXICAL_SIMILARITIES)}")
+    settings = settings or EstimatorSettings(ecc_threshold=ecc_threshold)  # checked when built
+    if any(name in LEXICAL_ESTIMATORS for name in names):
+        check_choice("lexical_similarity", lexical_similarity, tuple(LEXICAL_SIMILARITIES))
     check_candidates(examples)
     graph_matrices = build_matrices(examples, similarity, workers=workers, cache=cache, progress=progress)
     lexical_matrices = None

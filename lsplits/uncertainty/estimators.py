@@ -39,7 +39,7 @@ gives every example the same value (k = 1, or identical candidates everywhere) c
 gets no "best" mark, and examples without a valid candidate are counted, since the graph estimators
 rate them maximally uncertain while LexSim, on strings, may rate them certain.
 
-``ecc_threshold`` outside (0, 2] (or NaN) raises :class:`~lsplits.uncertainty.options.InvalidOption`.
+``ecc_threshold`` outside (0, 2] (or NaN) raises :class:`~lsplits.errors.InvalidOption`.
 
 Every value is rounded to 12 decimals: eigen solvers leave noise of about 1e-16 (EigV of identical
 candidates is 1.0000000000000002 at k = 3 but 1.0 at k = 5), and PRR must see mathematically equal
@@ -55,10 +55,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from lsplits.errors import InvalidInput, InvalidOption
-from lsplits.params import check
+from lsplits.params import Checked, Each, Flag, Interval, Options, Param, check, check_choice
 from lsplits.uncertainty._stacks import as_stack, one_or_many, symmetric_stack
 from lsplits.uncertainty._stacks import rounded as _rounded
-from lsplits.uncertainty.options import check_ecc_threshold, check_names, check_number
 
 DEFAULT_ECC_THRESHOLD = 0.9
 
@@ -122,7 +121,7 @@ def ecc(matrix: np.ndarray | list, threshold: float = DEFAULT_ECC_THRESHOLD) -> 
     only on the space they span, so it is deterministic as long as the threshold does not cut
     through a repeated eigenvalue.
     """
-    threshold = check_ecc_threshold(threshold, "threshold")
+    threshold = check("ecc_threshold", threshold, called="threshold")
     adjacency, single = symmetric_stack(matrix)
     eigenvalues, eigenvectors = np.linalg.eigh(_normalized_laplacians(adjacency))
     return one_or_many(_ecc_from(eigenvalues, eigenvectors, threshold), single)
@@ -131,7 +130,7 @@ def ecc(matrix: np.ndarray | list, threshold: float = DEFAULT_ECC_THRESHOLD) -> 
 def eigv_and_ecc(matrix: np.ndarray | list, threshold: float = DEFAULT_ECC_THRESHOLD
                  ) -> tuple[float | np.ndarray, float | np.ndarray]:
     """EigV and Ecc of one matrix (or a stack) from ONE Laplacian eigendecomposition, for callers that need both."""
-    threshold = check_ecc_threshold(threshold, "threshold")
+    threshold = check("ecc_threshold", threshold, called="threshold")
     adjacency, single = symmetric_stack(matrix)
     eigenvalues, eigenvectors = np.linalg.eigh(_normalized_laplacians(adjacency))
     return (one_or_many(_eigv_from(eigenvalues), single),
@@ -176,8 +175,7 @@ def kle(matrix: np.ndarray | list, t: float = DEFAULT_KLE_T, normalize: bool = T
     (A = I, so K = I) gives log k, 1 when scaled; identical candidates give a small positive value
     that tends to 0 as t grows (the heat kernel is never exactly rank one).
     """
-    if not check_number(t, "t") > 0:
-        raise InvalidOption(f"kle: the heat-kernel time t must be positive, got {t}")
+    t = check("kle_t", t, called="t")
     values, single = as_stack(matrix)
     k = values.shape[-1]
     weights = values + values.swapaxes(-1, -2)
@@ -208,7 +206,6 @@ from lsplits.uncertainty.graybox import (  # noqa: E402
     HYBRID_ESTIMATORS,
     SCORED_DISPLAY_NAMES,
     SCORED_ESTIMATORS,
-    check_sar_t,
     estimate_scored,
     scored_many,
 )
@@ -240,23 +237,23 @@ GRAPH_ESTIMATORS = tuple(name for name in PAPER_ESTIMATORS if name not in LEXICA
 """The paper's estimators over graph similarities (one per similarity function)."""
 
 
-def _choices() -> str:
-    return ", ".join([*ESTIMATORS, *SCORED_ESTIMATORS])
+def estimator_names() -> tuple[str, ...]:
+    """Every estimator name :func:`get_estimator` accepts (matrix-only, gray-box and hybrid, aliases)."""
+    return (*ESTIMATORS, *SCORED_ESTIMATORS, *ALIASES)
+
+
+ESTIMATOR_NAME = Options(estimator_names, fold_case=True)
+"""The rule of one estimator name (case-insensitive), for settings that list estimators."""
 
 
 def get_estimator(name: str) -> Callable[..., float | np.ndarray]:
-    """The estimator function named ``name`` (case-insensitive; gray-box and hybrid ones too); ValueError lists
-    the choices."""
-    if not isinstance(name, str):
-        raise InvalidOption(f"the estimator name must be a string, got {name!r} ({type(name).__name__}); "
-                                     f"choose one of {_choices()}")
-    key = ALIASES.get(name.lower(), name.lower())
+    """The estimator function named ``name`` (case-insensitive; gray-box and hybrid ones too); InvalidOption
+    (a ValueError) listing the choices."""
+    key = check("estimator", name, Param(ESTIMATOR_NAME))
+    key = ALIASES.get(key, key)
     if key in SCORED_ESTIMATORS:
         return SCORED_ESTIMATORS[key].function
-    try:
-        return ESTIMATORS[key]
-    except KeyError:
-        raise InvalidOption(f"unknown estimator {name!r}; choose one of {_choices()}") from None
+    return ESTIMATORS[key]
 
 
 def estimator_options(name: str) -> dict[str, object]:
@@ -305,10 +302,7 @@ def estimate(name: str, matrix=None, *, scores=None, **options) -> float | np.nd
         from lsplits.similarity.lexical import LEXICAL_SIMILARITIES
         from lsplits.uncertainty.matrix import build_matrix
 
-        similarity = options.pop("similarity", "rougel")
-        if similarity not in LEXICAL_SIMILARITIES:
-            raise InvalidOption(f"lexsim on strings needs a lexical similarity, got {similarity!r}; "
-                                         f"choose one of {', '.join(LEXICAL_SIMILARITIES)}")
+        similarity = check_choice("similarity", options.pop("similarity", "rougel"), tuple(LEXICAL_SIMILARITIES))
         matrix = build_matrix(list(matrix), LEXICAL_SIMILARITIES[similarity]).values
     options = _checked_options(key, options)
     if key in SCORED_ESTIMATORS:
@@ -322,7 +316,7 @@ def _checked_options(key: str, options: dict[str, object]) -> dict[str, object]:
     """The options of estimator ``key`` checked (names and kinds); the shared ``ecc_threshold`` goes to ecc only."""
     ecc_threshold = options.pop("ecc_threshold", None)
     if ecc_threshold is not None:
-        check_ecc_threshold(ecc_threshold)
+        check("ecc_threshold", ecc_threshold)
     if key == "ecc" and ecc_threshold is not None:
         options.setdefault("threshold", ecc_threshold)
     accepted = estimator_options(key)
@@ -337,12 +331,12 @@ def _checked_options(key: str, options: dict[str, object]) -> dict[str, object]:
 
 
 def _check_option_type(estimator: str, option: str, value: object, default: object) -> None:
-    """InvalidOption unless ``value`` has the kind of the option's default (a number, or True/False)."""
+    """InvalidOption naming ``option`` unless ``value`` has the kind of the option's default (a number, or True
+    or False); the estimator checks its range."""
     if isinstance(default, bool):
-        if not isinstance(value, bool):
-            raise InvalidOption(f"{estimator} option {option} must be True or False, got {value!r}")
+        check(option, value, Param(Flag()))
     elif isinstance(default, (int, float)):
-        check_number(value, f"{estimator} option {option}")
+        check(option, value, Param(Interval(whole=False)))
 
 
 def _stacks_by_size(matrices: Sequence[np.ndarray]):
@@ -390,8 +384,11 @@ SET_ESTIMATORS = ("numsemsets", "labelprob", "semantic_entropy_counts", "semanti
 
 
 @dataclass(frozen=True)
-class EstimatorSettings:
-    """The options of every estimator in one place (what ``lsplits ue`` and the metric module expose)."""
+class EstimatorSettings(Checked):
+    """The options of every estimator in one place (what ``lsplits ue`` and the metric module expose); checked
+    when built (:class:`lsplits.params.Checked`), before any long computation."""
+
+    RULES = {"kle_normalize": Param(Flag()), "kle_scale": Param(Flag())}
 
     ecc_threshold: float = DEFAULT_ECC_THRESHOLD
     sets_threshold: float = DEFAULT_SETS_THRESHOLD
@@ -413,12 +410,6 @@ class EstimatorSettings:
             return {"t": self.sar_t}
         return {}
 
-    def check(self) -> None:
-        """Raise InvalidOption for a value no estimator accepts (before any long computation)."""
-        for name in ("ecc_threshold", "sets_threshold", "kle_t"):
-            check(name, getattr(self, name))
-        check_sar_t(self.sar_t, "sar_t")
-
 
 def check_estimators(names: Sequence[str], *, with_scores: bool = False) -> tuple[str, ...]:
     """The estimator names, lower-cased; InvalidOption for an unknown one or an empty list.
@@ -426,13 +417,10 @@ def check_estimators(names: Sequence[str], *, with_scores: bool = False) -> tupl
     Unless the caller has the candidates' scores (``with_scores``), a gray-box or hybrid estimator is refused
     too: it could not be computed from similarity matrices alone.
     """
-    keys = check_names(names, "estimators")
-    if not keys:
-        raise InvalidOption("choose at least one uncertainty estimator")
+    keys = check("estimators", names, Param(Each(ESTIMATOR_NAME)))
     for key in keys:
-        get_estimator(key)
         if key in NEEDS_SCORES and not with_scores:
-            raise InvalidOption(f"estimator {key!r} needs the candidates' log-probabilities or token entropies "
-                                f"({NEEDS_SCORES[key]}), which this input does not give; choose among "
-                                f"{', '.join(ESTIMATORS)}")
+            raise InvalidOption(name="estimators", problem=f": estimator {key!r} needs the candidates' "
+                                f"log-probabilities or token entropies ({NEEDS_SCORES[key]}), which this input does "
+                                f"not give; choose among {', '.join(ESTIMATORS)}")
     return keys

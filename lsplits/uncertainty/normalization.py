@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lsplits.errors import InvalidInput, InvalidOption
+from lsplits.params import check_choice
 
 logger = logging.getLogger(__name__)
 
@@ -210,12 +211,8 @@ NORMALIZERS = {DEFAULT_NORMALIZER: MinMaxNormalizer, "quantile": QuantileNormali
 
 
 def get_normalizer(name: str, **options):
-    """A fresh normaliser by name (``num_bins`` for binned_pcc, as LM-Polygraph); ConfigError lists the choices."""
-    if not isinstance(name, str):
-        raise InvalidOption(f"the normaliser name must be a string, got {name!r}; choose one of {', '.join(NORMALIZERS)}")
-    key = name.lower()
-    if key not in NORMALIZERS:
-        raise InvalidOption(f"unknown normaliser {name!r}; choose one of {', '.join(NORMALIZERS)}")
+    """A fresh normaliser by name (``num_bins`` for binned_pcc, as LM-Polygraph); InvalidOption lists the choices."""
+    key = check_choice("normalizer", name, tuple(NORMALIZERS), fold_case=True)
     if options and key != "binned_pcc":
         raise InvalidOption(f"normaliser {key!r} takes no options, got {', '.join(options)}")
     unknown = set(options) - {"num_bins"}

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lsplits.errors import InvalidInput
-from lsplits.uncertainty.options import check_confidence, check_max_rejection, check_n_bootstrap, check_seed
+from lsplits.params import check
 
 DEFAULT_BOOTSTRAP = 1000
 """Bootstrap resamples of every confidence interval lsplits reports (PRR, the difficulty accuracies)."""
@@ -110,7 +110,7 @@ def as_inputs(uncertainties, qualities, what: str = "PRR") -> tuple[np.ndarray, 
 
 def _rejection_steps(n: int, max_rejection: float) -> int:
     """How many rejection rates r/n (r = 0, 1, ...) are <= max_rejection, at most n."""
-    return min(n, math.floor(check_max_rejection(max_rejection) * n + 1e-9) + 1)
+    return min(n, math.floor(check("max_rejection", max_rejection) * n + 1e-9) + 1)
 
 
 def _tie_averaged(u: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -214,7 +214,7 @@ def prr_with_ci(uncertainties, qualities, *, max_rejection: float = DEFAULT_MAX_
 
     Resamples where PRR is undefined (all drawn qualities equal) are left out of the interval.
     ``n_bootstrap=0`` skips the interval (NaN bounds). Options out of range raise
-    :class:`~lsplits.uncertainty.options.InvalidOption` (a ValueError) before any work.
+    :class:`~lsplits.errors.InvalidOption` (a ValueError) before any work.
     """
     return prr_and_curve(uncertainties, qualities, max_rejection=max_rejection, n_bootstrap=n_bootstrap,
                          confidence=confidence, seed=seed, _stacklevel=_stacklevel + 1)[0]
@@ -233,9 +233,9 @@ def prr_outputs(uncertainties, qualities, *, max_rejection: float = DEFAULT_MAX_
 def prr_and_curve(uncertainties, qualities, *, max_rejection: float = DEFAULT_MAX_REJECTION, n_bootstrap: int = DEFAULT_BOOTSTRAP,
                   confidence: float = DEFAULT_CONFIDENCE, seed: int = 0, _stacklevel: int = 2) -> tuple[PRRResult, RejectionCurve]:
     """:func:`prr_with_ci` and the :func:`rejection_curve` it is the area of, ties averaged once for both."""
-    n_bootstrap = check_n_bootstrap(n_bootstrap)
-    confidence = check_confidence(confidence)
-    seed = check_seed(seed)
+    n_bootstrap = check("n_bootstrap", n_bootstrap)
+    confidence = check("confidence", confidence)
+    seed = check("seed", seed)
     u, q = as_inputs(uncertainties, qualities)
     steps = _rejection_steps(u.size, max_rejection)
     curve = _curve(u, q, steps)

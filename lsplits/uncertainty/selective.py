@@ -80,7 +80,6 @@ import numpy as np
 
 from lsplits.errors import InvalidInput, InvalidOption
 from lsplits.params import check, check_choice
-from lsplits.uncertainty.options import check_calibration_fraction, check_delta, check_target_risk
 from lsplits.uncertainty.prr import as_inputs, numeric_vector
 
 METHODS = ("auto", "ltt-wsr", "ltt-hoeffding", "ltt-hb", "ltt-binomial")
@@ -190,14 +189,16 @@ def losses_of(qualities, loss: Loss | None = None) -> np.ndarray:
     return values
 
 
-QUALITY_LOSSES = ("1-quality", "bad")
+DEFAULT_LOSS = "1-quality"
+"""The loss whose mean selective prediction certifies unless told otherwise."""
+QUALITY_LOSSES = (DEFAULT_LOSS, "bad")
 
 
 def quality_loss(name: str, bad_below: float | None = None) -> Loss | None:
     """The named loss of a quality: ``1-quality`` (None, the default loss) or ``bad``, 1 when the quality is below
     ``bad_below`` and 0 otherwise (0/1 losses, so the exact binomial test): its mean is the rate of bad outputs."""
     name = _check_choice(name, QUALITY_LOSSES, "selective_loss")
-    if name == "1-quality":
+    if name == DEFAULT_LOSS:
         return None
     if bad_below is None:
         raise InvalidOption("selective_loss 'bad' needs bad_below: the quality under which an output is bad")
@@ -225,7 +226,7 @@ def oracle_threshold(uncertainties, qualities, target_risk: float | None = None,
     No guarantee: it looks at the losses it is judged on. Benchmarks compare calibrated thresholds with it;
     ``(-inf, 0.0)`` when no threshold qualifies.
     """
-    target_risk = check_target_risk(_target(target_risk, "oracle_threshold"), "target_risk")
+    target_risk = check("target_risk", _target(target_risk, "oracle_threshold"))
     u, q = as_inputs(uncertainties, qualities, what="an oracle threshold")
     losses = losses_of(q, loss)
     values, ends = _tie_ends(u)
@@ -243,7 +244,7 @@ def calibration_mask(ids: Sequence[str], fraction: float, seed: int = 0) -> np.n
     Decided by id, not position, so two lists of the same ids (two systems' outputs) split alike. At least one
     example falls on each side; InvalidInput with fewer than two ids.
     """
-    check_calibration_fraction(fraction)
+    check("calibration_fraction", fraction)
     distinct = sorted(set(ids))
     if len(distinct) < 2:
         raise InvalidInput(f"a calibration split needs at least 2 examples, got {len(distinct)}")
@@ -260,10 +261,7 @@ def _tie_ends(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _check_choice(value: object, allowed: Sequence[str], option: str) -> str:
     """``value`` lower-cased when it is one of ``allowed``; else the vocabulary's refusal naming ``option``."""
-    lowered = value.lower() if isinstance(value, str) else value
-    if lowered not in allowed:
-        check_choice(option, value, allowed)  # raises InvalidOption in lsplits.params' words
-    return lowered  # type: ignore[return-value]
+    return check_choice(option, value, allowed, fold_case=True)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -372,8 +370,8 @@ def p_value(losses, target_risk: float | None = None, *, delta: float = DEFAULT_
     target_risk = _target(target_risk, "p_value")
     method = _check_choice(method, METHODS, "method")
     loss_type = _check_choice(loss_type, LOSS_TYPES, "loss_type")
-    check_target_risk(target_risk, "target_risk")
-    check_delta(delta)
+    check("target_risk", target_risk)
+    check("delta", delta)
     values = _ordered(losses, seed)
     method, binary = _resolve(method, values, loss_type, "the losses")
     return float(_p_values(method, values, np.ones((1, values.size), dtype=bool), target_risk, delta,
@@ -396,7 +394,7 @@ def upper_bound(losses, *, delta: float, method: str = DEFAULT_METHOD, seed: int
     """
     method = _check_choice(method, METHODS, "method")
     loss_type = _check_choice(loss_type, LOSS_TYPES, "loss_type")
-    check_delta(delta)
+    check("delta", delta)
     values = _ordered(losses, seed)
     if not values.size:
         return math.nan
@@ -508,7 +506,7 @@ def _risks(qualities, target_risk, loss: Loss | None, method: str, loss_type: st
     if not isinstance(qualities, Mapping):
         if isinstance(target_risk, Mapping):
             raise InvalidOption("a target_risk per risk needs the risks as a mapping name -> losses")
-        target = check_target_risk(target_risk, "target_risk")
+        target = check("target_risk", target_risk)
         losses = losses_of(qualities, loss)
         return [_Risk(DEFAULT_RISK_NAME, target, losses, *_resolve(method, losses, loss_type, "the losses"))]
     if loss is not None:
@@ -518,7 +516,7 @@ def _risks(qualities, target_risk, loss: Loss | None, method: str, loss_type: st
                             f"{target_risk!r}")
     risks = []
     for name, values in qualities.items():
-        target = check_target_risk(target_risk[name], f"target_risk[{name!r}]")
+        target = check("target_risk", target_risk[name], called=f"target_risk[{name!r}]")
         if isinstance(values, str):
             if values != ABSTENTION:
                 raise InvalidOption(f"risk {name!r} must be per-example losses or {ABSTENTION!r}, got {values!r}")
@@ -591,14 +589,14 @@ def calibrate_threshold(uncertainties, qualities, *, target_risk: float | Mappin
     (True, 0.2, 0.5)
     """
     target_risk = _target(target_risk, "calibrate_threshold")
-    check_delta(delta)
+    check("delta", delta)
     method = _check_choice(method, METHODS, "method")
     multiple_testing = _check_choice(multiple_testing, MULTIPLE_TESTING, "multiple_testing")
     loss_type = _check_choice(loss_type, LOSS_TYPES, "loss_type")
     objective = _check_choice(objective, OBJECTIVES, "objective")
     split = multiple_testing == "split-fixed-sequence"
     if split:
-        check_calibration_fraction(order_fraction, "order_fraction")
+        check("calibration_fraction", order_fraction, called="order_fraction")
     check("seed", seed)
     if isinstance(qualities, Mapping):
         u = numeric_vector(uncertainties, "uncertainties", "a selective threshold")

@@ -41,16 +41,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from lsplits.errors import InvalidOption
+from lsplits.params import check
 from lsplits.uncertainty._stacks import as_stack, one_or_many
-from lsplits.uncertainty.options import check_number
 
 DEFAULT_SETS_THRESHOLD = 0.85
 
 
 def _check_threshold(threshold: float) -> None:
-    if not 0.0 < check_number(threshold, "threshold") <= 1.0:
-        raise InvalidOption(f"the semantic-set threshold must be in (0, 1], got {threshold}")
+    check("sets_threshold", threshold, called="threshold")
 
 
 def set_labels(matrix: np.ndarray | list, threshold: float = DEFAULT_SETS_THRESHOLD) -> np.ndarray:

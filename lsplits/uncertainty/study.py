@@ -27,15 +27,15 @@ from __future__ import annotations
 import logging
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from lsplits.errors import ConfigError, DataError, InvalidOption
-from lsplits.io.storage import cache_folder, check_writable
-from lsplits.params import check, check_choice, spelled
+from lsplits.io import cache_folder, check_writable
+from lsplits.params import PARAMS, WHOLE_FROM_1, Checked, Each, Flag, Options, Param
 from lsplits.runtime.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
 from lsplits.similarity.lexical import LEXICAL_SIMILARITIES
@@ -45,6 +45,7 @@ from lsplits.uncertainty.estimators import (
     DEFAULT_KLE_T,
     DEFAULT_SETS_THRESHOLD,
     DISPLAY_NAMES,
+    ESTIMATOR_NAME,
     LEXICAL_ESTIMATORS,
     PAPER_ESTIMATORS,
     SPECTRAL_ESTIMATORS,
@@ -55,7 +56,7 @@ from lsplits.uncertainty.estimators import (
 )
 from lsplits.uncertainty.inputs import Inputs, load_inputs
 from lsplits.uncertainty.matrix import SimilarityMatrix, build_matrices
-from lsplits.uncertainty.normalization import DEFAULT_NORMALIZER, get_normalizer
+from lsplits.uncertainty.normalization import DEFAULT_NORMALIZER, NORMALIZERS
 from lsplits.uncertainty.prr import (
     DEFAULT_BOOTSTRAP,
     DEFAULT_CONFIDENCE,
@@ -67,6 +68,7 @@ from lsplits.uncertainty.prr import (
 from lsplits.uncertainty.quality import placeholder_for, score_predictions
 from lsplits.uncertainty.selective import (
     DEFAULT_DELTA,
+    DEFAULT_LOSS,
     DEFAULT_METHOD,
     DEFAULT_MULTIPLE_TESTING,
     METHODS,
@@ -80,7 +82,7 @@ from lsplits.uncertainty.selective import (
     selective_risk,
     smallest_certifiable,
 )
-from lsplits.uncertainty.ue_metrics import PAPER_METRICS, check_metrics, compute_metrics
+from lsplits.uncertainty.ue_metrics import METRIC_NAME, PAPER_METRICS, check_metrics, compute_metrics
 
 logger = logging.getLogger(__name__)
 
@@ -88,29 +90,35 @@ PAPER_SIMILARITIES = ("smatch", "smatchpp", "s2match", "sema", "wlk")
 PAPER_QUALITIES = ("smatchpp", "s2match", "sembleu")
 PAPER_BEAM_SIZES = (3, 5, 8, 10)
 DEFAULT_CALIBRATION_FRACTION = 0.5
+SELECTIVE_LOSSES = QUALITY_LOSSES
 
 
 def default_cache_dir() -> Path:
-    """Where similarity matrices are cached by default (:func:`lsplits.io.storage.cache_folder`)."""
+    """Where similarity matrices are cached by default (:func:`lsplits.io.cache_folder`)."""
     return cache_folder("matrices")
 
 
-def _refused(setting: str, check):
-    """``check()``, its InvalidOption (which names a value, not the setting) re-raised naming ``setting``."""
-    try:
-        return check()
-    except InvalidOption as exc:
-        raise (exc if exc.name == setting else InvalidOption(name=setting, problem=f": {exc}")) from None
-
-
 @dataclass(frozen=True)
-class StudyConfig:
-    """What to compute; the defaults reproduce the paper's grid. Checked when built (InvalidOption, one line
-    naming the field; the CLI says its flag instead). Estimator and metric names are lower-cased.
+class StudyConfig(Checked):
+    """What to compute; the defaults reproduce the paper's grid. Checked when built, every field by its rule
+    (:class:`lsplits.params.Checked`; lists item by item): InvalidOption, one line naming the field (the CLI and
+    the Space say their own words instead). Estimator and metric names are lower-cased."""
 
-    ``option_names`` (field -> the caller's word) renames the option that a message names; the CLI no longer
-    needs it (:func:`lsplits.cli.parser.in_cli_words`).
-    """
+    RULES = {
+        "similarities": Param(Each(Options(similarity_registry.available)), why="registered similarities"),
+        "qualities": Param(Each(Options(similarity_registry.available)), why="registered similarities"),
+        "beam_sizes": Param(Each(WHOLE_FROM_1), why="candidates per input"),
+        "estimators": Param(Each(ESTIMATOR_NAME)),
+        "lexical_similarities": Param(Each(Options(tuple(LEXICAL_SIMILARITIES))),
+                                      why="LexSim compares the candidate strings"),
+        "metrics": Param(Each(METRIC_NAME)),
+        "normalizer": Param(Options(tuple(NORMALIZERS), fold_case=True)),
+        "target_risk": Param(PARAMS["target_risk"].rule, optional=True, why=PARAMS["target_risk"].why),
+        "selective_method": Param(Options(METHODS)),
+        "multiple_testing": Param(Options(MULTIPLE_TESTING)),
+        "selective_loss": Param(Options(QUALITY_LOSSES)),
+        "pair_by_position": Param(Flag()),
+    }
 
     similarities: tuple[str, ...] = PAPER_SIMILARITIES
     qualities: tuple[str, ...] = PAPER_QUALITIES
@@ -135,34 +143,13 @@ class StudyConfig:
     calibration_fraction: float = DEFAULT_CALIBRATION_FRACTION  # used when no calibration files are given
     selective_method: str = DEFAULT_METHOD
     multiple_testing: str = DEFAULT_MULTIPLE_TESTING  # the Learn-then-Test procedure (.selective.MULTIPLE_TESTING)
-    selective_loss: str = "1-quality"  # or "bad": 1 when the quality is below bad_below (the exact binomial test)
+    selective_loss: str = DEFAULT_LOSS  # or "bad": 1 when the quality is below bad_below (the exact binomial test)
     pair_by_position: bool = False  # pair beams and gold by order, whatever their ids (--pair-by-position)
-    option_names: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
-    def __post_init__(self) -> None:
-        try:
-            self.check()
-            object.__setattr__(self, "estimators", _refused("estimators", lambda: check_estimators(self.estimators)))
-            object.__setattr__(self, "metrics",
-                               _refused("metrics", lambda: check_metrics(self.metrics, self.bad_below)))
-            _refused("normalizer", lambda: get_normalizer(self.normalizer))
-            for name in self.lexical_similarities:
-                if name not in LEXICAL_SIMILARITIES:
-                    raise InvalidOption(name="lexical_similarities", problem=": LexSim needs lexical similarities; "
-                                        f"{name!r} is not one of {', '.join(LEXICAL_SIMILARITIES)}")
-        except InvalidOption as exc:
-            raise spelled(exc, self.option_names) from None
-
-    def check(self) -> None:
-        """Refuse an out-of-range option (InvalidOption naming it): the rules of :data:`lsplits.params.PARAMS`."""
-        for name in ("ecc_threshold", "max_rejection", "n_bootstrap", "confidence", "seed", "workers", "bad_below",
-                     "sets_threshold", "kle_t", "delta", "calibration_fraction"):
-            check(name, getattr(self, name))
-        if self.target_risk is not None:
-            check("target_risk", self.target_risk)
-        check_choice("selective_method", self.selective_method, METHODS)
-        check_choice("multiple_testing", self.multiple_testing, MULTIPLE_TESTING)
-        check_choice("selective_loss", self.selective_loss, SELECTIVE_LOSSES)
+    def check_together(self) -> None:
+        """The rules across fields: matrix-only estimators; metrics and a ``bad`` loss that need ``bad_below``."""
+        check_estimators(self.estimators)
+        check_metrics(self.metrics, self.bad_below)
         if self.target_risk is not None and self.selective_loss == "bad" and self.bad_below is None:
             raise InvalidOption(name="selective_loss", problem="'bad' needs bad_below: the quality under which an "
                                 "output is bad")
@@ -416,8 +403,6 @@ def selective_rows(config: StudyConfig, k: int, uncertainties: dict[str, np.ndar
             rows.append(SelectiveRow(k, method, quality, rule, int(test_u.size), coverage, risk, needed))
     return rows
 
-
-SELECTIVE_LOSSES = QUALITY_LOSSES
 
 def too_few_to_certify(config: StudyConfig, calibration_size: int) -> str | None:
     """One sentence when ``calibration_size`` examples cannot certify the target even if every output were right

@@ -37,18 +37,18 @@ without both bad and good examples, PR-AUC without a bad one, rank correlations 
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 from collections.abc import Sequence
 
 import numpy as np
 
 from lsplits.errors import InvalidInput, InvalidOption
+from lsplits.params import Each, Options, Param, check
 from lsplits.uncertainty.normalization import DEFAULT_NORMALIZER, get_normalizer
-from lsplits.uncertainty.options import check_bad_below, check_names
 from lsplits.uncertainty.prr import DEFAULT_MAX_REJECTION, RejectionCurve, as_inputs, prr, rejection_curve
 from lsplits.uncertainty.selective import (
     DEFAULT_DELTA,
+    DEFAULT_LOSS,
     DEFAULT_METHOD,
     DEFAULT_MULTIPLE_TESTING,
     calibrate_threshold,
@@ -62,6 +62,8 @@ except ImportError:  # pragma: no cover - depends on the SciPy build
 METRICS = ("prr", "roc_auc", "pr_auc", "aurc", "e_aurc", "rpp", "spearman", "kendall", "ece")
 PAPER_METRICS = ("prr",)
 NEEDS_BAD_BELOW = ("roc_auc", "pr_auc")
+METRIC_NAME = Options(METRICS, fold_case=True)
+"""The rule of one metric name (case-insensitive), for settings that list metrics."""
 SELECTIVE = "selective_threshold"  # not a ranking metric: three values, computed on request (compute_metrics)
 HIGHER_IS_BETTER = {"prr": True, "roc_auc": True, "pr_auc": True, "aurc": False, "e_aurc": False, "rpp": False,
                     "spearman": True, "kendall": True, "ece": False}
@@ -89,7 +91,7 @@ def _bad(q: np.ndarray, bad_below: float | None, metric: str) -> np.ndarray:
     if bad_below is None:
         raise InvalidOption(f"{metric} needs bad_below: the quality under which a prediction counts "
                                      "as bad (the positive class)")
-    return q < check_bad_below(bad_below)
+    return q < check("bad_below", bad_below)
 
 
 def roc_auc(uncertainties, qualities, *, bad_below: float) -> float:
@@ -266,8 +268,7 @@ def kendall(uncertainties, qualities) -> float:
 def calibration_error(confidences, qualities, *, n_bins: int = ECE_BINS) -> float:
     """ECE of confidences in [0, 1] against qualities in [0, 1] over equal-width bins ([0, h], then (lo, hi])."""
     c, q = _inputs(confidences, qualities)
-    if isinstance(n_bins, bool) or not isinstance(n_bins, numbers.Integral) or n_bins < 1:
-        raise InvalidOption(f"ece: n_bins must be a whole number of at least 1, got {n_bins!r}")
+    check("n_bins", n_bins)
     for name, values in (("confidences", c), ("qualities", q)):
         if values.min() < 0 or values.max() > 1:
             raise InvalidInput(f"ece needs {name} in [0, 1], got values from {values.min():g} to {values.max():g}")
@@ -319,15 +320,9 @@ def ece(uncertainties, qualities, *, normalizer: str = DEFAULT_NORMALIZER, calib
 
 def check_metrics(metrics: Sequence[str], bad_below: float | None = None) -> tuple[str, ...]:
     """The metric names, lower-cased and checked before any work (unknown name, missing bad_below)."""
-    names = check_names(metrics, "metrics")
-    if not names:
-        raise InvalidOption("choose at least one uncertainty metric")
-    unknown = [m for m in names if m not in METRICS]
-    if unknown:
-        raise InvalidOption(f"unknown uncertainty metric(s) {', '.join(map(repr, unknown))}; choose from "
-                                     f"{', '.join(METRICS)}")
+    names = check("metrics", metrics, Param(Each(METRIC_NAME)))
     needing = [m for m in names if m in NEEDS_BAD_BELOW]
-    check_bad_below(bad_below)
+    check("bad_below", bad_below)
     if needing and bad_below is None:
         raise InvalidOption(name="metrics", problem=f": {' and '.join(needing)} need{'s' if len(needing) == 1 else ''} "
                             "{opt:bad_below}: the quality under which a prediction counts as bad")
@@ -336,7 +331,7 @@ def check_metrics(metrics: Sequence[str], bad_below: float | None = None) -> tup
 
 def selective_threshold(uncertainties, qualities, *, target_risk: float | None = None, delta: float = DEFAULT_DELTA,
                         selective_method: str = DEFAULT_METHOD, multiple_testing: str = DEFAULT_MULTIPLE_TESTING,
-                        selective_loss: str = "1-quality", bad_below: float | None = None) -> dict[str, float]:
+                        selective_loss: str = DEFAULT_LOSS, bad_below: float | None = None) -> dict[str, float]:
     """The certified rejection threshold (:func:`lsplits.uncertainty.selective.calibrate_threshold`) as plain floats.
 
     ``selective_threshold`` (``-inf`` when none is certified: reject everything), ``selective_bound`` (the
@@ -362,7 +357,7 @@ def compute_metrics(uncertainties, qualities, metrics: Sequence[str] | None = No
                     curve: RejectionCurve | None = None, target_risk: float | None = None,
                     delta: float = DEFAULT_DELTA, selective_method: str = DEFAULT_METHOD,
                     multiple_testing: str = DEFAULT_MULTIPLE_TESTING,
-                    selective_loss: str = "1-quality") -> dict[str, float]:
+                    selective_loss: str = DEFAULT_LOSS) -> dict[str, float]:
     """Every requested metric of one (uncertainties, qualities) pair: ``{"prr": ..., "roc_auc": ...}``.
 
     ``metrics=None``: every metric the arguments allow (ROC-AUC and PR-AUC only with ``bad_below``, the
@@ -378,7 +373,7 @@ def compute_metrics(uncertainties, qualities, metrics: Sequence[str] | None = No
     if metrics is None:
         metrics = [m for m in METRICS if bad_below is not None or m not in NEEDS_BAD_BELOW]
         metrics += [SELECTIVE] if target_risk is not None else []
-    metrics = check_names(metrics, "metrics")  # one string, or a name that is not a string, is refused here
+    metrics = check("metrics", metrics, Param(Each(Options(METRICS + (SELECTIVE,), fold_case=True))))
     selective = any(m.lower() == SELECTIVE for m in metrics)
     if selective and target_risk is None:
         raise InvalidOption(f"{SELECTIVE} needs target_risk: the mean loss 1 - quality to certify")

@@ -15,12 +15,12 @@ from typing import TypeVar
 import gradio as gr
 from limits import SpaceLimits
 
-from lsplits.building.demo import DEFAULT_SCRATCH_STEPS
+from lsplits.building.demo import DEFAULT_SCRATCH_STEPS, SCRATCH_STEPS
 from lsplits.building.demo import DEMO_OUT as CHECKOUT_DEMO
 from lsplits.errors import ConfigError, InvalidOption, LsplitsError
 from lsplits.hub.demo_space import DEMO_DATA_PATH, SCRATCH_LM_PATH
-from lsplits.io.records import DATASET_MARKER
-from lsplits.io.storage import cache_folder
+from lsplits.io import DATASET_MARKER, cache_folder
+from lsplits.params import PATH, Checked, Flag, Kind, Param
 from lsplits.runtime.failures import hub_snapshot, is_hub_id
 
 logger = logging.getLogger(__name__)
@@ -30,8 +30,8 @@ F = TypeVar("F", bound=Callable)
 
 
 @dataclass(frozen=True)
-class SpaceSettings:
-    """Where the app finds its assets and keeps its caches.
+class SpaceSettings(Checked):
+    """Where the app finds its assets and keeps its caches (checked when built, :class:`lsplits.params.Checked`).
 
     Attributes:
         demo_data: the built dataset the "Likelihood Splits" tab opens on page load.
@@ -57,11 +57,15 @@ class SpaceSettings:
     limits: SpaceLimits = SpaceLimits()
     open_local: bool = field(default_factory=lambda: "SPACE_ID" not in os.environ)
 
+    RULES = {"demo_data": Param(PATH), "scratch_lm": Param(PATH), "example_dir": Param(PATH),
+             "work_dir": Param(PATH), "scratch_steps": SCRATCH_STEPS, "build_missing_demo": Param(Flag()),
+             "limits": Param(Kind((SpaceLimits,), "a SpaceLimits")), "open_local": Param(Flag())}
+
     @classmethod
     def from_environment(cls) -> SpaceSettings:
         """Shipped assets next to app.py (a deployed Space); else the demo that ``make demo`` built in this
         checkout (``out/demo-likelihood``); else ``LSPLITS_SPACE_HOME`` or the lsplits cache's ``space/``
-        (``$LSPLITS_CACHE/space``, :func:`lsplits.io.storage.cache_folder`)."""
+        (``$LSPLITS_CACHE/space``, :func:`lsplits.io.cache_folder`)."""
         home = Path(os.environ.get("LSPLITS_SPACE_HOME") or cache_folder("space"))
 
         def asset(relative: str, built: Path | None = None) -> Path:
