@@ -2,7 +2,7 @@
 
 :func:`likelihood_splits` and :func:`score` are the engine of ``lsplits build`` and ``lsplits score``
 too (the CLI resolves its options into the same calls): :func:`resolve_data` turns any input into a
-:class:`~lsplits.building.pipeline.DatasetSpec` and checked examples (a builder's when ``task`` names one),
+:class:`~lsplits.building.pipeline.DatasetSpec` and checked examples (a builder's when ``builder`` names one),
 :func:`build` scores and splits them into a :class:`LikelihoodSplits`, whose :meth:`~LikelihoodSplits.write`
 writes what ``lsplits build --out`` writes and :meth:`~LikelihoodSplits.push_to_hub` pushes it in one commit.
 """
@@ -104,13 +104,13 @@ def _load_with(builder: Any, name: str, *, data_files: list[str] | None, options
     return builder.load(data_files=data_files, **{k: v for k, v in wanted.items() if v is not None})
 
 
-def resolve_data(data: Any = None, *, task: str | None = None, query_field: str | None = None,
+def resolve_data(data: Any = None, *, builder: str | None = None, query_field: str | None = None,
                  prompt_template: str | None = None, label_field: str | None = None,
                  data_files: Sequence[str] | None = None,
                  options: LoadOptions | None = None) -> tuple[DatasetSpec, LoadedData]:
     """The dataset spec and the checked, filtered examples (with stable ids) of ``data`` or ``data_files``.
 
-    ``task`` (or ``data`` itself being a builder name such as ``"snli"``) applies that builder: its
+    ``builder`` (or ``data`` itself being a builder name such as ``"snli"``) applies that builder: its
     fields, conversion, filters, split policy and card; otherwise ``query_field`` (and optionally
     ``prompt_template``, ``label_field``) describe a generic dataset. ``options``: missing labels and
     field renames (:class:`~lsplits.data.loading.LoadOptions`).
@@ -119,23 +119,23 @@ def resolve_data(data: Any = None, *, task: str | None = None, query_field: str 
     >>> [example["id"] for example in loaded.examples], loaded.dropped
     (['data-0', 'data-2'], {'empty query': 1})
     """
-    if task is None and isinstance(data, str) and is_builder(data):
-        task, data = data, None
+    if builder is None and isinstance(data, str) and is_builder(data):
+        builder, data = data, None
     sources = _sources(data) if data is not None else None
-    if task is not None:
-        if not is_builder(task):
-            raise ConfigError(f"task: unknown builder {task!r}; choose from {', '.join(builder_names())}")
+    if builder is not None:
+        if not is_builder(builder):
+            raise ConfigError(f"builder: unknown builder {builder!r}; choose from {', '.join(builder_names())}")
         if query_field or prompt_template or label_field:
-            raise InvalidOption(name="query_field", problem=f"must be left out with the builder {task!r}, which has "
+            raise InvalidOption(name="query_field", problem=f"must be left out with the builder {builder!r}, which has "
                                 "its own fields (so must {opt:prompt_template} and {opt:label_field})")
-        builder = load_builder(task)
+        module = load_builder(builder)
         files = list(data_files) if data_files else None
         if isinstance(sources, str):  # a local file is named by split as the official files are
             if Path(sources).expanduser().is_file():
                 files, sources = [sources], None
             else:
                 sources = load_sources(sources)
-        return builder.SPEC, _load_with(builder, task, data_files=files, options=options, sources=sources)
+        return module.SPEC, _load_with(module, builder, data_files=files, options=options, sources=sources)
     if not query_field:
         raise InvalidOption(name="query_field", problem="is needed for a generic dataset: the field the LM scores")
     generic = generic_task(query_field, prompt_template or "", label_field)
@@ -285,7 +285,7 @@ def likelihood_splits(data: Any, *, query_field: str | None = BuildSettings.quer
                       setting: Setting | None = DEFAULT_SETTING, configs: Sequence[str] | None = BuildSettings.configs,
                       eval_size: int | float | None = BuildSettings.eval_size, folds: int = BuildSettings.folds,
                       seed: int = BuildSettings.seed, max_steps: int | None = BuildSettings.max_steps,
-                      task: str | None = None, missing_labels: str = BuildSettings.missing_labels,
+                      builder: str | None = None, missing_labels: str = BuildSettings.missing_labels,
                       rename: Mapping[str, str] | None = None, drop_labels: Sequence[str] | None = None,
                       cache_dir: str | Path | None = None,
                       progress: bool = False, dtype: str = BuildSettings.dtype) -> LikelihoodSplits:
@@ -301,7 +301,7 @@ def likelihood_splits(data: Any, *, query_field: str | None = BuildSettings.quer
     Args:
         data: a ``datasets.Dataset``, a ``DatasetDict`` (its splits pooled; ids ``"{split}-{index}"``), a
             pandas DataFrame, a list of dicts, a local file (JSONL, JSON, CSV, parquet) or a Hub dataset id.
-        query_field: the field the LM scores (the unlikely tail of it goes to eval); not with ``task``.
+        query_field: the field the LM scores (the unlikely tail of it goes to eval); not with ``builder``.
         prompt_template: text before the query, with ``{field}`` placeholders (``"Context: {passage}"``).
         label_field: eval is balanced over this field's values.
         lm: ``"scratch"`` (a tiny GPT-2 trained on the data, offline), a Hub model id or a local model folder.
@@ -311,7 +311,7 @@ def likelihood_splits(data: Any, *, query_field: str | None = BuildSettings.quer
         configs: config names to build (``ll_split``, ``ll_split_len``, ``random``, ...), instead.
         eval_size: validation + test as a count or a fraction (default: the paper's proportion, or 20%).
         folds, seed, max_steps: k of the k-fold setting; the seed of folds, training and splits; training steps.
-        task: ``"snli"``, ``"boolq"`` or ``"spider"`` applies that builder (fields, filters, Spider's policy).
+        builder: ``"snli"``, ``"boolq"`` or ``"spider"`` applies that builder (fields, filters, Spider's policy).
         missing_labels: ``"error"`` (an example without a label stops the build) or ``"drop"``.
         rename: ``{old: new}`` field renames applied when loading (to keep a field named like one lsplits adds).
         drop_labels: label values whose examples are dropped when loading, counted (``--drop-label``): a
@@ -333,7 +333,7 @@ def likelihood_splits(data: Any, *, query_field: str | None = BuildSettings.quer
     >>> splits["ll_split"]["test"].column_names
     ['id', 'text', 'source_split', 'll_score', 'll_tokens', 'length']
     """
-    named = task or (str(data) if isinstance(data, (str, os.PathLike)) else None)
+    named = builder or (str(data) if isinstance(data, (str, os.PathLike)) else None)
     settings = BuildSettings(data=named, query_field=query_field, prompt_template=prompt_template,
                              label_field=label_field, lm=lm, folds=folds, seed=seed, max_steps=max_steps,
                              missing_labels=missing_labels, rename=_renames(rename),
@@ -341,7 +341,7 @@ def likelihood_splits(data: Any, *, query_field: str | None = BuildSettings.quer
                              configs=tuple(configs) if configs is not None else None, eval_size=eval_size,
                              dtype=dtype)
     _check_cache_dir(cache_dir)
-    spec, loaded = resolve_data(data, task=task, query_field=query_field, prompt_template=prompt_template,
+    spec, loaded = resolve_data(data, builder=builder, query_field=query_field, prompt_template=prompt_template,
                                 label_field=label_field, options=settings.load_options())
     if settings.configs is None and setting is not None:
         settings = dataclasses.replace(settings, configs=setting_configs(spec, setting))
@@ -372,7 +372,7 @@ def score_loaded(spec: DatasetSpec, loaded: LoadedData, settings: ScoreSettings,
 def score(data: Any, *, query_field: str | None = ScoreSettings.query_field,
           prompt_template: str = ScoreSettings.prompt_template, lm: str, setting: Setting = "pt",
           folds: int = ScoreSettings.folds, seed: int = ScoreSettings.seed,
-          max_steps: int | None = ScoreSettings.max_steps, task: str | None = None,
+          max_steps: int | None = ScoreSettings.max_steps, builder: str | None = None,
           rename: Mapping[str, str] | None = None, cache_dir: str | Path | None = None,
           progress: bool = False, dtype: str = ScoreSettings.dtype) -> datasets.Dataset:
     """``data`` (any input :func:`likelihood_splits` takes) as a ``datasets.Dataset`` in input order, its fields
@@ -397,12 +397,12 @@ def score(data: Any, *, query_field: str | None = ScoreSettings.query_field,
 
     from lsplits.building.export import dataset_schema, to_arrow
 
-    named = task or (str(data) if isinstance(data, (str, os.PathLike)) else None)
+    named = builder or (str(data) if isinstance(data, (str, os.PathLike)) else None)
     settings = ScoreSettings(data=named, query_field=query_field, prompt_template=prompt_template, lm=lm,
                              folds=folds, seed=seed, max_steps=max_steps, rename=_renames(rename),
                              setting=setting, dtype=dtype)  # InvalidOption in Python's words (lm, setting)
     _check_cache_dir(cache_dir)
-    spec, loaded = resolve_data(data, task=task, query_field=query_field, prompt_template=prompt_template,
+    spec, loaded = resolve_data(data, builder=builder, query_field=query_field, prompt_template=prompt_template,
                                 options=settings.load_options())
     frame = score_loaded(spec, loaded, settings, cache_dir=cache_dir, progress=progress)
     table = pd.DataFrame(loaded.examples)

@@ -220,13 +220,13 @@ def test_a_dataset_dict_is_pooled_with_split_ids_and_a_task_applies_its_builder(
         f"validation-{i}" for i in range(3)]
     assert [ex["source_split"] for ex in loaded.examples] == ["train"] * 4 + ["validation"] * 3
     questions = pd.DataFrame({"question": ["is it a", "is it b"], "answer": [True, False], "passage": ["p a", "p b"]})
-    spec, loaded = resolve_data(questions, task="boolq")
+    spec, loaded = resolve_data(questions, builder="boolq")
     assert spec is boolq.SPEC and [ex["id"] for ex in loaded.examples] == ["data-0", "data-1"]
     assert spec.task.prompt_text(loaded.examples[0]) == boolq.SPEC.task.prompt_text({**questions.iloc[0]})
     split = datasets.Dataset.from_pandas(questions, split="validation")
-    assert [ex["id"] for ex in resolve_data(split, task="boolq")[1].examples] == ["validation-0", "validation-1"]
+    assert [ex["id"] for ex in resolve_data(split, builder="boolq")[1].examples] == ["validation-0", "validation-1"]
     with pytest.raises(DataError, match="passage"):  # the builder's fields are checked
-        resolve_data(questions.drop(columns="passage"), task="boolq")
+        resolve_data(questions.drop(columns="passage"), builder="boolq")
 
 
 def test_bad_input_is_one_line_before_any_work():
@@ -237,9 +237,9 @@ def test_bad_input_is_one_line_before_any_work():
     with pytest.raises(ConfigError, match="^query_field is needed for a generic dataset"):
         lsplits.likelihood_splits(rows(10), lm="scratch")
     with pytest.raises(ConfigError, match="unknown builder 'mnli'"):
-        lsplits.likelihood_splits(rows(10), task="mnli", lm="scratch")
+        lsplits.likelihood_splits(rows(10), builder="mnli", lm="scratch")
     with pytest.raises(ConfigError, match="own fields"):
-        lsplits.likelihood_splits(rows(10), task="snli", query_field="text", lm="scratch")
+        lsplits.likelihood_splits(rows(10), builder="snli", query_field="text", lm="scratch")
     with pytest.raises(DataError, match="field 'text'|text"):
         lsplits.likelihood_splits([{"other": "x"}] * 10, query_field="text", lm="scratch")
     with pytest.raises(ConfigError, match="eval"):
