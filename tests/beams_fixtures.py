@@ -71,17 +71,17 @@ def build_tiny_parser(folder: Path, *, steps: int = 120, seed: int = 0) -> Path:
 
 
 def _hang_after_first_shard(argv: list[str]) -> None:
-    import lsplits.io as io
+    import lsplits.io.atomic as atomic_io
     from lsplits.cli.parser import main
 
-    write = io.atomic_write_text
+    write = atomic_io.atomic_write_text
 
     def write_then_hang(path, text):
         write(path, text)
         if Path(path).name.startswith("beams-"):
             time.sleep(600)
 
-    io.atomic_write_text = write_then_hang
+    atomic_io.atomic_write_text = write_then_hang
     sys.exit(main(argv))
 
 

@@ -24,7 +24,7 @@ def launch_run_kwargs() -> dict:
 
 def main(cache_dir: str, out: str, hang: bool) -> None:
     import lsplits.lm.pipeline as pipeline
-    from lsplits.io import atomic_write_parquet
+    from lsplits.io.atomic import atomic_write_parquet
     from lsplits.lm.distributed import is_main
 
     if hang:

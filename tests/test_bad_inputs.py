@@ -492,7 +492,7 @@ def difficulty_folder(folder: Path, *, task: str = "generic", label_field: str |
     (folder / "README.md").write_text("---\nconfigs:\n" + "".join(entries) + "---\n# tiny\n", encoding="utf-8")
     meta = {"task": {"name": task, "query_field": "text", "label_field": label_field}, "settings": {"lm": "scratch"}}
     (folder / "lsplits.json").write_text(json.dumps(meta), encoding="utf-8")
-    from lsplits.io import mark_folder
+    from lsplits.io.records import mark_folder
 
     mark_folder(folder, "lsplits.json")  # lists the files, as a build does
     return folder

@@ -136,7 +136,7 @@ def test_an_option_of_another_command_is_not_read_as_an_abbreviation(tmp_path, c
 
 
 def test_a_beams_settings_record_given_to_build_settings_is_named_for_what_it_is(tmp_path):
-    from lsplits.io import write_settings_record
+    from lsplits.io.records import write_settings_record
 
     record = write_settings_record(tmp_path / "beams.jsonl", "beams", {"settings": {"num_beams": 5}})
     with pytest.raises(ConfigError, match=rf"^--from-record {record}: the settings record of `lsplits beams` \(written "

@@ -7,7 +7,7 @@ import pytest
 
 from lsplits.errors import ConfigError
 from lsplits.hub.push import check_hub_access, push_folder
-from lsplits.io import DATASET_MARKER, mark_folder
+from lsplits.io.records import DATASET_MARKER, mark_folder
 
 
 def written_by_lsplits(folder):

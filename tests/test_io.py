@@ -8,17 +8,9 @@ import pandas as pd
 import pytest
 
 from lsplits.errors import ConfigError
-from lsplits.io import (
-    DATASET_MARKER,
-    FOLDER_MARKER,
-    MARKER_FILES_KEY,
-    atomic_write_parquet,
-    check_additions,
-    check_output,
-    foreign_files,
-    mark_folder,
-    output_folder,
-)
+from lsplits.io.atomic import atomic_write_parquet
+from lsplits.io.guard import check_additions, check_output, foreign_files, output_folder
+from lsplits.io.records import DATASET_MARKER, FOLDER_MARKER, MARKER_FILES_KEY, mark_folder
 
 
 def write_report(target, text):
@@ -180,7 +172,8 @@ def test_two_commands_writing_one_output_the_second_is_refused_at_once(tmp_path)
     import subprocess
     import sys
 
-    from lsplits.io import check_output, holding_outputs
+    from lsplits.io.guard import check_output
+    from lsplits.io.locks import holding_outputs
 
     data = tmp_path / "d.jsonl"
     data.write_text("".join(json.dumps({"text": f"line number {i}"}) + "\n" for i in range(20)))
@@ -211,7 +204,7 @@ def test_a_folder_is_replaced_in_one_exchange_and_stale_staging_folders_are_remo
     import os
     import time
 
-    from lsplits.io import STALE_STAGING_SECONDS, atomic_path
+    from lsplits.io.atomic import STALE_STAGING_SECONDS, atomic_path
 
     target = tmp_path / "out"
     target.mkdir()

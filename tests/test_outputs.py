@@ -121,7 +121,7 @@ def test_every_cache_kind_lives_under_one_root(tmp_path, monkeypatch):
     """Scores, beams and matrices are cached under the same root, chosen by one function."""
     from lsplits.cli.arguments import default_cache_dir as scores
     from lsplits.generation.cache import default_cache_dir as beams
-    from lsplits.io import cache_folder
+    from lsplits.io.storage import cache_folder
     from lsplits.uncertainty.study import default_cache_dir as matrices
 
     monkeypatch.delenv("LSPLITS_CACHE", raising=False)

@@ -135,7 +135,8 @@ def test_keep_additions_never_copies_a_file_from_outside_or_through_a_link(datas
     ("content", "holds something other than a process id"),
 ])
 def test_a_lock_file_lsplits_did_not_write_is_refused_not_followed_or_truncated(tmp_path, planted, problem):
-    from lsplits.io import check_output, holding_outputs
+    from lsplits.io.guard import check_output
+    from lsplits.io.locks import holding_outputs
 
     victim = tmp_path / "victim2.txt"
     victim.write_text("the user's text")
@@ -156,7 +157,8 @@ def test_a_lock_file_lsplits_did_not_write_is_refused_not_followed_or_truncated(
 
 def test_a_lock_file_left_by_a_killed_command_is_still_taken(tmp_path):
     """A stale lock (the pid of a process that is gone) is lsplits' own: taken, rewritten, removed after."""
-    from lsplits.io import check_output, holding_outputs
+    from lsplits.io.guard import check_output
+    from lsplits.io.locks import holding_outputs
 
     lock = tmp_path / ".out.lsplits-lock"
     lock.write_text("4194999")
@@ -182,7 +184,7 @@ def test_beams_refuses_a_users_own_beams_file(tmp_path, monkeypatch, capsys):
 
 def test_a_beams_file_is_lsplits_own_while_its_record_describes_it(tmp_path):
     from lsplits.generation.cache import write_beams
-    from lsplits.io import check_output
+    from lsplits.io.guard import check_output
 
     beams = tmp_path / "beams.jsonl"
     write_beams(beams, ["a", "b"], [["(x / y)"], ["(z / w)"]], record={"model": "m"})
@@ -223,7 +225,7 @@ def test_an_empty_cache_dir_is_refused_by_every_command_that_has_one(tmp_path, m
 
 
 def test_the_library_refuses_an_empty_cache_folder(tmp_path):
-    from lsplits.io import check_writable
+    from lsplits.io.storage import check_writable
 
     with pytest.raises(ConfigError, match="^the score cache: an empty path, which would put the cache into the "
                                           "current folder; give a folder$"):

@@ -21,7 +21,7 @@ from space_helpers import build_fixture_dataset
 from lsplits.building.dataset import BuiltDataset, open_dataset
 from lsplits.building.record import BuildRecord
 from lsplits.errors import ConfigError, DataError
-from lsplits.io import DATASET_MARKER
+from lsplits.io.records import DATASET_MARKER
 
 SECRET = b"HF_TOKEN=hf_secret_do_not_upload"
 

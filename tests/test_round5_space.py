@@ -291,7 +291,7 @@ def test_the_space_names_its_own_fields_not_cli_options(tmp_path):
     assert message.startswith("System names: the name '../../x' must be a folder name"), message
     message = _space_error(uncertainty_tab.run_systems_comparison, files, "a, B, b", gold, None, "rougel",
                            ["rougel"], settings)
-    assert message == "System names: the name 'b' is given twice (ignoring case); each system needs its own name"
+    assert message == "System names: 'b': the name is given twice (ignoring case); each system needs its own name"
     ids = range(settings.limits.examples + 1)
     many = "\n".join(json.dumps({"id": f"e{i}", "candidates": ["(a / b)"]}) for i in ids)
     many_gold = "\n".join(json.dumps({"id": f"e{i}", "amr": "(a / b)"}) for i in ids)

@@ -138,7 +138,7 @@ def _deferring_handler(signum, frame):
 def test_a_staging_folder_whose_writer_was_killed_is_removed_by_the_next_write(tmp_path):
     """`kill -9` during a write leaves ``.NAME.PID@HOST.*.tmp``: the next write removes it at once (not after
     6 hours), and leaves a staging folder whose writer still runs."""
-    from lsplits.io import _staging_owner, atomic_write_text
+    from lsplits.io.atomic import _staging_owner, atomic_write_text
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
@@ -163,7 +163,8 @@ def test_a_staging_folder_whose_writer_was_killed_is_removed_by_the_next_write(t
 def test_a_full_disk_names_the_output_not_a_temporary_source(tmp_path):
     """shutil puts a copy's source in ``filename``: the message names the destination, and a staged file by the
     output it stands for."""
-    from lsplits.io import _staging_owner, storage_problem
+    from lsplits.io.atomic import _staging_owner
+    from lsplits.io.storage import storage_problem
 
     copy = OSError(errno.ENOSPC, "No space left on device", "/tmp/xyz/model.safetensors", None,
                    str(tmp_path / "out" / "model.safetensors"))

@@ -18,7 +18,7 @@ import pytest
 from lm_fixtures import tiny_records
 
 from lsplits.errors import ConfigError
-from lsplits.io import check_output, output_folder
+from lsplits.io.guard import check_output, output_folder
 
 REPO = Path(__file__).resolve().parents[1]
 

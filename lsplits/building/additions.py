@@ -22,7 +22,8 @@ from typing import Any
 
 from lsplits.building.record import BuildRecord
 from lsplits.errors import ConfigError, LsplitsError, shown
-from lsplits.io import DATASET_MARKER, check_output
+from lsplits.io.guard import check_output
+from lsplits.io.records import DATASET_MARKER
 
 logger = logging.getLogger(__name__)
 
@@ -129,7 +130,7 @@ def _entry(folder: Path) -> dict | None:
 
 def check_rebuild(out: str | os.PathLike[str], *, inputs: Iterable[str | os.PathLike[str]] = (),
                   caches: Iterable[str | os.PathLike[str]] = (), option: str = "--out") -> Path:
-    """Refuse, before any work, a build's output folder: :func:`lsplits.io.check_output` for a dataset folder,
+    """Refuse, before any work, a build's output folder: :func:`lsplits.io.guard.check_output` for a dataset folder,
     and, where it replaces a built one, an ``lsplits.json`` whose Difficulty entry names a file a rebuild must
     not carry (:func:`_path_problem`: it would copy a file from anywhere into the new folder, and a push).
 

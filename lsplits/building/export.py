@@ -4,7 +4,7 @@ Layout: ``DIR/README.md`` (card with YAML ``configs:``), one parquet file per co
 by its content, ``DIR/{config}/{split}-00000-of-00001-{fingerprint}.parquet`` (``fingerprint``: the
 first 16 hex digits of the SHA-256 of the file's bytes), ``DIR/lsplits.json`` (the build's record,
 :class:`~lsplits.building.record.BuildRecord`: its settings, its data files, and the files lsplits wrote, the
-marker of a folder lsplits wrote, see :mod:`lsplits.io`) and ``DIR/plots/*.png``.
+marker of a folder lsplits wrote, see :mod:`lsplits.io.records`) and ``DIR/plots/*.png``.
 ``datasets`` caches a local folder by its name and the paths of its data files, so content
 names make a rebuilt folder load fresh instead of the previous build. Every column has one Arrow
 type for the whole dataset, so every config and split loads with identical features. The folder
@@ -40,7 +40,8 @@ from lsplits.building.record import BuildRecord
 from lsplits.data.labels import encode_labels
 from lsplits.data.loading import SOURCE_FIELD
 from lsplits.errors import DataError, LsplitsError
-from lsplits.io import DATASET_MARKER, folder_files, output_folder
+from lsplits.io.guard import output_folder
+from lsplits.io.records import DATASET_MARKER, folder_files
 
 logger = logging.getLogger(__name__)
 
@@ -282,7 +283,7 @@ def write_hub_folder(out: str | Path, configs: Frames, card: str | Callable[[Wri
     ``examples`` (every example once, with every column) decides the column types, instead of all
     the configs' frames together; ``class_labels`` (column -> names) are written as ClassLabel ids; ``features``
     (the input's ``datasets`` features) keep their columns' types (:func:`dataset_schema`). ``out``
-    is replaced only if lsplits wrote it (:func:`lsplits.io.check_output`); a rebuild keeps the Difficulty
+    is replaced only if lsplits wrote it (:func:`lsplits.io.guard.check_output`); a rebuild keeps the Difficulty
     results it holds when their splits are unchanged (:func:`lsplits.building.additions.keep_additions`).
     """
     out = Path(out)

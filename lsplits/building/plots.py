@@ -20,7 +20,7 @@ from matplotlib.ticker import MaxNLocator
 
 from lsplits.errors import InvalidInput
 from lsplits.figure_style import legend_below
-from lsplits.io import atomic_path
+from lsplits.io.atomic import atomic_path
 
 logger = logging.getLogger(__name__)
 

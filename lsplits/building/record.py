@@ -6,7 +6,7 @@
 :meth:`BuildRecord.write`. Each value is written once: what the user asked for is :attr:`BuildRecord.settings`
 (a :class:`~lsplits.building.settings.BuildSettings`), what the build found or made is beside it (the task's
 fields, the configs' data files, the eval size used, each LM run's recipe), and nothing of the one is repeated
-in the other. The record also lists the files lsplits wrote into the folder (:data:`lsplits.io.MARKER_FILES_KEY`),
+in the other. The record also lists the files lsplits wrote into the folder (:data:`lsplits.io.records.MARKER_FILES_KEY`),
 which makes it the folder's marker for the output guard.
 """
 
@@ -22,7 +22,8 @@ from typing import Any
 
 from lsplits.building.settings import BuildSettings
 from lsplits.errors import DataError
-from lsplits.io import DATASET_MARKER, MARKER_FILES_KEY, atomic_write_text
+from lsplits.io.atomic import atomic_write_text
+from lsplits.io.records import DATASET_MARKER, MARKER_FILES_KEY
 
 RUN_KEYS_IN_SETTINGS = ("lm", "folds", "seed", "dtype")
 """The keys of a run's plan (:meth:`lsplits.lm.plan.RunPlan.to_dict`) that the settings hold already: a record
@@ -60,7 +61,7 @@ _JSON_KINDS: dict[str, type | tuple[type, ...]] = {
     "difficulty": (dict, type(None)), "files": list}
 """The JSON kind of each plain field of :class:`BuildRecord`, checked when a record is read."""
 _JSON_KEYS = {"files": MARKER_FILES_KEY}
-"""Fields written under another key (the marker's file list has the key :mod:`lsplits.io` reads)."""
+"""Fields written under another key (the marker's file list has the key :mod:`lsplits.io.records` reads)."""
 
 
 @dataclass(frozen=True)

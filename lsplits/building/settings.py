@@ -29,7 +29,7 @@ from lsplits.data.files import read_json_file
 from lsplits.data.loading import DEFAULT_MISSING_LABELS, MISSING_LABEL_CHOICES, LoadOptions
 from lsplits.data.tasks import DEFAULT_SETTING, SETTING_RULE, Setting
 from lsplits.errors import ConfigError, DataError, InvalidOption
-from lsplits.io import RECORD_MARK
+from lsplits.io.records import RECORD_MARK
 from lsplits.lm.defaults import DEFAULT_FOLDS, SCRATCH_LM, check_prompted
 from lsplits.lm.dtype import DEFAULT_DTYPE
 from lsplits.params import Checked, Each, Options, Param, Text, check

@@ -10,7 +10,8 @@ from lsplits.generation.cache import BEAM_CACHE, BeamSettings, _check_lengths, g
 from lsplits.generation.inputs import read_inputs
 from lsplits.generation.models import check_model
 from lsplits.generation.search import invalid_penman
-from lsplits.io import check_output, check_settings_record, check_writable
+from lsplits.io.guard import check_output, check_settings_record
+from lsplits.io.storage import check_writable
 
 if TYPE_CHECKING:
     from argparse import Namespace

@@ -61,7 +61,7 @@ def check_out(args: argparse.Namespace, expect: Literal["folder", "file"]) -> No
     """Refuse ``--out`` before any work when writing it would destroy what lsplits did not write: a build's
     dataset folder (:func:`lsplits.building.additions.check_rebuild`), or score's parquet file."""
     from lsplits.building.additions import check_rebuild
-    from lsplits.io import check_output
+    from lsplits.io.guard import check_output
 
     caches = [args.cache_dir] if getattr(args, "cache_dir", None) is not None else []
     if expect == "folder":
@@ -105,7 +105,7 @@ def builder_after_data_files(args: argparse.Namespace) -> None:
 
 def score(args: argparse.Namespace) -> int:
     """``lsplits score``: write per-example scores to a parquet file (:func:`lsplits.api.score_loaded`)."""
-    from lsplits.io import atomic_write_parquet
+    from lsplits.io.atomic import atomic_write_parquet
     from lsplits.lm.distributed import is_main
 
     builder_after_data_files(args)

@@ -201,7 +201,7 @@ def _cache_of(args: argparse.Namespace) -> tuple[str, Path | None] | None:
     command = getattr(args, "command", None)
     given = getattr(args, "cache_dir", None)
     if command in ("build", "score", "demo") and not getattr(args, "dry_run", False):
-        from lsplits.io import cache_folder
+        from lsplits.io.storage import cache_folder
 
         return "finished score shards and fold checkpoints", given if given is not None else cache_folder("scores")
     if command == "beams":

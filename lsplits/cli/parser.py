@@ -30,7 +30,8 @@ from lsplits.cli.arguments import (
     ue_arguments,
 )
 from lsplits.errors import LsplitsError
-from lsplits.io import holding_outputs, storage_problem
+from lsplits.io.locks import holding_outputs
+from lsplits.io.storage import storage_problem
 
 logger = logging.getLogger("lsplits")
 

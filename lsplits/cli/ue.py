@@ -2,7 +2,7 @@
 of one system (:mod:`.report`) or of several (``--system``, :mod:`.systems_report`).
 
 Everything cheap is refused first, in one line and before any matrix: the output folder
-(:func:`lsplits.io.check_output`), then every option (the config validates itself when built).
+(:func:`lsplits.io.guard.check_output`), then every option (the config validates itself when built).
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def _system_files(values: Sequence[str] | None) -> list[str]:
 
 def run(args: Namespace) -> int:
     """``lsplits ue``: check the output folder and the options, run the study, write the report; the exit code."""
-    from lsplits.io import check_output
+    from lsplits.io.guard import check_output
 
     calibration = calibration_from_args(args)
     check_output(args.out, expect="folder", inputs=[*args.beams, *_system_files(args.system), args.gold,

@@ -18,7 +18,7 @@ from typing import Any
 from lsplits.building.additions import DATA_FILES_KEY, FILES_KEY, described_files, replace_section
 from lsplits.building.export import listed_data_files
 from lsplits.building.record import BuildRecord
-from lsplits.io import atomic_path, atomic_write_text
+from lsplits.io.atomic import atomic_path, atomic_write_text
 
 
 def update_folder(folder: Path, section: str, entry: dict[str, Any],
@@ -27,7 +27,7 @@ def update_folder(folder: Path, section: str, entry: dict[str, Any],
 
     ``files`` maps a path in the folder (the card's figure) to a local file to copy there, listed
     then among lsplits' files in ``lsplits.json``. Every file is written atomically; only lsplits' own
-    section, entry and figure change (the caller checks them first with :func:`lsplits.io.check_additions`);
+    section, entry and figure change (the caller checks them first with :func:`lsplits.io.guard.check_additions`);
     the record is read and written as a :class:`~lsplits.building.record.BuildRecord`. The entry also records
     the data files of ``configs`` (all the record lists when None) and ``files``, so a rebuild into the folder
     keeps all three while those data files are unchanged.

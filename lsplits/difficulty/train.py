@@ -51,7 +51,7 @@ from lsplits.difficulty.tasks import (
     load_model,
 )
 from lsplits.errors import DataError
-from lsplits.io import atomic_path, atomic_write_parquet, atomic_write_text
+from lsplits.io.atomic import atomic_path, atomic_write_parquet, atomic_write_text
 from lsplits.lm.dtype import DEFAULT_DTYPE
 from lsplits.lm.finetune import length_grouped_batches
 from lsplits.lm.pipeline import _folder_fingerprint

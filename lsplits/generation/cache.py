@@ -34,12 +34,12 @@ CACHE_VERSION = 1
 """Bump when a change would make previously cached candidates wrong."""
 
 BEAM_CACHE = "the beam cache (--cache-dir)"
-"""How a refused cache folder is named (:func:`lsplits.io.check_writable`)."""
+"""How a refused cache folder is named (:func:`lsplits.io.storage.check_writable`)."""
 
 
 def default_cache_dir() -> Path:
-    """Where beam shards are cached by default (:func:`lsplits.io.cache_folder`)."""
-    from lsplits.io import cache_folder
+    """Where beam shards are cached by default (:func:`lsplits.io.storage.cache_folder`)."""
+    from lsplits.io.storage import cache_folder
 
     return cache_folder("beams")
 
@@ -124,7 +124,8 @@ def generate_cached(model: str, inputs: BeamInputs, settings: BeamSettings, *, c
     """
     import numpy as np
 
-    from lsplits.io import atomic_write_text, check_writable
+    from lsplits.io.atomic import atomic_write_text
+    from lsplits.io.storage import check_writable
     from lsplits.lm.distributed import barrier, is_main, main_first, process_device, rank, world_size
     from lsplits.lm.dtype import unloaded_model_dtype
     from lsplits.lm.shards import missing_shards, split_into_shards, this_process_share
@@ -186,12 +187,13 @@ def _collect(folder: Path, inputs: BeamInputs, n_shards: int) -> list[list[str]]
 def write_beams(path: str | Path, ids: Sequence[str], beams: Sequence[Sequence[str]], *,
                 record: dict[str, object] | None = None) -> None:
     """Write the beams file ``lsplits ue`` reads: one ``{"id", "candidates"}`` line per input, atomically; with
-    ``record`` (a :class:`BeamRun`'s), also how they were made, next to it (:func:`lsplits.io.settings_record_path`).
+    ``record`` (a :class:`BeamRun`'s), also how they were made, next to it (:func:`lsplits.io.records.settings_record_path`).
 
     A record left from an earlier file is removed first (the guard checked it is lsplits'), so a run stopped
     between the two writes leaves beams without a record, never beams with another run's record; the record
     holds the file's SHA-256, so an edited file is not credited to the run (:func:`read_beams_record`)."""
-    from lsplits.io import atomic_write_text, record_digest_key, settings_record_path, write_settings_record
+    from lsplits.io.atomic import atomic_write_text
+    from lsplits.io.records import record_digest_key, settings_record_path, write_settings_record
 
     if record is not None:
         settings_record_path(path).unlink(missing_ok=True)
@@ -222,7 +224,7 @@ def _check_lengths(model: str, kind: str, inputs: BeamInputs, settings: BeamSett
 def read_beams_record(path: str | Path) -> dict[str, object] | None:
     """How ``lsplits beams`` made the beams file ``path`` (its settings record), or None: no record, or the
     file was changed since (its SHA-256 differs; a warning says so, as the record would describe other beams)."""
-    from lsplits.io import (
+    from lsplits.io.records import (
         RECORD_MARK,
         file_sha256,
         read_settings_record,

@@ -31,7 +31,7 @@ from pathlib import Path
 from lsplits.errors import ConfigError
 from lsplits.hub import SHIPPED, pin_sdk_version
 from lsplits.hub.push import pushed_files, shown_names
-from lsplits.io import mark_folder
+from lsplits.io.records import mark_folder
 from lsplits.runtime.tempfolders import temporary_folder
 
 logger = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ def demo_assets(demo_data: str | Path | None = None) -> tuple[Path, Path]:
     writes); ConfigError in one line saying to run ``lsplits demo`` when either is missing. Publishing trains
     nothing: the assets are what the demo build wrote."""
     from lsplits.building.demo import DEMO_OUT, SCRATCH_LM_FOLDER
-    from lsplits.io import DATASET_MARKER
+    from lsplits.io.records import DATASET_MARKER
 
     folder = Path(demo_data) if demo_data is not None else DEMO_OUT
     option = f" --out {folder}" if demo_data is not None else ""

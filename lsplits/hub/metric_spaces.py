@@ -19,7 +19,7 @@ from pathlib import Path
 from lsplits.errors import ConfigError
 from lsplits.hub import SHIPPED, flatten, pin_sdk_version
 from lsplits.hub.push import push_folder
-from lsplits.io import output_folder
+from lsplits.io.guard import output_folder
 from lsplits.runtime.tempfolders import temporary_folder
 
 logger = logging.getLogger(__name__)

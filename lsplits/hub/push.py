@@ -7,7 +7,7 @@ lands whole or not at all: every file goes into one ``create_commit`` call, so a
 remote repo as it was.
 
 A push sends only the files lsplits wrote: those the folder's marker (``lsplits.json`` of a build,
-:data:`lsplits.io.FOLDER_MARKER` of a staging) lists (:func:`pushed_files`), never a symbolic link or a
+:data:`lsplits.io.records.FOLDER_MARKER` of a staging) lists (:func:`pushed_files`), never a symbolic link or a
 file under one. Anything else found there (a ``.env`` with a token, notes, a link to a secret) stays
 local, and one warning says how many files were left out, naming a few.
 """
@@ -51,7 +51,7 @@ def shown_names(names: Sequence[str], limit: int = 3) -> str:
 def _marked_folder(folder: Path) -> Path | None:
     """``folder``, or the nearest folder above it, that holds an lsplits marker (None when none does): a staging
     folder's marker lists the files of the Spaces staged inside it (``push-metrics`` pushes each on its own)."""
-    from lsplits.io import DATASET_MARKER, FOLDER_MARKER
+    from lsplits.io.records import DATASET_MARKER, FOLDER_MARKER
 
     for candidate in (folder, *folder.resolve().parents):
         if any((candidate / name).is_file() and not (candidate / name).is_symlink()
@@ -64,14 +64,15 @@ def pushed_files(folder: str | Path) -> list[tuple[str, Path]]:
     """(path in repo, local path) of the files a push of ``folder`` sends, sorted: the files lsplits wrote there.
 
     Those are the files the lsplits marker of ``folder`` (or of the staging folder holding it) lists as its own
-    (:func:`lsplits.io.foreign_files` names the others), never a symbolic link or a file under one, and no cache
+    (:func:`lsplits.io.guard.foreign_files` names the others), never a symbolic link or a file under one, and no cache
     (``__pycache__``). Any other file is left out, with one warning naming how many and a few of them; the list
     sent is logged.
 
     Raises:
         ConfigError: ``folder`` is not a folder, is empty, or holds no file that lsplits wrote and listed.
     """
-    from lsplits.io import DATASET_MARKER, FOLDER_MARKER, foreign_files
+    from lsplits.io.guard import foreign_files
+    from lsplits.io.records import DATASET_MARKER, FOLDER_MARKER
 
     folder = Path(folder)
     if not folder.is_dir():

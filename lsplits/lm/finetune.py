@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from lsplits.errors import DataError
-from lsplits.io import atomic_path, atomic_write_text
+from lsplits.io.atomic import atomic_path, atomic_write_text
 from lsplits.lm.distributed import sum_over_processes
 from lsplits.lm.dtype import DEFAULT_DTYPE
 from lsplits.lm.encode import EncodedPair, encode_pairs, model_window

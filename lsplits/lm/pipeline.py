@@ -39,7 +39,8 @@ import numpy as np
 import pandas as pd
 
 from lsplits.errors import ConfigError, DataError, InvalidOption, SplitInvariantError
-from lsplits.io import atomic_write_parquet, atomic_write_text, check_writable
+from lsplits.io.atomic import atomic_write_parquet, atomic_write_text
+from lsplits.io.storage import check_writable
 from lsplits.lm.defaults import DEFAULT_FOLDS
 from lsplits.lm.distributed import barrier, is_main, launched, main_first, process_device, rank, world_size
 from lsplits.lm.dtype import DEFAULT_DTYPE

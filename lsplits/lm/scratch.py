@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 
 from lsplits.errors import InvalidOption
-from lsplits.io import atomic_path
+from lsplits.io.atomic import atomic_path
 from lsplits.lm.encode import pair_lengths
 from lsplits.lm.model_files import load_tokenizer
 from lsplits.lm.scoring import load_causal_lm, quiet_transformers_bars

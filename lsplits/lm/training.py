@@ -147,7 +147,7 @@ class Training:
 
     def write_checkpoint(self, folder: Path) -> None:
         """Write the weights, optimizer, schedule and RNG states into ``folder`` (which exists; the caller
-        makes it atomic, e.g. with :func:`lsplits.io.atomic_path`)."""
+        makes it atomic, e.g. with :func:`lsplits.io.atomic.atomic_path`)."""
         folder = Path(folder)
         torch.save(self.unwrapped.state_dict(), folder / "model.pt")
         torch.save(self.optimizer.state_dict(), folder / "optimizer.pt")

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from lsplits.errors import InvalidOutput, LsplitsError, SimilarityFailure
-from lsplits.io import check_writable
+from lsplits.io.storage import check_writable
 from lsplits.runtime.cancel import check_stop, stoppable
 from lsplits.runtime.pool import Workers
 from lsplits.runtime.progress import progress_bar

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lsplits.io import output_folder
+from lsplits.io.guard import output_folder
 from lsplits.similarity.registry import display
 from lsplits.uncertainty._format import number as _number
 from lsplits.uncertainty._format import table as _table

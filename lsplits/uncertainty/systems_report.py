@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from lsplits.io import output_folder
+from lsplits.io.guard import output_folder
 from lsplits.similarity.registry import display
 from lsplits.uncertainty._format import MIN_CORRELATION_POINTS
 from lsplits.uncertainty._format import number as _number

@@ -19,7 +19,8 @@ from lsplits.building.demo import DEFAULT_SCRATCH_STEPS, SCRATCH_STEPS
 from lsplits.building.demo import DEMO_OUT as CHECKOUT_DEMO
 from lsplits.errors import ConfigError, InvalidOption, LsplitsError
 from lsplits.hub.demo_space import DEMO_DATA_PATH, SCRATCH_LM_PATH
-from lsplits.io import DATASET_MARKER, cache_folder
+from lsplits.io.records import DATASET_MARKER
+from lsplits.io.storage import cache_folder
 from lsplits.params import PATH, Checked, Flag, Kind, Param
 from lsplits.runtime.failures import hub_snapshot, is_hub_id
 
@@ -65,7 +66,7 @@ class SpaceSettings(Checked):
     def from_environment(cls) -> SpaceSettings:
         """Shipped assets next to app.py (a deployed Space); else the demo that ``make demo`` built in this
         checkout (``out/demo-likelihood``); else ``LSPLITS_SPACE_HOME`` or the lsplits cache's ``space/``
-        (``$LSPLITS_CACHE/space``, :func:`lsplits.io.cache_folder`)."""
+        (``$LSPLITS_CACHE/space``, :func:`lsplits.io.storage.cache_folder`)."""
         home = Path(os.environ.get("LSPLITS_SPACE_HOME") or cache_folder("space"))
 
         def asset(relative: str, built: Path | None = None) -> Path:
