@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from lsplits.cli.parser import COMMANDS, DefaultsFormatter, OneLineParser
-from lsplits.uncertainty.selective import METHODS, MULTIPLE_TESTING
+from lsplits.uncertainty.bounds import METHODS
+from lsplits.uncertainty.selective import MULTIPLE_TESTING
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("lsplits", "metrics", "spaces")
@@ -132,7 +133,7 @@ def test_the_walk_catches_a_second_copy(tmp_path):
 
 
 def test_the_walk_catches_selective_defaults_written_again(tmp_path):
-    """delta=0.1 and a bound's name written as literals beside selective.DEFAULT_DELTA / DEFAULT_METHOD (as
+    """delta=0.1 and a bound's name written as literals beside bounds.DEFAULT_DELTA / DEFAULT_METHOD (as
     ue_metrics and the metric module did) are each caught: the method both as the default and as another bound."""
     module = tmp_path / "copy.py"
     module.write_text("def f(u, *, max_risk=None, delta=0.1, method='ltt-wsr'):\n    pass\n\n"
@@ -146,7 +147,7 @@ def test_the_walk_catches_selective_defaults_written_again(tmp_path):
     assert [s.where for s in sites if NAMED_DEFAULTS["selective delta (0.1)"](s)] == ["copy.py:1"]
     assert [s.name for s in sites if NAMED_DEFAULTS["selective method"](s)] == ["method", "selective_method"]
     owners = [s.where.split(":")[0] for s in SITES if NAMED_DEFAULTS["selective delta (0.1)"](s)]
-    assert owners == ["lsplits/uncertainty/selective.py"]  # the owner is found, and only it
+    assert owners == ["lsplits/uncertainty/bounds.py"]  # the owner is found, and only it
 
 
 def _options(command) -> Iterator[argparse.Action]:

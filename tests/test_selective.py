@@ -9,16 +9,14 @@ import numpy as np
 import pytest
 
 from lsplits.errors import InvalidInput, InvalidOption
+from lsplits.uncertainty.bounds import p_value, smallest_certifiable, upper_bound
 from lsplits.uncertainty.selective import (
     SelectiveThreshold,
     accept,
     calibrate_threshold,
     calibration_size_needed,
     oracle_threshold,
-    p_value,
     selective_risk,
-    smallest_certifiable,
-    upper_bound,
 )
 
 # --- bounds against hand computations ---------------------------------------------------------------------

@@ -13,8 +13,8 @@ from amr_edits import build_beams, sample_gold
 from lsplits.cli.parser import parse_args
 from lsplits.cli.ue import run as run_ue
 from lsplits.errors import InvalidOption
+from lsplits.uncertainty.bounds import smallest_certifiable
 from lsplits.uncertainty.report import write_report
-from lsplits.uncertainty.selective import smallest_certifiable
 from lsplits.uncertainty.study import StudyConfig, run_study
 
 

@@ -84,8 +84,8 @@ def _add_data_arguments(parser: argparse.ArgumentParser, settings: type) -> None
 
 
 def default_cache_dir() -> Path:
-    """Where the CLI caches scores by default (:func:`lsplits.io.storage.cache_folder`)."""
-    from lsplits.io.storage import cache_folder
+    """Where the CLI caches scores by default (:func:`lsplits.io.cache_folder`)."""
+    from lsplits.io import cache_folder
 
     return cache_folder("scores")
 
@@ -254,7 +254,8 @@ def ue_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _ue_selective_arguments(parser: argparse.ArgumentParser) -> None:
     """``ue``'s options of risk-controlled selective prediction, in their own help group."""
-    from lsplits.uncertainty.selective import METHODS, MULTIPLE_TESTING
+    from lsplits.uncertainty.bounds import METHODS
+    from lsplits.uncertainty.selective import MULTIPLE_TESTING
     from lsplits.uncertainty.study import SELECTIVE_LOSSES, StudyConfig
 
     selective = parser.add_argument_group(

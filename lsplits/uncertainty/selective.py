@@ -10,22 +10,8 @@ also works). This is Learn-then-Test (Angelopoulos, Bates, Candès, Jordan and L
 procedure that controls the family-wise error at ``delta``: every threshold it certifies (``valid``)
 holds at once, so any of them may be chosen (``objective``: the largest coverage by default).
 
-Tests (``method``), each a valid p-value for the mean of m i.i.d. losses:
-
-- ``auto`` (default): ``ltt-binomial`` when every loss is 0 or 1, else ``ltt-wsr`` (``loss_type``
-  ``binary`` requires 0/1 losses, ``bounded`` treats them as [0, 1] losses).
-- ``ltt-binomial``: 0/1 losses only, the exact binomial tail ``P(Binomial(m, target) <= k)`` for k
-  losses of 1 among m: given m, they are i.i.d. Bernoulli(risk), so it is exact.
-- ``ltt-wsr``: the Waudby-Smith and Ramdas (2023) betting bound, as in Bates et al.'s RCPS
-  (2021): the wealth ``K_i(R) = prod_{j<=i} (1 - nu_j (L_j - R))`` with predictable bets
-  ``nu_j = min(1, sqrt(2 log(1/delta) / (m sigma2_{j-1})))`` from running variance estimates, is a
-  nonnegative supermartingale when the true mean is >= R, so by Ville's inequality
-  ``p = min(1, 1 / max_i K_i(target_risk))`` is a valid p-value. Variance-adaptive: it is much
-  tighter than Hoeffding when losses vary little. The losses enter in a seeded random order.
-- ``ltt-hoeffding``: ``p = exp(-2 m (target_risk - mean)_+^2)``.
-- ``ltt-hb``: Hoeffding-Bentkus (Bates et al. 2021): the smaller of the Hoeffding-KL tail
-  ``exp(-m h(min(mean, target), target))`` and ``e * P(Binomial(m, target) <= ceil(m mean))``; the
-  factor e is what losses anywhere in [0, 1] need, so 0/1 losses get the binomial tail without it.
+The tests (``method``), their p-values and the upper confidence bounds are those of
+:mod:`lsplits.uncertainty.bounds`.
 
 Procedures (``multiple_testing``), all valid for the family-wise error at ``delta``:
 
@@ -71,7 +57,6 @@ many calibration examples the target would need. Ties in uncertainty are accepte
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -79,18 +64,29 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lsplits.errors import InvalidInput, InvalidOption
-from lsplits.params import check, check_choice
+from lsplits.params import check
+from lsplits.uncertainty.bounds import (
+    DEFAULT_DELTA,
+    DEFAULT_METHOD,
+    LOSS_TYPES,
+    METHODS,
+    abstention_count,
+    binomial_at_least,
+    checked_choice,
+    family_wise,
+    inverted_bound,
+    masked_p_values,
+    p_from_summary,
+    required_target,
+    resolve_test,
+    smallest_certifiable,
+)
 from lsplits.uncertainty.prr import as_inputs, numeric_vector
 
-METHODS = ("auto", "ltt-wsr", "ltt-hoeffding", "ltt-hb", "ltt-binomial")
 MULTIPLE_TESTING = ("fixed-sequence", "bonferroni", "holm", "split-fixed-sequence")
-LOSS_TYPES = ("auto", "binary", "bounded")
-DEFAULT_METHOD = "auto"  # ltt-binomial for 0/1 losses, ltt-wsr for others
-DEFAULT_DELTA = 0.1
 DEFAULT_MULTIPLE_TESTING = "fixed-sequence"  # the whole delta on each level, in a fixed order
 DEFAULT_COVERAGES = tuple(round(0.01 * i, 2) for i in range(10, 101))
 START_FACTOR = 2  # the default sequence starts where twice the examples an all-correct sample needs are kept
-_GRID, _GRID_ROUNDS = 64, 5  # the bound to within 64^-5 ~ 1e-9
 
 Loss = Callable[[np.ndarray], np.ndarray]
 
@@ -197,7 +193,7 @@ QUALITY_LOSSES = (DEFAULT_LOSS, "bad")
 def quality_loss(name: str, bad_below: float | None = None) -> Loss | None:
     """The named loss of a quality: ``1-quality`` (None, the default loss) or ``bad``, 1 when the quality is below
     ``bad_below`` and 0 otherwise (0/1 losses, so the exact binomial test): its mean is the rate of bad outputs."""
-    name = _check_choice(name, QUALITY_LOSSES, "selective_loss")
+    name = checked_choice(name, QUALITY_LOSSES, "selective_loss")
     if name == DEFAULT_LOSS:
         return None
     if bad_below is None:
@@ -226,7 +222,7 @@ def oracle_threshold(uncertainties, qualities, target_risk: float | None = None,
     No guarantee: it looks at the losses it is judged on. Benchmarks compare calibrated thresholds with it;
     ``(-inf, 0.0)`` when no threshold qualifies.
     """
-    target_risk = check("target_risk", _target(target_risk, "oracle_threshold"))
+    target_risk = check("target_risk", required_target(target_risk, "oracle_threshold"))
     u, q = as_inputs(uncertainties, qualities, what="an oracle threshold")
     losses = losses_of(q, loss)
     values, ends = _tie_ends(u)
@@ -259,30 +255,6 @@ def _tie_ends(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return values, np.cumsum(counts)
 
 
-def _check_choice(value: object, allowed: Sequence[str], option: str) -> str:
-    """``value`` lower-cased when it is one of ``allowed``; else the vocabulary's refusal naming ``option``."""
-    return check_choice(option, value, allowed, fold_case=True)
-
-
-@functools.lru_cache(maxsize=4096)
-def smallest_certifiable(method: str, target_risk: float, delta: float, limit: int, *, binary: bool = False) -> int:
-    """The fewest examples that could certify ``target_risk`` at ``delta`` if every loss were 0 (``limit + 1`` if
-    even ``limit`` cannot). It depends on the bound and the settings only, never on the data."""
-    method = "ltt-binomial" if method == "auto" else method
-
-    def certifies(m: int) -> bool:
-        return bool(_p_values(method, np.zeros(m), np.ones((1, m), dtype=bool), target_risk, delta,
-                              binary=binary or method == "ltt-binomial")[0] <= delta)
-
-    if not certifies(limit):
-        return limit + 1
-    low, high = 0, limit  # certifies(high) holds; certifies(low) does not (0 examples never do)
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (low, middle) if certifies(middle) else (middle, high)
-    return high
-
-
 def _candidates(u: np.ndarray, coverages: Sequence[float] | None, thresholds: Sequence[float] | None,
                 min_count: int = 1) -> np.ndarray:
     """The candidate thresholds in test order (increasing, distinct); a coverage level that keeps fewer than
@@ -300,173 +272,6 @@ def _candidates(u: np.ndarray, coverages: Sequence[float] | None, thresholds: Se
     return np.unique(np.sort(u)[counts - 1])
 
 
-def _wsr_bets(losses: np.ndarray, masks: np.ndarray, delta: float) -> np.ndarray:
-    """The WSR bets nu_j of every masked loss (0 where masked out), from the running variance before it."""
-    m = np.maximum(masks.sum(axis=1, keepdims=True), 1)
-    taken = masks.astype(float)
-    count = np.cumsum(taken, axis=1)
-    mean = (0.5 + np.cumsum(taken * losses, axis=1)) / (1.0 + count)
-    squares = taken * (losses - mean) ** 2
-    previous = (0.25 + np.cumsum(squares, axis=1) - squares) / (1.0 + count - taken)  # sigma2 before this loss
-    return taken * np.minimum(1.0, np.sqrt(2.0 * math.log(1.0 / delta) / (m * previous)))
-
-
-def _log_wealth(losses: np.ndarray, bets: np.ndarray, risk) -> np.ndarray:
-    """Per row: max(0, max over i of log K_i(risk)), K_i the wealth after the first i bets."""
-    risk = np.asarray(risk, dtype=float)
-    with np.errstate(divide="ignore"):  # a loss of 1 bet on in full at risk 0 is log(0): the wealth is gone
-        steps = np.log1p(-bets * (losses - (risk[..., None] if risk.ndim else risk)))
-    return np.maximum(np.cumsum(steps, axis=-1).max(axis=-1), 0.0)
-
-
-def _binomial_cdf(k, n, p) -> np.ndarray:
-    """P(Binomial(n, p) <= k), 0 for k < 0 (scipy.special.bdtr: the same value as scipy.stats.binom.cdf, faster)."""
-    from scipy.special import bdtr
-
-    k, n, p = np.broadcast_arrays(np.floor(np.asarray(k, dtype=float)), np.asarray(n).astype(np.int64),
-                                  np.asarray(p, dtype=float))
-    return np.where(k < 0, 0.0, bdtr(np.maximum(k, 0.0).astype(np.int64), n, p))
-
-
-def _binomial_at_least(k, n, p) -> np.ndarray:
-    """P(Binomial(n, p) >= k): 1 for k <= 0."""
-    return 1.0 - _binomial_cdf(np.asarray(k, dtype=float) - 1, n, p)
-
-
-def _p_from_summary(method: str, m: np.ndarray, mean: np.ndarray, risk, binary: bool = False) -> np.ndarray:
-    """Hoeffding, Hoeffding-Bentkus or exact binomial p-values of ``H: mean >= risk`` from sample sizes and
-    means (m = 0: 1). ``binary``: the losses are 0/1, so the binomial tail is exact and needs no factor e."""
-    m, mean, risk = np.broadcast_arrays(np.asarray(m, dtype=float), np.asarray(mean, dtype=float),
-                                        np.asarray(risk, dtype=float))
-    if method == "ltt-hoeffding":
-        p = np.exp(-2.0 * m * np.maximum(risk - mean, 0.0) ** 2)
-    else:
-        low = np.minimum(mean, risk)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            kl = (np.where(low > 0, low * np.log(low / risk), 0.0)
-                  + np.where(low < 1, (1 - low) * np.log((1 - low) / (1 - risk)), 0.0))
-        bentkus = (1.0 if binary else math.e) * _binomial_cdf(np.ceil(m * mean - 1e-9), m, risk)
-        p = bentkus if method == "ltt-binomial" else np.minimum(np.exp(-m * kl), bentkus)
-    return np.where(m > 0, np.minimum(p, 1.0), 1.0)
-
-
-def _p_values(method: str, losses: np.ndarray, masks: np.ndarray, risk, delta: float,
-              binary: bool = False) -> np.ndarray:
-    """One p-value per mask row for ``H: selective risk >= risk`` (rows with no example get p = 1)."""
-    m = masks.sum(axis=1)
-    if method == "ltt-wsr":
-        p = np.exp(-_log_wealth(losses, _wsr_bets(losses, masks, delta), np.broadcast_to(risk, m.shape)))
-        return np.where(m > 0, np.minimum(p, 1.0), 1.0)
-    return _p_from_summary(method, m, masks @ losses / np.maximum(m, 1), risk, binary=binary)
-
-
-def p_value(losses, target_risk: float | None = None, *, delta: float = DEFAULT_DELTA, method: str = DEFAULT_METHOD,
-            seed: int | None = 0, loss_type: str = "auto") -> float:
-    """The p-value of ``H: mean loss >= target_risk`` from i.i.d. ``losses`` in [0, 1] (1.0 for no loss).
-
-    ``delta`` tunes the WSR bets (the level the test is meant for); the losses enter the WSR bound in a
-    random order drawn with ``seed`` (None: as given). 0/1 losses (``loss_type``) get the exact binomial tail.
-    """
-    target_risk = _target(target_risk, "p_value")
-    method = _check_choice(method, METHODS, "method")
-    loss_type = _check_choice(loss_type, LOSS_TYPES, "loss_type")
-    check("target_risk", target_risk)
-    check("delta", delta)
-    values = _ordered(losses, seed)
-    method, binary = _resolve(method, values, loss_type, "the losses")
-    return float(_p_values(method, values, np.ones((1, values.size), dtype=bool), target_risk, delta,
-                           binary=binary)[0])
-
-
-def _ordered(losses, seed: int | None) -> np.ndarray:
-    values = np.asarray(losses, dtype=float).ravel()
-    if not np.isfinite(values).all() or (values.size and (values.min() < 0 or values.max() > 1)):
-        raise InvalidInput("losses must be finite values in [0, 1]")
-    return values if seed is None else values[np.random.default_rng(seed).permutation(values.size)]
-
-
-def upper_bound(losses, *, delta: float, method: str = DEFAULT_METHOD, seed: int | None = 0,
-                loss_type: str = "auto") -> float:
-    """The upper confidence bound at level ``1 - delta`` on the mean of i.i.d. ``losses`` in [0, 1].
-
-    The smallest R whose p-value (:data:`METHODS`) is <= ``delta``, by bisection; the losses enter the
-    WSR bound in a random order drawn with ``seed`` (None: as given).
-    """
-    method = _check_choice(method, METHODS, "method")
-    loss_type = _check_choice(loss_type, LOSS_TYPES, "loss_type")
-    check("delta", delta)
-    values = _ordered(losses, seed)
-    if not values.size:
-        return math.nan
-    method, binary = _resolve(method, values, loss_type, "the losses")
-    return _invert(method, values, np.ones((1, values.size), dtype=bool), delta, binary=binary)
-
-
-def _invert(method: str, losses: np.ndarray, mask: np.ndarray, delta: float, binary: bool = False) -> float:
-    """The smallest risk level rejected at ``delta`` (1.0 when even that is not): a grid search refined
-    :data:`_GRID_ROUNDS` times, each round on :data:`_GRID` levels (the p-values fall as the level rises)."""
-    kept = losses[mask[0]]
-    if method == "ltt-binomial" or (binary and method == "ltt-hb"):  # exact: P(Binomial(m, b) <= k) = delta
-        from scipy.special import bdtri
-
-        k = round(float(kept.sum()))
-        return 1.0 if k >= kept.size else float(bdtri(k, kept.size, delta))
-    if method == "ltt-wsr":  # the bets do not depend on the risk level: compute them once
-        bets = _wsr_bets(kept, np.ones((1, kept.size), dtype=bool), delta)[0]
-
-        def rejected(levels: np.ndarray) -> np.ndarray:
-            return _log_wealth(kept, bets, levels) >= math.log(1.0 / delta)
-    else:
-        def rejected(levels: np.ndarray) -> np.ndarray:
-            return _p_from_summary(method, kept.size, kept.mean() if kept.size else 1.0, levels,
-                                   binary=binary) <= delta
-    return _smallest_rejected(rejected)
-
-
-def _smallest_rejected(rejected: Callable[[np.ndarray], np.ndarray]) -> float:
-    """The smallest level in [0, 1] that ``rejected`` (monotone: once true, true above) accepts, 1.0 when not even
-    1 is: a grid search refined :data:`_GRID_ROUNDS` times on :data:`_GRID` levels each."""
-    if not rejected(np.array([1.0]))[0]:
-        return 1.0
-    low, high = 0.0, 1.0
-    for _ in range(_GRID_ROUNDS):
-        levels = np.linspace(low, high, _GRID + 1)
-        first = int(np.argmax(rejected(levels)))  # the top level is always rejected
-        low, high = (levels[first - 1] if first else low), levels[first]
-        if first == 0:
-            break
-    return float(high)
-
-
-def _target(target_risk, where: str):
-    """``target_risk``, which ``where`` requires."""
-    if target_risk is None:
-        raise InvalidOption(f"{where} needs target_risk: the mean loss to certify, in (0, 1)")
-    return target_risk
-
-
-def is_binary(losses) -> bool:
-    """Whether every loss is exactly 0 or 1 (then the exact binomial tail tests them: no factor e)."""
-    values = np.asarray(losses, dtype=float)
-    return bool(values.size) and bool(np.isin(values, (0.0, 1.0)).all())
-
-
-def _resolve(method: str, losses: np.ndarray, loss_type: str, name: str) -> tuple[str, bool]:
-    """The test for one risk's losses and whether they count as 0/1 (``loss_type`` auto: detected)."""
-    binary = is_binary(losses)
-    if loss_type == "binary" and not binary:
-        odd = int(np.flatnonzero(~np.isin(losses, (0.0, 1.0)))[0])
-        raise InvalidInput(f"loss_type='binary' needs losses in {{0, 1}}; {name} has {losses[odd]:g} at position "
-                           f"{odd}")
-    binary = binary and loss_type != "bounded"
-    if method == "auto":
-        method = "ltt-binomial" if binary else "ltt-wsr"
-    if method == "ltt-binomial" and not binary:
-        raise InvalidInput(f"method ltt-binomial (the exact binomial test) needs 0/1 losses, and {name} has others "
-                           "(use ltt-hb or ltt-wsr for losses in [0, 1])")
-    return method, binary
-
-
 @dataclass(frozen=True)
 class _Risk:
     """One risk to control: its per-example losses (None: abstention, the share rejected) and its test."""
@@ -481,11 +286,11 @@ class _Risk:
         """The p-value of ``H: risk(t) > target`` at every candidate ``t`` of ``grid`` from the examples (u, losses)."""
         counts = np.searchsorted(np.sort(u), grid, side="right")
         if self.losses is None:  # accepted ~ Binomial(n, 1 - abstention): exact, also for order-statistic candidates
-            return _binomial_at_least(counts, u.size, 1.0 - self.target)
+            return binomial_at_least(counts, u.size, 1.0 - self.target)
         if self.method == "ltt-wsr":  # the bets see the accepted losses in their (random) order: one mask per threshold
-            return _p_values(self.method, self.losses, u[None, :] <= grid[:, None], self.target, level)
+            return masked_p_values(self.method, self.losses, u[None, :] <= grid[:, None], self.target, level)
         sums = np.r_[0.0, np.cumsum(self.losses[np.argsort(u, kind="stable")])][counts]
-        return _p_from_summary(self.method, counts, sums / np.maximum(counts, 1), self.target, binary=self.binary)
+        return p_from_summary(self.method, counts, sums / np.maximum(counts, 1), self.target, binary=self.binary)
 
     def at(self, u: np.ndarray, threshold: float, level: float) -> tuple[float, float]:
         """(calibration risk, upper confidence bound at ``level``) of this risk at ``threshold``."""
@@ -497,7 +302,7 @@ class _Risk:
             bound = 1.0 if accepted == 0 else 1.0 - float(bdtri(accepted - 1, u.size, 1.0 - level))
             return 1.0 - accepted / u.size, bound
         risk = float(self.losses[kept].mean()) if kept.any() else math.nan
-        return risk, _invert(self.method, self.losses, kept[None, :], level, binary=self.binary)
+        return risk, inverted_bound(self.method, self.losses, kept[None, :], level, binary=self.binary)
 
 
 def _risks(qualities, target_risk, loss: Loss | None, method: str, loss_type: str, n: int) -> list[_Risk]:
@@ -508,7 +313,7 @@ def _risks(qualities, target_risk, loss: Loss | None, method: str, loss_type: st
             raise InvalidOption("a target_risk per risk needs the risks as a mapping name -> losses")
         target = check("target_risk", target_risk)
         losses = losses_of(qualities, loss)
-        return [_Risk(DEFAULT_RISK_NAME, target, losses, *_resolve(method, losses, loss_type, "the losses"))]
+        return [_Risk(DEFAULT_RISK_NAME, target, losses, *resolve_test(method, losses, loss_type, "the losses"))]
     if loss is not None:
         raise InvalidOption("loss= maps qualities to losses; with a mapping of risks give the losses themselves")
     if not isinstance(target_risk, Mapping) or set(target_risk) != set(qualities) or not qualities:
@@ -527,7 +332,7 @@ def _risks(qualities, target_risk, loss: Loss | None, method: str, loss_type: st
             raise InvalidInput(f"risk {name!r} has {losses.size} losses for {n} uncertainties")
         if not np.isfinite(losses).all() or losses.min() < 0 or losses.max() > 1:
             raise InvalidInput(f"risk {name!r}: losses must be finite values in [0, 1]")
-        risks.append(_Risk(name, target, losses, *_resolve(method, losses, loss_type, f"risk {name!r}")))
+        risks.append(_Risk(name, target, losses, *resolve_test(method, losses, loss_type, f"risk {name!r}")))
     return risks
 
 
@@ -541,30 +346,30 @@ def _joint_p_values(risks: list[_Risk], u: np.ndarray, grid: np.ndarray, level: 
     return np.max([r.p_values(u, grid, level) for r in risks], axis=0)
 
 
-def _procedure(p: np.ndarray, multiple_testing: str, delta: float, family: int,
-               order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(valid, level): which candidates the procedure certifies and the level each was tested at.
-
-    ``family`` is the number of hypotheses Bonferroni and Holm correct for; ``order`` the test order of the
-    (split) fixed sequence, increasing thresholds by default.
-    """
-    valid = np.zeros(p.size, dtype=bool)
-    if multiple_testing in ("fixed-sequence", "split-fixed-sequence"):
-        sequence = np.arange(p.size) if order is None else order
-        passed = p[sequence] <= delta
-        stop = int(np.argmin(passed)) if not passed.all() else p.size
-        valid[sequence[:stop]] = True
-        return valid, np.full(p.size, delta)
-    if multiple_testing == "bonferroni":
-        return p <= delta / family, np.full(p.size, delta / family)
-    ranked = np.argsort(p, kind="stable")  # holm: the i-th smallest p at delta / (family - i), stop at the first failure
-    levels = delta / (family - np.arange(p.size))
-    passed = p[ranked] <= levels
-    stop = int(np.argmin(passed)) if not passed.all() else p.size
-    valid[ranked[:stop]] = True
-    level = np.full(p.size, delta / family)
-    level[ranked] = levels
-    return valid, level
+def _test_plan(u: np.ndarray, risks: list[_Risk], coverages: Sequence[float] | None,
+               thresholds: Sequence[float] | None, split: bool, order_fraction: float, delta: float,
+               level: float) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, list[_Risk]]:
+    """(candidates, their test order, the testing part's uncertainties and risks): with ``split`` the order is
+    learnt on the first ``order_fraction`` of the examples and the rest tests; else all test, in increasing order,
+    from the first candidate that could pass at ``level``."""
+    if split:  # learn the order on the first part, test the fixed sequence on the rest
+        cut = min(u.size - 1, max(1, round(order_fraction * u.size)))
+        learn_u, test_u = u[:cut], u[cut:]
+        learn, test = _permuted(risks, np.arange(cut)), _permuted(risks, np.arange(cut, u.size))
+        grid = _candidates(learn_u, coverages, thresholds, 1)
+        sequence = np.argsort(_joint_p_values(learn, learn_u, grid, delta), kind="stable")
+    else:
+        test_u, test = u, risks
+        start = 1
+        if coverages is None:  # skip the levels that could not pass even with every loss 0 (data-independent)
+            start = max(START_FACTOR * smallest_certifiable(r.method, r.target, level, u.size, binary=r.binary)
+                        for r in risks if r.losses is not None) if any(r.losses is not None for r in risks) else 1
+            start = max(start, _abstention_start(risks, u.size, level))
+        grid = _candidates(u, coverages, thresholds, start)
+        sequence = None
+    if not grid.size:  # too few examples for this target at all
+        grid = np.array([-math.inf])
+    return grid, sequence, test_u, test
 
 
 def calibrate_threshold(uncertainties, qualities, *, target_risk: float | Mapping[str, float] | None = None,
@@ -588,12 +393,12 @@ def calibrate_threshold(uncertainties, qualities, *, target_risk: float | Mappin
     >>> rule.certified, rule.threshold, rule.coverage
     (True, 0.2, 0.5)
     """
-    target_risk = _target(target_risk, "calibrate_threshold")
+    target_risk = required_target(target_risk, "calibrate_threshold")
     check("delta", delta)
-    method = _check_choice(method, METHODS, "method")
-    multiple_testing = _check_choice(multiple_testing, MULTIPLE_TESTING, "multiple_testing")
-    loss_type = _check_choice(loss_type, LOSS_TYPES, "loss_type")
-    objective = _check_choice(objective, OBJECTIVES, "objective")
+    method = checked_choice(method, METHODS, "method")
+    multiple_testing = checked_choice(multiple_testing, MULTIPLE_TESTING, "multiple_testing")
+    loss_type = checked_choice(loss_type, LOSS_TYPES, "loss_type")
+    objective = checked_choice(objective, OBJECTIVES, "objective")
     split = multiple_testing == "split-fixed-sequence"
     if split:
         check("calibration_fraction", order_fraction, called="order_fraction")
@@ -610,25 +415,9 @@ def calibrate_threshold(uncertainties, qualities, *, target_risk: float | Mappin
     levels = len(DEFAULT_COVERAGES if coverages is None else coverages) if thresholds is None else len(thresholds)
     spread = multiple_testing in ("bonferroni", "holm")
     level = delta / levels if spread else delta  # the level a single test may need to pass
-    if split:  # learn the order on the first part, test the fixed sequence on the rest
-        cut = min(u.size - 1, max(1, round(order_fraction * u.size)))
-        learn_u, test_u = u[:cut], u[cut:]
-        learn, test = _permuted(risks, np.arange(cut)), _permuted(risks, np.arange(cut, u.size))
-        grid = _candidates(learn_u, coverages, thresholds, 1)
-        sequence = np.argsort(_joint_p_values(learn, learn_u, grid, delta), kind="stable")
-    else:
-        test_u, test = u, risks
-        start = 1
-        if coverages is None:  # skip the levels that could not pass even with every loss 0 (data-independent)
-            start = max(START_FACTOR * smallest_certifiable(r.method, r.target, level, u.size, binary=r.binary)
-                        for r in risks if r.losses is not None) if any(r.losses is not None for r in risks) else 1
-            start = max(start, _abstention_start(risks, u.size, level))
-        grid = _candidates(u, coverages, thresholds, start)
-        sequence = None
-    if not grid.size:  # too few examples for this target at all
-        grid = np.array([-math.inf])
+    grid, sequence, test_u, test = _test_plan(u, risks, coverages, thresholds, split, order_fraction, delta, level)
     p = _joint_p_values(test, test_u, grid, level if spread else delta)
-    valid, tested_at = _procedure(p, multiple_testing, delta, levels, sequence)
+    valid, tested_at = family_wise(p, multiple_testing, delta, levels, sequence)
     curve = {"candidates": tuple(grid.tolist()), "p_values": tuple(p.tolist()),
              "candidate_coverages": tuple((np.searchsorted(np.sort(u), grid, side="right") / u.size).tolist()),
              "valid": tuple(valid.tolist())}
@@ -654,15 +443,7 @@ def calibrate_threshold(uncertainties, qualities, *, target_risk: float | Mappin
 
 def _abstention_start(risks: list[_Risk], n: int, level: float) -> int:
     """The fewest accepted examples with which every abstention target can pass at ``level`` (1 without one)."""
-    return max([1, *(_abstention_count(n, r.target, level) for r in risks if r.losses is None)])
-
-
-@functools.lru_cache(maxsize=1024)
-def _abstention_count(n: int, target: float, level: float) -> int:
-    """The fewest of n examples a threshold must accept for the abstention test at ``target`` to pass."""
-    counts = np.arange(1, n + 1)
-    passing = np.flatnonzero(_binomial_at_least(counts, n, 1.0 - target) <= level)
-    return int(counts[passing[0]]) if passing.size else n + 1
+    return max([1, *(abstention_count(n, r.target, level) for r in risks if r.losses is None)])
 
 
 def calibration_size_needed(uncertainties, qualities, *, target_risk, limit: int = 100_000, seed: int = 0,
@@ -677,8 +458,8 @@ def calibration_size_needed(uncertainties, qualities, *, target_risk, limit: int
         u = np.asarray(uncertainties, dtype=float).ravel()
     else:
         u, qualities = as_inputs(uncertainties, qualities, what="a calibration size")
-    risks = _risks(qualities, target_risk, settings.get("loss"), _check_choice(settings.get("method", DEFAULT_METHOD),
-                   METHODS, "method"), _check_choice(settings.get("loss_type", "auto"), LOSS_TYPES, "loss_type"), u.size)
+    risks = _risks(qualities, target_risk, settings.get("loss"), checked_choice(settings.get("method", DEFAULT_METHOD),
+                   METHODS, "method"), checked_choice(settings.get("loss_type", "auto"), LOSS_TYPES, "loss_type"), u.size)
     by_uncertainty = np.argsort(u, kind="stable")
     counts = np.arange(1, u.size + 1)
     below = np.ones(u.size, dtype=bool)  # per number kept: is every risk of these examples below its target?

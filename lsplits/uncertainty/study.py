@@ -34,12 +34,13 @@ from pathlib import Path
 import numpy as np
 
 from lsplits.errors import ConfigError, DataError, InvalidOption
-from lsplits.io.storage import cache_folder, check_writable
+from lsplits.io import cache_folder, check_writable
 from lsplits.params import PARAMS, WHOLE_FROM_1, Checked, Each, Flag, Options, Param
 from lsplits.runtime.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
 from lsplits.similarity.lexical import LEXICAL_SIMILARITIES
 from lsplits.uncertainty.beam import LEXICAL_SIMILARITY
+from lsplits.uncertainty.bounds import DEFAULT_DELTA, DEFAULT_METHOD, METHODS, smallest_certifiable
 from lsplits.uncertainty.estimators import (
     DEFAULT_ECC_THRESHOLD,
     DEFAULT_KLE_T,
@@ -67,11 +68,8 @@ from lsplits.uncertainty.prr import (
 )
 from lsplits.uncertainty.quality import placeholder_for, score_predictions
 from lsplits.uncertainty.selective import (
-    DEFAULT_DELTA,
     DEFAULT_LOSS,
-    DEFAULT_METHOD,
     DEFAULT_MULTIPLE_TESTING,
-    METHODS,
     MULTIPLE_TESTING,
     QUALITY_LOSSES,
     SelectiveThreshold,
@@ -80,7 +78,6 @@ from lsplits.uncertainty.selective import (
     calibration_size_needed,
     quality_loss,
     selective_risk,
-    smallest_certifiable,
 )
 from lsplits.uncertainty.ue_metrics import METRIC_NAME, PAPER_METRICS, check_metrics, compute_metrics
 
@@ -94,7 +91,7 @@ SELECTIVE_LOSSES = QUALITY_LOSSES
 
 
 def default_cache_dir() -> Path:
-    """Where similarity matrices are cached by default (:func:`lsplits.io.storage.cache_folder`)."""
+    """Where similarity matrices are cached by default (:func:`lsplits.io.cache_folder`)."""
     return cache_folder("matrices")
 
 

@@ -44,15 +44,10 @@ import numpy as np
 
 from lsplits.errors import InvalidInput, InvalidOption
 from lsplits.params import Each, Options, Param, check
+from lsplits.uncertainty.bounds import DEFAULT_DELTA, DEFAULT_METHOD
 from lsplits.uncertainty.normalization import DEFAULT_NORMALIZER, get_normalizer
 from lsplits.uncertainty.prr import DEFAULT_MAX_REJECTION, RejectionCurve, as_inputs, prr, rejection_curve
-from lsplits.uncertainty.selective import (
-    DEFAULT_DELTA,
-    DEFAULT_LOSS,
-    DEFAULT_METHOD,
-    DEFAULT_MULTIPLE_TESTING,
-    calibrate_threshold,
-)
+from lsplits.uncertainty.selective import DEFAULT_LOSS, DEFAULT_MULTIPLE_TESTING, calibrate_threshold
 
 try:  # SciPy's compiled merge count of discordant pairs (behind scipy.stats.kendalltau); numpy if absent
     from scipy.stats._stats import _kendall_dis

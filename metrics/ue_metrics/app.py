@@ -5,8 +5,8 @@ from pathlib import Path
 import evaluate
 
 from lsplits.hub.metric_common import compute_button, form_result, parse_numbers, score_boxes
+from lsplits.uncertainty.bounds import DEFAULT_DELTA
 from lsplits.uncertainty.normalization import DEFAULT_NORMALIZER, NORMALIZERS
-from lsplits.uncertainty.selective import DEFAULT_DELTA
 from lsplits.uncertainty.ue_metrics import METRICS
 
 MODULE = evaluate.load(str(Path(__file__).with_name("ue_metrics.py")))

@@ -7,15 +7,10 @@ A thin evaluate wrapper over :mod:`lsplits.uncertainty.ue_metrics`; see README.m
 import evaluate
 
 from lsplits.hub.metric_common import check_no_config, citation, metric_info
+from lsplits.uncertainty.bounds import DEFAULT_DELTA, DEFAULT_METHOD, METHODS
 from lsplits.uncertainty.normalization import DEFAULT_NORMALIZER, NORMALIZERS
 from lsplits.uncertainty.prr import DEFAULT_MAX_REJECTION
-from lsplits.uncertainty.selective import (
-    DEFAULT_DELTA,
-    DEFAULT_METHOD,
-    DEFAULT_MULTIPLE_TESTING,
-    METHODS,
-    MULTIPLE_TESTING,
-)
+from lsplits.uncertainty.selective import DEFAULT_MULTIPLE_TESTING, MULTIPLE_TESTING
 from lsplits.uncertainty.ue_metrics import ECE_BINS, compute_metrics
 
 _DESCRIPTION = """\

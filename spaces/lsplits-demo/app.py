@@ -30,7 +30,8 @@ from limits import budget_notes, request_budget  # noqa: E402
 from ui_common import SpaceSettings, user_errors  # noqa: E402
 
 from lsplits.building.settings import DEFAULT_EVAL_FRACTION, BuildSettings  # noqa: E402
-from lsplits.uncertainty.selective import DEFAULT_DELTA, DEFAULT_MULTIPLE_TESTING, MULTIPLE_TESTING  # noqa: E402
+from lsplits.uncertainty.bounds import DEFAULT_DELTA  # noqa: E402
+from lsplits.uncertainty.selective import DEFAULT_MULTIPLE_TESTING, MULTIPLE_TESTING  # noqa: E402
 
 logger = logging.getLogger("lsplits.space_app")
 

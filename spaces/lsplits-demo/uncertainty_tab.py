@@ -35,6 +35,7 @@ from lsplits.generation.cache import write_beams
 from lsplits.runtime import tempfolders
 from lsplits.similarity import registry as similarity_registry
 from lsplits.similarity.registry import display
+from lsplits.uncertainty.bounds import smallest_certifiable
 from lsplits.uncertainty.estimators import DISPLAY_NAMES, ESTIMATORS, PAPER_ESTIMATORS
 from lsplits.uncertainty.inputs import load_inputs
 from lsplits.uncertainty.matrix import build_matrices
@@ -52,7 +53,6 @@ from lsplits.uncertainty.selective import (
     MULTIPLE_TESTING,
     calibrate_threshold,
     calibration_size_needed,
-    smallest_certifiable,
 )
 from lsplits.uncertainty.study import StudyConfig, method_name, run_study
 from lsplits.uncertainty.systems import TABLE1_METRICS, SystemSpec, run_systems, system_name_problem
@@ -291,7 +291,7 @@ def system_names(files: Sequence[str], names_text: str) -> list[str]:
             if problem:
                 raise InvalidOption(f"{SYSTEM_NAMES_FIELD}: {problem}")
             if name.lower() in seen:
-                raise InvalidOption(f"{SYSTEM_NAMES_FIELD}: {name!r}: the name is given twice (ignoring case); each system "
+                raise InvalidOption(f"{SYSTEM_NAMES_FIELD}: the name {name!r} is given twice (ignoring case); each system "
                                     "needs its own name")
             seen.add(name.lower())
         return typed
