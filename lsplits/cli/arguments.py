@@ -84,8 +84,8 @@ def _add_data_arguments(parser: argparse.ArgumentParser, settings: type) -> None
 
 
 def default_cache_dir() -> Path:
-    """Where the CLI caches scores by default (:func:`lsplits.io.cache_folder`)."""
-    from lsplits.io import cache_folder
+    """Where the CLI caches scores by default (:func:`lsplits.io.storage.cache_folder`)."""
+    from lsplits.io.storage import cache_folder
 
     return cache_folder("scores")
 

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from lsplits.errors import ConfigError, DataError, InvalidOption
-from lsplits.io import cache_folder, check_writable
+from lsplits.io.storage import cache_folder, check_writable
 from lsplits.params import PARAMS, WHOLE_FROM_1, Checked, Each, Flag, Options, Param
 from lsplits.runtime.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
@@ -91,7 +91,7 @@ SELECTIVE_LOSSES = QUALITY_LOSSES
 
 
 def default_cache_dir() -> Path:
-    """Where similarity matrices are cached by default (:func:`lsplits.io.cache_folder`)."""
+    """Where similarity matrices are cached by default (:func:`lsplits.io.storage.cache_folder`)."""
     return cache_folder("matrices")
 
 
