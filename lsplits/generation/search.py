@@ -11,7 +11,8 @@ from typing import Any
 from lsplits.data.tasks import check_template_fields
 from lsplits.errors import ConfigError, DataError, InvalidInput, InvalidOption
 from lsplits.generation.decoding import Decoding, diverse_beam_search, input_seed
-from lsplits.generation.scores import Scored, generated_tokens, teacher_forced
+from lsplits.generation.forced import teacher_forced
+from lsplits.generation.scores import Scored, generated_tokens
 from lsplits.lm.dtype import DEFAULT_DTYPE
 from lsplits.params import check
 
