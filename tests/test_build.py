@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lsplits.building.card import CardInfo
+from lsplits.building.card import CardInfo, method_text
 from lsplits.building.configs import CONFIGS
 from lsplits.building.export import card_data_files
 from lsplits.building.pipeline import (
@@ -19,7 +19,6 @@ from lsplits.building.pipeline import (
     build_record,
     checked_eval_size,
     export_dataset,
-    method_text,
     plan_build,
     split_configs,
     split_inputs,

@@ -11,10 +11,14 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from lsplits.building.export import WrittenFolder
+from lsplits.building.settings import BuildSettings
+from lsplits.lm.defaults import SCRATCH_LM
+from lsplits.lm.dtype import dtype_text
 
 HOW_TO_LOAD = "## How to load"
 
@@ -130,4 +134,69 @@ def render_card(info: CardInfo, folder: WrittenFolder, descriptions: Mapping[str
               "## Citation", "", "Method:", "", "```bibtex", METHOD_CITATION, "```", ""]
     if info.source_citation:
         lines += ["Source dataset:", "", "```bibtex", info.source_citation.strip(), "```", ""]
+    return "\n".join(lines)
+
+
+# --- the method section's prose -------------------------------------------------------------------------
+
+
+def training_text(run: Any) -> str:
+    """One sentence on how a :class:`~lsplits.lm.plan.RunPlan` trains (or that it does not)."""
+    if run.train_config is None:
+        return f"In the `{run.setting}` setting the frozen LM scores every example; nothing is trained."
+    config = run.train_config
+    steps = config.max_steps
+    if not config.warmup_steps:
+        warmup = "constant"
+    elif config.warmup_steps >= steps:  # the run ends inside the warm-up: say so, not a schedule it never reaches
+        warmup = f"rising linearly for all {steps} steps (a warm-up of {config.warmup_steps}), never at the peak"
+    else:
+        warmup = f"linear warm-up over {config.warmup_steps} steps, then constant"
+    measured = (f"every {config.eval_every} steps" if config.eval_every < steps
+                else "before the first step and after the last")
+    text = (f"In the `{run.setting}` setting each of the {run.folds} fold models trains for {steps} "
+            f"steps (AdamW, lr {config.lr:g}, {warmup}, batch {config.batch_size}, weight decay "
+            f"{config.weight_decay:g}), keeping the weights with the best validation perplexity, measured "
+            f"{measured} on {config.val_fraction:.0%} of its training data.")
+    if run.scratch_config is not None:
+        scratch = run.scratch_config
+        text += (f" The scratch LM is a GPT-2 of {scratch.n_layer} layers, {scratch.n_head} heads and width "
+                 f"{scratch.n_embd} (dropout {scratch.dropout:g}) with a byte-level BPE tokenizer of at most "
+                 f"{scratch.vocab_size:,} tokens trained on the data; each fold starts from its own seeded "
+                 "random weights.")
+    return text
+
+
+def method_text(spec: Any, result: Any, settings: BuildSettings) -> str:
+    """A few lines on how this dataset was built (LM, folds, training, eval size, seed), for the card's method
+    section: ``spec`` a :class:`~lsplits.building.pipeline.DatasetSpec`, ``result`` its
+    :class:`~lsplits.building.pipeline.BuildResult` (the pipeline imports this module, so neither is imported)."""
+    lm = settings.lm
+    lm_text = "a small GPT-2-style LM trained from scratch on the data, offline" \
+        if lm == SCRATCH_LM else f"`{lm}`"
+    lines = [
+        "Likelihood Splits (Godbole & Jia, 2023) re-split a dataset so that the examples a language model "
+        "finds least likely form the evaluation set: the model must generalise to the long tail.",
+        "",
+        f"Each example was scored by {lm_text}: the score is the sum of log-probabilities of the query "
+        f"tokens given the prompt; in the fine-tuned setting the data is cut into {settings.folds} folds and each "
+        "fold is scored by a model fine-tuned on the other folds, so no example is scored by a model trained on it.",
+        f"Eval size: {result.eval_size:,} examples, halved into validation and test (seed {settings.seed}).",
+    ]
+    if result.dropped:
+        lines += ["", "Dropped when loading: " + ", ".join(f"{count:,} example{'s' * (count != 1)} ({reason})"
+                                                         for reason, count in result.dropped.items()) + "."]
+    lines += [""] + [training_text(run) for run in result.runs.values()] if result.runs else []
+    if result.dtypes:
+        lines.append("Compute dtype: " + "; ".join(f"{setting} setting {dtype_text(dtype)}"
+                                                   for setting, dtype in result.dtypes.items()) + ".")
+    if spec.method_note:
+        lines += ["", spec.method_note]
+    notes = spec.policy.notes_of(result.inputs)
+    if notes:  # a list value reads as its length and its items: "unparsable SQL queries: 1 (train-7)"
+        lines += [""] + [f"- {key}: {len(value)} ({', '.join(map(str, value))})" if isinstance(value, list) and value
+                         else f"- {key}: {len(value) if isinstance(value, list) else value}"
+                         for key, value in notes.items()]
+    if result.skipped:
+        lines += ["", "Not built: " + "; ".join(f"`{k}` ({v})" for k, v in result.skipped.items()) + "."]
     return "\n".join(lines)

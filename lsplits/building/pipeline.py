@@ -20,23 +20,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lsplits.building.card import CardInfo, placeholder_repo, render_card
+from lsplits.building.card import CardInfo, method_text, placeholder_repo, render_card
 from lsplits.building.configs import DEFAULT_CONFIGS, available_configs, resolve_configs
 from lsplits.building.export import unify_types
-from lsplits.building.record import BuildRecord, TaskRecord, run_record
+from lsplits.building.provenance import input_fingerprint, recorded_settings
+from lsplits.building.record import BuildRecord, TaskRecord
 from lsplits.building.settings import (
     DEFAULT_EVAL_FRACTION,
     MIN_EVAL_SIZE,
-    SETTINGS_KEY,
     BuildSettings,
-    RunSettings,
 )
 from lsplits.data.loading import ID_FIELD, LoadedData
 from lsplits.data.tasks import DEFAULT_SETTING, Setting, Task
 from lsplits.data.text import word_count
-from lsplits.errors import ConfigError, InvalidOption, LsplitsError
-from lsplits.lm.defaults import SCRATCH_LM
-from lsplits.lm.dtype import dtype_text
+from lsplits.errors import ConfigError, InvalidOption
 from lsplits.runtime.stages import stage
 from lsplits.runtime.tempfolders import temporary_folder
 from lsplits.splits.engine import Partition, check_label_quotas, resolve_eval_size, split_eval
@@ -310,153 +307,6 @@ def split_scored(task: Task, examples: Sequence[Mapping[str, Any]], scores: Mapp
     size = checked_eval_size(eval_size, len(examples), option=option)
     return split_configs(policy, chosen, pd.DataFrame(list(examples)), split_inputs(spec, examples), scores,
                          eval_size=size, seed=seed)
-
-
-def training_text(run: Any) -> str:
-    """One sentence on how a :class:`~lsplits.lm.plan.RunPlan` trains (or that it does not)."""
-    if run.train_config is None:
-        return f"In the `{run.setting}` setting the frozen LM scores every example; nothing is trained."
-    config = run.train_config
-    steps = config.max_steps
-    if not config.warmup_steps:
-        warmup = "constant"
-    elif config.warmup_steps >= steps:  # the run ends inside the warm-up: say so, not a schedule it never reaches
-        warmup = f"rising linearly for all {steps} steps (a warm-up of {config.warmup_steps}), never at the peak"
-    else:
-        warmup = f"linear warm-up over {config.warmup_steps} steps, then constant"
-    measured = (f"every {config.eval_every} steps" if config.eval_every < steps
-                else "before the first step and after the last")
-    text = (f"In the `{run.setting}` setting each of the {run.folds} fold models trains for {steps} "
-            f"steps (AdamW, lr {config.lr:g}, {warmup}, batch {config.batch_size}, weight decay "
-            f"{config.weight_decay:g}), keeping the weights with the best validation perplexity, measured "
-            f"{measured} on {config.val_fraction:.0%} of its training data.")
-    if run.scratch_config is not None:
-        scratch = run.scratch_config
-        text += (f" The scratch LM is a GPT-2 of {scratch.n_layer} layers, {scratch.n_head} heads and width "
-                 f"{scratch.n_embd} (dropout {scratch.dropout:g}) with a byte-level BPE tokenizer of at most "
-                 f"{scratch.vocab_size:,} tokens trained on the data; each fold starts from its own seeded "
-                 "random weights.")
-    return text
-
-
-def method_text(spec: DatasetSpec, result: BuildResult, settings: BuildSettings) -> str:
-    """A few lines on how this dataset was built (LM, folds, training, eval size, seed)."""
-    lm = settings.lm
-    lm_text = "a small GPT-2-style LM trained from scratch on the data, offline" \
-        if lm == SCRATCH_LM else f"`{lm}`"
-    lines = [
-        "Likelihood Splits (Godbole & Jia, 2023) re-split a dataset so that the examples a language model "
-        "finds least likely form the evaluation set: the model must generalise to the long tail.",
-        "",
-        f"Each example was scored by {lm_text}: the score is the sum of log-probabilities of the query "
-        f"tokens given the prompt; in the fine-tuned setting the data is cut into {settings.folds} folds and each "
-        "fold is scored by a model fine-tuned on the other folds, so no example is scored by a model trained on it.",
-        f"Eval size: {result.eval_size:,} examples, halved into validation and test (seed {settings.seed}).",
-    ]
-    if result.dropped:
-        lines += ["", "Dropped when loading: " + ", ".join(f"{count:,} example{'s' * (count != 1)} ({reason})"
-                                                         for reason, count in result.dropped.items()) + "."]
-    lines += [""] + [training_text(run) for run in result.runs.values()] if result.runs else []
-    if result.dtypes:
-        lines.append("Compute dtype: " + "; ".join(f"{setting} setting {dtype_text(dtype)}"
-                                                   for setting, dtype in result.dtypes.items()) + ".")
-    if spec.method_note:
-        lines += ["", spec.method_note]
-    notes = spec.policy.notes_of(result.inputs)
-    if notes:  # a list value reads as its length and its items: "unparsable SQL queries: 1 (train-7)"
-        lines += [""] + [f"- {key}: {len(value)} ({', '.join(map(str, value))})" if isinstance(value, list) and value
-                         else f"- {key}: {len(value) if isinstance(value, list) else value}"
-                         for key, value in notes.items()]
-    if result.skipped:
-        lines += ["", "Not built: " + "; ".join(f"`{k}` ({v})" for k, v in result.skipped.items()) + "."]
-    return "\n".join(lines)
-
-
-def recorded_settings(settings: RunSettings, runs: Mapping[str, Any],
-                      dtypes: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """Every setting that changes the numbers of a build or a score run, as ``lsplits.json``, the card and the
-    scores' parquet metadata record them: the settings object, what each scoring run's plan adds to it
-    (:func:`~lsplits.building.record.run_record`: training and scratch-LM recipe), the dtype each run computed in
-    (``dtypes``: setting -> ``fp32`` / ``bf16``), the LM's identity (revision or weights hash) and the
-    lsplits version."""
-    from lsplits import __version__
-    from lsplits.lm.model_files import model_identity
-
-    return {SETTINGS_KEY: settings.to_dict(),
-            "runs": {kind: run_record(run.to_dict()) for kind, run in runs.items()},
-            "dtypes_used": dict(dtypes or {}),
-            "lm_identity": model_identity(settings.lm),
-            "lsplits_version": __version__}
-
-
-def read_fields(task: Task) -> list[str]:
-    """Every field of an example that a build reads: its id, the query (scored, and its length for length
-    control), the label (label balance, the label-conditioned prompts), and the task's other required fields
-    (the prompt or context: a template's fields, SNLI's premise, BoolQ's passage; Spider's SQL, whose atoms the
-    split constrains). Other fields are only carried into the output."""
-    return list(dict.fromkeys(name for name in (ID_FIELD, task.query_field, task.label_field,
-                                                *task.required_fields) if name))
-
-
-def _plain(value: Any) -> Any:
-    """A field value as JSON can write it, the same way every time (numpy values as Python ones)."""
-    if isinstance(value, np.ndarray | np.generic):
-        return value.tolist()
-    return str(value)
-
-
-def input_fingerprint(task: Task, examples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The examples a build split, as ``lsplits.json`` records them: how many, and one hash per field the build
-    reads (``fields``, :func:`read_fields`), so ``build --from-record`` can tell that it is given other data, and
-    which part of it."""
-    import hashlib
-
-    digests = {name: hashlib.sha256() for name in read_fields(task)}
-    for example in examples:
-        for name, digest in digests.items():
-            digest.update(json.dumps(example.get(name), ensure_ascii=False, sort_keys=True,
-                                     default=_plain).encode("utf-8") + b"\n")
-    return {"examples": len(examples), "fields": {name: digest.hexdigest()[:16] for name, digest in digests.items()}}
-
-
-def _field_role(task: Task, name: str) -> str:
-    """What a read field is to the build, as a warning names it: ``labels (field 'topic')``."""
-    if name == ID_FIELD:
-        return "ids"
-    role = {task.query_field: "queries", task.label_field: "labels"}.get(name, "values")
-    return f"{role} (field {name!r})" if role != "values" else f"values of field {name!r}"
-
-
-def changed_input(task: Task, recorded: Mapping[str, Any], now: Mapping[str, Any]) -> str:
-    """How the examples ``now`` differ from those ``recorded`` (two :func:`input_fingerprint`), "" when they do
-    not: another count, or the parts that changed (each field the build reads)."""
-    if recorded.get("examples") != now["examples"]:
-        return f"{recorded.get('examples')} examples, this data {now['examples']}"
-    fields = recorded.get("fields")
-    fields = fields if isinstance(fields, dict) else {}
-    changed = [name for name in dict.fromkeys([*fields, *now["fields"]]) if fields.get(name) != now["fields"].get(name)]
-    if not changed:
-        return ""
-    parts = [_field_role(task, name) for name in changed]
-    listed = " and ".join([", ".join(parts[:-1]), parts[-1]] if len(parts) > 1 else parts)
-    return f"{now['examples']} examples, as this data has, but other {listed}"
-
-
-def warn_if_input_changed(path: str | Path, spec: DatasetSpec, loaded: LoadedData) -> None:
-    """With ``--from-record``: warn loudly, before any work, when the data loaded is not the data the recorded
-    build split (another count of examples, or other values in any field the build reads, each named), since
-    the rebuild cannot reproduce it."""
-    try:
-        recorded = BuildRecord.from_file(path).input
-    except LsplitsError:
-        return  # a file of settings alone (BuildSettings.from_file has said what is wrong with any other)
-    if recorded is None:
-        return  # a file of settings alone records no input
-    what = changed_input(spec.task, recorded, input_fingerprint(spec.task, loaded.examples))
-    if what:
-        logger.warning("--from-record %s: the build it records split other data (it had %s); this build will not "
-                       "reproduce it. Give the same data (--data-files are recorded relative to the folder the "
-                       "build ran in) to rebuild it", path, what)
 
 
 def build_record(spec: DatasetSpec, result: BuildResult, settings: BuildSettings, *,

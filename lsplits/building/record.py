@@ -80,7 +80,7 @@ class BuildRecord:
         strategies: config -> its split strategy's record.
         extra_statistics: config -> the policy's extra statistics.
         class_labels: column -> ClassLabel names.
-        input: the examples split (:func:`lsplits.building.pipeline.input_fingerprint`).
+        input: the examples split (:func:`lsplits.building.provenance.input_fingerprint`).
         runs: setting -> what its LM run adds to the settings (:func:`run_record`).
         dtypes_used: setting -> the dtype its LM run computed in.
         lm_identity: the LM's revision or weights hash.

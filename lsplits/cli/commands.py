@@ -14,14 +14,8 @@ from typing import TYPE_CHECKING, Literal
 from lsplits.api import build as build_dataset
 from lsplits.api import resolve_data, score_loaded, score_plan
 from lsplits.builders.registry import is_builder
-from lsplits.building.pipeline import (
-    DatasetSpec,
-    check_build,
-    plan_build,
-    recorded_settings,
-    score_records,
-    warn_if_input_changed,
-)
+from lsplits.building.pipeline import DatasetSpec, check_build, plan_build, score_records
+from lsplits.building.provenance import recorded_settings, warn_if_input_changed
 from lsplits.building.record import BuildRecord
 from lsplits.building.settings import BuildSettings, RunSettings, ScoreSettings
 from lsplits.cli.parser import settings_of
@@ -163,7 +157,7 @@ def build(args: argparse.Namespace) -> int:
     with stage("load"):
         spec, loaded = resolve_dataset(settings)
     if args.from_record is not None:
-        warn_if_input_changed(args.from_record, spec, loaded)
+        warn_if_input_changed(args.from_record, spec.task, loaded.examples)
     if args.dry_run:
         plan = plan_build(spec, settings)
         check_build(spec, loaded.examples, settings, plan)  # what the build refuses, the dry run refuses
