@@ -224,12 +224,9 @@ SHARE = Interval(whole=False, low=0, high=1, closed="neither")
 PATH = Kind((str, os.PathLike), "a path")
 """A file or folder, as a string or a ``pathlib.Path``."""
 
-
-
-def _dtypes() -> tuple[str, ...]:
-    from lsplits.lm.dtype import DTYPES  # torch-free; imported late, since lsplits.lm.dtype reads this module
-
-    return DTYPES
+DTYPES = ("auto", "fp32", "bf16")
+"""The choices of ``--dtype`` (:mod:`lsplits.lm.dtype` decides what each means), here because settings of several
+layers check a dtype."""
 
 
 MAX_SEED = 2**32 - 1
@@ -262,7 +259,7 @@ PARAMS: dict[str, Param] = {
     "prompt_template": Param(Text(empty=True)),
     "lm": Param(Text(), why="'scratch', a Hub model id or a model folder"),
     "token_budget": Param(WHOLE_FROM_1, optional=True),
-    "dtype": Param(Options(_dtypes), why="the compute dtype"),
+    "dtype": Param(Options(DTYPES), why="the compute dtype"),
     # training (the LM folds, the scratch LM, the task models of difficulty)
     "lr": Param(POSITIVE),
     "warmup_steps": Param(WHOLE_FROM_0),

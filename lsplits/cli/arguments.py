@@ -91,7 +91,7 @@ def default_cache_dir() -> Path:
 
 
 def _add_dtype_argument(parser: argparse.ArgumentParser, default: str) -> None:
-    from lsplits.lm.dtype import DTYPES
+    from lsplits.params import DTYPES
 
     parser.add_argument("--dtype", choices=DTYPES, default=default,
                         help="compute dtype (default %(default)s): auto is bf16 autocast on a GPU with bf16 and on "
@@ -320,7 +320,35 @@ def beams_arguments(parser: argparse.ArgumentParser) -> None:
                         help="shards of finished inputs, so a killed run resumes (default %(default)s; "
                              "LSPLITS_CACHE moves every cache)")
     _add_dtype_argument(parser, BeamSettings.dtype)
+    parser.add_argument("--postprocess", default=BeamSettings.postprocess, metavar="MODULE:FUNCTION",
+                        help="run on every candidate before it is written: raw text -> PENMAN string, or None for "
+                             "an invalid output (written empty); MODULE is a module or a .py file; 'amrlib' is "
+                             "amrlib's deserializer (pip install 'lsplits[amrlib]') (default: none)")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    _beams_decoding_arguments(parser)
+
+
+def _beams_decoding_arguments(parser: argparse.ArgumentParser) -> None:
+    """``beams``' decoding strategy and its options (:class:`lsplits.generation.decoding.Decoding`, which refuses
+    an option of another strategy; None: the strategy's default)."""
+    from lsplits.generation.decoding import DECODINGS
+
+    decoding = parser.add_argument_group("decoding", "how the k candidates are decoded; each candidate's "
+                                         "log-probability, token count and mean token entropy are recorded")
+    decoding.add_argument("--decoding", default=DECODINGS[0],
+                          help=f"one of {', '.join(DECODINGS)} (default %(default)s)")
+    decoding.add_argument("--num-beam-groups", type=_integer, default=None,
+                          help="diverse-beam: groups of k / G beams; must divide k (default: k groups of one)")
+    decoding.add_argument("--diversity-penalty", type=float, default=None,
+                          help="diverse-beam: subtracted from a token's log-probability for each earlier group "
+                               "that chose it at this step (default 1.0)")
+    decoding.add_argument("--temperature", type=float, default=None, help="sample: temperature (default 1.0)")
+    decoding.add_argument("--top-p", type=float, default=None, help="sample: nucleus mass in (0, 1] (default 1.0)")
+    decoding.add_argument("--top-k", type=_integer, default=None, help="sample: keep the k likeliest tokens "
+                          "(default: all)")
+    decoding.add_argument("--seed", type=_integer, default=None,
+                          help="sample: with each input, decides its samples, so a rerun (any batching, shards or "
+                               "processes) draws the same (default 0)")
 
 
 def push_metrics_arguments(parser: argparse.ArgumentParser) -> None:

@@ -29,13 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from lsplits.errors import ConfigError, InvalidOption
-from lsplits.params import check_choice
+from lsplits.params import DTYPES, check_choice
 
 logger = logging.getLogger(__name__)
 
-AUTO, FP32, BF16 = "auto", "fp32", "bf16"
-DTYPES = (AUTO, FP32, BF16)
-"""The choices of ``--dtype``."""
+AUTO, FP32, BF16 = DTYPES
 DEFAULT_DTYPE = AUTO
 """What ``--dtype`` and every API entry point use unless told otherwise."""
 CPU_BF16_FLAGS = frozenset({"amx_bf16", "avx512_bf16"})
