@@ -424,6 +424,33 @@ def _selective_source(config: StudyConfig, calibration, inputs: Inputs) -> str:
             f"all {len(inputs.ids)} examples are held out")
 
 
+def _check_before_loading(beam_paths: Sequence[str | os.PathLike[str]], gold_path: str | os.PathLike[str],
+                          config: StudyConfig, calibration) -> None:
+    """What :func:`run_study` refuses before it reads anything: unknown similarity or quality names, calibration
+    files without a target risk, missing input files and a cache folder it cannot write."""
+    for name in (*config.similarities, *config.qualities):
+        similarity_registry.get(name)  # fail early, before any long computation, on an unknown name
+    if calibration is not None and config.target_risk is None:
+        raise ConfigError("calibration files (--calibration) calibrate a selective threshold: give --target-risk")
+    check_input_files(beam_paths, gold_path)
+    if calibration is not None:
+        check_input_files(calibration[0], calibration[1], what="calibration")
+    if config.cache_dir is not None:  # a read-only cache is said now, not after the top-1 scores
+        check_writable(config.cache_dir, "the similarity matrix cache (--cache-dir)")
+
+
+def _nan_dropped(qualities: dict[str, np.ndarray], n: int) -> dict[str, int]:
+    """How many NaN qualities each metric has (dropped from PRR, with a warning); DataError when all ``n`` are."""
+    dropped_by = {name: int(np.isnan(q).sum()) for name, q in qualities.items()}
+    for name, dropped in dropped_by.items():
+        if dropped == n:
+            raise DataError(f"every example's {name} quality is NaN (no top-1 prediction could be scored "
+                            "against its gold), so PRR is undefined", field=name)
+        if dropped:
+            logger.warning("%s: %d example(s) with NaN quality dropped from PRR", name, dropped)
+    return dropped_by
+
+
 def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.PathLike[str],
               config: StudyConfig | None = None,
               calibration: tuple[Sequence[str | os.PathLike[str]], str | os.PathLike[str]] | None = None) -> Study:
@@ -434,15 +461,7 @@ def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.Path
     ``config.calibration_fraction`` of the examples (:class:`SelectiveRow`).
     """
     config = config or StudyConfig()
-    for name in (*config.similarities, *config.qualities):
-        similarity_registry.get(name)  # fail early, before any long computation, on an unknown name
-    if calibration is not None and config.target_risk is None:
-        raise ConfigError("calibration files (--calibration) calibrate a selective threshold: give --target-risk")
-    check_input_files(beam_paths, gold_path)
-    if calibration is not None:
-        check_input_files(calibration[0], calibration[1], what="calibration")
-    if config.cache_dir is not None:  # a read-only cache is said now, not after the top-1 scores
-        check_writable(config.cache_dir, "the similarity matrix cache (--cache-dir)")
+    _check_before_loading(beam_paths, gold_path, config, calibration)
     inputs = load_inputs(beam_paths, gold_path, pair_by_position=config.pair_by_position)
     qualities, corpus, invalid_top1 = _score_top1(config, inputs, gold_path)
     calibration_set = _load_scored(calibration[0], calibration[1], config) if calibration is not None else None
@@ -458,13 +477,7 @@ def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.Path
     skipped = skipped_beam_sizes(config.beam_sizes, beam_sizes, available)
     uncertainties = {k: _estimate(matrices, k, config) for k in beam_sizes}
     methods = tuple(uncertainties[beam_sizes[0]])
-    nan_dropped = {name: int(np.isnan(q).sum()) for name, q in qualities.items()}
-    for name, dropped in nan_dropped.items():
-        if dropped == len(inputs.ids):
-            raise DataError(f"every example's {name} quality is NaN (no top-1 prediction could be scored "
-                            "against its gold), so PRR is undefined", field=name)
-        if dropped:
-            logger.warning("%s: %d example(s) with NaN quality dropped from PRR", name, dropped)
+    nan_dropped = _nan_dropped(qualities, len(inputs.ids))
     prr_rows: list[PRRRow] = []
     metric_rows: list[MetricRow] = []
     all_curves: dict[tuple[int, str], dict[str, RejectionCurve]] = {}
