@@ -196,3 +196,23 @@ def test_the_docs_name_only_current_flags():
                              "_moved") if flag in text]
     assert not old, f"README.md or docs/ name old flags or shims: {old}"
 
+
+
+def test_the_space_files_its_own_scores_as_frozen_lm_scores(tmp_path):
+    """"Score your own" scores with the LM as it is (nothing is trained on the examples): the ``pt`` setting, so
+    its split is ``ll_split_pt`` (``ll_split_pt_len``) and the summary says so, not ``ft`` / ``ll_split``."""
+    import importlib
+
+    from lm_fixtures import tiny_model_folder
+    from space_helpers import build_fixture_dataset, space_settings
+
+    settings = space_settings(tmp_path, build_fixture_dataset(tmp_path / "demo"))
+    splits_tab = importlib.import_module("splits_tab")  # on sys.path once space_settings has loaded the app
+    settings = type(settings)(**{**vars(settings), "scratch_lm": tiny_model_folder(tmp_path / "lm")})
+    models = splits_tab.LanguageModels(settings)
+    lines = "\n".join(["the cat sat", "a dog ran home", "the bird sang", "xylophones juggle kumquats"] * 3)
+    for length_control, config in [(False, "ll_split_pt"), (True, "ll_split_pt_len")]:
+        summary, table, _ = splits_tab.score_own(lines, None, "text", "", "scratch", 0.25, length_control, models)
+        assert f"frozen (the `pt` setting: nothing is trained on your examples). A Likelihood Split (`{config}`)" \
+            in summary, summary
+        assert (table["split"] == "eval").sum() == 3

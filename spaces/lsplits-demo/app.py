@@ -48,8 +48,9 @@ dataset is preloaded. Each config is one way of choosing eval; `random` and `len
 
 SCORE_HELP = """### Score your own
 Paste one example per line, or upload a CSV/JSONL file and name its text field. Each example is scored
-with an LM (`scratch`: the demo's small LM, offline; or a Hub causal LM id such as `gpt2` when online),
-then split: the least likely share goes to eval."""
+with an LM as it is (`scratch`: the demo's small LM, offline; or a Hub causal LM id such as `gpt2` when online),
+frozen: nothing is trained on your examples (the `pt` setting, so the split is `ll_split_pt`). Then the least
+likely share goes to eval."""
 
 UE_HELP = """Paste beam candidates as JSONL (`{"id": ..., "candidates": [top-1, top-2, ...]}`, PENMAN strings)
 and the gold graphs (PENMAN with `# ::id` lines, or JSONL), upload them (one JSONL file or one PENMAN file per

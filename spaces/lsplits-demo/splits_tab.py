@@ -24,7 +24,6 @@ from lsplits.building import dataset as built
 from lsplits.building.demo import SCRATCH_LM_FOLDER, ensure_scratch_lm, scratch_lm_texts
 from lsplits.building.export import METADATA_FILE
 from lsplits.building.pipeline import checked_eval_size, score_records, split_scored
-from lsplits.building.record import BuildRecord
 from lsplits.building.report import config_statistics, eval_mask_frame
 from lsplits.data.loading import load_examples, prepare_examples
 from lsplits.data.tasks import generic_task
@@ -49,7 +48,7 @@ class OpenedDataset:
 
     source: str
     frames: dict[str, dict[str, pd.DataFrame]]
-    record: BuildRecord  # its lsplits.json
+    meta: dict[str, Any]
     stats: dict[str, dict[str, Any]]
     difficulty: str = ""  # the card's Difficulty section (markdown), when `lsplits difficulty` wrote one
 
@@ -130,8 +129,8 @@ def open_dataset(source: str, settings: SpaceSettings) -> OpenedDataset:
             _READ[key] = found
             while len(_READ) > _READ_KEPT:
                 _READ.pop(next(iter(_READ)))
-    frames, record, stats = found
-    return OpenedDataset(source=source.strip(), frames=frames, record=record, stats=stats,
+    frames, meta, stats = found
+    return OpenedDataset(source=source.strip(), frames=frames, meta=meta, stats=stats,
                          difficulty=difficulty_section(folder))
 
 
@@ -144,32 +143,32 @@ def difficulty_section(folder: Path) -> str:
     return "\n".join(line for line in (section or "").splitlines() if not line.startswith("!["))
 
 
-_READ: dict[tuple[str, int], tuple[dict, BuildRecord, dict]] = {}
+_READ: dict[tuple[str, int], tuple[dict, dict, dict]] = {}
 """What :func:`open_dataset` read, by folder and ``lsplits.json`` time stamp (the last :data:`_READ_KEPT`)."""
 _READ_KEPT = 4
 _READ_LOCK = threading.Lock()
 
 
-def _read_dataset(dataset: built.BuiltDataset) -> tuple[dict, BuildRecord, dict]:
-    """Frames, record and statistics of a built dataset."""
-    frames, record = dataset.frames(), dataset.record
+def _read_dataset(dataset: built.BuiltDataset) -> tuple[dict, dict, dict]:
+    """Frames, metadata and statistics of a built dataset."""
+    frames, meta = dataset.frames(), dataset.meta
     if not frames:
         raise ConfigError(f"{dataset.location}: the dataset lists no configs")
-    stats = config_statistics(frames, query_field=record.task.query_field, label_field=record.task.label_field,
-                              categorical_columns=record.task.categorical_columns, progress=True)
-    return frames, record, stats
+    stats = config_statistics(frames, query_field=meta["query_field"], label_field=meta.get("label_field"),
+                              categorical_columns=meta.get("categorical_columns", ()), progress=True)
+    return frames, meta, stats
 
 
 def overview_markdown(opened: OpenedDataset) -> str:
     """Two lines on the dataset (size, configs, how it was scored), then its card's Difficulty section if any."""
     first = next(iter(opened.frames.values()))
     n = sum(len(frame) for frame in first.values())
-    settings = opened.record.settings
-    lm = "?" if settings is None else settings.lm
+    meta = opened.meta
+    lm = meta.get("lm", "?")
     lm_text = "a small LM trained from scratch on the data" if lm == SCRATCH else f"`{lm}`"
-    folds = "" if settings is None else f" in {settings.folds} folds"
+    folds = f" in {meta['folds']} folds" if meta.get("folds") else ""
     text = (f"**{opened.source}**: {n:,} examples, {len(opened.frames)} configs "
-            f"({', '.join(f'`{c}`' for c in opened.frames)}). Query field `{opened.record.task.query_field}`, "
+            f"({', '.join(f'`{c}`' for c in opened.frames)}). Query field `{meta['query_field']}`, "
             f"scored by {lm_text}{folds}; eval = validation + test.")
     return f"{text}\n\n{opened.difficulty.strip()}" if opened.difficulty.strip() else text
 
@@ -203,8 +202,8 @@ def extremes(opened: OpenedDataset | None, config: str, count: int) -> tuple[pd.
     """The ``count`` least likely and most likely examples of the config, with their split."""
     splits = _config(opened, config)
     frame = pd.concat([split_frame.assign(split=name) for name, split_frame in splits.items()], ignore_index=True)
-    task = opened.record.task
-    first = ["id", "split", "ll_score", "length", task.label_field, task.query_field]
+    meta = opened.meta
+    first = ["id", "split", "ll_score", "length", meta.get("label_field"), meta["query_field"]]
     columns = [c for c in dict.fromkeys(first) if c and c in frame.columns]
     columns += [c for c in frame.columns if c not in columns and c not in _HIDDEN_COLUMNS]
     frame = frame[columns].sort_values("ll_score", kind="stable")
