@@ -24,6 +24,7 @@ from lsplits.building import dataset as built
 from lsplits.building.demo import SCRATCH_LM_FOLDER, ensure_scratch_lm, scratch_lm_texts
 from lsplits.building.export import METADATA_FILE
 from lsplits.building.pipeline import checked_eval_size, score_records, split_scored
+from lsplits.building.record import BuildRecord
 from lsplits.building.report import config_statistics, eval_mask_frame
 from lsplits.data.loading import load_examples, prepare_examples
 from lsplits.data.tasks import generic_task
@@ -48,7 +49,7 @@ class OpenedDataset:
 
     source: str
     frames: dict[str, dict[str, pd.DataFrame]]
-    meta: dict[str, Any]
+    record: BuildRecord  # its lsplits.json
     stats: dict[str, dict[str, Any]]
     difficulty: str = ""  # the card's Difficulty section (markdown), when `lsplits difficulty` wrote one
 
@@ -129,8 +130,8 @@ def open_dataset(source: str, settings: SpaceSettings) -> OpenedDataset:
             _READ[key] = found
             while len(_READ) > _READ_KEPT:
                 _READ.pop(next(iter(_READ)))
-    frames, meta, stats = found
-    return OpenedDataset(source=source.strip(), frames=frames, meta=meta, stats=stats,
+    frames, record, stats = found
+    return OpenedDataset(source=source.strip(), frames=frames, record=record, stats=stats,
                          difficulty=difficulty_section(folder))
 
 
@@ -143,32 +144,32 @@ def difficulty_section(folder: Path) -> str:
     return "\n".join(line for line in (section or "").splitlines() if not line.startswith("!["))
 
 
-_READ: dict[tuple[str, int], tuple[dict, dict, dict]] = {}
+_READ: dict[tuple[str, int], tuple[dict, BuildRecord, dict]] = {}
 """What :func:`open_dataset` read, by folder and ``lsplits.json`` time stamp (the last :data:`_READ_KEPT`)."""
 _READ_KEPT = 4
 _READ_LOCK = threading.Lock()
 
 
-def _read_dataset(dataset: built.BuiltDataset) -> tuple[dict, dict, dict]:
-    """Frames, metadata and statistics of a built dataset."""
-    frames, meta = dataset.frames(), dataset.meta
+def _read_dataset(dataset: built.BuiltDataset) -> tuple[dict, BuildRecord, dict]:
+    """Frames, record and statistics of a built dataset."""
+    frames, record = dataset.frames(), dataset.record
     if not frames:
         raise ConfigError(f"{dataset.location}: the dataset lists no configs")
-    stats = config_statistics(frames, query_field=meta["query_field"], label_field=meta.get("label_field"),
-                              categorical_columns=meta.get("categorical_columns", ()), progress=True)
-    return frames, meta, stats
+    stats = config_statistics(frames, query_field=record.task.query_field, label_field=record.task.label_field,
+                              categorical_columns=record.task.categorical_columns, progress=True)
+    return frames, record, stats
 
 
 def overview_markdown(opened: OpenedDataset) -> str:
     """Two lines on the dataset (size, configs, how it was scored), then its card's Difficulty section if any."""
     first = next(iter(opened.frames.values()))
     n = sum(len(frame) for frame in first.values())
-    meta = opened.meta
-    lm = meta.get("lm", "?")
+    settings = opened.record.settings
+    lm = "?" if settings is None else settings.lm
     lm_text = "a small LM trained from scratch on the data" if lm == SCRATCH else f"`{lm}`"
-    folds = f" in {meta['folds']} folds" if meta.get("folds") else ""
+    folds = "" if settings is None else f" in {settings.folds} folds"
     text = (f"**{opened.source}**: {n:,} examples, {len(opened.frames)} configs "
-            f"({', '.join(f'`{c}`' for c in opened.frames)}). Query field `{meta['query_field']}`, "
+            f"({', '.join(f'`{c}`' for c in opened.frames)}). Query field `{opened.record.task.query_field}`, "
             f"scored by {lm_text}{folds}; eval = validation + test.")
     return f"{text}\n\n{opened.difficulty.strip()}" if opened.difficulty.strip() else text
 
@@ -202,8 +203,8 @@ def extremes(opened: OpenedDataset | None, config: str, count: int) -> tuple[pd.
     """The ``count`` least likely and most likely examples of the config, with their split."""
     splits = _config(opened, config)
     frame = pd.concat([split_frame.assign(split=name) for name, split_frame in splits.items()], ignore_index=True)
-    meta = opened.meta
-    first = ["id", "split", "ll_score", "length", meta.get("label_field"), meta["query_field"]]
+    task = opened.record.task
+    first = ["id", "split", "ll_score", "length", task.label_field, task.query_field]
     columns = [c for c in dict.fromkeys(first) if c and c in frame.columns]
     columns += [c for c in frame.columns if c not in columns and c not in _HIDDEN_COLUMNS]
     frame = frame[columns].sort_values("ll_score", kind="stable")
@@ -250,6 +251,11 @@ class LanguageModels:
         return ensure_scratch_lm(scratch_lm_texts(demo), target, max_steps=self.settings.scratch_steps)
 
 
+FROZEN = "pt"
+"""The setting of the scores "Score your own" computes: the LM as it is (the demo's scratch LM trained on the demo's
+sentences, or a Hub LM), not fine-tuned on the user's examples in folds as ``ft`` would be."""
+
+
 def user_examples(lines: str, upload: str | None, text_field: str, prompt_template: str):
     """The task and examples to score: an uploaded CSV/JSONL file when given, else the pasted lines."""
     if upload:
@@ -265,8 +271,9 @@ def user_examples(lines: str, upload: str | None, text_field: str, prompt_templa
 
 def score_own(lines: str, upload: str | None, text_field: str, prompt_template: str, lm: str,
               eval_fraction: float, length_control: bool, models: LanguageModels) -> tuple[str, pd.DataFrame, Any]:
-    """Score the user's examples and split them as ``lsplits build`` does (``ll_split``, or ``ll_split_len``
-    with length control): the least likely ``eval_fraction`` goes to eval.
+    """Score the user's examples with the LM as it is (frozen: nothing is trained on them, the ``pt`` setting) and
+    split them as ``lsplits build`` does (``ll_split_pt``, or ``ll_split_pt_len`` with length control): the least
+    likely ``eval_fraction`` goes to eval.
 
     Returns a summary, the scored table (least likely first) and the score-against-length figure.
     """
@@ -280,11 +287,11 @@ def score_own(lines: str, upload: str | None, text_field: str, prompt_template: 
     from lsplits.lm.scoring import score_pairs  # torch: seconds to import, after every check of the input
 
     model, tokenizer = models.get(lm)
-    records = score_records(examples, task, "ft")
+    records = score_records(examples, task, FROZEN)
     scores, tokens = score_pairs(model, tokenizer, [r["prompt"] for r in records], [r["query"] for r in records],
                                  ids=[r["id"] for r in records], progress=True)
-    config = "ll_split_len" if length_control else "ll_split"
-    result = split_scored(task, examples, {"ft": (scores, tokens)}, configs=[config], eval_size=float(eval_fraction),
+    config = "ll_split_pt_len" if length_control else "ll_split_pt"
+    result = split_scored(task, examples, {FROZEN: (scores, tokens)}, configs=[config], eval_size=float(eval_fraction),
                           option=EVAL_SHARE)
     eval_size, lengths = result.eval_size, result.inputs.lengths
     in_eval = np.zeros(len(examples), dtype=bool)
@@ -300,6 +307,7 @@ def score_own(lines: str, upload: str | None, text_field: str, prompt_template: 
     lm_text = "the demo's scratch LM" if lm == SCRATCH else f"`{lm}`"
     how = "the least likely examples of each length" if length_control else "the least likely examples"
     plural = "s" if eval_size > 1 else ""
-    summary = (f"Scored {len(examples)} examples with {lm_text}. A Likelihood Split with {eval_size} eval "
+    summary = (f"Scored {len(examples)} examples with {lm_text}, frozen (the `{FROZEN}` setting: nothing is "
+               f"trained on your examples). A Likelihood Split (`{config}`) with {eval_size} eval "
                f"example{plural} ({eval_fraction:.0%}) puts {how} in eval: the rows marked `eval` below.")
     return summary, table, figure
