@@ -284,15 +284,16 @@ def test_bad_scores_are_one_clear_line(call, message):
 
 
 def test_lsplits_ue_refuses_a_graybox_estimator_in_one_line(tmp_path, monkeypatch, capsys):
-    """``lsplits ue`` reads similarity matrices only (for now): a gray-box estimator is refused up front."""
+    """Beams without scores: when every estimator asked for needs them, ``lsplits ue`` refuses up front in one
+    line (with a black-box one beside them they are skipped instead: tests/test_graybox_ue.py)."""
     from test_bad_inputs import beams_and_gold, run_in_process
 
     beams, gold = beams_and_gold(tmp_path)
     argv = ["ue", str(beams), "--gold", str(gold), "--out", str(tmp_path / "out"), "--no-cache",
-            "--estimators", "eigv,cocoa_msp"]
+            "--estimators", "msp,cocoa_msp"]
     result = run_in_process(argv, tmp_path, monkeypatch, capsys)
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert result.returncode == 2 and len(lines) == 1, result.stderr[-3000:]
-    assert "--estimators" in lines[0] and "'cocoa_msp'" in lines[0]
-    assert "needs the candidates' log-probabilities" in lines[0]
+    assert "--estimators" in lines[0] and "cocoa_msp" in lines[0]
+    assert "the beams carry no scores" in lines[0]
     assert not (tmp_path / "out").exists()

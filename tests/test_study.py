@@ -8,7 +8,8 @@ import pytest
 
 from lsplits.cli.parser import in_cli_words
 from lsplits.errors import ConfigError, InvalidOption
-from lsplits.uncertainty.study import PRRRow, StudyConfig, method_name
+from lsplits.uncertainty.methods import method_name
+from lsplits.uncertainty.study import PRRRow, StudyConfig
 
 
 @pytest.mark.parametrize("settings, message", [

@@ -128,8 +128,8 @@ def _first_bad(bad: np.ndarray) -> tuple[int, int] | None:
     return (int(positions[0][0]), int(positions[0][1])) if len(positions) else None
 
 
-def _check_values(name: str, array: np.ndarray, single: bool, examples: Sequence[int] | None) -> None:
-    """InvalidInput naming the first value of ``array`` that score field ``name`` cannot hold."""
+def _rules(name: str, array: np.ndarray) -> list[tuple[np.ndarray, str]]:
+    """(where ``array`` breaks the rule, what the rule says) for each rule of score field ``name``."""
     rules = [(~np.isfinite(array), "must be a finite number")]
     if name == "logprobs":
         rules.append((array > 0, "must be <= 0 (a sum of log-probabilities; a probability or a length-penalised "
@@ -139,7 +139,28 @@ def _check_values(name: str, array: np.ndarray, single: bool, examples: Sequence
                   (array != np.round(array), "must be a whole number")]
     else:
         rules.append((array < 0, "must be >= 0 (an entropy)"))
-    for bad, problem in rules:
+    return rules
+
+
+def score_problem(name: str, values: object) -> str | None:
+    """What is wrong with one candidate list's ``values`` of score field ``name`` (``candidate 2 is 0.5: a
+    log-probability must be <= 0``), or None: the rules the estimators check, for readers of files to say first."""
+    try:
+        array = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        return f"must be a list of numbers, one per candidate, got {str(values)[:40]}"
+    if array.ndim != 1 or isinstance(values, (str, bytes)):
+        return f"must be a list of numbers, one per candidate, got {str(values)[:40]}"
+    for bad, problem in _rules(name, array):
+        where = np.flatnonzero(bad)
+        if where.size:
+            return f"candidate {where[0]} is {array[where[0]]:g}: {_KINDS[name]} {problem}"
+    return None
+
+
+def _check_values(name: str, array: np.ndarray, single: bool, examples: Sequence[int] | None) -> None:
+    """InvalidInput naming the first value of ``array`` that score field ``name`` cannot hold."""
+    for bad, problem in _rules(name, array):
         where = _first_bad(bad)
         if where is not None:
             raise InvalidInput(f"{_where(name, where, single, examples)} is {array[where]:g}: "

@@ -4,7 +4,9 @@ Beams come either as one JSONL file with ``{"id": ..., "candidates": [top-1, top
 or as k PENMAN files, one per beam rank (what AMR parsers write: file r holds every sentence's
 rank-r graph). Gold comes as a PENMAN file or JSONL with ``id`` and the graph in ``amr`` (or
 ``gold``, ``reference``). In PENMAN files graphs are separated by blank lines and an example's id is
-read from its ``# ::id`` metadata line.
+read from its ``# ::id`` metadata line. Beams may carry the candidates' own scores (JSONL ``logprobs``,
+``n_tokens``, ``token_entropies``; PENMAN ``# ::logprob``, ``# ::n_tokens``, ``# ::token_entropy`` lines), for
+every example or for none (:mod:`.beam_scores`).
 
 Pairing: by id whenever any input has ids (JSONL rows always do). Then every graph of every file
 needs one: a PENMAN graph without ``# ::id`` while other graphs have ids is a DataError naming its
@@ -33,6 +35,12 @@ from pathlib import Path
 from lsplits.data.files import read_jsonl, text_lines
 from lsplits.errors import DataError
 from lsplits.generation.cache import read_beams_record
+from lsplits.uncertainty.beam_scores import (
+    ScoreTable,
+    check_example_scores,
+    check_row_scores,
+    penman_scores,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -42,11 +50,13 @@ _ID_RE = re.compile(r"::id\s+(\S+)")
 
 @dataclass(frozen=True)
 class PenmanBlock:
-    """One graph of a PENMAN file: its id (None without ``# ::id``), text and first line number."""
+    """One graph of a PENMAN file: its id (None without ``# ::id``), text, first line number and the scores of
+    its ``# ::logprob`` / ``# ::n_tokens`` / ``# ::token_entropy`` lines (score field -> value)."""
 
     id: str | None
     text: str
     line: int
+    scores: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -62,6 +72,8 @@ class Inputs:
     paired_by: str = "id"  # "position": no input had ids (ids are the 0-based positions); "order": asked for
     # (--pair-by-position) whatever the ids, which are then the gold's
     made_by: dict | None = None  # how `lsplits beams` made the beams file (its settings record), when it did
+    scores: list[dict[str, list]] | None = None  # per example (aligned with ids) its score lists; None: no scores
+    score_fields: tuple[str, ...] = ()  # the score fields every example carries (SCORE_FIELDS order)
 
 
 def read_penman_file(path: str | os.PathLike[str]) -> list[PenmanBlock]:
@@ -69,25 +81,27 @@ def read_penman_file(path: str | os.PathLike[str]) -> list[PenmanBlock]:
     blocks: list[PenmanBlock] = []
     current: list[str] = []
     current_id: str | None = None
+    scores: dict[str, float] = {}
     start = 0
 
     def flush() -> None:
-        nonlocal current, current_id
-        if current or current_id is not None:
-            blocks.append(PenmanBlock(current_id, "\n".join(current), start))
-        current, current_id = [], None
+        nonlocal current, current_id, scores
+        if current or current_id is not None or scores:
+            blocks.append(PenmanBlock(current_id, "\n".join(current), start, scores))
+        current, current_id, scores = [], None, {}
 
     for number, raw in text_lines(path):  # a byte that is not UTF-8: DataError naming the file and line
         line = raw.rstrip("\r\n")
         if not line.strip():
             flush()
             continue
-        if not current and current_id is None:
+        if not current and current_id is None and not scores:
             start = number
         if line.lstrip().startswith("#"):
             found = _ID_RE.search(line)
             if found:
                 current_id = found.group(1)
+            scores.update(penman_scores(line, Path(path), number))
             continue
         current.append(line)
     flush()
@@ -118,6 +132,7 @@ class _Side:
     with_id: tuple[Path, int] | None = None  # the first graph (file, line) that has an id
     without_id: tuple[Path, int] | None = None  # the first graph that has none
     counts: dict[str, int] = field(default_factory=dict)  # graphs per file
+    scores: ScoreTable = field(default_factory=ScoreTable)  # beams only: the candidates' scores, per entry
 
     @property
     def has_ids(self) -> bool:
@@ -154,8 +169,11 @@ def _read_beam_side(paths: Sequence[Path]) -> _Side:
                 raise DataError("candidates must be a list of strings", source=str(paths[0]), line=number,
                                 example=example, field="candidates")
             _add_unique(side.entries, example, [c if isinstance(c, str) else "" for c in candidates], paths[0], number)
+            side.scores.add(example, check_row_scores(row, candidates, paths[0], number, example),
+                            (paths[0], number, example))
         side.with_id = (paths[0], rows[0][0]) if rows else None
         side.counts[str(paths[0])] = len(rows)
+        side.scores.check_complete()
         return side
     if any(_is_jsonl(p) for p in paths):
         raise DataError("give either one JSONL file of beams or one PENMAN file per beam rank, not a mix",
@@ -172,13 +190,29 @@ def _read_beam_side(paths: Sequence[Path]) -> _Side:
                     raise DataError("duplicate id", source=str(path), line=block.line, example=block.id, field="id")
                 seen.add(block.id)
                 side.entries.setdefault(block.id, []).append(block.text)
-        return side
+                side.scores.add(block.id, block.scores, (path, block.line, block.id))
+        return _checked_scores(side, paths, ranks)
     if len(set(side.counts.values())) > 1:
         listed = ", ".join(f"{name} holds {count}" for name, count in side.counts.items())
         raise DataError(f"beam files without '# ::id' lines are paired by position and must hold the same number "
                         f"of graphs, but {listed}")
     for position in range(len(ranks[0]) if ranks else 0):
         side.entries[str(position)] = [blocks[position].text for blocks in ranks]
+        for path, blocks in zip(paths, ranks, strict=True):
+            side.scores.add(str(position), blocks[position].scores, (path, blocks[position].line, str(position)))
+    return _checked_scores(side, paths, ranks)
+
+
+def _checked_scores(side: _Side, paths: Sequence[Path], ranks: Sequence[Sequence[PenmanBlock]]) -> _Side:
+    """The PENMAN beams' ``# ::logprob`` (and kin) lines checked: on every graph or none, usable values."""
+    if side.scores.check_complete():
+        first = {}
+        for path, blocks in zip(paths, ranks, strict=True):
+            for block in blocks:
+                first.setdefault(block.id, (path, block.line, block.id))
+        for position, (example, candidates) in enumerate(side.entries.items()):
+            check_example_scores(side.scores, example, len(candidates),
+                                 first.get(example) or (paths[0], ranks[0][position].line, example))
     return side
 
 
@@ -251,7 +285,10 @@ def _by_order(beams: _Side, gold: _Side, gold_path: Path) -> dict[str, list[str]
         raise DataError(f"--pair-by-position pairs the beams with the gold by order, but the beams "
                         f"({', '.join(beams.counts)}) hold {len(beams.entries)} examples and the gold holds "
                         f"{len(gold.entries)} graphs", source=str(gold_path))
-    return dict(zip(gold.entries, beams.entries.values(), strict=True))
+    ordered = dict(zip(gold.entries, beams.entries.values(), strict=True))
+    beams.scores.values = dict(zip(gold.entries, (beams.scores.values.get(key, {}) for key in beams.entries),
+                                   strict=True))
+    return ordered
 
 
 def load_inputs(beam_paths: Sequence[str | os.PathLike[str]], gold_path: str | os.PathLike[str], *,
@@ -274,7 +311,8 @@ def load_inputs(beam_paths: Sequence[str | os.PathLike[str]], gold_path: str | o
     inputs = Inputs(ids=[], candidates=[], gold=[],
                     only_in_beams=[i for i in beams if i not in gold],
                     only_in_gold=[i for i in gold if i not in beams], paired_by=paired_by,
-                    made_by=read_beams_record(beam_paths[0]) if len(beam_paths) == 1 else None)
+                    made_by=read_beams_record(beam_paths[0]) if len(beam_paths) == 1 else None,
+                    score_fields=beam_side.scores.check_complete())
     for example, candidates in beams.items():
         if example not in gold:
             continue
@@ -284,6 +322,8 @@ def load_inputs(beam_paths: Sequence[str | os.PathLike[str]], gold_path: str | o
         inputs.ids.append(example)
         inputs.candidates.append(candidates)
         inputs.gold.append(gold[example])
+    if inputs.score_fields:
+        inputs.scores = [beam_side.scores.values[example] for example in inputs.ids]
     for label, missing in (("only in the beams", inputs.only_in_beams), ("only in the gold", inputs.only_in_gold),
                            ("without candidates", inputs.without_candidates)):
         if missing:

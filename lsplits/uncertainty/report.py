@@ -30,8 +30,9 @@ from lsplits.similarity.registry import display
 from lsplits.uncertainty._format import number as _number
 from lsplits.uncertainty._format import table as _table
 from lsplits.uncertainty.estimators import GRAPH_ESTIMATORS
+from lsplits.uncertainty.methods import method_name
 from lsplits.uncertainty.plots import operating_points, rejection_figure
-from lsplits.uncertainty.study import PRRRow, SelectiveRow, Study, method_name, too_few_to_certify
+from lsplits.uncertainty.study import PRRRow, SelectiveRow, Study, too_few_to_certify
 
 _LISTED = 20  # ids listed in the markdown; the CSV files hold all of them
 CONSTANT_MARK = "†"

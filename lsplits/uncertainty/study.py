@@ -24,6 +24,7 @@ LexSim, on strings, may rate them certain.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import warnings
@@ -40,23 +41,21 @@ from lsplits.runtime.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
 from lsplits.similarity.lexical import LEXICAL_SIMILARITIES
 from lsplits.uncertainty.beam import LEXICAL_SIMILARITY
+from lsplits.uncertainty.beam_scores import usable_estimators
 from lsplits.uncertainty.bounds import DEFAULT_DELTA, DEFAULT_METHOD, METHODS, smallest_certifiable
 from lsplits.uncertainty.estimators import (
     DEFAULT_ECC_THRESHOLD,
     DEFAULT_KLE_T,
+    DEFAULT_SAR_T,
     DEFAULT_SETS_THRESHOLD,
-    DISPLAY_NAMES,
     ESTIMATOR_NAME,
-    LEXICAL_ESTIMATORS,
     PAPER_ESTIMATORS,
-    SPECTRAL_ESTIMATORS,
     EstimatorSettings,
     check_estimators,
-    estimate_many,
-    spectral_many,
 )
 from lsplits.uncertainty.inputs import Inputs, load_inputs
 from lsplits.uncertainty.matrix import SimilarityMatrix, build_matrices
+from lsplits.uncertainty.methods import estimate_methods, method_pairs, read_only, spearman
 from lsplits.uncertainty.normalization import DEFAULT_NORMALIZER, NORMALIZERS
 from lsplits.uncertainty.prr import (
     DEFAULT_BOOTSTRAP,
@@ -135,6 +134,7 @@ class StudyConfig(Checked):
     normalizer: str = DEFAULT_NORMALIZER
     sets_threshold: float = DEFAULT_SETS_THRESHOLD
     kle_t: float = DEFAULT_KLE_T
+    sar_t: float = DEFAULT_SAR_T  # SentenceSAR's temperature
     target_risk: float | None = None  # selective prediction (.selective) when set
     delta: float = DEFAULT_DELTA
     calibration_fraction: float = DEFAULT_CALIBRATION_FRACTION  # used when no calibration files are given
@@ -144,8 +144,9 @@ class StudyConfig(Checked):
     pair_by_position: bool = False  # pair beams and gold by order, whatever their ids (--pair-by-position)
 
     def check_together(self) -> None:
-        """The rules across fields: matrix-only estimators; metrics and a ``bad`` loss that need ``bad_below``."""
-        check_estimators(self.estimators)
+        """The rules across fields: known estimators (those that need the candidates' scores are kept or skipped
+        once the beams are read); metrics and a ``bad`` loss that need ``bad_below``."""
+        check_estimators(self.estimators, with_scores=True)
         check_metrics(self.metrics, self.bad_below)
         if self.target_risk is not None and self.selective_loss == "bad" and self.bad_below is None:
             raise InvalidOption(name="selective_loss", problem="'bad' needs bad_below: the quality under which an "
@@ -154,7 +155,7 @@ class StudyConfig(Checked):
     def estimator_settings(self) -> EstimatorSettings:
         """The estimators' options under this configuration."""
         return EstimatorSettings(ecc_threshold=self.ecc_threshold, sets_threshold=self.sets_threshold,
-                                 kle_t=self.kle_t)
+                                 kle_t=self.kle_t, sar_t=self.sar_t)
 
 
 @dataclass(frozen=True)
@@ -217,18 +218,7 @@ class Study:
     selective: tuple[SelectiveRow, ...] = ()
     selective_source: str = ""  # where the calibration examples came from, in words
     skipped_beam_sizes: tuple[int, ...] = ()  # requested sizes larger than any example's candidate list
-
-
-def _read_only(values: np.ndarray) -> np.ndarray:
-    values = np.asarray(values)
-    values.flags.writeable = False
-    return values
-
-
-def method_name(estimator: str, similarity: str | None) -> str:
-    """Row label as in the paper: ``LexSim`` or ``EigV-Smatch++``."""
-    label = DISPLAY_NAMES[estimator]
-    return label if similarity is None else f"{label}-{similarity_registry.display(similarity)}"
+    skipped_estimators: str = ""  # the line saying which score-based estimators the beams' scores did not allow
 
 
 def method_family(method: str) -> str:
@@ -252,38 +242,6 @@ def skipped_beam_sizes(requested: tuple[int, ...], used: tuple[int, ...], availa
     return skipped
 
 
-def _method_pairs(config: StudyConfig) -> list[tuple[str, str, str | None]]:
-    """(estimator, similarity whose matrices it uses, similarity named in the row label) per report row."""
-    pairs: list[tuple[str, str, str | None]] = []
-    for estimator in config.estimators:
-        if estimator in LEXICAL_ESTIMATORS:
-            pairs += [(estimator, lexical, None if lexical == LEXICAL_SIMILARITY else lexical)
-                      for lexical in config.lexical_similarities]
-        else:
-            pairs += [(estimator, name, name) for name in config.similarities]
-    return pairs
-
-
-def _estimate(matrices: dict[str, list[SimilarityMatrix]], k: int, config: StudyConfig) -> dict[str, np.ndarray]:
-    """Every method's uncertainty per example at beam size k (each estimator vectorised over the examples).
-
-    EigV and Ecc of one similarity share one Laplacian eigendecomposition per matrix stack.
-    """
-    settings = config.estimator_settings()
-    pairs = _method_pairs(config)
-    requested = {(estimator, name) for estimator, name, _ in pairs}
-    spectral = {name: spectral_many([m.truncate(k).values for m in matrices[name]], settings.ecc_threshold)
-                for name in config.similarities if all((e, name) in requested for e in SPECTRAL_ESTIMATORS)}
-    values = {}
-    for estimator, name, label in pairs:
-        if name in spectral and estimator in SPECTRAL_ESTIMATORS:
-            values[method_name(estimator, label)] = _read_only(spectral[name][estimator])
-        else:
-            values[method_name(estimator, label)] = _read_only(estimate_many(
-                estimator, [m.truncate(k).values for m in matrices[name]], **settings.options(estimator)))
-    return values
-
-
 def _extra_metrics(config: StudyConfig, k: int, quality_name: str, u: np.ndarray, q: np.ndarray, method: str,
                    curve: RejectionCurve) -> list[MetricRow]:
     """The selected metrics other than PRR (computed with its interval) for one row, on its rejection curve."""
@@ -297,15 +255,6 @@ def _extra_metrics(config: StudyConfig, k: int, quality_name: str, u: np.ndarray
     for warning in caught:
         logger.debug("%s, k=%d, %s: %s", method, k, quality_name, warning.message)
     return [MetricRow(k, method, quality_name, name, value) for name, value in values.items()]
-
-
-def _spearman(values: dict[str, np.ndarray]) -> np.ndarray:
-    """Spearman correlation matrix between methods (NaN where a method is constant)."""
-    from scipy.stats import rankdata
-
-    ranks = np.array([rankdata(v) for v in values.values()])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.corrcoef(ranks) if len(ranks) > 1 else np.ones((1, 1))
 
 
 def _all_invalid(matrices: dict[str, list[SimilarityMatrix]], k: int) -> dict[str, tuple[int, ...]]:
@@ -338,7 +287,7 @@ def _score_top1(config: StudyConfig, inputs: Inputs, gold_path: str | os.PathLik
         metric = similarity_registry.get(name)
         scored = score_predictions(metric, top1, inputs.gold, placeholder=placeholder_for(metric),
                                    ids=inputs.ids, source=str(gold_path))
-        qualities[name] = _read_only(np.array(scored.scores, dtype=float))
+        qualities[name] = read_only(np.array(scored.scores, dtype=float))
         corpus[name] = scored.corpus
         invalid_top1[name] = len(scored.invalid_predictions)
     for name, values in qualities.items():  # ECE and the selective risk need qualities in [0, 1]: check before the matrices
@@ -354,7 +303,7 @@ def _score_top1(config: StudyConfig, inputs: Inputs, gold_path: str | os.PathLik
 
 def _matrices(inputs: Inputs, config: StudyConfig) -> dict[str, list[SimilarityMatrix]]:
     """Every similarity's matrices of the inputs that the estimators or the invalid-candidate counts need."""
-    needed = dict.fromkeys(name for _, name, _ in _method_pairs(config))
+    needed = dict.fromkeys(name for _, name, _ in method_pairs(config) if name is not None)
     needed.update(dict.fromkeys(config.similarities))  # invalid candidates are counted for each similarity
     return {name: build_matrices(inputs.candidates, name, cache=config.cache_dir, progress=config.progress, ids=inputs.ids,
                                  workers=1 if name in LEXICAL_SIMILARITIES else config.workers)  # cheap: no pool
@@ -424,6 +373,41 @@ def _selective_source(config: StudyConfig, calibration, inputs: Inputs) -> str:
             f"all {len(inputs.ids)} examples are held out")
 
 
+def _usable(config: StudyConfig, fields: Sequence[str], option: str = "--estimators") -> tuple[StudyConfig, str]:
+    """``config`` without the estimators whose scores the beams lack, and the line saying so (logged; "" if none).
+    ConfigError when every estimator needs them (:func:`~.beam_scores.usable_estimators`)."""
+    kept, line = usable_estimators(config.estimators, fields, option)
+    if line is None:
+        return config, ""
+    logger.warning("%s", line)
+    return dataclasses.replace(config, estimators=kept), line
+
+
+def _prr_grid(config: StudyConfig, qualities: dict[str, np.ndarray], uncertainties: dict[int, dict[str, np.ndarray]]
+              ) -> tuple[list[PRRRow], list[MetricRow], dict[tuple[int, str], dict[str, RejectionCurve]]]:
+    """PRR with its interval, the other metrics and the rejection curve of every k x quality x method."""
+    prr_rows: list[PRRRow] = []
+    metric_rows: list[MetricRow] = []
+    all_curves: dict[tuple[int, str], dict[str, RejectionCurve]] = {}
+    total = sum(len(values) for values in uncertainties.values()) * len(qualities)
+    with progress_bar(total=total, desc="PRR", unit="estimate", disable=not config.progress) as grid:
+        for k, by_method in uncertainties.items():
+            for quality_name, q in qualities.items():
+                keep = ~np.isnan(q)
+                curves: dict[str, RejectionCurve] = {}
+                for method, u in by_method.items():
+                    result, curve = prr_and_curve(u[keep], q[keep], max_rejection=config.max_rejection,
+                                                  n_bootstrap=config.n_bootstrap, confidence=config.confidence,
+                                                  seed=config.seed)
+                    constant = bool(u[keep].size) and bool(np.all(u[keep] == u[keep][0]))
+                    prr_rows.append(PRRRow(k, method, quality_name, result, constant))
+                    curves[method] = curve
+                    metric_rows += _extra_metrics(config, k, quality_name, u[keep], q[keep], method, curve)
+                    grid.update()
+                all_curves[k, quality_name] = curves
+    return prr_rows, metric_rows, all_curves
+
+
 def _check_before_loading(beam_paths: Sequence[str | os.PathLike[str]], gold_path: str | os.PathLike[str],
                           config: StudyConfig, calibration) -> None:
     """What :func:`run_study` refuses before it reads anything: unknown similarity or quality names, calibration
@@ -463,8 +447,12 @@ def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.Path
     config = config or StudyConfig()
     _check_before_loading(beam_paths, gold_path, config, calibration)
     inputs = load_inputs(beam_paths, gold_path, pair_by_position=config.pair_by_position)
+    config, skipped_estimators = _usable(config, inputs.score_fields)  # before the top-1 scores and matrices
     qualities, corpus, invalid_top1 = _score_top1(config, inputs, gold_path)
     calibration_set = _load_scored(calibration[0], calibration[1], config) if calibration is not None else None
+    if calibration_set is not None:
+        config, also = _usable(config, calibration_set[0].score_fields, "--calibration")
+        skipped_estimators = "; ".join(filter(None, (skipped_estimators, also)))
     if config.target_risk is not None and len(set(inputs.ids)) >= 2:  # said before the matrices, and in the report
         size = (len(calibration_set[0].ids) if calibration_set is not None else
                 int(calibration_mask(inputs.ids, config.calibration_fraction, config.seed).sum()))
@@ -475,36 +463,17 @@ def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.Path
     available = max(len(c) for c in inputs.candidates)
     beam_sizes = choose_beam_sizes(config.beam_sizes, available)
     skipped = skipped_beam_sizes(config.beam_sizes, beam_sizes, available)
-    uncertainties = {k: _estimate(matrices, k, config) for k in beam_sizes}
+    uncertainties = {k: estimate_methods(matrices, k, config, inputs.scores) for k in beam_sizes}
     methods = tuple(uncertainties[beam_sizes[0]])
     nan_dropped = _nan_dropped(qualities, len(inputs.ids))
-    prr_rows: list[PRRRow] = []
-    metric_rows: list[MetricRow] = []
-    all_curves: dict[tuple[int, str], dict[str, RejectionCurve]] = {}
-    grid = progress_bar(total=len(beam_sizes) * len(qualities) * len(methods), desc="PRR", unit="estimate",
-                disable=not config.progress)
-    with grid:
-        for k in beam_sizes:
-            for quality_name, q in qualities.items():
-                keep = ~np.isnan(q)
-                curves: dict[str, RejectionCurve] = {}
-                for method, u in uncertainties[k].items():
-                    result, curve = prr_and_curve(u[keep], q[keep], max_rejection=config.max_rejection,
-                                                  n_bootstrap=config.n_bootstrap, confidence=config.confidence,
-                                                  seed=config.seed)
-                    constant = bool(u[keep].size) and bool(np.all(u[keep] == u[keep][0]))
-                    prr_rows.append(PRRRow(k, method, quality_name, result, constant))
-                    curves[method] = curve
-                    metric_rows += _extra_metrics(config, k, quality_name, u[keep], q[keep], method, curve)
-                    grid.update()
-                all_curves[k, quality_name] = curves
+    prr_rows, metric_rows, all_curves = _prr_grid(config, qualities, uncertainties)
     selective: list[SelectiveRow] = []
     if config.target_risk is not None:
         k = beam_sizes[-1]
         calibrated = None
         if calibration_set is not None:
             cal_inputs, cal_qualities = calibration_set
-            calibrated = (_estimate(_matrices(cal_inputs, config), k, config), cal_qualities)
+            calibrated = (estimate_methods(_matrices(cal_inputs, config), k, config, cal_inputs.scores), cal_qualities)
         selective = selective_rows(config, k, uncertainties[k], qualities, inputs.ids, calibrated)
     undefined = sum(np.isnan(row.value) for row in metric_rows)
     if undefined:
@@ -513,15 +482,15 @@ def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.Path
     return Study(
         config=config, inputs=inputs, beam_sizes=beam_sizes, methods=methods, uncertainties=uncertainties,
         qualities=qualities, corpus_quality=corpus, invalid_top1=invalid_top1,
-        invalid_candidates={name: _read_only(np.array([m.invalid_count for m in matrices[name]]))
+        invalid_candidates={name: read_only(np.array([m.invalid_count for m in matrices[name]]))
                             for name in config.similarities},
         nan_dropped=nan_dropped,
         short_examples={k: sum(len(c) < k for c in inputs.candidates) for k in beam_sizes},
         all_invalid={k: _all_invalid(matrices, k) for k in beam_sizes},
         prr=tuple(prr_rows), curves=all_curves,
-        spearman={k: _read_only(_spearman(uncertainties[k])) for k in beam_sizes},
+        spearman={k: read_only(spearman(uncertainties[k])) for k in beam_sizes},
         metrics=tuple(metric_rows),
         selective=tuple(selective),
         selective_source=_selective_source(config, calibration, inputs) if config.target_risk is not None else "",
-        skipped_beam_sizes=skipped,
+        skipped_beam_sizes=skipped, skipped_estimators=skipped_estimators,
     )

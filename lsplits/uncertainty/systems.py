@@ -45,13 +45,13 @@ from lsplits.errors import ConfigError, DataError, InvalidOption
 from lsplits.runtime.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
 from lsplits.uncertainty.inputs import Inputs, load_inputs
+from lsplits.uncertainty.methods import spearman
 from lsplits.uncertainty.prr import PRRResult, _aucs, _ratio, _rejection_steps, prr
 from lsplits.uncertainty.quality import placeholder_for, score_predictions
 from lsplits.uncertainty.study import (
     SelectiveRow,
     Study,
     StudyConfig,
-    _spearman,
     choose_beam_sizes,
     method_family,
     run_study,
@@ -345,7 +345,7 @@ def _tables(study: SystemsStudy) -> None:
         points = [(s, k) for s in names for k in ks
                   if not any(math.isnan(value[s, k, m, q]) for m in methods)]
         study.agreement_points[q] = len(points)
-        study.agreement[q] = _spearman({m: np.array([value[s, k, m, q] for s, k in points]) for m in methods}) \
+        study.agreement[q] = spearman({m: np.array([value[s, k, m, q] for s, k in points]) for m in methods}) \
             if len(points) > 1 else np.full((len(methods), len(methods)), math.nan)
         performance = [study.table1[s][PERFORMANCE_METRIC] for s in names]
         by_system = [study.mean_by_system[s, q] for s in names]

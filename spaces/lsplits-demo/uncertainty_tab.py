@@ -39,6 +39,7 @@ from lsplits.uncertainty.bounds import smallest_certifiable
 from lsplits.uncertainty.estimators import DISPLAY_NAMES, ESTIMATORS, PAPER_ESTIMATORS
 from lsplits.uncertainty.inputs import load_inputs
 from lsplits.uncertainty.matrix import build_matrices
+from lsplits.uncertainty.methods import method_name
 from lsplits.uncertainty.plots import (
     figure1,
     figure2,
@@ -54,7 +55,7 @@ from lsplits.uncertainty.selective import (
     calibrate_threshold,
     calibration_size_needed,
 )
-from lsplits.uncertainty.study import StudyConfig, method_name, run_study
+from lsplits.uncertainty.study import StudyConfig, run_study
 from lsplits.uncertainty.systems import TABLE1_METRICS, SystemSpec, run_systems, system_name_problem
 from lsplits.uncertainty.systems_report import figure1_markdown
 from lsplits.uncertainty.ue_metrics import DISPLAY_NAMES as METRIC_NAMES
