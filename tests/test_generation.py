@@ -148,7 +148,8 @@ def test_beams_then_ue_end_to_end(parser_folder, tmp_path, capsys, caplog):
     assert cli_main(_beams_argv(parser_folder, sentences, out, tmp_path / "cache", "--format", "penman",
                                 "--shard-size", "5")) == 0
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    assert [set(row) for row in rows] == [{"id", "candidates"}] * len(SENTENCES)
+    assert [set(row) for row in rows] == [{"id", "candidates", "logprobs", "n_tokens", "token_entropies"}] * len(
+        SENTENCES)
     assert [row["id"] for row in rows] == [str(i) for i in range(len(SENTENCES))]
     invalid = sum(not _valid(c) for row in rows for c in row["candidates"])
     printed = capsys.readouterr().out
@@ -173,8 +174,11 @@ def test_beams_then_ue_end_to_end(parser_folder, tmp_path, capsys, caplog):
     assert {row["k"] for row in prr} == {"2", "4"} and {row["quality"] for row in prr} == {"smatch"}
     assert len({row["method"] for row in prr}) == 4  # LexSim and three estimators on Smatch
     assert json.loads((report / "settings.json").read_text(encoding="utf-8"))["beams"] == record
-    assert f"made by `lsplits beams` with {parser_folder} from {sentences} (k = 4, max_new_tokens = 14, dtype fp32)" \
-        in (report / "report.md").read_text(encoding="utf-8")
+    duplicates = sum(len(row["candidates"]) - len(set(row["candidates"])) for row in rows)
+    assert record["duplicates"] == duplicates
+    assert f"made by `lsplits beams` with {parser_folder} from {sentences} (k = 4, max_new_tokens = 14, decoding " \
+        f"beam, dtype fp32; {duplicates} duplicate candidates, kept)" in (report / "report.md").read_text(
+            encoding="utf-8")
 
     edited = tmp_path / "edited"  # beams changed after lsplits wrote them are not credited to its run
     out.write_text("".join(out.read_text(encoding="utf-8").splitlines(keepends=True)[:-1]), encoding="utf-8")

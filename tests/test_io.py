@@ -116,10 +116,11 @@ def test_only_a_parquet_file_lsplits_marked_is_replaced(tmp_path):
 def test_a_beams_file_goes_through_the_same_guard(tmp_path):
     """``lsplits beams``' output: a .jsonl path; a beams file it wrote (its settings record says so) is replaced,
     any other file refused, a beams-shaped one too."""
-    from lsplits.generation.cache import write_beams
+    from lsplits.generation.cache import BeamSettings, BeamsRecord, write_beams
 
     beams = tmp_path / "beams.jsonl"
-    write_beams(beams, ["0"], [["(a / b)"]], record={"model": "m"})
+    write_beams(beams, ["0"], [["(a / b)"]], record=BeamsRecord(model="m", source="in.txt", n_inputs=1,
+                                                                settings=BeamSettings(), dtype_used="fp32"))
     assert check_output(beams, expect="file", suffix=".jsonl") == beams
     (tmp_path / "parser.jsonl").write_text('{"id": "0", "candidates": ["(a / b)"]}\n')
     with pytest.raises(ConfigError, match="parser.jsonl: an existing file that lsplits did not write"):

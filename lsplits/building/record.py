@@ -1,7 +1,7 @@
 """A built dataset's ``lsplits.json``: one typed record, written and read only through :class:`BuildRecord`.
 
 ``lsplits build`` writes it once, complete (:func:`lsplits.building.export.write_hub_folder`); every reader
-(``lsplits analyze``, ``lsplits difficulty``, ``build --from-record``, the Space) reads it with
+(``lsplits analyze``, ``lsplits difficulty``, ``build --settings``, the Space) reads it with
 :meth:`BuildRecord.from_file`, and ``lsplits difficulty`` updates it with :meth:`BuildRecord.replace` and
 :meth:`BuildRecord.write`. Each value is written once: what the user asked for is :attr:`BuildRecord.settings`
 (a :class:`~lsplits.building.settings.BuildSettings`), what the build found or made is beside it (the task's

@@ -6,9 +6,18 @@ import logging
 from typing import TYPE_CHECKING
 
 from lsplits.cli.parser import settings_of
-from lsplits.generation.cache import BEAM_CACHE, BeamSettings, _check_lengths, generate_cached, write_beams
+from lsplits.generation.cache import (
+    BEAM_CACHE,
+    BeamSettings,
+    _check_lengths,
+    duplicate_candidates,
+    generate_cached,
+    write_beams,
+)
+from lsplits.generation.decoding import OPTIONS, Decoding
 from lsplits.generation.inputs import read_inputs
 from lsplits.generation.models import check_model
+from lsplits.generation.postprocess import load_postprocess, postprocess_beams
 from lsplits.generation.search import invalid_penman
 from lsplits.io.guard import check_output, check_settings_record
 from lsplits.io.storage import check_writable
@@ -19,11 +28,17 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
+def decoding_of(args: Namespace) -> Decoding:
+    """The decoding ``--decoding`` and its options ask for (an option of another strategy: InvalidOption)."""
+    return Decoding(args.decoding, **{name: getattr(args, name) for name in OPTIONS})
+
+
 def run_beams(args: Namespace) -> int:
     """``lsplits beams``: check everything cheap first, then generate (resuming from the cache) and write."""
     from lsplits.lm.distributed import is_main
 
-    settings = settings_of(args, BeamSettings)
+    settings = settings_of(args, BeamSettings, decoding=decoding_of(args))
+    postprocess = load_postprocess(settings.postprocess) if settings.postprocess else None
     check_output(args.out, expect="file", suffix=".jsonl", inputs=[args.inputs],
                  caches=[args.cache_dir] if args.cache_dir else ())
     check_settings_record(args.out)
@@ -36,12 +51,18 @@ def run_beams(args: Namespace) -> int:
                           token_budget=settings.token_budget, progress=not args.no_progress)
     if not is_main():
         return 0
-    beams = run.candidates
-    write_beams(args.out, inputs.ids, beams, record=run.record)
-    summary = f"wrote {len(beams)} inputs x {settings.k} candidates ({kind} model) to {args.out}"
+    beams = run.beams
+    if postprocess is not None:
+        beams, _ = postprocess_beams(beams, inputs.ids, postprocess, settings.postprocess)
+    duplicates = duplicate_candidates(beams)
+    write_beams(args.out, inputs.ids, beams, record=run.record.replace(duplicates=duplicates))
+    total = sum(len(scored.candidates) for scored in beams)
+    summary = (f"wrote {len(beams)} inputs x {settings.k} candidates ({kind} model, {settings.decoding.strategy}) "
+               f"with their scores to {args.out}; {duplicates} of {total} repeat an earlier candidate (kept)")
+    logger.info("%d of %d candidates repeat an earlier candidate of their input (%s; kept, and counted in the "
+                "settings record)", duplicates, total, settings.decoding.describe())
     if settings.format == "penman":
-        invalid = invalid_penman(beams)
-        total = sum(len(candidates) for candidates in beams)
+        invalid = invalid_penman([scored.candidates for scored in beams])
         summary += f"; {invalid} of {total} candidates are not valid PENMAN (kept: lsplits ue counts them)"
         if invalid:
             logger.warning("%d of %d candidates are not valid PENMAN", invalid, total)

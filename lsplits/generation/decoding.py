@@ -19,6 +19,10 @@ from lsplits.params import check, check_choice
 
 DECODINGS = ("beam", "diverse-beam", "sample")
 """The decoding strategies, the first the default."""
+OWN_OPTIONS = {"diverse-beam": ("num_beam_groups", "diversity_penalty"),
+               "sample": ("temperature", "top_p", "top_k", "seed")}
+"""The options each strategy takes; setting one of another strategy is an error naming it."""
+OPTIONS = tuple(name for names in OWN_OPTIONS.values() for name in names)
 
 
 @dataclass(frozen=True)
@@ -31,7 +35,7 @@ class Decoding:
         diversity_penalty: ``diverse-beam``: subtracted from a token's log-probability once for every earlier
             group that chose it at this step (None: 1.0).
         temperature, top_p, top_k: ``sample``: the sampling distribution (None: 1.0, 1.0, no top-k).
-        seed: ``sample``: with the input, decides its candidates.
+        seed: ``sample``: with the input, decides its candidates (None: 0).
     """
 
     strategy: str = DECODINGS[0]
@@ -40,16 +44,15 @@ class Decoding:
     temperature: float | None = None
     top_p: float | None = None
     top_k: int | None = None
-    seed: int = 0
+    seed: int | None = None
 
     def __post_init__(self) -> None:
         check_choice("decoding", self.strategy, DECODINGS)
-        for name in ("num_beam_groups", "diversity_penalty", "temperature", "top_p", "top_k", "seed"):
-            check(name, getattr(self, name))
-        own = {"diverse-beam": ("num_beam_groups", "diversity_penalty"),
-               "sample": ("temperature", "top_p", "top_k")}.get(self.strategy, ())
-        for name in ("num_beam_groups", "diversity_penalty", "temperature", "top_p", "top_k"):
-            if name not in own and getattr(self, name) is not None:
+        for name in OPTIONS:
+            if getattr(self, name) is not None:
+                check(name, getattr(self, name))
+        for name in OPTIONS:
+            if name not in OWN_OPTIONS.get(self.strategy, ()) and getattr(self, name) is not None:
                 raise InvalidOption(name=name, problem=f"applies to decoding {_users_of(name)!r}, not "
                                     f"{self.strategy!r}", value=getattr(self, name))
 
@@ -62,14 +65,21 @@ class Decoding:
         return groups
 
     def to_dict(self) -> dict[str, object]:
-        """The strategy and the options it uses (defaults filled in), as recorded with the candidates."""
+        """The strategy and the options it uses (defaults filled in), as recorded with the candidates and in
+        the cache key; ``Decoding(**to_dict())`` decodes the same."""
         if self.strategy == "diverse-beam":
-            return {"decoding": self.strategy, "num_beam_groups": self.num_beam_groups,
+            return {"strategy": self.strategy, "num_beam_groups": self.num_beam_groups,
                     "diversity_penalty": 1.0 if self.diversity_penalty is None else self.diversity_penalty}
         if self.strategy == "sample":
-            return {"decoding": self.strategy, "temperature": 1.0 if self.temperature is None else self.temperature,
-                    "top_p": 1.0 if self.top_p is None else self.top_p, "top_k": self.top_k, "seed": self.seed}
-        return {"decoding": self.strategy}
+            return {"strategy": self.strategy, "temperature": 1.0 if self.temperature is None else self.temperature,
+                    "top_p": 1.0 if self.top_p is None else self.top_p, "top_k": self.top_k,
+                    "seed": 0 if self.seed is None else self.seed}
+        return {"strategy": self.strategy}
+
+    def describe(self) -> str:
+        """One line for logs and reports: ``sample (temperature 1.0, top_p 0.9, top_k None, seed 0)``."""
+        options = [f"{name} {value}" for name, value in self.to_dict().items() if name != "strategy"]
+        return f"{self.strategy} ({', '.join(options)})" if options else self.strategy
 
     def generate_settings(self, k: int) -> dict[str, Any]:
         """``model.generate`` keywords of ``beam`` and ``sample`` for ``k`` candidates."""
@@ -81,7 +91,7 @@ class Decoding:
 
 
 def _users_of(name: str) -> str:
-    return "diverse-beam" if name in ("num_beam_groups", "diversity_penalty") else "sample"
+    return next(strategy for strategy, names in OWN_OPTIONS.items() if name in names)
 
 
 def input_seed(seed: int, text: str) -> int:

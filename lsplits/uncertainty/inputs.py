@@ -34,7 +34,7 @@ from pathlib import Path
 
 from lsplits.data.files import read_jsonl, text_lines
 from lsplits.errors import DataError
-from lsplits.generation.cache import read_beams_record
+from lsplits.generation.cache import BeamsRecord, read_beams_record
 from lsplits.uncertainty.beam_scores import (
     ScoreTable,
     check_example_scores,
@@ -71,7 +71,7 @@ class Inputs:
     without_candidates: list[str] = field(default_factory=list)
     paired_by: str = "id"  # "position": no input had ids (ids are the 0-based positions); "order": asked for
     # (--pair-by-position) whatever the ids, which are then the gold's
-    made_by: dict | None = None  # how `lsplits beams` made the beams file (its settings record), when it did
+    made_by: BeamsRecord | None = None  # how `lsplits beams` made the beams file, when it did
     scores: list[dict[str, list]] | None = None  # per example (aligned with ids) its score lists; None: no scores
     score_fields: tuple[str, ...] = ()  # the score fields every example carries (SCORE_FIELDS order)
 

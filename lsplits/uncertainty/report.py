@@ -22,6 +22,7 @@ import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,6 +34,9 @@ from lsplits.uncertainty.estimators import GRAPH_ESTIMATORS
 from lsplits.uncertainty.methods import method_name
 from lsplits.uncertainty.plots import operating_points, rejection_figure
 from lsplits.uncertainty.study import PRRRow, SelectiveRow, Study, too_few_to_certify
+
+if TYPE_CHECKING:
+    from lsplits.generation.cache import BeamsRecord
 
 _LISTED = 20  # ids listed in the markdown; the CSV files hold all of them
 CONSTANT_MARK = "†"
@@ -345,14 +349,15 @@ def render_markdown(study: Study, plots: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-def _made_by(record: dict | None) -> list[str]:
+def _made_by(record: BeamsRecord | None) -> list[str]:
     """The settings line of beams that ``lsplits beams`` made (from their settings record); none otherwise."""
-    if not record:
+    if record is None:
         return []
-    settings = record.get("settings") or {}
-    return [f"- beams: made by `lsplits beams` with {record.get('model')} from {record.get('source')} "
-            f"(k = {settings.get('k')}, max_new_tokens = {settings.get('max_new_tokens')}, "
-            f"dtype {record.get('dtype_used')})"]
+    settings = record.settings
+    return [f"- beams: made by `lsplits beams` with {record.model} from {record.source} "
+            f"(k = {settings.k}, max_new_tokens = {settings.max_new_tokens}, decoding "
+            f"{settings.decoding.describe()}, dtype {record.dtype_used}"
+            + ("" if record.duplicates is None else f"; {record.duplicates} duplicate candidates, kept") + ")"]
 
 
 SETTINGS_FILE = "settings.json"
@@ -365,8 +370,8 @@ def write_report(study: Study, out: str | os.PathLike[str]) -> Path:
     out = Path(out)
     with output_folder(out) as folder:
         settings = {name: value for name, value in dataclasses.asdict(study.config).items() if name != "option_names"}
-        if study.inputs.made_by:
-            settings["beams"] = study.inputs.made_by
+        if study.inputs.made_by is not None:
+            settings["beams"] = study.inputs.made_by.to_dict()
         (folder / SETTINGS_FILE).write_text(json.dumps(settings, indent=1, default=str), encoding="utf-8")
         (folder / "curves").mkdir(parents=True)
         plots = _plot_curves(study, folder)
