@@ -191,7 +191,7 @@ def analyze_arguments(parser: argparse.ArgumentParser) -> None:
 
 def ue_arguments(parser: argparse.ArgumentParser) -> None:
     from lsplits.similarity.lexical import LEXICAL_SIMILARITIES
-    from lsplits.uncertainty.estimators import ESTIMATORS
+    from lsplits.uncertainty.estimators import ESTIMATORS, GRAYBOX_ESTIMATORS, HYBRID_ESTIMATORS
     from lsplits.uncertainty.normalization import NORMALIZERS
     from lsplits.uncertainty.study import StudyConfig
     from lsplits.uncertainty.study import default_cache_dir as matrix_cache_dir
@@ -218,7 +218,10 @@ def ue_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ecc-threshold", type=float, default=StudyConfig.ecc_threshold,
                         help="Ecc keeps Laplacian eigenvectors with eigenvalue below it, in (0, 2] (default %(default)s)")
     parser.add_argument("--estimators", type=_names, default=StudyConfig.estimators,
-                        help=f"comma-separated estimators, of {','.join(ESTIMATORS)} (default the paper's %(default)s)")
+                        help=f"comma-separated estimators (default the paper's %(default)s): black-box "
+                             f"{','.join(ESTIMATORS)}; with beams that carry scores (lsplits beams writes them), "
+                             f"gray-box {','.join(GRAYBOX_ESTIMATORS)} and hybrid {','.join(HYBRID_ESTIMATORS)} "
+                             "(one row per similarity); on beams without them those are skipped, with one line")
     parser.add_argument("--lexsim-similarities", dest="lexical_similarities", type=_names,
                         default=StudyConfig.lexical_similarities,
                         help=f"lexical similarities of LexSim, of {','.join(LEXICAL_SIMILARITIES)} (default %(default)s)")
@@ -236,6 +239,8 @@ def ue_arguments(parser: argparse.ArgumentParser) -> None:
                              "(numsemsets, labelprob, semantic_entropy; default %(default)s)")
     parser.add_argument("--kle-t", type=float, default=StudyConfig.kle_t,
                         help="heat-kernel time of KLE (default %(default)s)")
+    parser.add_argument("--sar-t", type=float, default=StudyConfig.sar_t,
+                        help="temperature of SentenceSAR (sentence_sar), > 0 (default %(default)s, LM-Polygraph's)")
     parser.add_argument("--max-rejection", type=float, default=StudyConfig.max_rejection,
                         help="largest rejection rate in the PRR area, in (0, 1] (default %(default)s: the whole curve)")
     parser.add_argument("--n-bootstrap", type=int, default=StudyConfig.n_bootstrap,

@@ -2,7 +2,10 @@
 
 LexSim is always computed on a lexical similarity between the candidate strings (ROUGE-L by
 default; any of :data:`lsplits.similarity.lexical.LEXICAL_SIMILARITIES`); every other estimator
-uses the similarity function chosen by the caller.
+uses the similarity function chosen by the caller. Given the candidates' own scores (``logprobs``,
+``n_tokens``, ``token_entropies``: per example one value per candidate, as ``lsplits beams`` writes them), the
+gray-box estimators read them alone and the hybrid ones with the similarity matrix; without an estimator list,
+every estimator the given scores allow is computed beside the paper's four.
 """
 
 from __future__ import annotations
@@ -19,9 +22,12 @@ from lsplits.similarity.registry import Similarity, from_config_name
 from lsplits.uncertainty.estimators import (
     DEFAULT_ECC_THRESHOLD,
     DEFAULT_KLE_T,
+    DEFAULT_SAR_T,
     DEFAULT_SETS_THRESHOLD,
     LEXICAL_ESTIMATORS,
+    NEEDS_SCORES,
     PAPER_ESTIMATORS,
+    SCORED_ESTIMATORS,
     EstimatorSettings,
     check_estimators,
     estimate_many,
@@ -40,19 +46,57 @@ class BeamUncertainties:
 
 
 def beam_uncertainty_outputs(candidates: Sequence[Sequence[str]], config_name: str, *,
-                             estimators: Sequence[str] = PAPER_ESTIMATORS,
+                             estimators: Sequence[str] | None = None,
                              ecc_threshold: float = DEFAULT_ECC_THRESHOLD,
                              sets_threshold: float = DEFAULT_SETS_THRESHOLD, kle_t: float = DEFAULT_KLE_T,
                              normalize: bool = True, scale: bool = True, lexical_similarity: str = LEXICAL_SIMILARITY,
-                             workers: int = 1) -> dict[str, list]:
+                             workers: int = 1, logprobs: Sequence[Sequence[float]] | None = None,
+                             n_tokens: Sequence[Sequence[int]] | None = None,
+                             token_entropies: Sequence[Sequence[float]] | None = None,
+                             sar_t: float = DEFAULT_SAR_T) -> dict[str, list]:
     """The ``beam_uncertainty`` evaluate module's result: one list per estimator and ``invalid_candidates``, under
     the similarity the config names (``sets_threshold``: semantic sets; ``kle_t``, ``normalize``, ``scale``: KLE;
-    the names of :class:`~lsplits.uncertainty.estimators.EstimatorSettings` and ``lsplits ue``)."""
+    ``sar_t``: SentenceSAR; the names of :class:`~lsplits.uncertainty.estimators.EstimatorSettings` and
+    ``lsplits ue``). ``logprobs``, ``n_tokens``, ``token_entropies``: per example one value per candidate
+    (:func:`scores_rows`); ``estimators`` None: the paper's four and every estimator the given scores allow."""
     settings = EstimatorSettings(ecc_threshold=ecc_threshold, sets_threshold=sets_threshold, kle_t=kle_t,
-                                 kle_normalize=normalize, kle_scale=scale)
-    result = beam_uncertainties(candidates, from_config_name(config_name, LEXICAL_SIMILARITY), estimators,
-                                settings=settings, lexical_similarity=lexical_similarity, workers=workers)
+                                 kle_normalize=normalize, kle_scale=scale, sar_t=sar_t)
+    scores = scores_rows(candidates, logprobs=logprobs, n_tokens=n_tokens, token_entropies=token_entropies)
+    result = beam_uncertainties(candidates, from_config_name(config_name, LEXICAL_SIMILARITY),
+                                default_estimators(scores) if estimators is None else estimators,
+                                settings=settings, lexical_similarity=lexical_similarity, workers=workers,
+                                scores=scores)
     return {**result.values, "invalid_candidates": result.invalid_candidates}
+
+
+def scores_rows(candidates: Sequence[Sequence[str]], **fields: Sequence[Sequence[float]] | None
+                ) -> list[dict[str, list]] | None:
+    """The given score lists (``logprobs=``, ``n_tokens=``, ``token_entropies=``, each one list per example) as one
+    row per example (None when none is given); InvalidInput naming the field and example when one has not one value
+    per candidate. The values themselves are checked by the estimators."""
+    given = {name: values for name, values in fields.items() if values is not None}
+    if not given:
+        return None
+    rows: list[dict[str, list]] = [{} for _ in candidates]
+    for name, values in given.items():
+        if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)) or \
+                len(values) != len(candidates):
+            size = len(values) if isinstance(values, (Sequence, np.ndarray)) else type(values).__name__
+            raise InvalidInput(f"{name} must hold one list per example ({len(candidates)}), got {size}")
+        for number, (row, listed, texts) in enumerate(zip(rows, values, candidates, strict=True)):
+            if isinstance(listed, (str, bytes)) or not isinstance(listed, (Sequence, np.ndarray)) or \
+                    len(listed) != len(texts):
+                raise InvalidInput(f"{name} of example {number} must hold one value per candidate ({len(texts)}), "
+                                   f"got {shown(listed, 40)}")
+            row[name] = list(listed)
+    return rows
+
+
+def default_estimators(scores: Sequence[dict[str, list]] | None) -> tuple[str, ...]:
+    """The paper's four and, with scores, every gray-box and hybrid estimator whose fields they hold."""
+    fields = set(scores[0]) if scores else set()
+    return (*PAPER_ESTIMATORS, *(name for name, estimator in SCORED_ESTIMATORS.items()
+                                 if set(estimator.fields) <= fields))
 
 
 def check_candidates(examples: object, first: int = 0) -> None:
@@ -79,10 +123,12 @@ def beam_uncertainties(examples: Sequence[Sequence[str]], similarity: Similarity
                        ecc_threshold: float = DEFAULT_ECC_THRESHOLD, settings: EstimatorSettings | None = None,
                        lexical_similarity: str = LEXICAL_SIMILARITY, workers: int = 1,
                        cache: MatrixCache | str | os.PathLike[str] | None = None,
-                       progress: bool = False) -> BeamUncertainties:
+                       progress: bool = False, scores: Sequence[object] | None = None) -> BeamUncertainties:
     """Uncertainty of each example's candidate list under each requested estimator.
 
-    ``settings`` holds every estimator's options (``ecc_threshold`` is kept as a shortcut for Ecc's).
+    ``settings`` holds every estimator's options (``ecc_threshold`` is kept as a shortcut for Ecc's). ``scores``:
+    one entry per example with its candidates' ``logprobs`` / ``n_tokens`` / ``token_entropies`` (a beams-file
+    row, :func:`scores_rows`), which the gray-box and hybrid estimators need.
 
     Example:
         >>> beam_uncertainties([["a b", "a b"], ["a b", "c d"]], estimators=["degmat"]).values
@@ -90,7 +136,9 @@ def beam_uncertainties(examples: Sequence[Sequence[str]], similarity: Similarity
     """
     from lsplits.similarity.lexical import LEXICAL_SIMILARITIES
 
-    names = check_estimators(estimators)
+    names = check_estimators(estimators, with_scores=scores is not None)
+    if scores is not None and len(scores) != len(examples):
+        raise InvalidInput(f"scores must hold one entry per example ({len(examples)}), got {len(scores)}")
     settings = settings or EstimatorSettings(ecc_threshold=ecc_threshold)  # checked when built
     if any(name in LEXICAL_ESTIMATORS for name in names):
         check_choice("lexical_similarity", lexical_similarity, tuple(LEXICAL_SIMILARITIES))
@@ -103,5 +151,6 @@ def beam_uncertainties(examples: Sequence[Sequence[str]], similarity: Similarity
     values: dict[str, list[float]] = {}
     for name in names:
         matrices = lexical_matrices if name in LEXICAL_ESTIMATORS else graph_matrices
-        values[name] = estimate_many(name, [m.values for m in matrices], **settings.options(name)).tolist()
+        extra = {"scores": scores} if name in NEEDS_SCORES else {}
+        values[name] = estimate_many(name, [m.values for m in matrices], **extra, **settings.options(name)).tolist()
     return BeamUncertainties(values, [m.invalid_count for m in graph_matrices])

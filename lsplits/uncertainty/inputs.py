@@ -246,6 +246,12 @@ def read_beams(paths: Sequence[str | os.PathLike[str]]) -> tuple[dict[str, list[
     return side.entries, side.has_ids
 
 
+def read_score_fields(paths: Sequence[str | os.PathLike[str]]) -> tuple[str, ...]:
+    """The score fields (:data:`~lsplits.generation.scores.SCORE_FIELDS`) every example of these beams carries;
+    a DataError as :func:`load_inputs` raises it (a field on some examples only, a bad value)."""
+    return _read_beam_side([Path(p) for p in paths]).scores.check_complete()
+
+
 def read_gold(path: str | os.PathLike[str]) -> tuple[dict[str, str], bool]:
     """Gold output per example id; the flag says whether ids were given (else positions).
 

@@ -31,6 +31,7 @@ from lsplits.similarity.registry import display
 from lsplits.uncertainty._format import number as _number
 from lsplits.uncertainty._format import table as _table
 from lsplits.uncertainty.estimators import GRAPH_ESTIMATORS
+from lsplits.uncertainty.family_report import family_sections, skipped_lines
 from lsplits.uncertainty.methods import method_name
 from lsplits.uncertainty.plots import operating_points, rejection_figure
 from lsplits.uncertainty.study import PRRRow, SelectiveRow, Study, too_few_to_certify
@@ -198,7 +199,7 @@ def _inputs_section(study: Study) -> list[str]:
             if examples:
                 lines.append(f"- k={k}: {len(examples)} example(s) without any valid candidate for {display(name)}: "
                              f"{_ids([inputs.ids[i] for i in examples])}")
-    return lines
+    return lines + skipped_lines(study)
 
 
 def selective_markdown(study: Study) -> list[str]:
@@ -326,7 +327,7 @@ def render_markdown(study: Study, plots: Sequence[str]) -> str:
              "Black-box uncertainty from beam candidates, evaluated with the Prediction Rejection Ratio "
              "(PRR: 1 = oracle, 0 = random, < 0 harmful).", "", "## Inputs", "", *_inputs_section(study),
              "", "## Top-1 quality against gold", "", *_quality_table(study),
-             "", "## Main result", "", main_table_markdown(study),
+             "", "## Main result", "", main_table_markdown(study), *family_sections(study),
              *_metrics_section(study),
              *(["", "## Risk-controlled selective prediction", "", *selective_markdown(study)]
                if study.selective else []),

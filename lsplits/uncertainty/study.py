@@ -373,7 +373,7 @@ def _selective_source(config: StudyConfig, calibration, inputs: Inputs) -> str:
             f"all {len(inputs.ids)} examples are held out")
 
 
-def _usable(config: StudyConfig, fields: Sequence[str], option: str = "--estimators") -> tuple[StudyConfig, str]:
+def usable_config(config: StudyConfig, fields: Sequence[str], option: str = "--estimators") -> tuple[StudyConfig, str]:
     """``config`` without the estimators whose scores the beams lack, and the line saying so (logged; "" if none).
     ConfigError when every estimator needs them (:func:`~.beam_scores.usable_estimators`)."""
     kept, line = usable_estimators(config.estimators, fields, option)
@@ -447,11 +447,11 @@ def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.Path
     config = config or StudyConfig()
     _check_before_loading(beam_paths, gold_path, config, calibration)
     inputs = load_inputs(beam_paths, gold_path, pair_by_position=config.pair_by_position)
-    config, skipped_estimators = _usable(config, inputs.score_fields)  # before the top-1 scores and matrices
+    config, skipped_estimators = usable_config(config, inputs.score_fields)  # before the top-1 scores and matrices
     qualities, corpus, invalid_top1 = _score_top1(config, inputs, gold_path)
     calibration_set = _load_scored(calibration[0], calibration[1], config) if calibration is not None else None
     if calibration_set is not None:
-        config, also = _usable(config, calibration_set[0].score_fields, "--calibration")
+        config, also = usable_config(config, calibration_set[0].score_fields, "--calibration")
         skipped_estimators = "; ".join(filter(None, (skipped_estimators, also)))
     if config.target_risk is not None and len(set(inputs.ids)) >= 2:  # said before the matrices, and in the report
         size = (len(calibration_set[0].ids) if calibration_set is not None else

@@ -56,6 +56,7 @@ from lsplits.uncertainty.study import (
     method_family,
     run_study,
     selective_rows,
+    usable_config,
 )
 
 logger = logging.getLogger(__name__)
@@ -434,6 +435,8 @@ def run_systems(specs: Sequence[SystemSpec], gold: str | os.PathLike[str],
     """Study every system (the per-system study of ``lsplits ue``) and compute the cross-system tables."""
     config = config or StudyConfig()
     loaded, beam_sizes = check_systems(specs, gold, config)
+    shared = set.intersection(*(set(inputs.score_fields) for inputs in loaded))  # every system's rows the same
+    config = usable_config(config, [name for name in loaded[0].score_fields if name in shared])[0]
     systems = []
     for spec in specs:
         logger.info("system %s: %s", spec.name, ", ".join(spec.beams))

@@ -1,4 +1,5 @@
-"""Black-box uncertainty of beam candidates (LexSim, EigV, Ecc, DegMat, NumSemSets, LUQ, KLE, ...) from similarities.
+"""Uncertainty of beam candidates from their similarities (LexSim, EigV, Ecc, DegMat, NumSemSets, LUQ, KLE, ...)
+and, when given, the model's own scores of them (MSP, perplexity, token entropy; SAR, CoCoA, ...).
 
 A thin evaluate wrapper over :mod:`lsplits.uncertainty.beam`; see README.md for the metric card.
 The config name is the similarity function (``smatchpp``, ``smatch``, ``rougel``, ...).
@@ -12,8 +13,11 @@ from lsplits.uncertainty.beam import LEXICAL_SIMILARITY, beam_uncertainty_output
 from lsplits.uncertainty.estimators import (
     DEFAULT_ECC_THRESHOLD,
     DEFAULT_KLE_T,
+    DEFAULT_SAR_T,
     DEFAULT_SETS_THRESHOLD,
     ESTIMATORS,
+    GRAYBOX_ESTIMATORS,
+    HYBRID_ESTIMATORS,
     PAPER_ESTIMATORS,
 )
 
@@ -26,6 +30,9 @@ of max(0, 1 - eigenvalue) of the normalised graph Laplacian), Ecc (spread of the
 Laplacian eigenspace) and DegMat (1 - mean similarity), and on request NumSemSets, LabelProb and
 semantic entropy (from the semantic sets: candidates equivalent at a similarity threshold), LUQ
 (1 - mean similarity to the other candidates) and KLE (von Neumann entropy of a heat kernel).
+Given the model's own scores of its candidates (log-probabilities, token counts, mean token entropies), also
+the gray-box estimators (MSP, perplexity, mean token entropy, Monte-Carlo sequence entropy) and the hybrid
+ones that combine scores and similarities (semantic entropy with probabilities, SentenceSAR, CoCoA).
 Higher = more uncertain.
 """
 
@@ -34,8 +41,15 @@ Args:
     candidates (list of list of str): per example, its beam candidates (top-1 first); k may vary. Every candidate is
         a string ("" for an output the model did not give: counted invalid); anything else (None, a number, a list)
         is a ValueError naming the example and the candidate.
-    estimators (list of str, default the paper's four {", ".join(map(repr, PAPER_ESTIMATORS))}): also
-        {", ".join(repr(name) for name in ESTIMATORS if name not in PAPER_ESTIMATORS)}.
+    estimators (list of str, default the paper's four {", ".join(map(repr, PAPER_ESTIMATORS))}, and with scores
+        every estimator they allow): also {", ".join(repr(name) for name in ESTIMATORS if name not in PAPER_ESTIMATORS)};
+        with logprobs / n_tokens / token_entropies the gray-box {", ".join(map(repr, GRAYBOX_ESTIMATORS))} and the
+        hybrid {", ".join(map(repr, HYBRID_ESTIMATORS))} (over the config's similarity).
+    logprobs (list of list of float, optional): per example, each candidate's sequence log-probability (sum of its
+        tokens' natural-log probabilities, EOS included, <= 0), aligned with candidates.
+    n_tokens (list of list of int, optional): per example, each candidate's token count (>= 1).
+    token_entropies (list of list of float, optional): per example, each candidate's mean next-token entropy.
+    sar_t (float > 0, default {DEFAULT_SAR_T}): SentenceSAR's temperature (LM-Polygraph's).
     ecc_threshold (float in (0, 2], default {DEFAULT_ECC_THRESHOLD}): Ecc keeps Laplacian eigenvectors with eigenvalue below it
         (out of range or NaN: ValueError, before any similarity is computed).
     sets_threshold (float, default {DEFAULT_SETS_THRESHOLD}): two candidates are in one semantic set when their
@@ -55,6 +69,10 @@ Examples:
     ...                   estimators=["degmat"])
     >>> out["degmat"]
     [0.0, 0.5]
+    >>> out = unc.compute(candidates=[["(a / cat)", "(a / cat)"], ["(a / cat)", "(d / dog)"]],
+    ...                   logprobs=[[-0.5, -1.5], [-2.0, -2.5]], estimators=["msp", "cocoa_msp"])
+    >>> out["msp"], out["cocoa_msp"]
+    ([0.5, 2.0], [0.0, 2.0])
 """
 
 _CITATION = citation("lin2024generating")
@@ -82,10 +100,12 @@ class BeamUncertainty(evaluate.Metric):
             check_candidates([candidates])
         return super().add(candidates=candidates, **kwargs)
 
-    def _compute(self, candidates, estimators=PAPER_ESTIMATORS, ecc_threshold=DEFAULT_ECC_THRESHOLD,
+    def _compute(self, candidates, estimators=None, ecc_threshold=DEFAULT_ECC_THRESHOLD,
                  sets_threshold=DEFAULT_SETS_THRESHOLD, kle_t=DEFAULT_KLE_T, normalize=True, scale=True,
-                 lexical_similarity=LEXICAL_SIMILARITY, workers=1):
+                 lexical_similarity=LEXICAL_SIMILARITY, workers=1, logprobs=None, n_tokens=None,
+                 token_entropies=None, sar_t=DEFAULT_SAR_T):
         return beam_uncertainty_outputs(candidates, self.config_name, estimators=estimators,
                                         ecc_threshold=ecc_threshold, sets_threshold=sets_threshold, kle_t=kle_t,
                                         normalize=normalize, scale=scale, lexical_similarity=lexical_similarity,
-                                        workers=workers)
+                                        workers=workers, logprobs=logprobs, n_tokens=n_tokens,
+                                        token_entropies=token_entropies, sar_t=sar_t)

@@ -235,6 +235,12 @@ def _uncertainty_tab(demo: gr.Blocks, settings: SpaceSettings) -> None:
                      [state, summary, prr_table, per_example, curves, example_id, heatmap], api_name="run_uncertainty")
     example_id.input(show_heatmap, [state, example_id], [heatmap], api_name="heatmap")
 
+    def offer(beams, uploads):  # beams with scores: the gray-box and hybrid estimators too
+        return gr.update(choices=uncertainty_tab.offered_estimators(beams, uploads, settings))
+
+    beam_files.change(offer, [beams_text, beam_files], [estimators], api_visibility="private")
+    beams_text.blur(offer, [beams_text, beam_files], [estimators], api_visibility="private")
+
     _systems_section(demo, settings, choices, similarity, gold_text, gold_file)
 
 

@@ -36,10 +36,9 @@ from lsplits.runtime import tempfolders
 from lsplits.similarity import registry as similarity_registry
 from lsplits.similarity.registry import display
 from lsplits.uncertainty.bounds import smallest_certifiable
-from lsplits.uncertainty.estimators import DISPLAY_NAMES, ESTIMATORS, PAPER_ESTIMATORS
-from lsplits.uncertainty.inputs import load_inputs
+from lsplits.uncertainty.estimators import DISPLAY_NAMES, ESTIMATORS, PAPER_ESTIMATORS, SCORED_ESTIMATORS
+from lsplits.uncertainty.inputs import load_inputs, read_score_fields
 from lsplits.uncertainty.matrix import build_matrices
-from lsplits.uncertainty.methods import method_name
 from lsplits.uncertainty.plots import (
     figure1,
     figure2,
@@ -100,6 +99,27 @@ def _check_sizes(limits: SpaceLimits, beams_text: str, gold_text: str, beam_uplo
     limits.check_files([gold_upload] if gold_upload else None, "gold file")
     limits.check_text(beams_text, "beam candidates")
     limits.check_text(gold_text, "gold graphs")
+
+
+def offered_estimators(beams_text: str, beam_uploads: Sequence[str] | None,
+                       settings: SpaceSettings) -> list[tuple[str, str]]:
+    """The estimator choices for these beams: the black-box ones, and the gray-box and hybrid ones whose scores
+    (logprobs, n_tokens, token_entropies) the beams carry; only the black-box ones while the beams cannot be read
+    (running them says why)."""
+    fields: tuple[str, ...] = ()
+    try:
+        _check_sizes(settings.limits, beams_text or "", "", beam_uploads, None)
+        if beam_uploads:
+            fields = read_score_fields(list(beam_uploads))
+        elif (beams_text or "").strip():
+            with tempfolders.temporary_folder(prefix="pasted-") as tmp:
+                path = Path(tmp) / "pasted-beams.jsonl"
+                path.write_text(beams_text, encoding="utf-8")
+                fields = read_score_fields([path])
+    except LsplitsError:
+        fields = ()
+    return ESTIMATOR_CHOICES + [(DISPLAY_NAMES[name], name) for name, estimator in SCORED_ESTIMATORS.items()
+                                if set(estimator.fields) <= set(fields)]
 
 
 def _input_files(beams_text: str, gold_text: str, beam_uploads: Sequence[str] | None,
@@ -164,7 +184,7 @@ def run_uncertainty(beams_text: str, gold_text: str, beam_uploads: Sequence[str]
                              bad_below=bad_below)
         with one_large_request(units, settings.limits):
             study = run_study(beams, gold, config)
-    methods = [method_name(name, None if name == "lexsim" else similarity) for name in estimators]
+    methods = list(study.methods)  # gray-box rows name no similarity; those the beams' scores lack are skipped
     rows = {row.method: row.result for row in study.prr if row.k == k and row.quality == quality}
     prr_table = pd.DataFrame({
         "UE method": methods,
@@ -185,6 +205,8 @@ def run_uncertainty(beams_text: str, gold_text: str, beam_uploads: Sequence[str]
     per_example = per_example.round(3)
     figure = rejection_figure(study.curves[k, quality], quality_label, f"Prediction-rejection curves (k = {k})", methods)
     summary = _summary(study, similarity, quality, k)
+    if study.skipped_estimators:
+        summary += f"\n\n{study.skipped_estimators}."
     if prr_table["PRR"].isna().any():
         summary += ("\n\nPRR is undefined (NaN) where rejecting cannot help: every top-1 has the same quality, "
                     "or there are too few examples.")
