@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from space_helpers import build_fixture_dataset
 
+from lsplits.building.record import settings_of_record
 from lsplits.building.settings import BuildSettings
 from lsplits.cli import commands, publish
 from lsplits.cli.parser import build_parser, in_cli_words, settings_of
@@ -141,4 +142,4 @@ def test_a_beams_settings_record_given_to_build_settings_is_named_for_what_it_is
     record = write_settings_record(tmp_path / "beams.jsonl", "beams", {"settings": {"num_beams": 5}})
     with pytest.raises(ConfigError, match=rf"^--from-record {record}: the settings record of `lsplits beams` \(written "
                                           r"beside its output\), not of a build; give a built folder's lsplits\.json$"):
-        BuildSettings.from_file(record)
+        settings_of_record(record)

@@ -10,6 +10,7 @@ import datasets
 import numpy as np
 import pytest
 
+from lsplits.building.record import settings_of_record
 from lsplits.building.settings import BuildSettings, ScoreSettings
 from lsplits.cli.parser import main, parse_args
 from lsplits.errors import ConfigError, InvalidOption
@@ -52,15 +53,15 @@ def test_settings_round_trip_through_json_and_refuse_unknown_keys(tmp_path):
                              lm="gpt2", folds=4, seed=7, max_steps=11, configs=["ll_split", "random"], eval_size=0.3)
     path = tmp_path / "lsplits.json"
     path.write_text(json.dumps({"lsplits_files": [], "settings": settings.to_dict()}))
-    assert BuildSettings.from_file(path) == settings
+    assert settings_of_record(path) == settings
     path.write_text(json.dumps({"settings": {**settings.to_dict(), "fold": 3}}))
     with pytest.raises(ConfigError, match=r"lsplits.json: unknown setting 'fold'"):
-        BuildSettings.from_file(path)
+        settings_of_record(path)
     path.write_text(json.dumps({"files": ["README.md"]}))  # no settings: read as settings alone, and refused
     with pytest.raises(ConfigError, match=r"lsplits.json: unknown setting 'files'"):
-        BuildSettings.from_file(path)
+        settings_of_record(path)
     with pytest.raises(ConfigError, match="no such file"):
-        BuildSettings.from_file(tmp_path / "missing.json")
+        settings_of_record(tmp_path / "missing.json")
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +112,7 @@ def test_build_with_recorded_settings_reproduces_the_split_and_scores(original, 
             np.testing.assert_allclose(second[split]["ll_score"], first[split]["ll_score"], rtol=0, atol=1e-6)
 
 
-def test_options_on_the_command_line_win_over_recorded_settings(original, user_file, tmp_path):
+def test_options_on_the_command_line_win_over_settings_of_record(original, user_file, tmp_path):
     args = parse_args(["build", "--from-record", str(original / "lsplits.json"), "--data-files", str(user_file),
                        "--seed", "9", "--out", str(tmp_path / "o")])
     assert (args.seed, args.folds, args.max_steps, args.prompt_template) == (9, 2, 3, "From {source}:")

@@ -98,7 +98,7 @@ def warn_if_input_changed(path: str | Path, task: Task, examples: Sequence[Mappi
     try:
         recorded = BuildRecord.from_file(path).input
     except LsplitsError:
-        return  # a file of settings alone (BuildSettings.from_file has said what is wrong with any other)
+        return  # a file of settings alone (settings_of_record has said what is wrong with any other)
     if recorded is None:
         return  # a file of settings alone records no input
     what = changed_input(task, recorded, input_fingerprint(task, examples))

@@ -1,7 +1,7 @@
 """A built dataset's ``lsplits.json``: one typed record, written and read only through :class:`BuildRecord`.
 
 ``lsplits build`` writes it once, complete (:func:`lsplits.building.export.write_hub_folder`); every reader
-(``lsplits analyze``, ``lsplits difficulty``, ``build --settings``, the Space) reads it with
+(``lsplits analyze``, ``lsplits difficulty``, ``build --from-record``, the Space) reads it with
 :meth:`BuildRecord.from_file`, and ``lsplits difficulty`` updates it with :meth:`BuildRecord.replace` and
 :meth:`BuildRecord.write`. Each value is written once: what the user asked for is :attr:`BuildRecord.settings`
 (a :class:`~lsplits.building.settings.BuildSettings`), what the build found or made is beside it (the task's
@@ -14,16 +14,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lsplits.building.settings import BuildSettings
-from lsplits.errors import DataError
+from lsplits.building.settings import SETTINGS_KEY, BuildSettings
+from lsplits.data.files import read_json_file
+from lsplits.errors import ConfigError, DataError
 from lsplits.io.atomic import atomic_write_text
-from lsplits.io.records import DATASET_MARKER, MARKER_FILES_KEY
+from lsplits.io.records import DATASET_MARKER, MARKER_FILES_KEY, RECORD_MARK
+
+logger = logging.getLogger(__name__)
 
 RUN_KEYS_IN_SETTINGS = ("lm", "folds", "seed", "dtype")
 """The keys of a run's plan (:meth:`lsplits.lm.plan.RunPlan.to_dict`) that the settings hold already: a record
@@ -246,3 +250,34 @@ def _task(value: Any, source: str) -> TaskRecord:
     if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
         raise DataError("'task.categorical_columns' must be a list of column names", source=source)
     return TaskRecord(**{**value, "categorical_columns": tuple(columns)})
+
+
+def settings_of_record(path: str | Path) -> BuildSettings:
+    """The settings recorded in ``path``: a built folder's ``lsplits.json`` (its ``settings`` entry) or a
+    JSON file of settings alone. Refused in one line when missing, unreadable or not settings."""
+    path = Path(path)
+    try:
+        document = read_json_file(path)
+    except FileNotFoundError:
+        raise ConfigError(f"--from-record {path}: no such file") from None
+    except OSError as exc:
+        raise ConfigError(f"--from-record {path}: not a readable JSON file ({exc})") from None
+    except DataError as exc:  # not UTF-8, not JSON, nested too deeply: names the line
+        raise ConfigError(f"--from-record {exc}") from None
+    if not isinstance(document, dict):
+        raise ConfigError(f"--from-record {path}: expected a JSON object of settings")
+    writer = document.get(RECORD_MARK)
+    if isinstance(writer, str) and writer != "lsplits build":
+        raise ConfigError(f"--from-record {path}: the settings record of `{writer}` (written beside its output), "
+                          "not of a build; give a built folder's lsplits.json")
+    values, recorded = document, None
+    if SETTINGS_KEY in document:  # a build's lsplits.json: read whole, through its type
+        record = BuildRecord.from_dict(document, source=f"--from-record {path}")
+        values, recorded = ({} if record.settings is None else record.settings.to_dict()), record.lsplits_version
+    if recorded is not None:
+        from lsplits import __version__
+
+        if recorded != __version__:
+            logger.warning("%s was written by lsplits %s; this is %s, so scores may differ", path, recorded,
+                           __version__)
+    return BuildSettings.from_dict(values, source=f"--from-record {path}")

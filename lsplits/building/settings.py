@@ -5,8 +5,8 @@ help prints them with ``%(default)s``), check themselves when built (one line na
 prompt template, the LM, folds, seed, training steps, configs and eval size; each option's rule is
 :data:`lsplits.params.PARAMS`' (an :class:`~lsplits.errors.InvalidOption`, a ValueError). How a run goes (output
 folder, cache, progress bars, ``torch.compile``) is not a setting: it changes no number. A build writes
-``dataclasses.asdict(settings)`` into ``lsplits.json`` and its card, and :meth:`BuildSettings.from_file`
-reads it back, so ``lsplits build --from-record DIR/lsplits.json`` reproduces the build.
+``dataclasses.asdict(settings)`` into ``lsplits.json`` and its card, and
+:func:`lsplits.building.record.settings_of_record` reads it back, so ``lsplits build --from-record DIR/lsplits.json`` reproduces the build.
 
 >>> BuildSettings(query_field="text", folds=2).folds, BuildSettings.folds
 (2, 3)
@@ -22,14 +22,11 @@ import dataclasses
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
-from lsplits.data.files import read_json_file
 from lsplits.data.loading import DEFAULT_MISSING_LABELS, MISSING_LABEL_CHOICES, LoadOptions
 from lsplits.data.tasks import DEFAULT_SETTING, SETTING_RULE, Setting
-from lsplits.errors import ConfigError, DataError, InvalidOption
-from lsplits.io.records import RECORD_MARK
+from lsplits.errors import ConfigError, InvalidOption
 from lsplits.lm.defaults import DEFAULT_FOLDS, SCRATCH_LM, check_prompted
 from lsplits.lm.dtype import DEFAULT_DTYPE
 from lsplits.params import Checked, Each, Options, Param, Text, check
@@ -127,39 +124,6 @@ class RunSettings(Checked):
             raise exc.within(source) from None
         except ConfigError as exc:
             raise ConfigError(f"{source}: {exc}") from None
-
-    @classmethod
-    def from_file(cls: type[T], path: str | Path) -> T:
-        """The settings recorded in ``path``: a built folder's ``lsplits.json`` (its ``settings`` entry) or a
-        JSON file of settings alone. Refused in one line when missing, unreadable or not settings."""
-        path = Path(path)
-        try:
-            document = read_json_file(path)
-        except FileNotFoundError:
-            raise ConfigError(f"--from-record {path}: no such file") from None
-        except OSError as exc:
-            raise ConfigError(f"--from-record {path}: not a readable JSON file ({exc})") from None
-        except DataError as exc:  # not UTF-8, not JSON, nested too deeply: names the line
-            raise ConfigError(f"--from-record {exc}") from None
-        if not isinstance(document, dict):
-            raise ConfigError(f"--from-record {path}: expected a JSON object of settings")
-        writer = document.get(RECORD_MARK)
-        if isinstance(writer, str) and writer != "lsplits build":
-            raise ConfigError(f"--from-record {path}: the settings record of `{writer}` (written beside its output), "
-                              "not of a build; give a built folder's lsplits.json")
-        values, recorded = document, None
-        if SETTINGS_KEY in document:  # a build's lsplits.json: read whole, through its type
-            from lsplits.building.record import BuildRecord
-
-            record = BuildRecord.from_dict(document, source=f"--from-record {path}")
-            values, recorded = ({} if record.settings is None else record.settings.to_dict()), record.lsplits_version
-        if recorded is not None:
-            from lsplits import __version__
-
-            if recorded != __version__:
-                logger.warning("%s was written by lsplits %s; this is %s, so scores may differ", path, recorded,
-                               __version__)
-        return cls.from_dict(values, source=f"--from-record {path}")
 
 
 @dataclass(frozen=True)

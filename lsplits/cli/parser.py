@@ -183,9 +183,9 @@ def recorded_defaults(args: argparse.Namespace) -> dict[str, dict[str, Any]] | N
     path = getattr(args, "from_record", None)
     if path is None:
         return None
-    from lsplits.building.settings import BuildSettings
+    from lsplits.building.record import settings_of_record
 
-    return {args.command: BuildSettings.from_file(path).to_dict()}
+    return {args.command: settings_of_record(path).to_dict()}
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
