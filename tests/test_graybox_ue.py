@@ -236,3 +236,31 @@ def test_the_space_offers_the_scored_estimators_when_the_beams_have_scores(tmp_p
         unscored.read_text(), gold.read_text(), None, None, "smatch", "smatch", ["degmat", "msp"], settings)
     assert list(table["UE method"]) == ["DegMat-Smatch"]
     assert "gray-box rows skipped: the beams carry no scores (msp)" in summary
+
+
+def test_decoding_strategies_compare_as_systems_with_their_scores(tmp_path, monkeypatch, capsys):
+    """Two scored beams files (say beam and sample) as systems: the gray-box rows in each system's report and in
+    the paired comparison; a system without scores drops them for every system, with the skipped line."""
+    beams, gold = _write(tmp_path)
+    sample = tmp_path / "sample.jsonl"
+    rows = [json.loads(line) for line in beams.read_text().splitlines()]
+    write_jsonl(sample, [{**row, "logprobs": [v * (1 + i % 3) for v in row["logprobs"]]} for i, row in enumerate(rows)])
+    plain, _ = _write(tmp_path / "plain", scores=False)
+    common = ["ue", "--gold", str(gold), "--no-cache", "--similarities", "smatch", "--qualities", "smatch",
+              "--beam-sizes", "3", "--workers", "1", "--n-bootstrap", "20", "--no-progress",
+              "--estimators", "degmat,msp,cocoa_msp"]
+    result = run_in_process([*common, "--system", f"beam={beams}", "--system", f"sample={sample}",
+                             "--out", str(tmp_path / "out")], tmp_path, monkeypatch, capsys)
+    assert result.returncode == 0, result.stderr[-3000:]
+    q = np.array([float(row["smatch"]) for row in _csv(tmp_path / "out" / "sample" / "qualities.csv")])
+    reported = {row["method"]: float(row["prr"]) for row in _csv(tmp_path / "out" / "sample" / "prr.csv")}
+    msp = [-LOGPROBS[i][0] * (1 + i % 3) for i in range(len(PLAN))]
+    assert reported["MSP"] == pytest.approx(prr(msp, q), abs=1e-9) and "CocoaMSP-Smatch" in reported
+    (pair,) = _csv(tmp_path / "out" / "tables" / "pairwise.csv")  # mean PRR over the three rows, paired
+    assert (pair["system_a"], pair["system_b"]) == ("beam", "sample") and int(pair["resamples"]) > 0
+    assert float(pair["prr_b"]) == pytest.approx(np.mean(list(reported.values())), abs=1e-9)
+    mixed = run_in_process([*common, "--system", f"beam={beams}", "--system", f"plain={plain}",
+                            "--out", str(tmp_path / "mixed")], tmp_path, monkeypatch, capsys)
+    assert mixed.returncode == 0, mixed.stderr[-3000:]
+    assert "rows skipped: the beams carry no scores (msp, cocoa_msp)" in mixed.stderr
+    assert {row["method"] for row in _csv(tmp_path / "mixed" / "beam" / "prr.csv")} == {"DegMat-Smatch"}
