@@ -334,7 +334,7 @@ def score_fields(scores: object, fields: Sequence[str], estimator: str, where: s
             value = None
         if value is None or (isinstance(value, (list, tuple)) and not value):
             raise InvalidInput(f"estimator {estimator!r} needs the candidates' {name}, and {where} has none "
-                               "(generate the candidates with return_scores=True / lsplits beams --scores)")
+                               "(generate the candidates with return_scores=True; lsplits beams writes them)")
         found[name] = value
     return found
 
