@@ -314,7 +314,7 @@ def system_names(files: Sequence[str], names_text: str) -> list[str]:
             if problem:
                 raise InvalidOption(f"{SYSTEM_NAMES_FIELD}: {problem}")
             if name.lower() in seen:
-                raise InvalidOption(f"{SYSTEM_NAMES_FIELD}: the name {name!r} is given twice (ignoring case); each system "
+                raise InvalidOption(f"{SYSTEM_NAMES_FIELD}: {name!r}: the name is given twice (ignoring case); each system "
                                     "needs its own name")
             seen.add(name.lower())
         return typed
