@@ -12,7 +12,7 @@ first k values of each score list (examples with fewer candidates use all they h
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -29,8 +29,19 @@ from lsplits.uncertainty.estimators import (
 )
 
 if TYPE_CHECKING:
+    from lsplits.uncertainty.estimators import EstimatorSettings
     from lsplits.uncertainty.matrix import SimilarityMatrix
-    from lsplits.uncertainty.study import StudyConfig
+
+
+class StudyGrid(Protocol):
+    """What the rows are made from: a :class:`~lsplits.uncertainty.study.StudyConfig` (named by its fields here,
+    since the study module builds on this one)."""
+
+    estimators: tuple[str, ...]
+    similarities: tuple[str, ...]
+    lexical_similarities: tuple[str, ...]
+
+    def estimator_settings(self) -> EstimatorSettings: ...
 
 FAMILIES = ("black-box", "gray-box", "hybrid")
 """Black-box: the candidates' similarities alone; gray-box: the model's scores of its candidates alone; hybrid:
@@ -64,7 +75,7 @@ def label_family(method: str) -> str:
     return estimator_family(_BY_LABEL.get(method.split("-", 1)[0], ""))
 
 
-def method_pairs(config: StudyConfig) -> list[tuple[str, str | None, str | None]]:
+def method_pairs(config: StudyGrid) -> list[tuple[str, str | None, str | None]]:
     """(estimator, similarity whose matrices it uses or None, similarity named in the row label) per report row."""
     pairs: list[tuple[str, str | None, str | None]] = []
     for estimator in config.estimators:
@@ -83,7 +94,7 @@ def scores_at(scores: Sequence[dict[str, list]] | None, k: int) -> list[dict[str
     return None if scores is None else [{name: values[:k] for name, values in entry.items()} for entry in scores]
 
 
-def estimate_methods(matrices: dict[str, list[SimilarityMatrix]], k: int, config: StudyConfig,
+def estimate_methods(matrices: dict[str, list[SimilarityMatrix]], k: int, config: StudyGrid,
                      scores: Sequence[dict[str, list]] | None = None) -> dict[str, np.ndarray]:
     """Every method's uncertainty per example at beam size k (each estimator vectorised over the examples).
 
