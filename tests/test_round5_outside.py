@@ -183,11 +183,12 @@ def test_beams_refuses_a_users_own_beams_file(tmp_path, monkeypatch, capsys):
 
 
 def test_a_beams_file_is_lsplits_own_while_its_record_describes_it(tmp_path):
-    from lsplits.generation.cache import write_beams
+    from lsplits.generation.cache import BeamSettings, BeamsRecord, write_beams
     from lsplits.io.guard import check_output
 
     beams = tmp_path / "beams.jsonl"
-    write_beams(beams, ["a", "b"], [["(x / y)"], ["(z / w)"]], record={"model": "m"})
+    record = BeamsRecord(model="m", source="inputs.txt", n_inputs=2, settings=BeamSettings(k=1), dtype_used="fp32")
+    write_beams(beams, ["a", "b"], [["(x / y)"], ["(z / w)"]], record=record)
     assert check_output(beams, expect="file", suffix=".jsonl") == beams
     beams.write_text(beams.read_text().replace("(x / y)", "(x / edited)"))  # the user's edit: theirs now
     with pytest.raises(ConfigError, match="beams.jsonl: an existing file that lsplits did not write"):

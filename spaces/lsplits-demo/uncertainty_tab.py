@@ -171,6 +171,8 @@ def run_uncertainty(beams_text: str, gold_text: str, beam_uploads: Sequence[str]
     """Run the study; returns the state, a summary, the metrics table, per-example values and the rejection curves.
 
     The Space's limits (:class:`limits.SpaceLimits`) are checked before any similarity is computed."""
+    if not estimators:  # an empty checkbox group: said as the form asks it, before the inputs are read
+        raise ConfigError("choose at least one uncertainty estimator")
     settings.work_dir.mkdir(parents=True, exist_ok=True)
     _check_sizes(settings.limits, beams_text, gold_text, beam_uploads, gold_upload)
     with tempfolders.temporary_folder(prefix="pasted-") as tmp:
