@@ -69,10 +69,17 @@ def _score_argv(folder: Path) -> list[str]:
             "--max-steps", "2", "--out", str(folder / "scores.parquet"), "--no-progress"]
 
 
+def _foreground_signals() -> None:
+    """Ctrl-C as a terminal's foreground job gets it: a suite started in the background (``make test &``, a CI
+    runner) hands its children SIGINT ignored, and the command would then rightly not react to it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
 def _run(tmp_path: Path, hook: str, prefix: str, sig: int) -> tuple[int, str]:
     done = subprocess.run([sys.executable, "-c", _RUNNER, hook, prefix, str(int(sig)), *_score_argv(tmp_path)],
                           capture_output=True, text=True, env=_env(tmp_path / "tmp"), timeout=300,
-                          start_new_session=True)
+                          start_new_session=True, preexec_fn=_foreground_signals)
     return done.returncode, done.stderr
 
 

@@ -3,8 +3,10 @@ entropy of its next-token distributions, all from one teacher-forced pass of the
 
 The pass is the same whatever decoding made the candidate (beam, diverse beam, sampling at any temperature): the
 model's own, unwarped distribution, with no length penalty. In fp32 the log-probability equals a forward pass of
-the candidate alone (the tests check 1e-4); under bf16 autocast it is computed in bf16 like the search, which
-moves it by about 1e-2 per token.
+the candidate alone (the tests check 1e-4); under bf16 autocast it is computed in bf16 like the search. Measured
+on the tests' tiny seq2seq and causal models (CPU autocast, 60 candidates each), bf16 moved a candidate's
+log-probability by a median 0.011 and 0.003 (at most 0.054), about 1e-3 per token: enough to reorder candidates
+whose scores are that close, not to change an estimator's ranking of examples.
 """
 
 from __future__ import annotations
