@@ -148,6 +148,33 @@ def test_cache_reuses_matrices_and_is_keyed_by_content(tmp_path):
     assert CALLS["score"] == 1  # a new version recomputes
 
 
+@pytest.mark.parametrize("similarity", [SYMMETRIC, ASYMMETRIC], ids=lambda s: s.name)
+def test_reordered_candidates_compute_no_pair_again_and_come_back_in_their_own_order(tmp_path, similarity):
+    """Issue 38 item 7: another system's candidates are the same graphs in another order: the cache answers."""
+    first = [["abc", "ab", "!bad", "xyz", "ab"], ["q", "qr", "rs"]]
+    reordered = [["xyz", "ab", "ab", "abc", "!bad"], ["rs", "q", "qr"]]
+    build_matrices(first, similarity, cache=tmp_path, progress=False)
+    assert CALLS["score"] > 0
+    CALLS.clear()
+    again = build_matrices(reordered, similarity, cache=tmp_path, progress=False)
+    assert CALLS["score"] == 0 and CALLS["prepare"] == 0
+    for candidates, matrix in zip(reordered, again, strict=True):
+        fresh = build_matrix(candidates, similarity)
+        np.testing.assert_array_equal(matrix.values, fresh.values)
+        assert matrix.invalid.tolist() == fresh.invalid.tolist() and matrix.errors == fresh.errors
+    assert again[0].invalid.tolist() == [False, False, False, False, True]
+    scores = _jaccard if similarity is SYMMETRIC else _overlap
+    np.testing.assert_allclose(again[0].values, naive_matrix(reordered[0], scores, again[0].invalid))
+
+
+def test_reordered_candidates_in_one_call_are_computed_once():
+    examples = [["abc", "abd", "xy"], ["xy", "abc", "abd"], ["abd", "xy", "abc"]]
+    matrices = build_matrices(examples, "test-jaccard", progress=False)
+    assert CALLS["score"] == 3 and CALLS["prepare"] == 3  # one triangle of one set of three strings
+    for candidates, matrix in zip(examples, matrices, strict=True):
+        np.testing.assert_allclose(matrix.values, naive_matrix(candidates, _jaccard, [False] * 3))
+
+
 def test_process_pool_gives_the_serial_result():
     examples = [["abc", "ab", "!q", "b"], ["xyz", "xy"], ["a"], ["ab", "ba", "ab"]] * 3
     serial = build_matrices(examples, "test-overlap", workers=1, progress=False)
@@ -262,5 +289,5 @@ def test_a_poisoned_or_stale_cache_file_is_recomputed_with_a_warning_naming_it(t
     assert CALLS["score"] == 45  # recomputed
     [record] = [r for r in caplog.records if r.levelname == "WARNING"]
     assert str(path) in record.getMessage() and "recomputing it" in record.getMessage()
-    with np.load(path) as data:  # and replaced by the right matrix
-        np.testing.assert_array_equal(data["values"], fresh.values)
+    with np.load(path) as data:  # and replaced by the right matrix (stored for the candidates in sorted order)
+        np.testing.assert_array_equal(data["values"], build_matrix(sorted(candidates), SYMMETRIC).values)

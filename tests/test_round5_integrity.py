@@ -65,8 +65,8 @@ def test_a_cache_entry_with_the_right_key_and_altered_values_is_recomputed_and_r
     [warning] = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert warning == (f"ignoring the cached similarity matrix {path}: its values do not match the checksum stored "
                        "with them (the file was altered or corrupted); recomputing it")
-    _, rewritten = _cached_entry(tmp_path)
-    np.testing.assert_array_equal(rewritten["values"], fresh.values)
+    _, rewritten = _cached_entry(tmp_path)  # an entry holds the candidates' matrix in sorted order
+    np.testing.assert_array_equal(rewritten["values"], build_matrix(sorted(CANDIDATES), JACCARD).values)
     CALLS.clear()
     caplog.clear()
     with caplog.at_level("WARNING", logger="lsplits.uncertainty.matrix"):
@@ -100,7 +100,7 @@ def test_a_cache_entry_an_older_lsplits_wrote_without_a_checksum_is_a_silent_mis
     assert CALLS["score"] == 45 and caplog.records == []
     _, rewritten = _cached_entry(tmp_path)
     assert "checksum" in rewritten
-    np.testing.assert_array_equal(rewritten["values"], fresh.values)
+    np.testing.assert_array_equal(rewritten["values"], build_matrix(sorted(CANDIDATES), JACCARD).values)
 
 
 # --- build --from-record: every field the build reads is fingerprinted --------------------------------------------

@@ -9,8 +9,11 @@ Work is kept to the minimum: each distinct candidate string is prepared once per
 strings share one row, and score 1 with each other), only one triangle is scored for a symmetric
 function, examples are spread over worker processes (:class:`lsplits.runtime.pool.Workers`), and finished matrices are cached on disk under a
 key made of the similarity's name and version and the candidate strings, so re-running with another
-estimator, quality metric or beam size recomputes nothing. The matrix of the first ``k`` candidates
-is the top-left ``k x k`` block of the full one (:meth:`SimilarityMatrix.truncate`).
+estimator, quality metric or beam size recomputes nothing. A matrix is computed and cached for the candidates
+in sorted order (:func:`canonical_order`) and its rows and columns are permuted back to the example's order, so
+the same candidates in another order (another system ranking the same graphs differently) are never compared
+again. The matrix of the first ``k`` candidates is the top-left ``k x k`` block of the full one
+(:meth:`SimilarityMatrix.truncate`).
 """
 
 from __future__ import annotations
@@ -68,6 +71,20 @@ class SimilarityMatrix:
         """The matrix of the first ``k`` candidates (all of them when there are fewer)."""
         return SimilarityMatrix(self.values[:k, :k], self.invalid[:k], self.errors[:k])
 
+    def permuted(self, positions: np.ndarray) -> SimilarityMatrix:
+        """The matrix whose candidate ``i`` is this matrix's candidate ``positions[i]`` (rows and columns reordered)."""
+        return SimilarityMatrix(self.values[np.ix_(positions, positions)], self.invalid[positions],
+                                tuple(self.errors[p] for p in positions))
+
+
+def canonical_order(candidates: Sequence[str]) -> tuple[tuple[str, ...], np.ndarray]:
+    """The candidates sorted, and where each original candidate sits among them: the matrix of ``candidates`` is
+    the sorted candidates' matrix ``.permuted(positions)``, so any order of the same strings shares one matrix."""
+    order = sorted(range(len(candidates)), key=candidates.__getitem__)
+    positions = np.empty(len(order), dtype=int)
+    positions[order] = np.arange(len(order))
+    return tuple(candidates[i] for i in order), positions
+
 
 def _prepare(similarity: Similarity, text: str) -> tuple[Any, str]:
     """Prepared object and "" for a valid output; None and the reason for an invalid one.
@@ -122,7 +139,8 @@ class MatrixCache:
     """On-disk cache of similarity matrices, one compressed ``.npz`` per (similarity, candidates).
 
     The key hashes the similarity's name, version and options with the exact candidate strings, so a
-    new metric version or different candidates never reuse a stale matrix; each entry also stores a checksum
+    new metric version or different candidates never reuse a stale matrix (:func:`build_matrices` stores and looks
+    up the candidates in their :func:`canonical_order`, so a reordering hits the same entry); each entry also stores a checksum
     of its arrays, so a file whose values were altered (still plausible similarities) is recomputed, not trusted.
     """
 
@@ -242,26 +260,26 @@ def build_matrices(examples: Sequence[Sequence[str]], similarity: Similarity | s
         cache = MatrixCache(cache)
     if cache is not None:  # read-only: said before any similarity is computed
         check_writable(cache.folder, "the similarity matrix cache")
-    results: list[SimilarityMatrix | None] = [None] * len(examples)
-    first_of: dict[tuple[str, ...], int] = {}  # identical candidate lists are computed once
+    canonical = [canonical_order(candidates) for candidates in examples]
+    seen: set[tuple[str, ...]] = set()  # the same candidates, in any order, are computed once
+    found: dict[tuple[str, ...], SimilarityMatrix] = {}
     todo: list[int] = []
-    for index, candidates in enumerate(examples):
-        key = tuple(candidates)
-        if key in first_of:
+    for index, (key, _) in enumerate(canonical):
+        if key in seen:
             continue
-        first_of[key] = index
-        found = cache.load(similarity, candidates) if cache is not None else None
-        if found is None:
+        seen.add(key)
+        cached = cache.load(similarity, key) if cache is not None else None
+        if cached is None:
             todo.append(index)
         else:
-            results[index] = found
+            found[key] = cached
     if cache is not None:
         logger.info("%s: %d of %d distinct matrices from the cache", similarity.name,
-                    len(first_of) - len(todo), len(first_of))
+                    len(seen) - len(todo), len(seen))
     workers = workers if workers > 0 else (os.cpu_count() or 1)
     workers = min(workers, max(1, len(todo) // 4))
     bar = progress_bar(total=len(todo), desc=f"similarity {similarity.name}", unit="example", disable=not progress)
-    computed = _compute(similarity, [examples[i] for i in todo], workers)
+    computed = _compute(similarity, [canonical[i][0] for i in todo], workers)
     with bar, closing(computed):  # closing ends the workers when anything here raises
         for index in todo:
             try:
@@ -269,11 +287,12 @@ def build_matrices(examples: Sequence[Sequence[str]], similarity: Similarity | s
             except SimilarityFailure as exc:  # re-raised with the example that the worker cannot know
                 label = ids[index] if ids is not None else f"#{index}"
                 raise SimilarityFailure(f"example {label}: {exc}") from exc
-            results[index] = matrix
+            key = canonical[index][0]
+            found[key] = matrix
             if cache is not None:
-                cache.store(similarity, examples[index], matrix)
+                cache.store(similarity, key, matrix)
             bar.update()
-    return [results[first_of[tuple(candidates)]] for candidates in examples]
+    return [found[key].permuted(positions) for key, positions in canonical]
 
 
 def _compute(similarity: Similarity, examples: list[Sequence[str]], workers: int) -> Iterator[SimilarityMatrix]:
