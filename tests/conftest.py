@@ -108,6 +108,15 @@ def pytest_sessionfinish(session, exitstatus) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+def _hub_http_error(status: int, message: str) -> Exception:
+    """The Hub's HfHubHTTPError with ``status``, built on a real (offline) httpx2 response, as whoami raises it."""
+    import httpx2
+    from huggingface_hub.errors import HfHubHTTPError
+
+    url = "https://huggingface.co/api/whoami-v2"
+    return HfHubHTTPError(message, response=httpx2.Response(status, request=httpx2.Request("GET", url)))
+
+
 class RecordingApi:
     """Stands in for huggingface_hub.HfApi and records what would go over HTTP.
 
@@ -126,8 +135,7 @@ class RecordingApi:
     def whoami(self, **kwargs):
         RecordingApi.calls.append(("whoami", self.token))
         if self.token not in RecordingApi.valid_tokens:
-            # the Hub's HfHubHTTPError is an OSError (it needs a real HTTP response to be built)
-            raise OSError("401 Client Error: Unauthorized for url: https://huggingface.co/api/whoami-v2")
+            raise _hub_http_error(401, "401 Client Error: Unauthorized for url: https://huggingface.co/api/whoami-v2")
         return {"name": "recorded-user"}
 
     def create_repo(self, repo_id, **kwargs):

@@ -221,6 +221,8 @@ def test_inputs_from_jsonl_and_a_dataset_folder(tmp_path):
                                        encoding="utf-8")
     read = read_inputs(str(folder), split="test")
     assert (read.ids, read.texts) == (["0", "1"], SENTENCES[:2])
+    with pytest.raises(DataError, match=r"dataset: no split 'validation' \(splits: test\)$"):
+        read_inputs(str(folder), split="validation")
     with pytest.raises(DataError, match=r"in.jsonl, line 1, field 'text': missing text field \(fields: id, snt, amr\)"):
         read_inputs(str(jsonl), input_field="text")
     with pytest.raises(DataError, match=r"line 1, field 'key': missing id"):

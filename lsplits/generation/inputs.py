@@ -77,11 +77,14 @@ def _from_dataset(name: str, split: str, input_field: str | None, id_field: str 
     import datasets
 
     try:
-        dataset = datasets.load_dataset(name, split=split)
+        splits = datasets.load_dataset(name)  # all splits, so that an unknown one is named with the choices
     except hub_failures() as exc:  # what datasets documents for a failed load; a bug propagates
         detail = " ".join(str(exc).split())[:300]
         raise DataError(f"cannot load split {split!r} of dataset {name!r}: {type(exc).__name__}: {detail}",
                         source=name) from exc
+    if split not in splits:
+        raise DataError(f"no split {split!r} (splits: {', '.join(map(str, splits))})", source=name)
+    dataset = splits[split]
     rows = [(None, f"#{n}", row) for n, row in enumerate(dataset)]
     return _from_rows(rows, f"{name} ({split})", input_field, id_field)
 

@@ -32,32 +32,41 @@ def offline_variable() -> str | None:
 def hub_failures() -> tuple[type[BaseException], ...]:
     """The exception types by which ``huggingface_hub`` and ``datasets`` report a failed download or load.
 
-    What a library function may turn into a one-line ConfigError/DataError (offline, unknown or gated
-    repo, missing file, unreadable data); anything else (a TypeError, a KeyError) is a bug and propagates.
+    What a library function may turn into a one-line ConfigError/DataError: the Hub's HTTP errors (unknown,
+    gated or disabled repo, refused token), a file missing from the cache or the repo, a repo id the Hub refuses,
+    the Hub switched off or unreachable (the HTTP client's errors, ConnectionError, TimeoutError), a dataset
+    ``datasets`` cannot find, read or build, and a dataset card whose YAML does not parse. Anything else (a
+    ValueError, TypeError or KeyError from a bug) propagates.
     """
-    failures: list[type[BaseException]] = [OSError, ValueError]
-    try:
-        from huggingface_hub.errors import EntryNotFoundError
+    from huggingface_hub.utils import (
+        EntryNotFoundError,
+        HfHubHTTPError,
+        HFValidationError,
+        LocalTokenNotFoundError,
+        OfflineModeIsEnabled,
+    )
 
-        failures.append(EntryNotFoundError)
-    except ImportError:  # pragma: no cover - an old huggingface_hub: its errors are OSErrors
-        pass
-    for client in ("httpx", "httpx2"):  # huggingface_hub 1.x talks through httpx, 2.x through httpx2
+    failures: list[type[BaseException]] = [HfHubHTTPError, EntryNotFoundError, HFValidationError,
+                                           LocalTokenNotFoundError, OfflineModeIsEnabled, ConnectionError,
+                                           TimeoutError]
+    # huggingface_hub 0.x talks through requests, 1.x through httpx, 2.x through httpx2
+    for client, error in (("requests", "RequestException"), ("httpx", "HTTPError"), ("httpx2", "HTTPError")):
         try:
-            failures.append(importlib.import_module(client).HTTPError)
-        except ImportError:  # pragma: no cover - an older huggingface_hub uses requests (OSErrors)
+            failures.append(getattr(importlib.import_module(client), error))
+        except ImportError:  # pragma: no cover - a client this huggingface_hub does not use
             pass
     try:
-        from datasets.exceptions import DatasetsError
+        from datasets.data_files import EmptyDatasetError  # a folder or pattern with no data files
+        from datasets.exceptions import DatasetsError  # not found, no data files, cannot build
 
-        failures.append(DatasetsError)
+        failures += [DatasetsError, EmptyDatasetError]
     except ImportError:  # pragma: no cover - datasets not installed
         pass
     try:
         import yaml
 
         failures.append(yaml.YAMLError)  # a dataset card whose YAML header does not parse
-    except ImportError:  # pragma: no cover - datasets not installed
+    except ImportError:  # pragma: no cover - pyyaml not installed
         pass
     return tuple(failures)
 
