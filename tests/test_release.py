@@ -61,6 +61,12 @@ def _wheel(dist: Path) -> Path:
     return wheel
 
 
+def _metadata(wheel: Path):
+    """The wheel's METADATA (its body is the long description, the PyPI page)."""
+    with zipfile.ZipFile(wheel) as archive:
+        return Parser().parsestr(archive.read(f"lsplits-{lsplits.__version__}.dist-info/METADATA").decode())
+
+
 @pytest.mark.process
 def test_sdist_and_wheel_pass_twine_check(dist):
     files = sorted(str(p) for p in dist.iterdir() if p.suffix in (".whl", ".gz"))
@@ -68,6 +74,16 @@ def test_sdist_and_wheel_pass_twine_check(dist):
                                              f"lsplits-{lsplits.__version__}.tar.gz"]
     done = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", *files], capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.count("PASSED") == 2, done.stdout + done.stderr
+
+
+@pytest.mark.process
+def test_the_package_page_tells_cpu_users_how_to_get_the_cpu_torch_and_how_to_release(dist):
+    """pip alone takes PyPI's CUDA torch (3 GB of nvidia-* on a CPU machine): the long description names PyTorch's
+    CPU wheel index before the install, and the release line the build package it runs (issue 38 items 3, 8)."""
+    page = _metadata(_wheel(dist)).get_payload()
+    cpu = page.index("pip install torch --index-url https://download.pytorch.org/whl/cpu")
+    assert cpu < page.index("pip install dist/lsplits-*.whl")
+    assert "`pip install build` then `python -m build`" in page
 
 
 @pytest.mark.process
@@ -103,8 +119,7 @@ def test_the_wheel_holds_lsplits_alone_with_the_builders_inside(dist):
 @pytest.mark.process
 def test_the_installed_wheel_runs_the_demo_outside_the_checkout(dist, tmp_path):
     wheel = _wheel(dist)
-    metadata = Parser().parsestr(zipfile.ZipFile(wheel).read(
-        f"lsplits-{lsplits.__version__}.dist-info/METADATA").decode())
+    metadata = _metadata(wheel)
     dependencies = [line for line in metadata.get_all("Requires-Dist") if "extra ==" not in line]
     import torch  # the same torch build as here (the CPU wheel on a machine without CUDA), not PyPI's default
 
