@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import ast
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -114,6 +117,26 @@ def test_what_reaches_the_hub_loads_as_an_evaluate_module(hub_api, tmp_path):
     assert prr.compute(uncertainties=[0.2, 0.1], qualities=[0.3, 0.9], n_bootstrap=0)["prr"] == pytest.approx(1.0)
     similarity = evaluate.load(str(tmp_path / "amr_similarity"), "smatchpp")
     assert similarity.compute(predictions=["(a / b)"], references=["(a / b)"])["smatchpp"] == 1.0
+
+
+@pytest.mark.process
+def test_a_staged_module_missing_a_package_says_so_in_one_line_naming_its_requirements(tmp_path):
+    """Issue 38 item 8: evaluate.load of amr_similarity without penman was a bare ModuleNotFoundError raised
+    deep inside a flattened file; it is one ImportError naming the package (as requirements.txt pins it) and
+    the Space's requirements.txt, raised before any flattened file is imported."""
+    staged = stage_metrics(tmp_path / "spaces", metrics_dir=ROOT / "metrics", modules=("amr_similarity",))
+    pin = next(line for line in (staged / "amr_similarity" / "requirements.txt").read_text().split()
+               if line.startswith("penman"))
+    blocked = ("import sys; sys.modules['penman'] = None  # as if not installed\n"
+               "import evaluate; evaluate.load(sys.argv[1], 'smatchpp')")
+    env = {**os.environ, "HF_MODULES_CACHE": str(tmp_path / "modules"), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-c", blocked, str(staged / "amr_similarity")], capture_output=True,
+                          text=True, env=env, cwd=tmp_path, timeout=300)
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == (
+        f"ImportError: the evaluate module 'amr_similarity' needs {pin}, not installed: install its Space's "
+        "requirements.txt (pip install -r requirements.txt, the file beside amr_similarity.py)")
+    assert "ModuleNotFoundError" not in done.stderr and "lsplits_similarity_amr_graph" not in done.stderr
 
 
 def test_every_space_readme_pins_the_one_gradio_sdk_version(tmp_path):

@@ -76,27 +76,65 @@ def _core_requirements() -> dict[str, str]:
     return lines
 
 
-def requirements(imported: Iterable[str]) -> list[str]:
-    """The requirements.txt lines for the top-level modules ``imported``: lsplits' pins of its core dependencies.
-
-    A module that no core dependency provides (an optional extra such as the MiniLM embeddings, or
-    gradio, which the Space's SDK installs) is left out; lsplits, torch or transformers is a ConfigError.
+def required_imports(imported: Iterable[str]) -> dict[str, list[str]]:
+    """Per top-level module of ``imported`` that a core dependency of lsplits provides, that dependency's requirement
+    line(s). A module no core dependency provides (an optional extra such as the MiniLM embeddings, or gradio,
+    which the Space's SDK installs) is left out; lsplits, torch or transformers is a ConfigError.
     """
     from importlib.metadata import packages_distributions
 
     core = _core_requirements()
     distributions = packages_distributions()
-    lines = {core["evaluate"]}
+    required: dict[str, list[str]] = {}
     for name in sorted(set(imported)):
         dists = [d.lower().replace("_", "-") for d in distributions.get(name, [name])]
         if any(d in FORBIDDEN for d in dists):
             raise ConfigError(f"a metric Space would need {name!r}; it must install from PyPI without it")
         found = [core[d] for d in dists if d in core]
         if found:
-            lines.update(found)
+            required[name] = found
         elif name not in SPACE_PROVIDED:
             logger.debug("metric Space: %s is optional (not a core dependency of lsplits), left out", name)
+    return required
+
+
+def requirements(imported: Iterable[str]) -> list[str]:
+    """The requirements.txt lines for the top-level modules ``imported``: evaluate and lsplits' pins of the core
+    dependencies that provide them (:func:`required_imports`)."""
+    return requirement_lines(required_imports(imported))
+
+
+def requirement_lines(required: dict[str, list[str]]) -> list[str]:
+    """The requirements.txt lines of :func:`required_imports`' answer, evaluate's included, sorted."""
+    lines = {_core_requirements()["evaluate"]}
+    for found in required.values():
+        lines.update(found)
     return sorted(lines, key=str.lower)
+
+
+_GUARD = """import importlib.util
+
+# The packages of this Space's requirements.txt that its files import, looked up before any is imported, so
+# that a missing one is named in one line (not a ModuleNotFoundError from deep inside a flattened file).
+_REQUIRED = {required!r}
+_MISSING = [line for module, line in _REQUIRED.items() if importlib.util.find_spec(module) is None]
+if _MISSING:
+    raise ImportError(f"the evaluate module {name!r} needs {{', '.join(_MISSING)}}, not installed: install its "
+                      "Space's requirements.txt (pip install -r requirements.txt, the file beside {name}.py)")
+
+"""
+
+
+def _requirements_guard(script: str, name: str, required: dict[str, list[str]]) -> str:
+    """``script`` with :data:`_GUARD` before its first relative import: a missing package of the Space's
+    requirements.txt is one line naming it and that file, before the flattened files import it."""
+    shown = {module: ", ".join(lines) for module, lines in sorted(required.items()) if module != "evaluate"}
+    relative = [node.lineno for node in ast.parse(script).body if isinstance(node, ast.ImportFrom) and node.level]
+    if not shown or not relative:
+        return script
+    lines = script.splitlines(keepends=True)
+    at = min(relative) - 1
+    return "".join(lines[:at] + [_GUARD.format(required=shown, name=name)] + lines[at:])
 
 
 def _script_roots(source: str) -> list[str]:
@@ -132,11 +170,14 @@ def stage_module(root: Path, name: str, folder: Path) -> list[str]:
     modules = flatten.closure(_script_roots(script) + _script_roots(app), lazy=name in SIMILARITY_MODULES)
     folder.mkdir(parents=True)
     files = flatten.flatten(modules, folder)
-    (folder / f"{name}.py").write_text(_import_block(flatten.rewrite(script, name), modules), encoding="utf-8")
+    script = _import_block(flatten.rewrite(script, name), modules)
+    (folder / f"{name}.py").write_text(script, encoding="utf-8")
     (folder / "app.py").write_text(flatten.rewrite(app, "app", absolute=True), encoding="utf-8")
     shutil.copy2(source / "README.md", folder / "README.md")
     pin_sdk_version(folder / "README.md")
-    lines = requirements(flatten.imported_packages([*files, folder / f"{name}.py", folder / "app.py"]))
+    required = required_imports(flatten.imported_packages([*files, folder / f"{name}.py", folder / "app.py"]))
+    (folder / f"{name}.py").write_text(_requirements_guard(script, name, required), encoding="utf-8")
+    lines = requirement_lines(required)
     (folder / "requirements.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     logger.info("staged %s: %d library files, requirements %s", name, len(files), ", ".join(lines))
     return lines
@@ -150,7 +191,7 @@ def stage_metrics(out: str | Path, *, metrics_dir: str | Path | None = None,
     """
     root = Path(metrics_dir) if metrics_dir is not None else default_metrics_dir()
     check_modules(root, modules)
-    with output_folder(out, option="--stage") as staged:
+    with output_folder(out, option="{opt:stage}") as staged:
         for name in modules:
             stage_module(root, name, staged / name)
     return Path(out)
