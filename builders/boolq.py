@@ -34,7 +34,7 @@ SPEC = DatasetSpec(
     ),
     paper_sizes=(7_617, 2_540, 2_540),
     max_steps=3_000,
-    method_note="BoolQ: train and validation pooled (the official test set has no labels); eval is balanced by answer.",
+    method_note="BoolQ: eval is balanced by answer.",  # what was read (files or Hub splits) is the card's own line
 )
 
 

@@ -60,7 +60,7 @@ SPEC = DatasetSpec(
     ),
     paper_sizes=(549_018, 10_000, 10_000),
     max_steps=15_000,
-    method_note="SNLI: all three official splits pooled; dropped examples without a gold label, with the premise "
+    method_note="SNLI: dropped examples without a gold label, with the premise "
                 "'Cannot see picture to describe.', or with an empty or 'n/a' hypothesis. Eval is label-balanced.",
 )
 

@@ -54,7 +54,7 @@ SPEC = DatasetSpec(
     paper_sizes=(5_966, 1_034, 1_034),
     max_steps=2_000,
     categorical_columns=("hardness",),
-    method_note="Spider: train_spider and dev pooled (train_others unused); questions lowercased with whitespace "
+    method_note="Spider: questions lowercased with whitespace "
                 "collapsed before scoring; after every split, examples are swapped until each SQL atom of eval "
                 "occurs in train. `hardness` follows Spider's official easy/medium/hard/extra rules. A query the SQL "
                 "parser cannot read (listed below) keeps its atoms for that constraint but has no compounds "

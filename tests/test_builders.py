@@ -107,6 +107,12 @@ def test_boolq_builder_balances_answers(tmp_path):
         assert parts["train"][0]["id"].startswith("validation-")
     check_features(out, ["ll_split", "random"], {"answer": datasets.Value("bool")})  # BoolQ keeps a bool
     assert not json.loads((out / "lsplits.json").read_text())["class_labels"]  # no label column became a class
+    # what was read is the one file given and its count, not the Hub's "train and validation pooled"
+    card, path = (out / "README.md").read_text(), str(tmp_path / "boolq_dev.jsonl")
+    assert f"Read `{path}` (40 rows as split `validation`)." in card
+    assert "pooled" not in card and "official test set" not in card
+    assert json.loads((out / "lsplits.json").read_text())["read"] == [
+        {"source": path, "split": "validation", "rows": 40, "examples": 40}]
 
 
 def test_generic_text_labels_become_a_class_label_in_sorted_order(tmp_path):
@@ -170,6 +176,12 @@ def test_spider_builder_enforces_atom_constraint_in_every_config(tmp_path):
             assert not templates["train"] & (templates["validation"] | templates["test"])
         assert {r["hardness"] for r in parts["train"]} <= {"easy", "medium", "hard", "extra"}
     card = (out / "README.md").read_text()
+    assert (f"Read `{train}` (52 rows as split `train`); `{dev}` (20 rows as split `validation`) and pooled "
+            "(72 examples).") in card
+    assert "train_spider and dev pooled" not in card
+    record = json.loads((out / "lsplits.json").read_text())
+    assert [(entry["split"], entry["rows"]) for entry in record["read"]] == [("train", 52), ("validation", 20)]
+    assert set(record["constraint_effects"]) == set(configs)
     assert "| config | atom divergence | compound divergence |" in card
     assert "hardness=" in card
     check_features(out, configs, {"query": datasets.Value("string"), "hardness": datasets.Value("string")})

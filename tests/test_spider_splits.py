@@ -597,3 +597,110 @@ def test_a_library_user_builds_a_spider_split_without_the_builders():
                                                  inputs.extras["atoms"], [sql_template(q) for q in inputs.extras["sqls"]])
     assert result.stdout.split("] ")[1].strip() == "False"
     assert result.stdout.split("] ")[0] + "]" == str(sorted(expected.eval.tolist()))
+
+
+# --------------------------------------------------------------------------------------------------
+# What the atom constraint did, on data too small for it (issue 38 item 2)
+# --------------------------------------------------------------------------------------------------
+
+COMMON_SQL = ["SELECT name FROM singer", "SELECT count(*) FROM singer", "SELECT name FROM singer WHERE age > 20",
+              "SELECT avg(age) FROM singer"]
+RARE = 12  # examples rare-0..rare-11: each names a table no other example names (an atom only it holds)
+COMMON = 24
+
+
+def _small_spider():
+    """36 Spider-like examples scored by hand: the 12 least likely each hold an atom of their own (so none of them
+    can stay in eval), the 24 others share every atom six times over. Scores: rare k -100-k, common j -50+j."""
+    from lsplits.splits.spider import SPIDER_POLICY
+
+    rows = ([{"id": f"rare-{k}", "db_id": "stadiums", "question": f"Which stadium is number {k}?",
+              "query": f"SELECT name FROM stadium_{k}"} for k in range(RARE)]
+            + [{"id": f"common-{j}", "db_id": "concert_singer", "question": f"How many singers? ({j})",
+                "query": COMMON_SQL[j % 4]} for j in range(COMMON)])
+    scores = np.concatenate([-100.0 - np.arange(RARE), -50.0 + np.arange(COMMON)])
+    return SPIDER_POLICY, rows, scores
+
+
+def test_the_constraint_effect_counts_swaps_kept_choices_and_a_turned_direction(caplog):
+    from lsplits.building.pipeline import split_scored
+    from lsplits.data.tasks import spider_task
+
+    policy, rows, scores = _small_spider()
+    with caplog.at_level("WARNING"):
+        result = split_scored(spider_task(), rows, {"ft": (scores, np.full(36, 5))},
+                              configs=["ll_split", "ll_split_reverse", "random"], eval_size=RARE, policy=policy)
+    ll_split = result.constraint_effects["ll_split"]
+    # every rare example leaves eval; the 12 least likely common examples (common-0..11) take their places
+    assert sorted(result.table["id"][result.configs["ll_split"].partition.eval]) == sorted(
+        f"common-{j}" for j in range(12))
+    assert (ll_split.eval_examples, ll_split.swaps, ll_split.kept) == (12, 12, 0)
+    assert ll_split.eval_mean_before == pytest.approx(-105.5)  # mean of -100..-111
+    assert ll_split.eval_mean == pytest.approx(-44.5)  # mean of -50..-39
+    assert ll_split.train_mean == pytest.approx((-105.5 - 32.5) / 2)  # the rare 12 and common-12..23 (-38..-27)
+    assert ll_split.turned
+    reverse = result.constraint_effects["ll_split_reverse"]  # the most likely 12 are common: nothing to swap
+    assert (reverse.swaps, reverse.kept, reverse.turned) == (0, 12, False)
+    assert result.constraint_effects["random"].reverse is None  # not a likelihood config: no direction
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    lines = [w for w in warnings if w.startswith("config ll_split:")]
+    assert len(lines) == 1 and "\n" not in lines[0]
+    assert "12 of 12 eval examples swapped for train examples (100%); 0 of the config's own eval choices kept" in lines[0]
+    assert "eval is now more likely than train" in lines[0] and "more than 25% of eval replaced" in lines[0]
+    assert not [w for w in warnings if w.startswith("config ll_split_reverse:")]
+
+
+def test_the_warning_threshold_and_the_direction_of_a_reverse_config():
+    from lsplits.splits.strategy import CONSTRAINT_WARN_SHARE, ConstraintEffect
+
+    assert CONSTRAINT_WARN_SHARE == 0.25
+    assert ConstraintEffect("c", eval_examples=12, swaps=3).warning("x") is None  # 25%: not more than the share
+    assert "more than 25% of eval replaced" in ConstraintEffect("c", eval_examples=12, swaps=4).warning("x")
+    turned = ConstraintEffect("c", eval_examples=100, swaps=1, reverse=True, eval_mean_before=-10.0, eval_mean=-30.0,
+                              train_mean=-20.0)  # a reverse split whose eval ended less likely than train
+    assert turned.turned and "direction turned around" in turned.warning("x")
+    assert "eval is now less likely than train" in turned.describe()
+    held = ConstraintEffect("c", eval_examples=100, swaps=1, reverse=False, eval_mean_before=-40.0, eval_mean=-30.0,
+                            train_mean=-20.0)
+    assert not held.turned and held.warning("x") is None
+    assert ConstraintEffect.from_dict(turned.to_dict()) == turned
+
+
+def test_the_card_lsplits_json_and_analyze_report_the_constraint(tmp_path):
+    from lsplits.building.card import CardInfo
+    from lsplits.building.pipeline import DatasetSpec, export_dataset, split_scored
+    from lsplits.building.record import BuildRecord
+    from lsplits.building.report import analyze_folder
+    from lsplits.building.settings import BuildSettings
+    from lsplits.data.tasks import spider_task
+
+    policy, rows, scores = _small_spider()
+    result = split_scored(spider_task(), rows, {"ft": (scores, np.full(36, 5))}, configs=["ll_split", "random"],
+                          eval_size=RARE, policy=policy)
+    spec = DatasetSpec(task=spider_task(), card=CardInfo(pretty_name="Small Spider"), policy=policy)
+    out = export_dataset(spec, result, tmp_path / "small", BuildSettings(lm="scratch"), repo_hint="org/small")
+    record = BuildRecord.of_folder(out)
+    assert record.constraint_effects["ll_split"]["swaps"] == 12
+    assert record.constraint_effects["ll_split"]["eval_mean"] == pytest.approx(-44.5)
+    assert set(record.constraint_effects) == {"ll_split", "random"}
+    expected = ("- `ll_split`: atom constraint (every SQL atom of eval occurs in train): 12 of 12 eval examples "
+                "swapped for train examples (100%); 0 of the config's own eval choices kept; mean ll_score eval -44.50 "
+                "(before the constraint -105.50), train -69.00: eval is now more likely than train")
+    assert expected in (out / "README.md").read_text(encoding="utf-8")
+    text = analyze_folder(out)
+    assert expected[2:].replace("`", "") in text
+
+
+def test_the_template_configs_swaps_count_against_the_groups_it_drew():
+    """The template split applies the atom constraint to whole groups itself: its swaps count against the groups
+    template_partition drew, not against the constrained partition (which would always show 0)."""
+    from lsplits.splits.spider import TemplateSplit
+
+    policy, rows, scores = _small_spider()  # 6 in eval: the one common group free to go refills it
+    inputs = policy.inputs(rows, ids=[r["id"] for r in rows], lengths=[5] * 36, scores={"ft": scores})
+    for seed in range(3):
+        drawn = template_partition(inputs.extras["sqls"], 6, seed=seed)
+        partition, effect = policy.split_with_effect(TemplateSplit(), inputs, 6, seed=seed)
+        rare_drawn = sum(rows[i]["id"].startswith("rare-") for i in drawn.eval.tolist())
+        assert rare_drawn > 0, seed  # the draw holds examples whose atom only they hold: they must leave eval
+        assert effect.swaps == 6 - np.intersect1d(drawn.eval, partition.eval).size >= rare_drawn

@@ -17,6 +17,7 @@ import yaml
 
 from lsplits.building.export import WrittenFolder
 from lsplits.building.settings import BuildSettings
+from lsplits.data.loading import read_text
 from lsplits.lm.defaults import SCRATCH_LM
 from lsplits.lm.dtype import dtype_text
 
@@ -183,6 +184,8 @@ def method_text(spec: Any, result: Any, settings: BuildSettings) -> str:
         "fold is scored by a model fine-tuned on the other folds, so no example is scored by a model trained on it.",
         f"Eval size: {result.eval_size:,} examples, halved into validation and test (seed {settings.seed}).",
     ]
+    if result.read:
+        lines += ["", read_text(result.read)]
     if result.dropped:
         lines += ["", "Dropped when loading: " + ", ".join(f"{count:,} example{'s' * (count != 1)} ({reason})"
                                                          for reason, count in result.dropped.items()) + "."]
@@ -197,6 +200,11 @@ def method_text(spec: Any, result: Any, settings: BuildSettings) -> str:
         lines += [""] + [f"- {key}: {len(value)} ({', '.join(map(str, value))})" if isinstance(value, list) and value
                          else f"- {key}: {len(value) if isinstance(value, list) else value}"
                          for key, value in notes.items()]
+    effects = result.constraint_effects
+    if effects:
+        lines += ["", "What the split policy's constraint did to each config (also `constraint_effects` in "
+                  "`lsplits.json`; `lsplits analyze` shows it):", ""]
+        lines += [f"- `{name}`: {effect.describe()}" for name, effect in effects.items()]
     if result.skipped:
         lines += ["", "Not built: " + "; ".join(f"`{k}` ({v})" for k, v in result.skipped.items()) + "."]
     return "\n".join(lines)

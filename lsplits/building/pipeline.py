@@ -37,7 +37,7 @@ from lsplits.errors import ConfigError, InvalidOption
 from lsplits.runtime.stages import stage
 from lsplits.runtime.tempfolders import temporary_folder
 from lsplits.splits.engine import Partition, check_label_quotas, resolve_eval_size, split_eval
-from lsplits.splits.strategy import PLAIN_POLICY, SplitInputs, SplitPolicy, SplitStrategy
+from lsplits.splits.strategy import PLAIN_POLICY, ConstraintEffect, SplitInputs, SplitPolicy, SplitStrategy
 
 logger = logging.getLogger(__name__)
 
@@ -71,12 +71,14 @@ class DatasetSpec:
 @dataclass(frozen=True)
 class BuiltConfig:
     """One built config: its strategy, the LM setting whose scores fill ``ll_score``, the partition,
-    and the rows of each split (positions in :attr:`BuildResult.table`)."""
+    the rows of each split (positions in :attr:`BuildResult.table`) and what the policy's constraint did to
+    the strategy's partition (None without a constraint)."""
 
     strategy: SplitStrategy
     setting: str
     partition: Partition
     indices: dict[str, np.ndarray]
+    effect: ConstraintEffect | None = None
 
 
 @dataclass
@@ -100,11 +102,17 @@ class BuildResult:
     dtypes: dict[str, str] = field(default_factory=dict)  # setting -> the dtype its scores were computed in
     features: Any = None  # the input's datasets.Features, which every output keeps (None: types from the values)
     input: dict[str, Any] | None = None  # input_fingerprint of the examples as loaded (None: the table's)
+    read: list[dict[str, Any]] = field(default_factory=list)  # what was read, source by source (LoadedData.read)
 
     @property
     def partitions(self) -> dict[str, Partition]:
         """config -> its train/eval partition."""
         return {name: built.partition for name, built in self.configs.items()}
+
+    @property
+    def constraint_effects(self) -> dict[str, ConstraintEffect]:
+        """config -> what the policy's constraint did to it (configs of a policy without a constraint: none)."""
+        return {name: built.effect for name, built in self.configs.items() if built.effect is not None}
 
     def config_table(self, name: str) -> pd.DataFrame:
         """Every example with the config's ``ll_score``, ``ll_tokens`` and ``length`` columns (the exported columns)."""
@@ -255,6 +263,7 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, settings: BuildSettings,
                                skipped=plan.skipped)
     result.dtypes = dtypes
     result.dropped = dict(loaded.dropped)
+    result.read = list(loaded.read)
     result.features = loaded.features
     result.input = input_fingerprint(task, examples)  # of the examples as loaded, as --from-record compares
     result.runs = dict(plan.runs)
@@ -283,10 +292,13 @@ def split_configs(policy: SplitPolicy, configs: Mapping[str, SplitStrategy], tab
     inputs.scores.update({kind: values for kind, (values, _) in scores.items()})
     built: dict[str, BuiltConfig] = {}
     for name, strategy in configs.items():
-        partition = policy.split(strategy, inputs, eval_size, seed)
+        partition, effect = policy.split_with_effect(strategy, inputs, eval_size, seed)
+        warning = effect.warning(name) if effect is not None else None
+        if warning:
+            logger.warning(warning)
         setting = strategy.setting or (DEFAULT_SETTING if DEFAULT_SETTING in scores else next(iter(scores)))
         validation, test = split_eval(partition.eval, seed=seed)
-        built[name] = BuiltConfig(strategy=strategy, setting=setting, partition=partition,
+        built[name] = BuiltConfig(strategy=strategy, setting=setting, partition=partition, effect=effect,
                                   indices={"train": np.sort(partition.train), "validation": validation, "test": test})
     return BuildResult(table=table, scores=dict(scores), configs=built, inputs=inputs, skipped=dict(skipped or {}),
                        eval_size=eval_size)
@@ -320,8 +332,10 @@ def build_record(spec: DatasetSpec, result: BuildResult, settings: BuildSettings
         settings=settings, task=TaskRecord(task.name, task.query_field, task.label_field,
                                            tuple(spec.categorical_columns)),
         eval_examples=result.eval_size, skipped=dict(result.skipped), dropped=dict(result.dropped),
+        read=list(result.read),
         notes=spec.policy.notes_of(result.inputs), split_policy=spec.policy.name,
         strategies={name: built.strategy.record() for name, built in result.configs.items()},
+        constraint_effects={name: effect.to_dict() for name, effect in result.constraint_effects.items()},
         extra_statistics={name: dict(values) for name, values in extra_statistics.items()},
         input=result.input if result.input is not None else input_fingerprint(task, result.table.to_dict("records")),
         runs=recorded["runs"], dtypes_used=recorded["dtypes_used"], lm_identity=recorded["lm_identity"],

@@ -58,8 +58,9 @@ class TaskRecord:
 
 
 _JSON_KINDS: dict[str, type | tuple[type, ...]] = {
-    "splits": dict, "eval_examples": (int, type(None)), "skipped": dict, "dropped": dict, "notes": dict,
-    "split_policy": (str, type(None)), "strategies": dict, "extra_statistics": dict, "class_labels": dict,
+    "splits": dict, "eval_examples": (int, type(None)), "skipped": dict, "dropped": dict, "read": list, "notes": dict,
+    "split_policy": (str, type(None)), "strategies": dict, "constraint_effects": dict, "extra_statistics": dict,
+    "class_labels": dict,
     "input": (dict, type(None)), "runs": dict, "dtypes_used": dict, "lm_identity": (dict, type(None)),
     "lsplits_version": (str, type(None)), "demo": (dict, type(None)), "scratch_lm": (dict, type(None)),
     "difficulty": (dict, type(None)), "files": list}
@@ -79,9 +80,13 @@ class BuildRecord:
         eval_examples: the examples in eval (validation + test) the build used.
         skipped: config -> why it was not built.
         dropped: reason -> examples dropped when loading.
+        read: what was read, source by source (:func:`lsplits.data.loading.read_entry`: the file or Hub split,
+            its split name, rows read and examples kept).
         notes: facts about the build for the card's method section (the split policy's).
         split_policy: the split policy's name (``plain``, ``spider``).
         strategies: config -> its split strategy's record.
+        constraint_effects: config -> what the split policy's constraint did to it
+            (:class:`~lsplits.splits.strategy.ConstraintEffect`: swaps, eval choices kept, mean scores).
         extra_statistics: config -> the policy's extra statistics.
         class_labels: column -> ClassLabel names.
         input: the examples split (:func:`lsplits.building.provenance.input_fingerprint`).
@@ -101,9 +106,11 @@ class BuildRecord:
     eval_examples: int | None = None
     skipped: dict[str, str] = field(default_factory=dict)
     dropped: dict[str, int] = field(default_factory=dict)
+    read: list[dict[str, Any]] = field(default_factory=list)
     notes: dict[str, Any] = field(default_factory=dict)
     split_policy: str | None = None
     strategies: dict[str, Any] = field(default_factory=dict)
+    constraint_effects: dict[str, dict[str, Any]] = field(default_factory=dict)
     extra_statistics: dict[str, Any] = field(default_factory=dict)
     class_labels: dict[str, list[str]] = field(default_factory=dict)
     input: dict[str, Any] | None = None

@@ -107,4 +107,13 @@ def analyze_folder(folder: str | Path, configs: Sequence[str] | None = None) -> 
     extra = dataset.record.extra_statistics
     if extra:
         text = extra_statistics_markdown({k: v for k, v in extra.items() if k in frames}) + "\n\n" + text
-    return text
+    effects = constraint_text({k: v for k, v in dataset.record.constraint_effects.items() if k in frames})
+    return f"{effects}\n\n{text}" if effects else text
+
+
+def constraint_text(effects: Mapping[str, Mapping[str, Any]]) -> str:
+    """One line per config of what the split policy's constraint did (``lsplits.json``'s ``constraint_effects``),
+    "" when there is none."""
+    from lsplits.splits.strategy import ConstraintEffect
+
+    return "\n".join(f"{name}: {ConstraintEffect.from_dict(values).describe()}" for name, values in effects.items())

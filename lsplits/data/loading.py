@@ -129,6 +129,26 @@ class LoadedData:
     dropped: dict[str, int]
     features: Any = None
     """The input's ``datasets.Features`` (fields renamed), when it came as a ``Dataset``: every output keeps them."""
+    read: list[dict[str, Any]] = field(default_factory=list)
+    """What was read, source by source (:func:`read_entry`): the file or Hub split, the split name its examples
+    carry, its rows and the examples kept; the card and ``lsplits.json`` state it instead of a fixed claim."""
+
+
+def read_entry(source: str, split: str, rows: int, kept: int) -> dict[str, Any]:
+    """One source as :attr:`LoadedData.read` lists it: ``source`` (the file as given, or ``HUB_ID[split]``),
+    ``split`` (the name in its examples' ids and ``source_split``), ``rows`` read and ``examples`` kept."""
+    return {"source": source, "split": split, "rows": rows, "examples": kept}
+
+
+def read_text(read: Sequence[dict[str, Any]]) -> str:
+    """One sentence for the card of what a build read (:attr:`LoadedData.read`), "" when nothing is recorded."""
+    if not read:
+        return ""
+    parts = [f"`{entry['source']}` ({entry['rows']:,} rows as split `{entry['split']}`"
+             + (f", {entry['examples']:,} kept" if entry["examples"] != entry["rows"] else "") + ")"
+             for entry in read]
+    pooled = f" and pooled ({sum(entry['examples'] for entry in read):,} examples)" if len(read) > 1 else ""
+    return f"Read {'; '.join(parts)}{pooled}."
 
 
 def parse_data_files(data_files: Sequence[str]) -> list[tuple[str, Path]]:
@@ -219,8 +239,11 @@ def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task:
                             value=sorted(drop_labels)[0])
     intake = _Intake(task, drop_labels)
     columns: list[str] = []
+    read: list[dict[str, Any]] = []
     for source_name, records, description in sources:
+        kept_before = len(intake.examples)
         if not records:
+            read.append(read_entry(description, source_name, 0, 0))
             continue
         records = _renamed(records, options.rename, description)
         first = list(records[0])
@@ -234,6 +257,7 @@ def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task:
                     raise DataError("missing field", source=description, line=index + 1, field=name)
             example_id = str(record[ID_FIELD]) if use_own_ids else f"{source_name}-{index}"
             intake.take(record, example_id, source_name, description, index + 1)
+        read.append(read_entry(description, source_name, len(records), len(intake.examples) - kept_before))
     description = ", ".join(d for _, _, d in sources)
     intake.check_and_report(options.missing_labels, description)
     if ID_FIELD not in columns:
@@ -244,7 +268,7 @@ def prepare_examples(sources: list[tuple[str, list[dict[str, Any]], str]], task:
         mapping = dict(options.rename)
         features = {mapping.get(name, name): feature for name, feature in features.items()}
     return LoadedData(examples=intake.examples, columns=columns, source=description, dropped=intake.dropped,
-                      features=features)
+                      features=features, read=read)
 
 
 @dataclass

@@ -205,9 +205,12 @@ class TemplateSplit(SplitStrategy):
 
     def split(self, inputs: SplitInputs, eval_size: int | float, seed: int = 0) -> Partition:
         sqls = inputs.extra("sqls", self)
-        partition = template_partition(sqls, eval_size, seed)
-        return enforce_atom_constraint_on_groups(partition, inputs.extra("atoms", self),
+        return enforce_atom_constraint_on_groups(self.own_choice(inputs, eval_size, seed), inputs.extra("atoms", self),
                                                  [sql_template(sql) for sql in sqls])
+
+    def own_choice(self, inputs: SplitInputs, eval_size: int | float, seed: int = 0) -> Partition:
+        """The template groups drawn before the atom constraint moved any (what the card's swaps count against)."""
+        return template_partition(inputs.extra("sqls", self), eval_size, seed)
 
     def check(self, partition: Partition, inputs: SplitInputs) -> None:
         """SplitInvariantError when a template has examples in both train and eval."""
@@ -255,7 +258,9 @@ def unparsable_note(inputs: SplitInputs) -> dict[str, Any]:
 
 
 SPIDER_POLICY = SplitPolicy(name="spider", provides=frozenset({"sqls", "atoms", "compounds", "unparsable"}),
-                            extras=spider_extras, constraint=atom_constraint, statistics=divergences,
+                            extras=spider_extras, constraint=atom_constraint,
+                            constraint_name="atom constraint (every SQL atom of eval occurs in train)",
+                            statistics=divergences,
                             notes=unparsable_note)
 """Spider's split policy: SQL inputs per example, the atom constraint on every partition, divergences
 per config and the unparsable queries as a note."""

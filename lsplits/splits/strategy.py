@@ -36,7 +36,9 @@ from lsplits.errors import ConfigError
 from lsplits.splits.engine import Partition, length_partition, likelihood_partition, random_partition
 
 __all__ = [
+    "CONSTRAINT_WARN_SHARE",
     "PLAIN_POLICY",
+    "ConstraintEffect",
     "LengthSplit",
     "LikelihoodSplit",
     "RandomSplit",
@@ -44,6 +46,10 @@ __all__ = [
     "SplitPolicy",
     "SplitStrategy",
 ]
+
+CONSTRAINT_WARN_SHARE = 0.25
+"""The share of a config's eval that a policy's constraint may replace before the build warns that the split is
+no longer the strategy's (Spider's atom constraint on small data can swap most of a likelihood split's eval)."""
 
 @dataclass
 class SplitInputs:
@@ -88,6 +94,11 @@ class SplitStrategy(abc.ABC):
     @abc.abstractmethod
     def split(self, inputs: SplitInputs, eval_size: int | float, seed: int = 0) -> Partition:
         """The train/eval partition of the examples of ``inputs`` (deterministic under ``seed``)."""
+
+    def own_choice(self, inputs: SplitInputs, eval_size: int | float, seed: int = 0) -> Partition | None:
+        """The partition the strategy would choose before a constraint that :meth:`split` applies itself (the
+        template split's whole-group atom constraint), so its effect is reported too; None when it applies none."""
+        return None
 
     def check(self, partition: Partition, inputs: SplitInputs) -> None:
         """Raise SplitInvariantError when ``partition`` (after the policy's constraint) breaks a promise the
@@ -156,6 +167,97 @@ class LengthSplit(SplitStrategy):
 
 
 @dataclass(frozen=True)
+class ConstraintEffect:
+    """What a policy's constraint did to one config's partition: how many eval examples it swapped for train
+    examples, how many of the strategy's own eval choices it kept, and (for a likelihood config) the mean
+    ``ll_score`` of eval before and after it and of train after it, so a card can say whether the split still
+    points the strategy's way.
+
+    Attributes:
+        constraint: what the constraint is, in words (the policy's ``constraint_name``).
+        eval_examples: the examples in eval (the constraint never changes the count).
+        swaps: eval examples the constraint replaced with train examples.
+        reverse: the likelihood config sends the most likely examples to eval (None: not a likelihood config).
+        eval_mean_before, eval_mean, train_mean: mean ``ll_score`` (None: not a likelihood config).
+    """
+
+    constraint: str
+    eval_examples: int
+    swaps: int
+    reverse: bool | None = None
+    eval_mean_before: float | None = None
+    eval_mean: float | None = None
+    train_mean: float | None = None
+
+    @classmethod
+    def of(cls, constraint: str, strategy: SplitStrategy, before: Partition, after: Partition,
+           inputs: SplitInputs) -> ConstraintEffect:
+        """The effect of the constraint that turned ``before`` (the strategy's partition) into ``after``."""
+        kept = np.intersect1d(before.eval, after.eval).size
+        effect = cls(constraint=constraint, eval_examples=int(after.eval.size), swaps=int(after.eval.size - kept))
+        if not isinstance(strategy, LikelihoodSplit) or strategy.setting not in inputs.scores:
+            return effect
+        scores = inputs.scores[strategy.setting]
+        return dataclasses.replace(effect, reverse=strategy.reverse, eval_mean_before=_mean(scores[before.eval]),
+                                   eval_mean=_mean(scores[after.eval]), train_mean=_mean(scores[after.train]))
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> ConstraintEffect:
+        """The effect :meth:`to_dict` wrote (``lsplits.json``'s ``constraint_effects``)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{key: value for key, value in values.items() if key in names})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The effect as plain JSON values, each under its field name."""
+        return dataclasses.asdict(self)
+
+    @property
+    def kept(self) -> int:
+        """How many of the strategy's own eval choices are still in eval."""
+        return self.eval_examples - self.swaps
+
+    @property
+    def share(self) -> float:
+        """The share of eval the constraint replaced."""
+        return self.swaps / self.eval_examples if self.eval_examples else 0.0
+
+    @property
+    def turned(self) -> bool:
+        """True when a likelihood config's eval ended up on the wrong side of train after the constraint (more
+        likely than train on average; less likely for a reverse config) though it was not before."""
+        if self.reverse is None or None in (self.eval_mean_before, self.eval_mean, self.train_mean):
+            return False
+        sign = -1.0 if self.reverse else 1.0
+        return sign * (self.eval_mean - self.train_mean) > 0 >= sign * (self.eval_mean_before - self.train_mean)
+
+    def describe(self) -> str:
+        """One line for the card and ``lsplits analyze``: swaps, eval choices kept and the mean scores."""
+        text = (f"{self.constraint}: {self.swaps:,} of {self.eval_examples:,} eval examples swapped for train "
+                f"examples ({self.share:.0%}); {self.kept:,} of the config's own eval choices kept")
+        if self.eval_mean is not None:
+            text += (f"; mean ll_score eval {self.eval_mean:.2f} (before the constraint {self.eval_mean_before:.2f}), "
+                     f"train {self.train_mean:.2f}")
+            if self.turned:
+                side = "less" if self.reverse else "more"
+                text += f": eval is now {side} likely than train, the split's direction is turned around"
+        return text
+
+    def warning(self, config: str) -> str | None:
+        """The one-line warning the build logs when the constraint moved more than :data:`CONSTRAINT_WARN_SHARE`
+        of eval or turned the split's direction around; None when it did neither."""
+        if self.share <= CONSTRAINT_WARN_SHARE and not self.turned:
+            return None
+        why = (f"more than {CONSTRAINT_WARN_SHARE:.0%} of eval replaced" if self.share > CONSTRAINT_WARN_SHARE
+               else "the split's direction turned around")
+        return (f"config {config}: {self.describe()} -- {why}, so eval is no longer the config's choice: the data is "
+                "too small for this constraint (see the README, 'Spider on small data')")
+
+
+def _mean(values: np.ndarray) -> float | None:
+    return float(np.mean(values)) if values.size else None
+
+
+@dataclass(frozen=True)
 class SplitPolicy:
     """What one dataset adds to every split strategy.
 
@@ -164,6 +266,7 @@ class SplitPolicy:
         provides: the :attr:`SplitInputs.extras` keys that ``extras`` computes.
         extras: examples -> extra per-example inputs (Spider: SQL strings, atoms, compounds).
         constraint: applied to every partition (Spider: the atom constraint).
+        constraint_name: the constraint in words, as the card, ``lsplits.json`` and warnings name it.
         statistics: (inputs, config -> partition) -> config -> named numbers for the card.
         notes: inputs -> facts about one build for the card's method section and ``lsplits.json``.
     """
@@ -172,6 +275,7 @@ class SplitPolicy:
     provides: frozenset[str] = frozenset()
     extras: Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]] | None = None
     constraint: Callable[[Partition, SplitInputs], Partition] | None = None
+    constraint_name: str = "constraint"
     statistics: Callable[[SplitInputs, Mapping[str, Partition]], dict[str, dict[str, float]]] | None = None
     notes: Callable[[SplitInputs], dict[str, Any]] | None = None
 
@@ -191,11 +295,19 @@ class SplitPolicy:
               seed: int = 0) -> Partition:
         """``strategy``'s partition of ``inputs``, passed through this policy's constraint, then checked
         against the strategy's own promise (:meth:`SplitStrategy.check`)."""
-        partition = strategy.split(inputs, eval_size, seed)
+        return self.split_with_effect(strategy, inputs, eval_size, seed)[0]
+
+    def split_with_effect(self, strategy: SplitStrategy, inputs: SplitInputs, eval_size: int | float,
+                          seed: int = 0) -> tuple[Partition, ConstraintEffect | None]:
+        """:meth:`split`, and what the constraint did to the strategy's partition (None without a constraint)."""
+        partition, effect = strategy.split(inputs, eval_size, seed), None
         if self.constraint is not None:
+            chosen = strategy.own_choice(inputs, eval_size, seed)
+            chosen = partition if chosen is None else chosen
             partition = self.constraint(partition, inputs)
+            effect = ConstraintEffect.of(self.constraint_name, strategy, chosen, partition, inputs)
         strategy.check(partition, inputs)
-        return partition
+        return partition, effect
 
     def statistics_of(self, inputs: SplitInputs, partitions: Mapping[str, Partition]) -> dict[str, dict[str, float]]:
         """The policy's per-config numbers ({} without any)."""
