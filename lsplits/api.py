@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from lsplits.builders.registry import builder_names, is_builder, load_builder
 from lsplits.building.card import CardInfo
 from lsplits.building.pipeline import BuildResult, DatasetSpec, build_splits, export_dataset, score_records
-from lsplits.building.settings import BuildSettings, ScoreSettings
+from lsplits.building.settings import BuildSettings, ScoreSettings, default_cache_dir
 from lsplits.data.labels import decode_class_labels
 from lsplits.data.loading import (
     LoadedData,
@@ -29,7 +29,7 @@ from lsplits.data.loading import (
     load_sources,
     prepare_examples,
 )
-from lsplits.data.tasks import DEFAULT_SETTING, Setting, generic_task, resolve_setting
+from lsplits.data.tasks import Setting, generic_task, resolve_setting
 from lsplits.errors import ConfigError, DataError, InvalidOption
 from lsplits.params import refuse
 from lsplits.runtime.tempfolders import temporary_folder
@@ -99,7 +99,7 @@ def _load_with(builder: Any, name: str, *, data_files: list[str] | None, options
     accepted = inspect.signature(builder.load).parameters
     for keyword, value in wanted.items():
         if value is not None and keyword not in accepted:
-            what = "in-memory data" if keyword == "sources" else "--missing-labels / --rename / --drop-label"
+            what = "in-memory data" if keyword == "sources" else "load options (missing_labels, rename, drop_labels)"
             raise ConfigError(f"the builder {name!r} takes no {what}: its load() has no {keyword!r} parameter")
     return builder.load(data_files=data_files, **{k: v for k, v in wanted.items() if v is not None})
 
@@ -268,11 +268,15 @@ def build(spec: DatasetSpec, loaded: LoadedData, settings: BuildSettings, *, cac
     return LikelihoodSplits(spec, result, settings)
 
 
-def _check_cache_dir(cache_dir: object) -> None:
-    """InvalidOption naming ``cache_dir`` unless it is None, a path string or an ``os.PathLike``: checked before
-    any data is loaded (a number would fail as a TypeError deep in the scoring)."""
-    if cache_dir is not None and (not isinstance(cache_dir, (str, os.PathLike)) or cache_dir == ""):
+def _cache_dir(cache_dir: object) -> str | os.PathLike[str]:
+    """``cache_dir``, or the score cache ``lsplits build`` and ``score`` use (None:
+    :func:`~lsplits.building.settings.default_cache_dir`); InvalidOption naming ``cache_dir`` unless it is None, a
+    path string or an ``os.PathLike``, before any data is loaded (a number would fail deep in the scoring)."""
+    if cache_dir is None:
+        return default_cache_dir()
+    if not isinstance(cache_dir, (str, os.PathLike)) or cache_dir == "":
         raise refuse("cache_dir", "must be a folder path (a str or os.PathLike) or None", cache_dir)
+    return cache_dir
 
 
 def _renames(rename: Mapping[str, str] | None) -> tuple[str, ...]:
@@ -282,9 +286,10 @@ def _renames(rename: Mapping[str, str] | None) -> tuple[str, ...]:
 def likelihood_splits(data: Any, *, query_field: str | None = BuildSettings.query_field,
                       prompt_template: str = BuildSettings.prompt_template,
                       label_field: str | None = BuildSettings.label_field, lm: str,
-                      setting: Setting | None = DEFAULT_SETTING, configs: Sequence[str] | None = BuildSettings.configs,
+                      setting: Setting | None = None, configs: Sequence[str] | None = BuildSettings.configs,
                       eval_size: int | float | None = BuildSettings.eval_size, folds: int = BuildSettings.folds,
                       seed: int = BuildSettings.seed, max_steps: int | None = BuildSettings.max_steps,
+                      patience: int | None = BuildSettings.patience,
                       builder: str | None = None, missing_labels: str = BuildSettings.missing_labels,
                       rename: Mapping[str, str] | None = None, drop_labels: Sequence[str] | None = None,
                       cache_dir: str | Path | None = None,
@@ -305,18 +310,21 @@ def likelihood_splits(data: Any, *, query_field: str | None = BuildSettings.quer
         prompt_template: text before the query, with ``{field}`` placeholders (``"Context: {passage}"``).
         label_field: eval is balanced over this field's values.
         lm: ``"scratch"`` (a tiny GPT-2 trained on the data, offline), a Hub model id or a local model folder.
-        setting: the standard configs built when ``configs`` is None: those scored in the k-fold
-            fine-tuned ``"ft"`` setting, the prompted ``"pt"`` one, or None for both (as ``lsplits build``);
-            configs without scores (``random``, ...) are always in.
+        setting: None (default): every standard config, as ``lsplits build`` builds them (the prompted ``pt``
+            ones skipped with the scratch LM); ``"ft"`` or ``"pt"``: only those scored in that setting (k-fold
+            fine-tuned, or frozen LM with a prompt) and those without scores (``random``, ...).
         configs: config names to build (``ll_split``, ``ll_split_len``, ``random``, ...), instead.
         eval_size: validation + test as a count or a fraction (default: the paper's proportion, or 20%).
         folds, seed, max_steps: k of the k-fold setting; the seed of folds, training and splits; training steps.
+        patience: stop a fold once this many validation checks in a row have not improved its perplexity (0:
+            never; None: the LM's default, 2 for the scratch LM, 0 for a pretrained LM: the paper's fixed steps).
         builder: ``"snli"``, ``"boolq"`` or ``"spider"`` applies that builder (fields, filters, Spider's policy).
         missing_labels: ``"error"`` (an example without a label stops the build) or ``"drop"``.
         rename: ``{old: new}`` field renames applied when loading (to keep a field named like one lsplits adds).
         drop_labels: label values whose examples are dropped when loading, counted (``--drop-label``): a
             class too small for its eval quota, say.
-        cache_dir: where scores and fold checkpoints are cached (a rerun reuses them).
+        cache_dir: where scores and fold checkpoints are cached, so a rerun reuses them (None: the folder
+            ``lsplits build`` uses, :func:`~lsplits.building.settings.default_cache_dir`).
         progress: show progress bars.
         dtype: ``"auto"``, ``"fp32"`` or ``"bf16"`` (:mod:`lsplits.lm.dtype`): bf16 autocast where the
             hardware has it and the LM is large enough to gain; weights and summed log-probs stay fp32.
@@ -336,11 +344,12 @@ def likelihood_splits(data: Any, *, query_field: str | None = BuildSettings.quer
     named = builder or (str(data) if isinstance(data, (str, os.PathLike)) else None)
     settings = BuildSettings(data=named, query_field=query_field, prompt_template=prompt_template,
                              label_field=label_field, lm=lm, folds=folds, seed=seed, max_steps=max_steps,
+                             patience=patience,
                              missing_labels=missing_labels, rename=_renames(rename),
                              drop_labels=tuple(drop_labels or ()),
                              configs=tuple(configs) if configs is not None else None, eval_size=eval_size,
                              dtype=dtype)
-    _check_cache_dir(cache_dir)
+    cache_dir = _cache_dir(cache_dir)
     spec, loaded = resolve_data(data, builder=builder, query_field=query_field, prompt_template=prompt_template,
                                 label_field=label_field, options=settings.load_options())
     if settings.configs is None and setting is not None:
@@ -353,7 +362,8 @@ def score_plan(spec: DatasetSpec, settings: ScoreSettings) -> RunPlan:
     from lsplits.lm.plan import RunPlan
 
     return RunPlan.make(settings.lm, settings.setting, folds=settings.folds, seed=settings.seed,
-                        max_steps=settings.max_steps, paper_steps=spec.max_steps, dtype=settings.dtype)
+                        max_steps=settings.max_steps, paper_steps=spec.max_steps, patience=settings.patience,
+                        dtype=settings.dtype)
 
 
 def score_loaded(spec: DatasetSpec, loaded: LoadedData, settings: ScoreSettings, *, plan: RunPlan | None = None,
@@ -370,9 +380,11 @@ def score_loaded(spec: DatasetSpec, loaded: LoadedData, settings: ScoreSettings,
 
 
 def score(data: Any, *, query_field: str | None = ScoreSettings.query_field,
-          prompt_template: str = ScoreSettings.prompt_template, lm: str, setting: Setting = "pt",
+          prompt_template: str = ScoreSettings.prompt_template, lm: str,
+          setting: Setting = ScoreSettings.setting,
           folds: int = ScoreSettings.folds, seed: int = ScoreSettings.seed,
-          max_steps: int | None = ScoreSettings.max_steps, builder: str | None = None,
+          max_steps: int | None = ScoreSettings.max_steps, patience: int | None = ScoreSettings.patience,
+          builder: str | None = None,
           rename: Mapping[str, str] | None = None, cache_dir: str | Path | None = None,
           progress: bool = False, dtype: str = ScoreSettings.dtype) -> datasets.Dataset:
     """``data`` (any input :func:`likelihood_splits` takes) as a ``datasets.Dataset`` in input order, its fields
@@ -380,14 +392,13 @@ def score(data: Any, *, query_field: str | None = ScoreSettings.query_field,
     ``ll_score`` (float64: sum of the query tokens' log-probabilities given the prompt) and ``ll_tokens`` (int32)
     added.
 
-    ``setting`` is ``"pt"`` (a frozen pretrained LM: what scoring a dataset with ``lm="gpt2"`` in a notebook
-    means, so the default here, where ``lsplits score`` defaults to the paper's ``"ft"``) or ``"ft"`` (each
-    example scored by an LM trained in ``folds`` folds on the others; the scratch LM needs it). Examples the
-    task's filters drop (an empty query) are left out, and logged. ``dtype`` is the compute dtype, as for
-    :func:`likelihood_splits`.
+    ``setting`` is ``"ft"`` (the default, as ``lsplits score``'s and the paper's: each example scored by an LM
+    trained in ``folds`` folds on the others; the scratch LM needs it) or ``"pt"`` (a frozen pretrained LM with
+    the prompt, no training). Examples the task's filters drop (an empty query) are left out, and logged.
+    ``max_steps``, ``patience``, ``dtype`` and ``cache_dir`` are as for :func:`likelihood_splits`.
 
     >>> rows = [{"text": t} for t in ["a cat", "a dog", "the cat", "the dog", "a bird", "the bird"]]
-    >>> scored = score(rows, query_field="text", lm="scratch", setting="ft", max_steps=2, folds=2)
+    >>> scored = score(rows, query_field="text", lm="scratch", max_steps=2, folds=2)
     >>> list(scored["text"]) == [row["text"] for row in rows], scored.column_names
     (True, ['id', 'text', 'source_split', 'll_score', 'll_tokens'])
     """
@@ -399,9 +410,9 @@ def score(data: Any, *, query_field: str | None = ScoreSettings.query_field,
 
     named = builder or (str(data) if isinstance(data, (str, os.PathLike)) else None)
     settings = ScoreSettings(data=named, query_field=query_field, prompt_template=prompt_template, lm=lm,
-                             folds=folds, seed=seed, max_steps=max_steps, rename=_renames(rename),
+                             folds=folds, seed=seed, max_steps=max_steps, patience=patience, rename=_renames(rename),
                              setting=setting, dtype=dtype)  # InvalidOption in Python's words (lm, setting)
-    _check_cache_dir(cache_dir)
+    cache_dir = _cache_dir(cache_dir)
     spec, loaded = resolve_data(data, builder=builder, query_field=query_field, prompt_template=prompt_template,
                                 options=settings.load_options())
     frame = score_loaded(spec, loaded, settings, cache_dir=cache_dir, progress=progress)

@@ -39,9 +39,33 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+_OPTION = re.compile(r"\{opt:(\w+)\}")
+
+
+def in_words(text: str, words: Mapping[str, str] | None = None) -> str:
+    """``text`` with each ``{opt:NAME}`` spelled as ``words`` says (the CLI's flag, the Space's label), else NAME."""
+    return _OPTION.sub(lambda found: (words or {}).get(found.group(1), found.group(1)), text)
+
 
 class LsplitsError(Exception):
-    """Base class for errors that the CLI prints as one readable line (no traceback)."""
+    """Base class for errors that the CLI prints as one readable line (no traceback).
+
+    A message names an option by its Python name as ``{opt:NAME}`` (``give {opt:input_field}``): Python callers read
+    ``input_field``, and :meth:`spelled` gives the error in another caller's words (the CLI's ``--input-field``).
+    """
+
+    def __init__(self, message: str = "") -> None:
+        self.template = message
+        super().__init__(in_words(message))
+
+    def spelled(self, words: Mapping[str, str]) -> LsplitsError:
+        """The same error with each option its message names spelled as ``words`` says (itself when it names none)."""
+        if not _OPTION.search(self.template):
+            return self
+        spelled = type(self).__new__(type(self))
+        spelled.__dict__.update(self.__dict__)
+        Exception.__init__(spelled, in_words(self.template, words))
+        return spelled
 
 
 class DataError(LsplitsError):
@@ -115,8 +139,7 @@ class InvalidOption(ConfigError, ValueError):
                  words: Mapping[str, str] | None = None) -> None:
         self.name, self.problem, self.value, self.where = name, problem, value, where
         if message is None:
-            said = re.sub(r"\{opt:(\w+)\}", lambda found: (words or {}).get(found.group(1), found.group(1)),
-                          problem or "")
+            said = in_words(problem or "", words)
             separator = "" if said.startswith(":") else " "  # "NAME: PROBLEM" for a problem said as a sentence
             message = f"{name}{separator}{said}" + ("" if value is _NO_VALUE else f", got {shown(value)}")
             if where:

@@ -59,8 +59,9 @@ def test_inputs_and_caches_are_refused_as_outputs_before_any_work(tmp_path):
     args = parse("build", str(tmp_path), "--data-files", f"train={data}", "--query-field", "text",
                  "--out", str(data), "--cache-dir", str(tmp_path / "cache"))
     assert commands.input_paths(args) == [data, tmp_path]
-    with pytest.raises(ConfigError, match=f"--out {data}: is the input"):
+    with pytest.raises(ConfigError, match=f"^out {data}: is the input") as caught:
         commands.check_out(args, "folder")
+    assert str(in_cli_words(caught.value, "build")).startswith(f"--out {data}: is the input")
     args.out = tmp_path / "cache" / ".."
     with pytest.raises(ConfigError, match="holds the input"):
         commands.check_out(args, "folder")
@@ -96,6 +97,33 @@ def test_only_rank_zero_writes(tmp_path, monkeypatch):
     monkeypatch.undo()
     assert commands.score(parse(*argv, "--out", str(tmp_path / "main.parquet"))) == 0
     assert len(pd.read_parquet(tmp_path / "main.parquet")) == 6
+
+
+def test_score_keeps_every_field_of_the_data_in_input_order(tmp_path):
+    """Issue 38 item 8: the parquet of lsplits score held id, ll_score and ll_tokens alone, so using it needed a
+    join back to the data; it holds every field (a renamed one under its new name), as lsplits.score returns them."""
+    import lsplits
+
+    rows = [{"text": f"line number {i} of the {'long ' * (i % 4)}test", "topic": "ab"[i % 2], "n": i,
+             "ll_score": f"mine {i}"} for i in range(8)][::-1]
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    common = dict(folds=2, max_steps=1, cache_dir=tmp_path / "cache")
+    argv = ["score", "--data-files", str(data), "--query-field", "text", "--folds", "2", "--max-steps", "1",
+            "--rename", "ll_score=note", "--cache-dir", str(common["cache_dir"]), "--no-progress"]
+    assert commands.score(parse(*argv, "--out", str(tmp_path / "s.parquet"))) == 0
+    written = pd.read_parquet(tmp_path / "s.parquet")
+    assert list(written.columns) == ["id", "text", "topic", "n", "note", "source_split", "ll_score", "ll_tokens",
+                                     "fold"]
+    assert written[["text", "topic", "n"]].to_dict("records") == [
+        {key: row[key] for key in ("text", "topic", "n")} for row in rows]
+    assert list(written["note"]) == [row["ll_score"] for row in rows]
+    assert written["ll_score"].dtype == "float64" and (written["ll_score"] < 0).all()
+    assert sorted(written["fold"].value_counts().tolist()) == [4, 4]  # 2 folds, each scored by the other's LM
+    api = lsplits.score(str(data), query_field="text", lm="scratch", rename={"ll_score": "note"}, **common)
+    assert written.drop(columns="fold").to_dict("list") == api.to_pandas().to_dict("list")  # the Python API's table
+    clash = write_jsonl(tmp_path / "folds.jsonl", [{**row, "fold": 1} for row in rows])
+    with pytest.raises(ConfigError, match=r"^lsplits score writes its own 'fold' .* --rename fold=fold_orig$"):
+        commands.score(parse(*argv[:2], str(clash), *argv[3:], "--out", str(tmp_path / "clash.parquet")))
 
 
 @pytest.mark.process
@@ -140,6 +168,6 @@ def test_a_beams_settings_record_given_to_build_settings_is_named_for_what_it_is
     from lsplits.io.records import write_settings_record
 
     record = write_settings_record(tmp_path / "beams.jsonl", "beams", {"settings": {"num_beams": 5}})
-    with pytest.raises(ConfigError, match=rf"^--from-record {record}: the settings record of `lsplits beams` \(written "
+    with pytest.raises(ConfigError, match=rf"^from_record {record}: the settings record of `lsplits beams` \(written "
                                           r"beside its output\), not of a build; give a built folder's lsplits\.json$"):
         settings_of_record(record)

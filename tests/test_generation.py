@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
 import os
 import re
 import sys
@@ -18,8 +19,7 @@ from pathlib import Path
 
 import penman
 import pytest
-import torch
-from beams_fixtures import PAIRS, UNSEEN, build_tiny_parser
+from beams_fixtures import PAIRS, UNSEEN
 from lm_fixtures import TINY_SCRATCH, kill_when_written, tiny_sentences
 
 from lsplits.cli.parser import main as cli_main
@@ -29,21 +29,8 @@ from lsplits.generation.models import check_model
 from lsplits.generation.search import generate_beams
 
 HELPER = Path(__file__).with_name("beams_fixtures.py")
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py, with parser_folder
 SENTENCES = [s for s, _ in PAIRS] + UNSEEN
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models run fastest on one thread (and the machine's cores are shared)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-@pytest.fixture(scope="module")
-def parser_folder(tmp_path_factory) -> Path:
-    return build_tiny_parser(tmp_path_factory.mktemp("tiny-parser"))
 
 
 @pytest.fixture(scope="module")
@@ -97,12 +84,19 @@ def test_the_space_generates_with_the_beams_function(parser_folder, monkeypatch)
     assert uncertainty_tab.beam_generator() is beams_from_model
 
 
-def test_causal_lm_gets_the_prompt_and_only_its_continuation_is_kept(tmp_path):
+@pytest.fixture(scope="module")
+def scratch_lm(tmp_path_factory):
+    """The project's scratch GPT-2 (a byte-level BPE tokenizer) and its tokenizer, loaded."""
     from lsplits.lm.scoring import load_causal_lm
     from lsplits.lm.scratch import ScratchConfig, build_scratch_lm
 
-    build_scratch_lm(tiny_sentences(), tmp_path, ScratchConfig(**TINY_SCRATCH), n_positions=64)
-    model, tokenizer = load_causal_lm(tmp_path / "model")
+    folder = tmp_path_factory.mktemp("scratch-lm")
+    build_scratch_lm(tiny_sentences(), folder, ScratchConfig(**TINY_SCRATCH), n_positions=64)
+    return load_causal_lm(folder / "model")
+
+
+def test_causal_lm_gets_the_prompt_and_only_its_continuation_is_kept(scratch_lm):
+    model, tokenizer = scratch_lm
     template = "Say: {text} Again:"
     texts = tiny_sentences(5)
     beams = generate_beams(model, tokenizer, texts, k=3, prompt_template=template, max_new_tokens=8, progress=False)
@@ -116,7 +110,7 @@ def test_causal_lm_gets_the_prompt_and_only_its_continuation_is_kept(tmp_path):
         generate_beams(model, tokenizer, texts, k=2, prompt_template="Say:", progress=False)
     with pytest.raises(ConfigError, match=r"^k must be a whole number >= 1 \(candidates per input\), got 0$"):
         generate_beams(model, tokenizer, texts, k=0, progress=False)
-    with pytest.raises(DataError, match="1 of 1 inputs do not fit the model.s window of 64 less --max-new-tokens 60"):
+    with pytest.raises(DataError, match="1 of 1 inputs do not fit the model.s window of 64 less max_new_tokens 60"):
         generate_beams(model, tokenizer, ["a long input " * 10], k=2, max_new_tokens=60, progress=False)
     misuse = [("A man is here.", dict(k=2), InvalidInput, r"texts must be a list of strings, got one string"),
               ([], dict(k=2), InvalidInput, r"texts is empty"),
@@ -129,6 +123,38 @@ def test_causal_lm_gets_the_prompt_and_only_its_continuation_is_kept(tmp_path):
     for texts, options, kind, message in misuse:
         with pytest.raises(kind, match=message):
             generate_beams(model, tokenizer, texts, progress=False, **options)
+
+
+def test_decoding_a_bpe_model_prints_no_clean_up_warning(scratch_lm, caplog):
+    """Issue 38 item 8: lsplits beams printed transformers' clean_up_tokenization_spaces warning on every run (it
+    asked a BPE tokenizer for the clean-up that transformers then ignores, with a warning)."""
+    model, tokenizer = scratch_lm
+    assert type(tokenizer.backend_tokenizer.model).__name__ == "BPE"  # the tokenizers transformers warns for
+    logging.Logger.warning_once.cache_clear()  # transformers warns once per process: this test must see a first time
+    transformers_logger = logging.getLogger("transformers")  # does not propagate to the root logger
+    transformers_logger.addHandler(caplog.handler)
+    try:
+        beams = generate_beams(model, tokenizer, tiny_sentences(3), k=2, max_new_tokens=6, progress=False)
+    finally:
+        transformers_logger.removeHandler(caplog.handler)
+    assert [len(candidates) for candidates in beams] == [2, 2, 2]
+    assert [r.getMessage() for r in caplog.records if "clean_up_tokenization" in r.getMessage()] == []
+
+
+def test_candidates_keep_the_models_spacing():
+    """No clean-up of tokenization spaces: it rewrites an output (" 's" -> "'s", " ." -> ".") of a WordPiece-like
+    tokenizer, which a PENMAN graph or a SQL query does not want."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    from lsplits.generation.decoding import token_texts
+
+    words = Tokenizer(models.WordLevel({"<pad>": 0, "john": 1, "'s": 2, "dog": 3, ".": 4}, unk_token="<pad>"))
+    words.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    words.decoder = decoders.WordPiece(prefix="##", cleanup=False)  # joins with spaces, no clean-up of its own
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=words, pad_token="<pad>")
+    assert tokenizer.batch_decode([[1, 2, 3, 4]], clean_up_tokenization_spaces=True) == ["john's dog."]  # what it did
+    assert token_texts(tokenizer, [[1, 2, 3, 4, 0]]) == ["john 's dog ."]
 
 
 def _beams_argv(model: Path, inputs: Path, out: Path, cache: Path, *extra: str) -> list[str]:

@@ -51,8 +51,8 @@ def test_push_rejects_bad_input(tmp_path, hub_api):
 def test_access_check_refuses_offline_missing_and_refused_tokens(hub_api, monkeypatch, online):
     import huggingface_hub
 
-    with pytest.raises(ConfigError, match=r"--push-to-hub org/x: no Hugging Face token; run `hf auth login`"):
-        check_hub_access("org/x", option="--push-to-hub")
+    with pytest.raises(ConfigError, match=r"^push_to_hub org/x: no Hugging Face token; run `hf auth login`"):
+        check_hub_access("org/x", option="push_to_hub")
     monkeypatch.setattr(huggingface_hub, "get_token", lambda: "hf_stale")
     with pytest.raises(ConfigError, match="did not accept the token or cannot be reached: 401 Client Error"):
         check_hub_access("org/x")

@@ -182,15 +182,15 @@ def test_beams_of_a_text_file_pair_with_id_gold_only_by_position_when_asked(tmp_
     beams = _text_file_beams(tmp_path / "beams.jsonl", GRAPHS)
     gold = write_penman(tmp_path / "gold.amr", [(f"lpp.{i + 1}", g) for i, g in enumerate(GRAPHS)])
     with pytest.raises(DataError, match=r"no example is in both.*beams 0, 1, 2, \.\.\.; gold lpp\.1, lpp\.2, lpp\.3.*"
-                                        r"--id-field.*--pair-by-position"):
+                                        r"with the gold's ids, or pass pair_by_position to pair them by order$"):
         load_inputs([beams], gold)
     with caplog.at_level("WARNING"):
         inputs = load_inputs([beams], gold, pair_by_position=True)
     assert inputs.ids == ["lpp.1", "lpp.2", "lpp.3"] and inputs.paired_by == "order"
     assert inputs.gold == GRAPHS and [c[0] for c in inputs.candidates] == GRAPHS
-    assert "--pair-by-position: the 3 beam examples are paired with the 3 gold graphs" in caplog.text
+    assert "paired by position: the 3 beam examples are paired with the 3 gold graphs" in caplog.text
     short = write_penman(tmp_path / "short.amr", [("lpp.1", GRAPHS[0]), ("lpp.2", GRAPHS[1])])
-    with pytest.raises(DataError, match=r"--pair-by-position pairs .* hold 3 examples and the gold holds 2 graphs"):
+    with pytest.raises(DataError, match=r"pair_by_position pairs .* hold 3 examples and the gold holds 2 graphs"):
         load_inputs([beams], short, pair_by_position=True)
 
 

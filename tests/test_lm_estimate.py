@@ -169,7 +169,7 @@ def test_drop_label_drops_and_counts_a_class_and_refuses_one_that_is_absent(tmp_
     _, loaded = resolve_data(rows, query_field="text", label_field="label",
                              options=LoadOptions(drop_labels=("-",)))
     assert sorted({ex["label"] for ex in loaded.examples}) == ["a", "b"] and len(loaded.examples) == 20
-    assert loaded.dropped == {"label '-' dropped (--drop-label)": 10}
+    assert loaded.dropped == {"label '-' dropped (drop_labels)": 10}
     with pytest.raises(ValueError, match=r"^drop_labels must name labels of field 'label' \(-, a, b\); no example "
                                          r"has that label, got 'c'$"):
         resolve_data(rows, query_field="text", label_field="label", options=LoadOptions(drop_labels=("c",)))

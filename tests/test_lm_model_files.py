@@ -212,5 +212,5 @@ def test_a_tokenizer_larger_than_the_embedding_is_refused_before_any_work(model_
     assert not cache.exists()  # refused before anything was cached
     with pytest.raises(ConfigError, match="^" + expected):
         load_causal_lm(grown)
-    with pytest.raises(ConfigError, match=rf"^--model {re.escape(str(grown))}: " + expected):
+    with pytest.raises(ConfigError, match=rf"^models {re.escape(str(grown))}: " + expected):
         check_model(str(grown), TaskKind(CLASSIFICATION, ("text",), "label", "text"))

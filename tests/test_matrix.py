@@ -220,7 +220,7 @@ def _killed_on_x(text):
 @pytest.mark.parametrize("prepare, message", [
     (_exit_on_x, r"a similarity worker \(pid \d+\) failed with exit code 3 \(its traceback is above\)$"),
     (_killed_on_x, r"a similarity worker \(pid \d+\) was killed by SIGKILL before finishing its examples "
-                   r"\(out of memory\?\); rerun with fewer --workers$"),
+                   r"\(out of memory\?\); rerun with fewer workers$"),
 ])
 def test_a_worker_that_dies_is_an_error_naming_it_not_a_hang(monkeypatch, prepare, message):
     dying = Similarity("test-dying", prepare, _jaccard, symmetric=True)

@@ -142,7 +142,7 @@ def _settings_warnings(settings: Path, data: Path, tmp_path: Path, caplog) -> li
     with caplog.at_level("WARNING"):
         assert main(["build", "--from-record", str(settings), "--data-files", str(data), "--out", str(tmp_path / "o"),
                      "--dry-run"]) == 0
-    return [r.getMessage() for r in caplog.records if r.getMessage().startswith("--from-record")]
+    return [r.getMessage() for r in caplog.records if r.getMessage().startswith("the record ")]
 
 
 @pytest.mark.parametrize(("edit", "changed"), [
@@ -153,9 +153,9 @@ def _settings_warnings(settings: Path, data: Path, tmp_path: Path, caplog) -> li
 def test_build_settings_names_the_part_of_the_data_that_changed(built, tmp_path, caplog, edit, changed):
     data = _data(tmp_path, _edited(*edit))
     [warning] = _settings_warnings(built, data, tmp_path, caplog)
-    assert warning == (f"--from-record {built}: the build it records split other data (it had 40 examples, as this "
+    assert warning == (f"the record {built} is of a build that split other data (it had 40 examples, as this "
                        f"data has, but {changed}); this build will not reproduce it. Give the same data "
-                       "(--data-files are recorded relative to the folder the build ran in) to rebuild it")
+                       "(data files are recorded relative to the folder the build ran in) to rebuild it")
 
 
 def test_build_settings_says_nothing_for_the_same_data_or_a_field_the_build_does_not_read(built, tmp_path, caplog):

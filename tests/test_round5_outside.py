@@ -149,7 +149,7 @@ def test_a_lock_file_lsplits_did_not_write_is_refused_not_followed_or_truncated(
         lock.write_text("my notes, not a pid")
     with holding_outputs(), pytest.raises(ConfigError) as refused:
         check_output(tmp_path / "out", expect="folder")
-    assert str(refused.value) == (f"--out {tmp_path / 'out'}: its lock file {lock} {problem}, not a lock file "
+    assert str(refused.value) == (f"out {tmp_path / 'out'}: its lock file {lock} {problem}, not a lock file "
                                   "lsplits wrote; remove it yourself or give another path")
     assert victim.read_text() == "the user's text"
     assert lock.is_symlink() or lock.read_text() in ("the user's text", "my notes, not a pid")

@@ -38,7 +38,7 @@ def tmpfs(path: Path, *, size: str = "64k", read_only: bool = False) -> Iterator
 @pytest.mark.process
 def test_an_empty_mount_point_as_the_output_folder_is_refused_before_any_work(tmp_path):
     with tmpfs(tmp_path / "volume", size="1m") as volume:
-        expected = (rf"^--out {volume}: is a mount point, which lsplits cannot replace .*; give a folder inside it, "
+        expected = (rf"^out {volume}: is a mount point, which lsplits cannot replace .*; give a folder inside it, "
                     rf"such as {volume / 'out'}$")
         with pytest.raises(ConfigError, match=expected):
             check_output(volume, expect="folder")
@@ -82,6 +82,6 @@ def test_a_read_only_cache_is_refused_before_any_work(tmp_path):
                            progress=False)
         with pytest.raises(ConfigError, match=rf"^the similarity matrix cache {frozen}: {reason}"):
             build_matrices([["a b", "a c"]], "rougel", cache=frozen, progress=False)
-        with pytest.raises(ConfigError, match=rf"^the similarity matrix cache \(--cache-dir\) {frozen}: {reason}"):
+        with pytest.raises(ConfigError, match=rf"^the similarity matrix cache \(cache_dir\) {frozen}: {reason}"):
             run_study([str(beams)], str(gold), StudyConfig(similarities=("rougel",), qualities=("rougel",),
                                                            cache_dir=frozen, progress=False))

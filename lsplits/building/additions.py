@@ -129,7 +129,7 @@ def _entry(folder: Path) -> dict | None:
 
 
 def check_rebuild(out: str | os.PathLike[str], *, inputs: Iterable[str | os.PathLike[str]] = (),
-                  caches: Iterable[str | os.PathLike[str]] = (), option: str = "--out") -> Path:
+                  caches: Iterable[str | os.PathLike[str]] = (), option: str = "{opt:out}") -> Path:
     """Refuse, before any work, a build's output folder: :func:`lsplits.io.guard.check_output` for a dataset folder,
     and, where it replaces a built one, an ``lsplits.json`` whose Difficulty entry names a file a rebuild must
     not carry (:func:`_path_problem`: it would copy a file from anywhere into the new folder, and a push).

@@ -270,7 +270,7 @@ def _old_data_files(folder: Path) -> dict[str, dict[str, list[str]]]:
 
 def write_hub_folder(out: str | Path, configs: Frames, card: str | Callable[[WrittenFolder], str],
                      extra_files: Mapping[str, Path] | None = None, *, record: BuildRecord | None = None,
-                     examples: pd.DataFrame | None = None, option: str = "--out",
+                     examples: pd.DataFrame | None = None, option: str = "{opt:out}",
                      class_labels: Mapping[str, Sequence[str]] | None = None,
                      features: Mapping[str, Any] | None = None) -> Path:
     """Write every config's splits as content-named parquet plus ``README.md``, ``lsplits.json`` and extra files, atomically.

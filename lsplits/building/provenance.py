@@ -103,6 +103,6 @@ def warn_if_input_changed(path: str | Path, task: Task, examples: Sequence[Mappi
         return  # a file of settings alone records no input
     what = changed_input(task, recorded, input_fingerprint(task, examples))
     if what:
-        logger.warning("--from-record %s: the build it records split other data (it had %s); this build will not "
-                       "reproduce it. Give the same data (--data-files are recorded relative to the folder the "
+        logger.warning("the record %s is of a build that split other data (it had %s); this build will not "
+                       "reproduce it. Give the same data (data files are recorded relative to the folder the "
                        "build ran in) to rebuild it", path, what)

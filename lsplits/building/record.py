@@ -61,7 +61,7 @@ _JSON_KINDS: dict[str, type | tuple[type, ...]] = {
     "splits": dict, "eval_examples": (int, type(None)), "skipped": dict, "dropped": dict, "read": list, "notes": dict,
     "split_policy": (str, type(None)), "strategies": dict, "constraint_effects": dict, "extra_statistics": dict,
     "class_labels": dict,
-    "input": (dict, type(None)), "runs": dict, "dtypes_used": dict, "lm_identity": (dict, type(None)),
+    "input": (dict, type(None)), "runs": dict, "training": dict, "dtypes_used": dict, "lm_identity": (dict, type(None)),
     "lsplits_version": (str, type(None)), "demo": (dict, type(None)), "scratch_lm": (dict, type(None)),
     "difficulty": (dict, type(None)), "files": list}
 """The JSON kind of each plain field of :class:`BuildRecord`, checked when a record is read."""
@@ -91,6 +91,9 @@ class BuildRecord:
         class_labels: column -> ClassLabel names.
         input: the examples split (:func:`lsplits.building.provenance.input_fingerprint`).
         runs: setting -> what its LM run adds to the settings (:func:`run_record`).
+        training: setting -> where each fold's training stopped and why, fold by fold
+            (:class:`~lsplits.lm.finetune.Stopped` with its ``fold``: steps run of max steps, the best step, whose
+            weights scored, and ``"max steps"`` or ``"no improvement for N checks"``).
         dtypes_used: setting -> the dtype its LM run computed in.
         lm_identity: the LM's revision or weights hash.
         lsplits_version: the lsplits that wrote it.
@@ -115,6 +118,7 @@ class BuildRecord:
     class_labels: dict[str, list[str]] = field(default_factory=dict)
     input: dict[str, Any] | None = None
     runs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    training: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     dtypes_used: dict[str, str] = field(default_factory=dict)
     lm_identity: dict[str, Any] | None = None
     lsplits_version: str | None = None
@@ -266,20 +270,20 @@ def settings_of_record(path: str | Path) -> BuildSettings:
     try:
         document = read_json_file(path)
     except FileNotFoundError:
-        raise ConfigError(f"--from-record {path}: no such file") from None
+        raise ConfigError(f"{{opt:from_record}} {path}: no such file") from None
     except OSError as exc:
-        raise ConfigError(f"--from-record {path}: not a readable JSON file ({exc})") from None
+        raise ConfigError(f"{{opt:from_record}} {path}: not a readable JSON file ({exc})") from None
     except DataError as exc:  # not UTF-8, not JSON, nested too deeply: names the line
-        raise ConfigError(f"--from-record {exc}") from None
+        raise ConfigError(f"{{opt:from_record}} {exc}") from None
     if not isinstance(document, dict):
-        raise ConfigError(f"--from-record {path}: expected a JSON object of settings")
+        raise ConfigError(f"{{opt:from_record}} {path}: expected a JSON object of settings")
     writer = document.get(RECORD_MARK)
     if isinstance(writer, str) and writer != "lsplits build":
-        raise ConfigError(f"--from-record {path}: the settings record of `{writer}` (written beside its output), "
+        raise ConfigError(f"{{opt:from_record}} {path}: the settings record of `{writer}` (written beside its output), "
                           "not of a build; give a built folder's lsplits.json")
     values, recorded = document, None
     if SETTINGS_KEY in document:  # a build's lsplits.json: read whole, through its type
-        record = BuildRecord.from_dict(document, source=f"--from-record {path}")
+        record = BuildRecord.from_dict(document, source=f"{{opt:from_record}} {path}")
         values, recorded = ({} if record.settings is None else record.settings.to_dict()), record.lsplits_version
     if recorded is not None:
         from lsplits import __version__
@@ -287,4 +291,4 @@ def settings_of_record(path: str | Path) -> BuildSettings:
         if recorded != __version__:
             logger.warning("%s was written by lsplits %s; this is %s, so scores may differ", path, recorded,
                            __version__)
-    return BuildSettings.from_dict(values, source=f"--from-record {path}")
+    return BuildSettings.from_dict(values, source=f"{{opt:from_record}} {path}")

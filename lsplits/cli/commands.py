@@ -26,6 +26,9 @@ from lsplits.runtime.stages import stage
 if TYPE_CHECKING:
     import argparse
 
+    import pandas as pd
+    import pyarrow as pa
+
     from lsplits.lm.plan import RunPlan
 
 logger = logging.getLogger(__name__)
@@ -107,6 +110,10 @@ def score(args: argparse.Namespace) -> int:
     if not args.dry_run:
         check_out(args, "file")
     spec, loaded = resolve_dataset(settings)
+    if SCORER_FOLD in loaded.columns:  # before any scoring: the parquet keeps every field of the data beside it
+        raise ConfigError(f"lsplits score writes its own {SCORER_FOLD!r} (the fold that scored each example) next to "
+                          f"your fields and would overwrite yours; keep your values with --rename "
+                          f"{SCORER_FOLD}={SCORER_FOLD}_orig")
     plan = score_plan(spec, settings)
     if args.dry_run:
         from lsplits.lm.pipeline import check_lm
@@ -122,10 +129,29 @@ def score(args: argparse.Namespace) -> int:
 
         recorded = recorded_settings(settings, {settings.setting: plan},
                                      {settings.setting: plan.resolved_dtype(resolve_device(process_device()))})
-        atomic_write_parquet(args.out, frame, mark="score",
+        atomic_write_parquet(args.out, scored_examples(loaded, frame), mark="score",
                              metadata={SCORE_SETTINGS_KEY: json.dumps(recorded, default=str)})
-        logger.info("wrote %d scores to %s", len(frame), args.out)
+        logger.info("wrote %d examples with their scores to %s", len(frame), args.out)
     return 0
+
+
+SCORER_FOLD = "fold"
+"""The column of ``lsplits score``'s parquet with the fold whose LM scored the example (-1 for ``--setting pt``)."""
+
+
+def scored_examples(loaded: LoadedData, scores: pd.DataFrame) -> pa.Table:
+    """Every example in input order, its fields (renamed ones under their new name) kept and typed as a build
+    types them, then ``ll_score``, ``ll_tokens`` (the columns :func:`lsplits.api.score` gives) and
+    :data:`SCORER_FOLD`: the parquet file needs no join back to the data."""
+    import pandas as pd
+
+    from lsplits.building.export import dataset_schema, to_arrow
+
+    table = pd.DataFrame(loaded.examples)
+    by_id = scores.set_index("id").loc[table["id"]]  # in the examples' order, whatever the scorer's
+    table = table.assign(**{name: by_id[name].to_numpy() for name in ("ll_score", "ll_tokens", SCORER_FOLD)})
+    schema, text_columns = dataset_schema({"": {"": table}}, features=loaded.features)
+    return to_arrow(table, schema, text_columns)
 
 
 def dry_run(runs: dict[str, tuple[list[dict], RunPlan]]) -> int:
@@ -153,7 +179,7 @@ def build(args: argparse.Namespace) -> int:
         if args.push_to_hub:
             from lsplits.hub.push import check_hub_access
 
-            check_hub_access(args.push_to_hub, option="--push-to-hub")
+            check_hub_access(args.push_to_hub, option="push_to_hub")
     with stage("load"):
         spec, loaded = resolve_dataset(settings)
     if args.from_record is not None:

@@ -103,14 +103,18 @@ def option_flags(command: str) -> dict[str, str]:
 
 
 def in_cli_words(exc: LsplitsError, command: str) -> LsplitsError:
-    """``exc`` naming its option by the command line's flag (``folds`` -> ``--folds``), as the user typed it;
-    unchanged when it names no option of ``command``."""
+    """``exc`` naming its options by the command line's flags (``folds`` -> ``--folds``), as the user typed them;
+    unchanged where it names no option of ``command``."""
     from lsplits.errors import InvalidOption
 
-    if not isinstance(exc, InvalidOption) or exc.name is None or exc.where or command not in {c.name for c in COMMANDS}:
-        return exc  # a value read from a file (exc.where) keeps the file's key
+    if command not in {c.name for c in COMMANDS}:
+        return exc
     flags = option_flags(command)
-    return exc if exc.name not in flags else exc.renamed(flags[exc.name], flags)
+    if isinstance(exc, InvalidOption) and exc.name is not None:
+        if exc.where:
+            return exc.spelled(flags)  # a value read from a file keeps the file's key; its source is spelled
+        return exc.renamed(flags.get(exc.name, exc.name), flags)
+    return exc.spelled(flags)
 
 
 @dataclass(frozen=True)
@@ -250,7 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(exc, LsplitsError):
             print(f"lsplits {args.command}: error: {_one_line(str(in_cli_words(exc, args.command)))}", file=sys.stderr)
             return 2
-        full = storage_problem(exc)  # a full or read-only disk is the machine's state, not a bug: one line
+        full = storage_problem(exc, option_flags(args.command))  # a full or read-only disk is the machine's state, not a bug: one line
         if full is not None:
             print(f"lsplits {args.command}: error: {full}", file=sys.stderr)
             return 2

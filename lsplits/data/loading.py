@@ -46,7 +46,7 @@ MISSING_LABEL = "missing label"
 
 def dropped_label_reason(label: str) -> str:
     """The reason recorded in :attr:`LoadedData.dropped` for examples of a class dropped by ``--drop-label``."""
-    return f"label {label!r} dropped (--drop-label)"
+    return f"label {label!r} dropped (drop_labels)"
 
 
 @dataclass(frozen=True)
@@ -102,10 +102,10 @@ def _renamed(records: list[dict[str, Any]], rename: Sequence[tuple[str, str]], d
     first = records[0]
     for old, new in rename:
         if old not in first:
-            raise DataError(f"--rename {old}={new}: there is no field {old!r} (the file has: "
+            raise DataError(f"{{opt:rename}} {old}={new}: there is no field {old!r} (the file has: "
                             f"{', '.join(map(str, first)) or 'no fields'})", source=description, field=old)
         if new in first and new not in dict(rename):
-            raise DataError(f"--rename {old}={new}: the data already has a field {new!r}; choose another name",
+            raise DataError(f"{{opt:rename}} {old}={new}: the data already has a field {new!r}; choose another name",
                             source=description, field=new)
     mapping = dict(rename)
     return [{mapping.get(name, name): value for name, value in record.items()} for record in records]
@@ -116,7 +116,7 @@ def check_field_names(columns: Sequence[str], task: Task, description: str) -> N
     for name in (*LSPLITS_FIELDS, *task.added_fields):
         if name in columns:
             raise DataError(f"lsplits writes its own {name!r} into every example and would overwrite yours; "
-                            f"keep your values with --rename {name}={name}_orig", source=description, field=name)
+                            f"keep your values with {{opt:rename}} {name}={name}_orig", source=description, field=name)
 
 
 @dataclass
@@ -189,7 +189,7 @@ def hub_dataset(data: str | None) -> Any:
     """The ``datasets.DatasetDict`` of a Hub dataset id or a local dataset folder, or None when ``data`` is a
     local file (read with :func:`read_records`); DataError in one line when there is none."""
     if not data:
-        raise DataError("no data given: pass a Hub dataset id or --data-files")
+        raise DataError("no data given: pass a Hub dataset id or {opt:data_files}")
     if Path(data).expanduser().is_file():
         return None
     if looks_like_path(data) and not Path(data).expanduser().exists():
@@ -327,7 +327,7 @@ class _Intake:
             if kind not in ("a number", "a boolean"):
                 raise DataError(f"the query is {kind} ({_clipped(query)}), not text: it would "
                                 "be scored as its Python repr; join its tokens into one string (or give "
-                                "--query-field the field that holds the text)", source=description,
+                                "{opt:query_field} the field that holds the text)", source=description,
                                 line=line, example=example_id, field=task.query_field)
             self.not_text.setdefault(kind, []).append((example_id, query))
         example = {ID_FIELD: example_id, **{k: v for k, v in record.items() if k != ID_FIELD}}
@@ -346,7 +346,7 @@ class _Intake:
             if missing_labels == "error":
                 first_id, first_source = self.unlabelled[0]
                 raise DataError(f"{len(self.unlabelled)} of {total} examples have no label (null, NaN or empty), the "
-                                f"first is {first_id!r}; fill them in, or pass --missing-labels drop to drop them",
+                                f"first is {first_id!r}; fill them in, or pass {{opt:missing_labels}} drop to drop them",
                                 source=first_source, field=task.label_field)
             self.dropped[MISSING_LABEL] = len(self.unlabelled)
         absent = sorted(self.drop_labels - self.labels_seen)

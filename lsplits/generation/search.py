@@ -10,7 +10,7 @@ from typing import Any
 
 from lsplits.data.tasks import check_template_fields
 from lsplits.errors import ConfigError, DataError, InvalidInput, InvalidOption
-from lsplits.generation.decoding import Decoding, diverse_beam_search, input_seed
+from lsplits.generation.decoding import Decoding, diverse_beam_search, input_seed, token_texts
 from lsplits.generation.forced import teacher_forced
 from lsplits.generation.scores import Scored, generated_tokens
 from lsplits.lm.dtype import DEFAULT_DTYPE
@@ -27,6 +27,10 @@ GPU_TOKEN_BUDGET = 1 << 19
 
 
 DEFAULT_MAX_NEW_TOKENS = 512
+
+DEFAULT_K = 10
+"""Candidates per input (the beam width) unless told otherwise (``lsplits beams --k``,
+:class:`~lsplits.generation.cache.BeamSettings`, :func:`generate_beams`)."""
 
 
 FORMATS = ("text", "penman")
@@ -82,7 +86,7 @@ def _model_kind(model) -> str:
     return "causal"
 
 
-def generate_beams(model, tokenizer, texts: Sequence[str], *, k: int = 10, prompt_template: str | None = None,
+def generate_beams(model, tokenizer, texts: Sequence[str], *, k: int = DEFAULT_K, prompt_template: str | None = None,
                    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, token_budget: int | None = None,
                    progress: bool = True, ids: Sequence[str] | None = None, dtype: str = DEFAULT_DTYPE,
                    decoding: Decoding | str = "beam", return_scores: bool = False,
@@ -235,8 +239,7 @@ def _generate(model, kind: str, rows: list[list[int]], settings: dict[str, Any],
 def _decoded(tokenizer, entry, scored: bool) -> list[str] | Scored:
     """The candidates' text (special tokens dropped, spaces trimmed), with their scores when ``scored``."""
     tokens, scores = entry if scored else (entry, None)
-    texts = [text.strip() for text in tokenizer.batch_decode(tokens, skip_special_tokens=True,
-                                                             clean_up_tokenization_spaces=True)]
+    texts = [text.strip() for text in token_texts(tokenizer, tokens)]
     if scores is None:
         return texts
     logprobs, n_tokens, entropies = scores
@@ -265,7 +268,7 @@ def encode_inputs(tokenizer, config, kind: str, prompts: Sequence[str], max_new_
     too_long = [(ids[position] if ids is not None else f"#{position}", len(tokens))
                 for position, tokens in enumerate(encoded) if len(tokens) > room]
     if too_long:
-        detail = "" if kind == "seq2seq" else f" less --max-new-tokens {max_new_tokens}"
+        detail = "" if kind == "seq2seq" else f" less {{opt:max_new_tokens}} {max_new_tokens}"
         shown = ", ".join(f"{name!s} ({length} tokens)" for name, length in too_long[:MAX_LISTED])
         more = f" and {len(too_long) - MAX_LISTED} more" if len(too_long) > MAX_LISTED else ""
         raise DataError(f"{len(too_long)} of {len(encoded)} inputs do not fit the model's window of {window}{detail} "

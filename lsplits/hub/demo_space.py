@@ -61,7 +61,7 @@ def demo_assets(demo_data: str | Path | None = None) -> tuple[Path, Path]:
     option = f" --out {folder}" if demo_data is not None else ""
     if not (folder / DATASET_MARKER).is_file():
         raise ConfigError(f"{folder}: no demo build to ship; run `lsplits demo{option}` first "
-                          "(or push the Space with --no-assets: it then builds them when it starts)")
+                          "(or push the Space with {opt:no_assets}: it then builds them when it starts)")
     model = folder / SCRATCH_LM_FOLDER
     if not (model / "config.json").is_file():
         raise ConfigError(f"{model}: the demo build has no scratch LM; run `lsplits demo{option}` again, "

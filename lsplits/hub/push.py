@@ -101,9 +101,9 @@ def pushed_files(folder: str | Path) -> list[tuple[str, Path]]:
 
 
 def check_repo_id(repo_id: str, *, option: str | None = None) -> str:
-    """``repo_id`` when it looks like 'org/name'; ConfigError naming ``option`` and the id otherwise."""
+    """``repo_id`` when it looks like 'org/name'; ConfigError naming ``option`` (a Python name) and the id otherwise."""
     if repo_id.count("/") != 1 or not all(repo_id.split("/")):
-        where = f"{option} {repo_id}" if option else repo_id
+        where = f"{{opt:{option}}} {repo_id}" if option else repo_id
         raise ConfigError(f"{where}: a repo id looks like 'org/name'")
     return repo_id
 
@@ -113,16 +113,16 @@ def check_hub_access(repo_id: str, *, token: str | None = None, option: str | No
     exists that the Hub accepts. Returns the account name.
 
     Raises:
-        ConfigError: one line naming ``option`` and the repo id, and what to do.
+        ConfigError: one line naming ``option`` (a Python name: ``push_to_hub``) and the repo id, and what to do.
     """
     import huggingface_hub
 
-    where = f"{option} {repo_id}" if option else repo_id
+    where = f"{{opt:{option}}} {repo_id}" if option else repo_id
     check_repo_id(repo_id, option=option)
     switch = offline_variable()
     if switch:
-        later = " (or build without --push-to-hub and run `lsplits push FOLDER REPO_ID` later)" \
-            if option == "--push-to-hub" else ""
+        later = " (or build without {opt:push_to_hub} and run `lsplits push FOLDER REPO_ID` later)" \
+            if option == "push_to_hub" else ""
         raise ConfigError(f"{where}: cannot push, {switch} is set; unset it to reach the Hub{later}")
     token = token or huggingface_hub.get_token()
     if not token:

@@ -86,7 +86,7 @@ def _written_by_lsplits(path: Path) -> bool:
     return _is_marked_parquet(path)
 
 
-def check_settings_record(output: str | os.PathLike[str], option: str = "--out") -> Path:
+def check_settings_record(output: str | os.PathLike[str], option: str = "{opt:out}") -> Path:
     """Refuse, before any work, an output file whose settings record would replace a file lsplits did not write."""
     return check_output(settings_record_path(output), expect="file", suffix=".json",
                         option=f"the settings record next to {option}")
@@ -110,7 +110,7 @@ def built_dataset_of(path: str | os.PathLike[str], *, itself: bool = True) -> Pa
 
 def check_output(target: str | os.PathLike[str], *, expect: Literal["folder", "file"],
                  inputs: Iterable[str | os.PathLike[str]] = (), caches: Iterable[str | os.PathLike[str]] = (),
-                 option: str = "--out", suffix: str | None = None, marker: str = FOLDER_MARKER) -> Path:
+                 option: str = "{opt:out}", suffix: str | None = None, marker: str = FOLDER_MARKER) -> Path:
     """Refuse, before any work, an output path whose replacement would destroy what lsplits did not write.
 
     Refused: the current folder or one above it, a path that is, holds or lies inside an input
@@ -209,7 +209,7 @@ def check_additions(folder: str | os.PathLike[str], names: Iterable[str], *, wha
 
 @contextlib.contextmanager
 def output_folder(target: str | os.PathLike[str], *, marker: str = FOLDER_MARKER,
-                  option: str = "--out", mark: bool = True) -> Iterator[Path]:
+                  option: str = "{opt:out}", mark: bool = True) -> Iterator[Path]:
     """Check ``target`` (:func:`check_output`), yield an empty staged folder, then mark it and move it into place.
 
     The previous output, if any, is replaced in one step (:func:`lsplits.io.atomic.atomic_path`); on error

@@ -9,9 +9,10 @@ import errno
 import os
 import re
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
-from lsplits.errors import ConfigError
+from lsplits.errors import ConfigError, in_words
 from lsplits.io.guard import built_dataset_of
 from lsplits.runtime import tempfolders
 
@@ -65,9 +66,10 @@ def _written_path(exc: OSError) -> str | None:
     return str(path)
 
 
-def storage_problem(exc: BaseException) -> str | None:
+def storage_problem(exc: BaseException, words: Mapping[str, str] | None = None) -> str | None:
     """One line for a failure to write because the disk is full or read-only (an ``OSError``, or safetensors'
-    error that wraps one), found anywhere in ``exc``'s chain; None for any other exception."""
+    error that wraps one), found anywhere in ``exc``'s chain, naming the options as ``words`` spells them (the
+    CLI's flags; :func:`~lsplits.errors.in_words`); None for any other exception."""
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
@@ -78,8 +80,8 @@ def storage_problem(exc: BaseException) -> str | None:
         if number in _STORAGE_ERRNOS:
             written = _written_path(exc) if isinstance(exc, OSError) else None
             where = f" writing {written}" if written else ""
-            return (f"{_STORAGE_ERRNOS[number]}{where}: free space or write the output (--out) and the caches "
-                    "(--cache-dir) to another disk")
+            return in_words(f"{_STORAGE_ERRNOS[number]}{where}: free space or write the output ({{opt:out}}) and the "
+                            "caches ({opt:cache_dir}) to another disk", words)
         exc = exc.__cause__ or exc.__context__
     return None
 

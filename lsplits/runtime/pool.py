@@ -151,7 +151,7 @@ class Workers:
         how = f"was killed by {signal.Signals(-code).name}" if code is not None and -code in signal.valid_signals() \
             else f"ended with exit code {code}"
         return WorkerLost(f"a {self._name} worker (pid {process.pid}) {how} before finishing its examples "
-                          "(out of memory?); rerun with fewer --workers")
+                          "(out of memory?); rerun with fewer {opt:workers}")
 
     def close(self) -> None:
         """End every worker now (SIGTERM, which they take at once) and wait for them; safe to call twice."""

@@ -117,7 +117,7 @@ def missing_fields(estimator: str, fields: Sequence[str]) -> tuple[str, ...]:
     return tuple(name for name in needed if name not in fields)
 
 
-def usable_estimators(estimators: Sequence[str], fields: Sequence[str], option: str = "--estimators"
+def usable_estimators(estimators: Sequence[str], fields: Sequence[str], option: str = "{opt:estimators}"
                       ) -> tuple[tuple[str, ...], str | None]:
     """The estimators the beams' score ``fields`` allow, and the line saying which were skipped (None if none).
 

@@ -288,7 +288,7 @@ def _by_order(beams: _Side, gold: _Side, gold_path: Path) -> dict[str, list[str]
         if not side.entries:
             raise DataError(f"no {what} in the file", source=", ".join(side.counts))
     if len(beams.entries) != len(gold.entries):
-        raise DataError(f"--pair-by-position pairs the beams with the gold by order, but the beams "
+        raise DataError(f"{{opt:pair_by_position}} pairs the beams with the gold by order, but the beams "
                         f"({', '.join(beams.counts)}) hold {len(beams.entries)} examples and the gold holds "
                         f"{len(gold.entries)} graphs", source=str(gold_path))
     ordered = dict(zip(gold.entries, beams.entries.values(), strict=True))
@@ -306,7 +306,7 @@ def load_inputs(beam_paths: Sequence[str | os.PathLike[str]], gold_path: str | o
     gold_side = _read_gold_side(gold_path)
     if pair_by_position:
         paired_by, beams, gold = "order", _by_order(beam_side, gold_side, gold_path), gold_side.entries
-        logger.warning("--pair-by-position: the %d beam examples are paired with the %d gold graphs of %s by order, "
+        logger.warning("paired by position: the %d beam examples are paired with the %d gold graphs of %s by order, "
                        "whatever their ids (the report names them by the gold's)", len(beams), len(gold), gold_path)
     else:
         paired_by = _check_pairing(beam_side, gold_side, gold_path)
@@ -337,6 +337,6 @@ def load_inputs(beam_paths: Sequence[str | os.PathLike[str]], gold_path: str | o
     if not inputs.ids:
         raise DataError(f"no example is in both the beams and the gold: their ids differ (beams "
                         f"{', '.join(list(beams)[:3])}, ...; gold {', '.join(list(gold)[:3])}, ...). Beams of a text "
-                        "file are numbered by line: give `lsplits beams` JSONL inputs with the gold's ids (--id-field), "
-                        "or pass --pair-by-position to pair them by order", source=str(gold_path))
+                        "file are numbered by line: give `lsplits beams` JSONL inputs with the gold's ids, "
+                        "or pass {opt:pair_by_position} to pair them by order", source=str(gold_path))
     return inputs

@@ -48,10 +48,12 @@ from lsplits.uncertainty.estimators import (
     DEFAULT_KLE_T,
     DEFAULT_SAR_T,
     DEFAULT_SETS_THRESHOLD,
+    DISPLAY_NAMES,
     ESTIMATOR_NAME,
     PAPER_ESTIMATORS,
     EstimatorSettings,
     check_estimators,
+    needs_several_candidates,
 )
 from lsplits.uncertainty.inputs import Inputs, load_inputs
 from lsplits.uncertainty.matrix import SimilarityMatrix, build_matrices
@@ -63,6 +65,7 @@ from lsplits.uncertainty.prr import (
     DEFAULT_MAX_REJECTION,
     PRRResult,
     RejectionCurve,
+    UndefinedPRRWarning,
     prr_and_curve,
 )
 from lsplits.uncertainty.quality import placeholder_for, score_predictions
@@ -242,6 +245,25 @@ def skipped_beam_sizes(requested: tuple[int, ...], used: tuple[int, ...], availa
     return skipped
 
 
+def check_several_candidates(config: StudyConfig, beam_sizes: Sequence[int], available: int,
+                             one_candidate: str) -> None:
+    """Refuse in one line, before any similarity, a study whose largest beam size is 1 when every estimator needs
+    at least 2 candidates (:func:`~.estimators.needs_several_candidates`): each would give every example the same
+    uncertainty, so every PRR, best and comparison would be noise. ``one_candidate`` names the beams (files or
+    systems) with one candidate per example, "" if none; ``available``: the most candidates any beams hold."""
+    if max(beam_sizes) >= 2 or not all(needs_several_candidates(e) for e in config.estimators):
+        return  # with a gray-box estimator k = 1 still ranks the examples; the others are marked constant
+    names = ", ".join(DISPLAY_NAMES[e] for e in config.estimators)
+    why = (f"uncertainty from candidates needs at least 2 of them: {names} would give every example the same value "
+           "(PRR 0 by construction, so every best and comparison would be noise)")
+    if one_candidate:
+        raise DataError(f"one candidate per example (k = 1), so only k = 1 is compared, and {why}; give beams with 2 or more candidates per "
+                        "example (generate them with k = 5, say), or, for beams with scores, a gray-box estimator "
+                        "({opt:estimators} msp)", source=one_candidate)
+    raise ConfigError(f"{{opt:beam_sizes}}: only k = 1 would be compared, and {why}; give sizes of 2 or more "
+                      f"(the beams hold up to {available} candidates per example)")
+
+
 def _extra_metrics(config: StudyConfig, k: int, quality_name: str, u: np.ndarray, q: np.ndarray, method: str,
                    curve: RejectionCurve) -> list[MetricRow]:
     """The selected metrics other than PRR (computed with its interval) for one row, on its rejection curve."""
@@ -293,10 +315,10 @@ def _score_top1(config: StudyConfig, inputs: Inputs, gold_path: str | os.PathLik
     for name, values in qualities.items():  # ECE and the selective risk need qualities in [0, 1]: check before the matrices
         finite = values[~np.isnan(values)]
         if config.target_risk is not None and finite.size and (finite.min() < 0 or finite.max() > 1):
-            raise ConfigError(f"target_risk (--target-risk): the selective risk 1 - quality needs qualities in "
+            raise ConfigError(f"{{opt:target_risk}}: the selective risk 1 - quality needs qualities in "
                               f"[0, 1], but {name!r} scores from {finite.min():g} to {finite.max():g}")
         if "ece" in config.metrics and finite.size and (finite.min() < 0 or finite.max() > 1):
-            raise ConfigError(f"metrics (--metrics): ece needs qualities in [0, 1], but {name!r} scores from "
+            raise ConfigError(f"{{opt:metrics}}: ece needs qualities in [0, 1], but {name!r} scores from "
                               f"{finite.min():g} to {finite.max():g}")
     return qualities, corpus, invalid_top1
 
@@ -362,7 +384,7 @@ def too_few_to_certify(config: StudyConfig, calibration_size: int) -> str | None
         return None
     return (f"the calibration part has {calibration_size} example(s), and at delta {config.delta:g} certifying a "
             f"selective risk of {config.target_risk:g} takes at least {need} ({method}, every kept output right): "
-            "nothing can be certified; raise --calibration-fraction, give --calibration, or loosen --target-risk")
+            "nothing can be certified; raise {opt:calibration_fraction}, give {opt:calibration}, or loosen {opt:target_risk}")
 
 
 def _selective_source(config: StudyConfig, calibration, inputs: Inputs) -> str:
@@ -373,7 +395,7 @@ def _selective_source(config: StudyConfig, calibration, inputs: Inputs) -> str:
             f"all {len(inputs.ids)} examples are held out")
 
 
-def usable_config(config: StudyConfig, fields: Sequence[str], option: str = "--estimators") -> tuple[StudyConfig, str]:
+def usable_config(config: StudyConfig, fields: Sequence[str], option: str = "{opt:estimators}") -> tuple[StudyConfig, str]:
     """``config`` without the estimators whose scores the beams lack, and the line saying so (logged; "" if none).
     ConfigError when every estimator needs them (:func:`~.beam_scores.usable_estimators`)."""
     kept, line = usable_estimators(config.estimators, fields, option)
@@ -396,16 +418,33 @@ def _prr_grid(config: StudyConfig, qualities: dict[str, np.ndarray], uncertainti
                 keep = ~np.isnan(q)
                 curves: dict[str, RejectionCurve] = {}
                 for method, u in by_method.items():
-                    result, curve = prr_and_curve(u[keep], q[keep], max_rejection=config.max_rejection,
-                                                  n_bootstrap=config.n_bootstrap, confidence=config.confidence,
-                                                  seed=config.seed)
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", UndefinedPRRWarning)  # said once per quality, below
+                        result, curve = prr_and_curve(u[keep], q[keep], max_rejection=config.max_rejection,
+                                                      n_bootstrap=config.n_bootstrap, confidence=config.confidence,
+                                                      seed=config.seed)
                     constant = bool(u[keep].size) and bool(np.all(u[keep] == u[keep][0]))
                     prr_rows.append(PRRRow(k, method, quality_name, result, constant))
                     curves[method] = curve
                     metric_rows += _extra_metrics(config, k, quality_name, u[keep], q[keep], method, curve)
                     grid.update()
                 all_curves[k, quality_name] = curves
+    _say_undefined(config, qualities, prr_rows)
     return prr_rows, metric_rows, all_curves
+
+
+def _say_undefined(config: StudyConfig, qualities: dict[str, np.ndarray], rows: Sequence[PRRRow]) -> None:
+    """One log line per quality metric whose PRR is undefined (NaN, n/a in the report) for some rows, and why."""
+    for name, q in qualities.items():
+        undefined = sum(np.isnan(row.result.prr) for row in rows if row.quality == name)
+        if not undefined:
+            continue
+        known = q[~np.isnan(q)]
+        why = (f"all {known.size} examples have the same {name} quality, {known[0]:g}" if np.all(known == known[0])
+               else f"too few examples: n = {known.size}, max_rejection = {config.max_rejection:g}")
+        total = sum(row.quality == name for row in rows)
+        logger.warning("%s: PRR is undefined (n/a in the report) for %d of %d estimator x beam-size rows: the oracle "
+                       "rejects no better than random (%s)", name, undefined, total, why)
 
 
 def _check_before_loading(beam_paths: Sequence[str | os.PathLike[str]], gold_path: str | os.PathLike[str],
@@ -415,12 +454,12 @@ def _check_before_loading(beam_paths: Sequence[str | os.PathLike[str]], gold_pat
     for name in (*config.similarities, *config.qualities):
         similarity_registry.get(name)  # fail early, before any long computation, on an unknown name
     if calibration is not None and config.target_risk is None:
-        raise ConfigError("calibration files (--calibration) calibrate a selective threshold: give --target-risk")
+        raise ConfigError("{opt:calibration} files calibrate a selective threshold: give {opt:target_risk}")
     check_input_files(beam_paths, gold_path)
     if calibration is not None:
         check_input_files(calibration[0], calibration[1], what="calibration")
     if config.cache_dir is not None:  # a read-only cache is said now, not after the top-1 scores
-        check_writable(config.cache_dir, "the similarity matrix cache (--cache-dir)")
+        check_writable(config.cache_dir, "the similarity matrix cache ({opt:cache_dir})")
 
 
 def _nan_dropped(qualities: dict[str, np.ndarray], n: int) -> dict[str, int]:
@@ -448,10 +487,13 @@ def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.Path
     _check_before_loading(beam_paths, gold_path, config, calibration)
     inputs = load_inputs(beam_paths, gold_path, pair_by_position=config.pair_by_position)
     config, skipped_estimators = usable_config(config, inputs.score_fields)  # before the top-1 scores and matrices
+    available = max(len(c) for c in inputs.candidates)
+    beam_sizes = choose_beam_sizes(config.beam_sizes, available)
+    check_several_candidates(config, beam_sizes, available, ", ".join(map(str, beam_paths)) if available < 2 else "")
     qualities, corpus, invalid_top1 = _score_top1(config, inputs, gold_path)
     calibration_set = _load_scored(calibration[0], calibration[1], config) if calibration is not None else None
     if calibration_set is not None:
-        config, also = usable_config(config, calibration_set[0].score_fields, "--calibration")
+        config, also = usable_config(config, calibration_set[0].score_fields, "{opt:calibration}")
         skipped_estimators = "; ".join(filter(None, (skipped_estimators, also)))
     if config.target_risk is not None and len(set(inputs.ids)) >= 2:  # said before the matrices, and in the report
         size = (len(calibration_set[0].ids) if calibration_set is not None else
@@ -460,8 +502,6 @@ def run_study(beam_paths: list[str | os.PathLike[str]], gold_path: str | os.Path
         if note:
             logger.warning("%s", note)
     matrices = _matrices(inputs, config)
-    available = max(len(c) for c in inputs.candidates)
-    beam_sizes = choose_beam_sizes(config.beam_sizes, available)
     skipped = skipped_beam_sizes(config.beam_sizes, beam_sizes, available)
     uncertainties = {k: estimate_methods(matrices, k, config, inputs.scores) for k in beam_sizes}
     methods = tuple(uncertainties[beam_sizes[0]])

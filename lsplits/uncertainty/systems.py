@@ -44,6 +44,7 @@ import numpy as np
 from lsplits.errors import ConfigError, DataError, InvalidOption
 from lsplits.runtime.progress import progress_bar
 from lsplits.similarity import registry as similarity_registry
+from lsplits.uncertainty._format import MIN_CORRELATION_POINTS
 from lsplits.uncertainty.inputs import Inputs, load_inputs
 from lsplits.uncertainty.methods import spearman
 from lsplits.uncertainty.prr import PRRResult, _aucs, _ratio, _rejection_steps, prr
@@ -52,6 +53,7 @@ from lsplits.uncertainty.study import (
     SelectiveRow,
     Study,
     StudyConfig,
+    check_several_candidates,
     choose_beam_sizes,
     method_family,
     run_study,
@@ -96,14 +98,14 @@ def parse_system(text: str) -> SystemSpec:
     name = name.strip()
     paths = tuple(part.strip() for part in files.split(",") if part.strip())
     if not sep or not name or not paths:
-        raise ConfigError(f"--system {text!r}: expected NAME=BEAMS (BEAMS: one JSONL file, or one PENMAN "
+        raise ConfigError(f"{{opt:system}} {text!r}: expected NAME=BEAMS (BEAMS: one JSONL file, or one PENMAN "
                           "file per beam rank separated by commas)")
     problem = system_name_problem(name)
     if problem:
-        raise InvalidOption(f"--system {text!r}: {problem}")
+        raise InvalidOption(f"{{opt:system}} {text!r}: {problem}")
     for path in paths:
         if not Path(path).is_file():
-            raise ConfigError(f"--system {name}: no such file {path}")
+            raise ConfigError(f"{{opt:system}} {name}: no such file {path}")
     return SystemSpec(name, paths)
 
 
@@ -113,7 +115,7 @@ def parse_systems(texts: Sequence[str]) -> list[SystemSpec]:
     seen: set[str] = set()
     for spec in specs:
         if spec.name.lower() in seen:  # case-insensitive: the names become folders
-            raise ConfigError(f"--system {spec.name}: the name is given twice (ignoring case: names become folders); "
+            raise ConfigError(f"{{opt:system}} {spec.name}: the name is given twice (ignoring case: names become folders); "
                               "each system needs its own name")
         seen.add(spec.name.lower())
     return specs
@@ -190,6 +192,8 @@ class SystemsStudy:
     correlations: list[PerformanceCorrelation] = field(default_factory=list)
     pairwise: list[PairwiseDifference] = field(default_factory=list)
     undefined: int = 0  # NaN PRR values left out of the means
+    constant: int = 0  # PRR values of constant uncertainties (PRRRow.constant_uncertainty), left out likewise
+    mean_by_point: dict[tuple[str, int, str], float] = field(default_factory=dict)  # Figure 4: (system, k, quality)
     selective: dict[tuple[str, str, str], SelectiveRow] = field(default_factory=dict)  # (method, system, quality)
 
     @property
@@ -199,10 +203,20 @@ class SystemsStudy:
 
     def prr(self, system: str, k: int, method: str, quality: str) -> PRRResult:
         """One PRR result of one system's study."""
-        return self._lookup[system][k, method, quality]
+        return self._lookup[system][k, method, quality].result
+
+    def is_constant(self, system: str, k: int, method: str, quality: str) -> bool:
+        """Whether that PRR rests on an uncertainty that is the same for every example (the per-system study's
+        :attr:`~lsplits.uncertainty.study.PRRRow.constant_uncertainty`): it ranks nothing, so no cross-system
+        mean, best, correlation or comparison uses it."""
+        return self._lookup[system][k, method, quality].constant_uncertainty
+
+    def comparable_prr(self, system: str, k: int, method: str, quality: str) -> float:
+        """The PRR a cross-system number may use: NaN where it is undefined or rests on constant uncertainty."""
+        return math.nan if self.is_constant(system, k, method, quality) else self.prr(system, k, method, quality).prr
 
     def __post_init__(self) -> None:
-        self._lookup = {s.name: {(r.k, r.method, r.quality): r.result for r in s.study.prr} for s in self.systems}
+        self._lookup = {s.name: {(r.k, r.method, r.quality): r for r in s.study.prr} for s in self.systems}
 
 
 @contextlib.contextmanager
@@ -231,7 +245,7 @@ def check_systems(specs: Sequence[SystemSpec], gold: str | os.PathLike[str],
     examples) and ConfigError when they share no beam size.
     """
     if not specs:
-        raise ConfigError("--system: give at least one system")
+        raise ConfigError("{opt:system}: give at least one system")
     for name in (*config.similarities, *config.qualities, *TABLE1_METRICS):
         similarity_registry.get(name)  # an unknown name fails before any work
     with _quiet_inputs():
@@ -255,7 +269,7 @@ def check_systems(specs: Sequence[SystemSpec], gold: str | os.PathLike[str],
     common = sorted(set.intersection(*(set(sizes) for sizes in offered.values())))
     if not common:
         shown = "; ".join(f"{name}: {', '.join(map(str, sizes))}" for name, sizes in offered.items())
-        raise ConfigError(f"--beam-sizes: the systems share no beam size ({shown}); give sizes every system's "
+        raise ConfigError(f"{{opt:beam_sizes}}: the systems share no beam size ({shown}); give sizes every system's "
                           "beams can supply")
     return loaded, common
 
@@ -279,8 +293,6 @@ def _mean(values: Sequence[float]) -> float:
     return float(np.mean(finite)) if finite else math.nan
 
 
-MIN_P_VALUE_POINTS = 5
-"""No p-value below this many points: with 4, even a perfect rank correlation has an exact p of 1/12 (0.083)."""
 EXACT_P_VALUE_POINTS = 9
 """Up to this many points the p-value is exact (all n! orderings of y); above, scipy's t approximation."""
 
@@ -303,17 +315,17 @@ def exact_spearman_p(x: Sequence[float], y: Sequence[float]) -> float:
 
 def _spearman_pair(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
     """Spearman rho and its two-sided p-value: exact up to :data:`EXACT_P_VALUE_POINTS` points, scipy's t
-    approximation above, none (NaN) below :data:`MIN_P_VALUE_POINTS`; NaN rho for fewer than 2 points or a
-    constant input."""
+    approximation above; both NaN below :data:`~lsplits.uncertainty._format.MIN_CORRELATION_POINTS` points or
+    for a constant input."""
     from scipy.stats import spearmanr
 
-    if len(x) < 2:
+    if len(x) < MIN_CORRELATION_POINTS:
         return math.nan, math.nan
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a constant input gives NaN, which the report shows as n/a
         result = spearmanr(x, y)
     rho = float(result.statistic)
-    if len(x) < MIN_P_VALUE_POINTS or math.isnan(rho):
+    if math.isnan(rho):
         return rho, math.nan
     return rho, exact_spearman_p(x, y) if len(x) <= EXACT_P_VALUE_POINTS else float(result.pvalue)
 
@@ -321,8 +333,10 @@ def _spearman_pair(x: Sequence[float], y: Sequence[float]) -> tuple[float, float
 def _tables(study: SystemsStudy) -> None:
     """Fill every derived table of ``study`` from the per-system PRR results."""
     names, ks, methods, qualities = study.names, study.beam_sizes, study.methods, study.qualities
-    value = {(s, k, m, q): study.prr(s, k, m, q).prr for s in names for k in ks for m in methods for q in qualities}
-    study.undefined = sum(math.isnan(v) for v in value.values())
+    value = {(s, k, m, q): study.comparable_prr(s, k, m, q) for s in names for k in ks for m in methods
+             for q in qualities}
+    study.constant = sum(study.is_constant(*key) for key in value)
+    study.undefined = sum(math.isnan(v) for v in value.values()) - study.constant
     for system in study.systems:
         study.table1[system.name] = dict(system.top1)
     for s, q in itertools.product(names, qualities):
@@ -342,18 +356,21 @@ def _tables(study: SystemsStudy) -> None:
             for row in selective_rows(study.config, ks[-1], per.uncertainties[ks[-1]], per.qualities,
                                       per.inputs.ids, None):
                 study.selective[row.method, system.name, row.quality] = row
+    for s, k, q in itertools.product(names, ks, qualities):
+        study.mean_by_point[s, k, q] = _mean([value[s, k, m, q] for m in methods])
     for q in qualities:
         points = [(s, k) for s in names for k in ks
                   if not any(math.isnan(value[s, k, m, q]) for m in methods)]
         study.agreement_points[q] = len(points)
-        study.agreement[q] = spearman({m: np.array([value[s, k, m, q] for s, k in points]) for m in methods}) \
-            if len(points) > 1 else np.full((len(methods), len(methods)), math.nan)
-        performance = [study.table1[s][PERFORMANCE_METRIC] for s in names]
-        by_system = [study.mean_by_system[s, q] for s in names]
-        point_x = [study.table1[s][PERFORMANCE_METRIC] for s in names for _ in ks]
-        point_y = [_mean([value[s, k, m, q] for m in methods]) for s in names for k in ks]
+        study.agreement[q] = spearman({m: np.array([value[s, k, m, q] for s, k in points]) for m in methods})
+        systems = [s for s in names if not math.isnan(study.mean_by_system[s, q])]  # a mean that rests on something
+        performance = [study.table1[s][PERFORMANCE_METRIC] for s in systems]
+        by_system = [study.mean_by_system[s, q] for s in systems]
+        defined = [(s, k) for s in names for k in ks if not math.isnan(study.mean_by_point[s, k, q])]
+        point_x = [study.table1[s][PERFORMANCE_METRIC] for s, _ in defined]
+        point_y = [study.mean_by_point[s, k, q] for s, k in defined]
         study.correlations.append(PerformanceCorrelation(
-            q, *_spearman_pair(performance, by_system), len(names), *_spearman_pair(point_x, point_y), len(point_x)))
+            q, *_spearman_pair(performance, by_system), len(systems), *_spearman_pair(point_x, point_y), len(point_x)))
 
 
 def _aligned(system: SystemResult, ids: Sequence[str]) -> np.ndarray:
@@ -362,24 +379,25 @@ def _aligned(system: SystemResult, ids: Sequence[str]) -> np.ndarray:
     return np.array([position[example] for example in ids], dtype=int)
 
 
-def _resampled_means(system: SystemResult, rows: np.ndarray, quality: str, beam_sizes: Sequence[int],
-                     methods: Sequence[str], steps: int) -> np.ndarray:
-    """Figure-1 mean PRR (over methods x beam sizes) of each resample; rows index the aligned examples."""
+def _resampled_means(system: SystemResult, rows: np.ndarray, quality: str, cells: Sequence[tuple[int, str]],
+                     steps: int) -> np.ndarray:
+    """Figure-1 mean PRR (over the (beam size, method) cells) of each resample; rows index the aligned examples."""
     q = system.study.qualities[quality][rows]
     total = np.zeros(rows.shape[0])
-    for k in beam_sizes:
-        for method in methods:
-            total += _ratio(*_aucs(system.study.uncertainties[k][method][rows], q, steps))
-    return total / (len(beam_sizes) * len(methods))
+    for k, method in cells:
+        total += _ratio(*_aucs(system.study.uncertainties[k][method][rows], q, steps))
+    return total / len(cells)
 
 
-def _point_mean(system: SystemResult, order: np.ndarray, quality: str, beam_sizes: Sequence[int],
-                methods: Sequence[str], max_rejection: float) -> float:
+def _point_mean(system: SystemResult, order: np.ndarray, quality: str, cells: Sequence[tuple[int, str]],
+                max_rejection: float) -> float:
+    if not cells:
+        return math.nan
     q = system.study.qualities[quality][order]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # undefined PRR: NaN, reported as n/a
         return float(np.mean([prr(system.study.uncertainties[k][m][order], q, max_rejection=max_rejection)
-                              for k in beam_sizes for m in methods]))
+                              for k, m in cells]))
 
 
 def paired_differences(study: SystemsStudy) -> list[PairwiseDifference]:
@@ -389,8 +407,10 @@ def paired_differences(study: SystemsStudy) -> list[PairwiseDifference]:
     both systems of a pair are scored on the same examples); each system's mean PRR over estimators and
     beam sizes is computed on those examples and the two are subtracted. The interval is the percentile
     interval of the differences, over the resamples where both are defined. Examples whose quality is
-    NaN in either system are left out first. A system's resampled means are computed once per set of
-    examples and shared by all its pairs.
+    NaN in either system are left out first, and so are the (beam size, estimator) cells whose uncertainty is
+    constant (:meth:`SystemsStudy.is_constant`), as in Figure 1: a system with no other cell has no mean and no
+    interval (verdict n/a). A system's resampled means are computed once per set of examples and shared by all
+    its pairs.
     """
     config = study.config
     orders = {s.name: _aligned(s, study.ids) for s in study.systems}
@@ -401,16 +421,17 @@ def paired_differences(study: SystemsStudy) -> list[PairwiseDifference]:
         if key not in computed:
             order = orders[system.name][keep]
             n = order.size
-            point = _point_mean(system, order, quality, study.beam_sizes, study.methods, config.max_rejection)
+            cells = [(k, m) for k in study.beam_sizes for m in study.methods
+                     if not study.is_constant(system.name, k, m, quality)]
+            point = _point_mean(system, order, quality, cells, config.max_rejection)
             chunks = []
-            if config.n_bootstrap > 0 and n > 1:
+            if config.n_bootstrap > 0 and n > 1 and cells:
                 steps = _rejection_steps(n, config.max_rejection)
                 rng = np.random.default_rng(config.seed)
                 rows = max(1, _CHUNK_ELEMENTS // n)
                 for start in range(0, config.n_bootstrap, rows):
                     draws = rng.integers(0, n, size=(min(rows, config.n_bootstrap - start), n))
-                    chunks.append(_resampled_means(system, order[draws], quality, study.beam_sizes, study.methods,
-                                                   steps))
+                    chunks.append(_resampled_means(system, order[draws], quality, cells, steps))
             computed[key] = (point, np.concatenate(chunks) if chunks else np.empty(0))
         return computed[key]
 
@@ -421,7 +442,7 @@ def paired_differences(study: SystemsStudy) -> list[PairwiseDifference]:
         keep = ~(np.isnan(a.study.qualities[quality][orders[a.name]]) |
                  np.isnan(b.study.qualities[quality][orders[b.name]]))
         (prr_a, samples_a), (prr_b, samples_b) = means(a, quality, keep), means(b, quality, keep)
-        samples = samples_a - samples_b
+        samples = samples_a - samples_b if samples_a.size and samples_b.size else np.empty(0)  # none: no cells
         samples = samples[~np.isnan(samples)]
         low, high = (float(x) for x in np.quantile(samples, [alpha, 1 - alpha])) if samples.size \
             else (math.nan, math.nan)
@@ -437,6 +458,9 @@ def run_systems(specs: Sequence[SystemSpec], gold: str | os.PathLike[str],
     loaded, beam_sizes = check_systems(specs, gold, config)
     shared = set.intersection(*(set(inputs.score_fields) for inputs in loaded))  # every system's rows the same
     config = usable_config(config, [name for name in loaded[0].score_fields if name in shared])[0]
+    held = {spec.name: max(len(c) for c in inputs.candidates) for spec, inputs in zip(specs, loaded, strict=True)}
+    check_several_candidates(config, beam_sizes, max(held.values()), ", ".join(
+        f"system {spec.name} ({', '.join(spec.beams)})" for spec in specs if held[spec.name] < 2))
     systems = []
     for spec in specs:
         logger.info("system %s: %s", spec.name, ", ".join(spec.beams))

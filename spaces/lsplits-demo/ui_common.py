@@ -140,8 +140,9 @@ def user_errors(fn: F) -> F:
         except InvalidOption as exc:
             raise gr.Error(readable(exc.renamed(FIELD_LABELS[exc.name], FIELD_LABELS) if exc.name in FIELD_LABELS
                                     else exc), print_exception=False) from exc
-        except (LsplitsError, ValueError, OSError) as exc:
-            raise gr.Error(readable(exc), print_exception=False) from exc
+        except (LsplitsError, ValueError, OSError) as exc:  # options a message names: the fields' labels
+            said = exc.spelled(FIELD_LABELS) if isinstance(exc, LsplitsError) else exc
+            raise gr.Error(readable(said), print_exception=False) from exc
         except RecursionError as exc:  # input nested deeper than a reader goes (JSON, PENMAN), where none said so
             logger.exception("input nested too deeply in %s", fn.__name__)
             raise gr.Error("the input is nested too deeply for this Space to read (brackets or parentheses "
