@@ -172,3 +172,23 @@ def online(monkeypatch):
     monkeypatch.setattr(huggingface_hub, "is_offline_mode", lambda: False)
     monkeypatch.setattr(huggingface_hub, "get_token", lambda: None)
     return monkeypatch
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """Torch on one thread for a module of tiny models (they run fastest so, and the machine's cores are shared);
+    a module asks for it with ``pytestmark = pytest.mark.usefixtures("one_thread")``."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="session")
+def parser_folder(tmp_path_factory) -> Path:
+    """The tiny seq2seq AMR parser of beams_fixtures.py, trained once per session; tests only read it."""
+    from beams_fixtures import build_tiny_parser
+
+    return build_tiny_parser(tmp_path_factory.mktemp("tiny-parser"))

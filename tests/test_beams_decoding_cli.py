@@ -15,13 +15,14 @@ from pathlib import Path
 
 import pytest
 import torch
-from beams_fixtures import PAIRS, UNSEEN, build_tiny_parser
+from beams_fixtures import PAIRS, UNSEEN
 from test_lm_distributed import _finish, _launch_two
 
 from lsplits.cli.parser import main as cli_main
 
 SCORE_FIELDS = ("logprobs", "n_tokens", "token_entropies")
 """The per-candidate lists of a beams file, as agreed with its readers (lsplits.generation.scores.SCORE_FIELDS)."""
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py, with parser_folder
 SENTENCES = [s for s, _ in PAIRS] + UNSEEN
 K = 4
 STRATEGIES = {"beam": [], "diverse-beam": ["--num-beam-groups", "2", "--diversity-penalty", "2.0"],
@@ -29,20 +30,6 @@ STRATEGIES = {"beam": [], "diverse-beam": ["--num-beam-groups", "2", "--diversit
 RECORDED = {"beam": {"strategy": "beam"},
             "diverse-beam": {"strategy": "diverse-beam", "num_beam_groups": 2, "diversity_penalty": 2.0},
             "sample": {"strategy": "sample", "temperature": 1.2, "top_p": 0.95, "top_k": None, "seed": 7}}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models run fastest on one thread (and the machine's cores are shared)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-@pytest.fixture(scope="module")
-def parser_folder(tmp_path_factory) -> Path:
-    return build_tiny_parser(tmp_path_factory.mktemp("tiny-parser"))
 
 
 @pytest.fixture(scope="module")

@@ -25,6 +25,13 @@ OWN_OPTIONS = {"diverse-beam": ("num_beam_groups", "diversity_penalty"),
 OPTIONS = tuple(name for names in OWN_OPTIONS.values() for name in names)
 
 
+def token_texts(tokenizer: Any, rows: Any) -> list[str]:
+    """Generated token rows (lists of ids or a tensor) as text, special tokens dropped, the model's spacing kept:
+    transformers' clean-up of tokenization spaces rewrites an output (``"a ."`` -> ``"a."``, ``"x 's"`` -> ``"x's"``)
+    and warns on every run for a BPE tokenizer, whose output it leaves alone."""
+    return tokenizer.batch_decode(rows, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+
+
 @dataclass(frozen=True)
 class Decoding:
     """A decoding strategy and its options (checked when built; the ones of other strategies must be unset).
