@@ -35,9 +35,12 @@ def decoding_of(args: Namespace) -> Decoding:
 
 def run_beams(args: Namespace) -> int:
     """``lsplits beams``: check everything cheap first, then generate (resuming from the cache) and write."""
+    from lsplits.amr_parser.model import parser_postprocess
     from lsplits.lm.distributed import is_main
 
-    settings = settings_of(args, BeamSettings, decoding=decoding_of(args))
+    # lsplits' own AMR parser writes a linearisation: its folder names the postprocess that makes it PENMAN
+    settings = settings_of(args, BeamSettings, decoding=decoding_of(args),
+                           postprocess=args.postprocess or parser_postprocess(args.model))
     postprocess = load_postprocess(settings.postprocess) if settings.postprocess else None
     check_output(args.out, expect="file", suffix=".jsonl", inputs=[args.inputs],
                  caches=[args.cache_dir] if args.cache_dir else ())

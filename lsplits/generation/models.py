@@ -6,7 +6,7 @@ import logging
 from collections.abc import Sequence
 
 from lsplits.errors import ConfigError
-from lsplits.generation.search import DEFAULT_MAX_NEW_TOKENS, check_template, generate_beams
+from lsplits.generation.search import DEFAULT_K, DEFAULT_MAX_NEW_TOKENS, check_template, generate_beams
 from lsplits.lm.dtype import DEFAULT_DTYPE
 
 logger = logging.getLogger(__name__)
@@ -23,8 +23,11 @@ def check_model(name: str) -> str:
         MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES,
     )
 
+    from lsplits.amr_parser.model import is_parser_folder
     from lsplits.lm.model_files import check_model_files, first_line
 
+    if is_parser_folder(name):  # lsplits' own AMR parser: an encoder-decoder assembled at load
+        return "seq2seq"
     check_model_files(name)
     try:
         config = AutoConfig.from_pretrained(name)
@@ -51,12 +54,15 @@ def load_generator(name: str, kind: str, device=None, *, dtype: str = DEFAULT_DT
     """
     import torch
 
+    from lsplits.amr_parser.model import is_parser_folder, load_parser
     from lsplits.lm.dtype import BF16, model_dtype
     from lsplits.lm.model_files import first_line, load_tokenizer
     from lsplits.lm.scoring import load_causal_lm, quiet_transformers_bars, resolve_device
 
     device = resolve_device(device)
-    if kind == "causal":
+    if is_parser_folder(name):
+        model, tokenizer = load_parser(name, device)
+    elif kind == "causal":
         model, tokenizer = load_causal_lm(name, device=device)
     else:
         from transformers import AutoModelForSeq2SeqLM
@@ -74,7 +80,7 @@ def load_generator(name: str, kind: str, device=None, *, dtype: str = DEFAULT_DT
     return model, tokenizer
 
 
-def beams_from_model(name: str, texts: Sequence[str], *, k: int = 10, prompt_template: str | None = None,
+def beams_from_model(name: str, texts: Sequence[str], *, k: int = DEFAULT_K, prompt_template: str | None = None,
                      max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, progress: bool = False,
                      dtype: str = DEFAULT_DTYPE) -> list[list[str]]:
     """:func:`generate_beams` for a model given by Hub id or folder: checked, loaded, then run (the Space's call).

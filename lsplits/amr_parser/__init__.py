@@ -1,0 +1,1 @@
+"""A small AMR parser trained offline on The Little Prince: linearisation, model, training."""
