@@ -22,11 +22,13 @@ import dataclasses
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 from lsplits.data.loading import DEFAULT_MISSING_LABELS, MISSING_LABEL_CHOICES, LoadOptions
 from lsplits.data.tasks import DEFAULT_SETTING, SETTING_RULE, Setting
 from lsplits.errors import ConfigError, InvalidOption
+from lsplits.io.storage import cache_folder
 from lsplits.lm.defaults import DEFAULT_FOLDS, SCRATCH_LM, check_prompted
 from lsplits.lm.dtype import DEFAULT_DTYPE
 from lsplits.params import Checked, Each, Options, Param, Text, check
@@ -43,6 +45,13 @@ MIN_EVAL_SIZE = 2
 """Validation and test get half of eval each, so eval needs at least 2 examples."""
 
 T = TypeVar("T", bound="RunSettings")
+
+
+def default_cache_dir() -> Path:
+    """Where scores and fold checkpoints are cached when no folder is given: by ``lsplits build``, ``score`` and
+    ``demo``, :func:`lsplits.likelihood_splits` and :func:`lsplits.score` alike, so any of them reuses what another
+    computed (:func:`lsplits.io.storage.cache_folder` ``scores``). A cache changes no number: it is no setting."""
+    return cache_folder("scores")
 
 
 def check_eval_size(eval_size: Any, field: str = "eval_size") -> int | float | None:
