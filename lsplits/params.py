@@ -244,6 +244,8 @@ PARAMS: dict[str, Param] = {
     "seed": Param(WHOLE_FROM_0, why="a random seed", most=MAX_SEED,
                   most_why="numpy and torch take seeds of 32 bits"),
     "max_steps": Param(WHOLE_FROM_1, optional=True),
+    "patience": Param(WHOLE_FROM_0, optional=True,
+                      why="validation checks without improvement before a fold stops; 0 = never, train all steps"),
     "eval_size": Param(Either((WHOLE_FROM_1, SHARE)), optional=True,
                        says="a count (a whole number >= 1) or a fraction in (0, 1)"),
     "n": Param(WHOLE_FROM_1, why="synthetic examples", most=MAX_DEMO_EXAMPLES,

@@ -28,7 +28,7 @@ from lsplits.building.settings import BuildSettings
 from lsplits.data.loading import prepare_examples
 from lsplits.data.tasks import generic_task
 from lsplits.errors import ConfigError, InvalidOption
-from lsplits.lm.finetune import TrainConfig
+from lsplits.lm.training import TrainConfig
 
 N = 24
 

@@ -15,7 +15,7 @@ import pytest
 
 from lsplits.building.demo import DEMO_CONFIGS, DemoSettings, run_demo
 from lsplits.cli.parser import COMMANDS, main
-from lsplits.lm.finetune import TrainConfig
+from lsplits.lm.training import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = ["red", "blue", "cat", "dog", "runs", "sleeps", "big", "small", "house", "tree"]

@@ -110,7 +110,7 @@ def test_a_build_records_its_dtype_in_the_card_and_lsplits_json(tmp_path):
     from lsplits.building.settings import BuildSettings
     from lsplits.data.loading import prepare_examples
     from lsplits.data.tasks import generic_task
-    from lsplits.lm.finetune import TrainConfig
+    from lsplits.lm.training import TrainConfig
 
     spec = DatasetSpec(task=generic_task("text"), card=CardInfo(pretty_name="Toy"))
     rows = [{"text": sentence} for sentence in tiny_sentences(24)]

@@ -99,7 +99,7 @@ def _build(cls: type, **values: object):
 
 def test_the_discovery_finds_the_settings_classes():
     names = {cls.__name__ for cls in CLASSES}
-    assert {"StudyConfig", "EstimatorSettings", "TrainSettings", "TrainConfig", "ScratchConfig", "RunSettings",
+    assert {"StudyConfig", "EstimatorSettings", "TrainConfig", "ScratchConfig", "RunSettings",
             "ScoreSettings", "BuildSettings", "DemoSettings", "DifficultySettings", "TaskModelSettings"} <= names
     assert len(FIELDS) > 100
 

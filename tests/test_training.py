@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from lsplits.errors import ConfigError, DataError
-from lsplits.lm.training import Training, TrainSettings
+from lsplits.lm.training import TrainConfig, Training
 
 
 class _Tiny(torch.nn.Module):
@@ -37,42 +37,42 @@ def _data(n: int = 6) -> list[torch.Tensor]:
     return [torch.randn(4, 8, generator=generator) for _ in range(n)]
 
 
-def _fresh(settings: TrainSettings) -> Training:
+def _fresh(settings: TrainConfig, dtype: str = "fp32") -> Training:
     torch.manual_seed(0)
-    return Training(_Tiny(), settings)
+    return Training(_Tiny(), settings, dtype=dtype)
 
 
 def test_warm_up_then_constant_or_linear_decay():
-    constant = TrainSettings(lr=1.0, max_steps=10, warmup_steps=3)
+    constant = TrainConfig(lr=1.0, max_steps=10, warmup_steps=3)
     assert [constant.lr_factor(s) for s in range(5)] == [0.25, 0.5, 0.75, 1.0, 1.0]
-    linear = TrainSettings(lr=1.0, max_steps=10, warmup_steps=2, schedule="linear")
+    linear = TrainConfig(lr=1.0, max_steps=10, warmup_steps=2, schedule="linear")
     assert [round(linear.lr_factor(s), 4) for s in (0, 1, 2, 6, 9, 10)] == [0.3333, 0.6667, 1.0, 0.5, 0.125, 0.0]
     with pytest.raises(ConfigError, match="schedule must be one of constant, linear, got 'cosine'"):
-        TrainSettings(lr=1.0, max_steps=10, schedule="cosine")
+        TrainConfig(lr=1.0, max_steps=10, schedule="cosine")
     with pytest.raises(ConfigError, match="max_steps must be a whole number >= 1 .*, got 0"):
-        TrainSettings(lr=1.0, max_steps=0)
+        TrainConfig(lr=1.0, max_steps=0)
     with pytest.raises(ConfigError, match=r"^dtype must be one of auto, fp32, bf16 \(the compute dtype\), got 'half'$"):
-        TrainSettings(lr=1.0, max_steps=1, dtype="half")
+        Training(_Tiny(), TrainConfig(lr=1.0, max_steps=1), dtype="half")
 
 
 def test_the_schedule_is_applied_once_per_optimizer_step_with_accumulation():
-    training = _fresh(TrainSettings(lr=0.1, max_steps=4, warmup_steps=3, grad_accum_steps=2, dtype="fp32"))
+    training = _fresh(TrainConfig(lr=0.1, max_steps=4, warmup_steps=3, grad_accum_steps=2), "fp32")
     taken = [training.step(_loss(x)) for x in _data(4)]
     assert taken == [False, True, False, True] and training.steps_done == 2
     assert training.optimizer.param_groups[0]["lr"] == pytest.approx(0.1 * 3 / 4)  # after 2 steps: (2+1)/(3+1)
 
 
 def test_biases_and_norms_are_spared_weight_decay_unless_decay_all():
-    spared = _fresh(TrainSettings(lr=0.1, max_steps=1, weight_decay=0.5, decay_all=False))
+    spared = _fresh(TrainConfig(lr=0.1, max_steps=1, weight_decay=0.5, decay_all=False))
     groups = [(group["weight_decay"], len(group["params"])) for group in spared.optimizer.param_groups]
     assert groups == [(0.5, 1), (0.0, 3)]  # proj.weight decays; proj.bias, norm.weight, norm.bias do not
-    everything = _fresh(TrainSettings(lr=0.1, max_steps=1, weight_decay=0.5))
+    everything = _fresh(TrainConfig(lr=0.1, max_steps=1, weight_decay=0.5))
     assert [(g["weight_decay"], len(g["params"])) for g in everything.optimizer.param_groups] == [(0.5, 4)]
 
 
 def test_bf16_autocasts_the_forward_while_weights_and_optimizer_state_stay_fp32():
     seen: list = []
-    training = _fresh(TrainSettings(lr=0.1, max_steps=2, dtype="bf16"))
+    training = _fresh(TrainConfig(lr=0.1, max_steps=2), "bf16")
     before = training.unwrapped.proj.weight.detach().clone()
     for x in _data(2):
         training.step(_loss(x, seen))
@@ -82,11 +82,11 @@ def test_bf16_autocasts_the_forward_while_weights_and_optimizer_state_stay_fp32(
     state = training.optimizer.state_dict()["state"]
     assert all(value.dtype == torch.float32 for entry in state.values() for key, value in entry.items()
                if key in ("exp_avg", "exp_avg_sq"))
-    assert _fresh(TrainSettings(lr=0.1, max_steps=1, dtype="fp32")).precision == "fp32"
+    assert _fresh(TrainConfig(lr=0.1, max_steps=1), "fp32").precision == "fp32"
 
 
 def test_a_checkpoint_resumes_to_the_weights_of_an_uninterrupted_run(tmp_path):
-    settings = TrainSettings(lr=0.05, max_steps=6, warmup_steps=2, schedule="linear", dtype="fp32")
+    settings = TrainConfig(lr=0.05, max_steps=6, warmup_steps=2, schedule="linear")
     data = _data(6)
     whole = _fresh(settings)
     for x in data:
@@ -116,7 +116,7 @@ class _Payload:
 
 @pytest.mark.parametrize("name", ["rng.pt", "model.pt", "optimizer.pt", "scheduler.pt"])
 def test_a_poisoned_checkpoint_file_is_refused_in_one_line_without_running_its_payload(tmp_path, name):
-    settings = TrainSettings(lr=0.05, max_steps=2, dtype="fp32")
+    settings = TrainConfig(lr=0.05, max_steps=2)
     first = _fresh(settings)
     first.step(_loss(_data(1)[0]))
     first.write_checkpoint(tmp_path)

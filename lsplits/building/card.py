@@ -141,8 +141,9 @@ def render_card(info: CardInfo, folder: WrittenFolder, descriptions: Mapping[str
 # --- the method section's prose -------------------------------------------------------------------------
 
 
-def training_text(run: Any) -> str:
-    """One sentence on how a :class:`~lsplits.lm.plan.RunPlan` trains (or that it does not)."""
+def training_text(run: Any, stops: Sequence[Mapping[str, Any]] = ()) -> str:
+    """A few sentences on how a :class:`~lsplits.lm.plan.RunPlan` trains (or that it does not) and, from ``stops``
+    (:attr:`~lsplits.building.record.BuildRecord.training`'s entries of the run), where each fold stopped and why."""
     if run.train_config is None:
         return f"In the `{run.setting}` setting the frozen LM scores every example; nothing is trained."
     config = run.train_config
@@ -155,10 +156,18 @@ def training_text(run: Any) -> str:
         warmup = f"linear warm-up over {config.warmup_steps} steps, then constant"
     measured = (f"every {config.eval_every} steps" if config.eval_every < steps
                 else "before the first step and after the last")
-    text = (f"In the `{run.setting}` setting each of the {run.folds} fold models trains for {steps} "
+    at_most = "at most " if config.patience else ""
+    text = (f"In the `{run.setting}` setting each of the {run.folds} fold models trains for {at_most}{steps} "
             f"steps (AdamW, lr {config.lr:g}, {warmup}, batch {config.batch_size}, weight decay "
             f"{config.weight_decay:g}), keeping the weights with the best validation perplexity, measured "
             f"{measured} on {config.val_fraction:.0%} of its training data.")
+    if config.patience:
+        text += (f" A fold stops early once {config.patience} check{'s' * (config.patience != 1)} in a row have "
+                 "not lowered its validation perplexity (the weights kept are those a longer run would keep "
+                 "unless it improved later).")
+    if stops:
+        text += " " + "; ".join(f"Fold {stop['fold']} ran {stop['steps_run']} of {stop['max_steps']} steps "
+                                f"({stop['reason']}; best at step {stop['best_step']})" for stop in stops) + "."
     if run.scratch_config is not None:
         scratch = run.scratch_config
         text += (f" The scratch LM is a GPT-2 of {scratch.n_layer} layers, {scratch.n_head} heads and width "
@@ -189,7 +198,8 @@ def method_text(spec: Any, result: Any, settings: BuildSettings) -> str:
     if result.dropped:
         lines += ["", "Dropped when loading: " + ", ".join(f"{count:,} example{'s' * (count != 1)} ({reason})"
                                                          for reason, count in result.dropped.items()) + "."]
-    lines += [""] + [training_text(run) for run in result.runs.values()] if result.runs else []
+    lines += [""] + [training_text(run, result.training.get(kind, ())) for kind, run in result.runs.items()] \
+        if result.runs else []
     if result.dtypes:
         lines.append("Compute dtype: " + "; ".join(f"{setting} setting {dtype_text(dtype)}"
                                                    for setting, dtype in result.dtypes.items()) + ".")

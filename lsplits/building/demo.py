@@ -30,11 +30,12 @@ from lsplits.building.card import CardInfo
 from lsplits.building.export import plot_path
 from lsplits.building.pipeline import DatasetSpec, build_splits, export_dataset
 from lsplits.building.record import BuildRecord
-from lsplits.building.settings import DEFAULT_EVAL_FRACTION, BuildSettings, default_cache_dir
+from lsplits.building.settings import DEFAULT_EVAL_FRACTION, BuildSettings
 from lsplits.data.loading import prepare_examples
 from lsplits.data.synthetic import DEMO_TASK, has_rare_word, is_rare_construction, make_demo_dataset
 from lsplits.errors import ConfigError
 from lsplits.io.atomic import atomic_path
+from lsplits.io.storage import cache_folder
 from lsplits.lm.defaults import SCRATCH_LM
 from lsplits.params import WHOLE_FROM_1, Checked, Param, check
 from lsplits.runtime.tempfolders import temporary_folder
@@ -163,7 +164,8 @@ def ensure_scratch_lm(texts: Sequence[str], target: str | Path, *, max_steps: in
     logger.info("training the scratch LM on %d sentences (%d steps) into %s", len(texts), max_steps, target)
     target.parent.mkdir(parents=True, exist_ok=True)
     with temporary_folder(prefix="scratch-lm-", dir=target.parent) as work:
-        plan = RunPlan.make(SCRATCH, seed=seed, max_steps=max_steps)  # the scratch LM's sizes and training
+        # the scratch LM's sizes and training, for the --scratch-steps asked (no early stop: the cache key's steps)
+        plan = RunPlan.make(SCRATCH, seed=seed, max_steps=max_steps, patience=0)
         model, tokenizer = build_scratch_lm(list(texts), Path(work) / "init", plan.scratch_config,
                                             n_positions=SCRATCH_WINDOW, seed=seed)
         config = dataclasses.replace(plan.train_config, eval_every=max(1, min(64, max_steps // 4)))
@@ -192,12 +194,12 @@ def run_demo(out: str | Path = DEMO_OUT, settings: DemoSettings | None = None, *
     """Generate the data, build the five demo configs, export them, write the Space's scratch LM (trained
     ``scratch_steps`` steps) into ``out/scratch-lm`` and return the summary (printed by ``lsplits demo``:
     :meth:`DemoSummary.render`). Scores and the scratch LM are cached under ``cache_dir``, default the one cache
-    of every command (:func:`lsplits.building.settings.default_cache_dir`), so a rerun or the Space reuses them."""
+    root of every command (:func:`lsplits.io.storage.cache_folder` ``scores``), so a rerun or the Space reuses them."""
     start = time.perf_counter()
     settings = settings or DemoSettings()
     check("scratch_steps", scratch_steps, SCRATCH_STEPS)
     out = check_rebuild(out)  # never replace a folder lsplits did not write, before any work
-    cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    cache_dir = Path(cache_dir) if cache_dir is not None else cache_folder("scores")
     examples = make_demo_dataset(settings.n, seed=settings.seed)
     loaded = prepare_examples([("demo", examples, "synthetic demo data")], DEMO_TASK)
     build = settings.build_settings()

@@ -100,6 +100,7 @@ class BuildResult:
     dropped: dict[str, int] = field(default_factory=dict)  # reason -> examples dropped when loading
     runs: dict[str, Any] = field(default_factory=dict)  # setting -> the RunPlan that scored it (empty: scored elsewhere)
     dtypes: dict[str, str] = field(default_factory=dict)  # setting -> the dtype its scores were computed in
+    training: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # setting -> where each fold stopped, why
     features: Any = None  # the input's datasets.Features, which every output keeps (None: types from the values)
     input: dict[str, Any] | None = None  # input_fingerprint of the examples as loaded (None: the table's)
     read: list[dict[str, Any]] = field(default_factory=list)  # what was read, source by source (LoadedData.read)
@@ -207,7 +208,7 @@ def plan_build(spec: DatasetSpec, settings: BuildSettings, *, train_config: Any 
     if not chosen:
         raise ConfigError("no config left to build: " + "; ".join(f"{k} {v}" for k, v in skipped.items()))
     runs = {setting: RunPlan.make(lm, setting, folds=settings.folds, seed=settings.seed, train_config=train_config,
-                                  max_steps=settings.max_steps, paper_steps=spec.max_steps,
+                                  max_steps=settings.max_steps, paper_steps=spec.max_steps, patience=settings.patience,
                                   dtype=settings.dtype)
             for setting in dict.fromkeys(s.setting or DEFAULT_SETTING for s in chosen.values())}
     return BuildPlan(configs=chosen, skipped=skipped, runs=runs)
@@ -240,7 +241,7 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, settings: BuildSettings,
     this process's device; :attr:`BuildResult.dtypes` records what each setting computed in.
     """
     from lsplits.lm.distributed import process_device
-    from lsplits.lm.pipeline import compute_scores
+    from lsplits.lm.pipeline import STOPPED_ATTR, compute_scores
     from lsplits.lm.scoring import resolve_device
 
     examples = loaded.examples
@@ -252,16 +253,20 @@ def build_splits(spec: DatasetSpec, loaded: LoadedData, settings: BuildSettings,
     with stage("type unification"):
         base = unify_types(pd.DataFrame(examples), loaded.source)  # one type per field, decided before splitting
     scores: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    training: dict[str, list[dict[str, Any]]] = {}
     dtypes = {kind: run.resolved_dtype(resolve_device(process_device())) for kind, run in plan.runs.items()}
     for kind, run in plan.runs.items():
         logger.info("scoring %d examples (%s setting) with %s in %s", n, kind, lm, dtypes[kind])
         frame = compute_scores(score_records(examples, task, kind), plan=run, cache_dir=cache_dir,
                                progress=progress, compile=compile)
         scores[kind] = (frame["ll_score"].to_numpy(dtype=np.float64), frame["ll_tokens"].to_numpy(dtype=np.int64))
+        if STOPPED_ATTR in frame.attrs:
+            training[kind] = list(frame.attrs[STOPPED_ATTR])
     with stage("split"):
         result = split_configs(spec.policy, plan.configs, base, inputs, scores, eval_size=size, seed=settings.seed,
                                skipped=plan.skipped)
     result.dtypes = dtypes
+    result.training = training
     result.dropped = dict(loaded.dropped)
     result.read = list(loaded.read)
     result.features = loaded.features
@@ -338,7 +343,8 @@ def build_record(spec: DatasetSpec, result: BuildResult, settings: BuildSettings
         constraint_effects={name: effect.to_dict() for name, effect in result.constraint_effects.items()},
         extra_statistics={name: dict(values) for name, values in extra_statistics.items()},
         input=result.input if result.input is not None else input_fingerprint(task, result.table.to_dict("records")),
-        runs=recorded["runs"], dtypes_used=recorded["dtypes_used"], lm_identity=recorded["lm_identity"],
+        runs=recorded["runs"], training=dict(result.training),
+        dtypes_used=recorded["dtypes_used"], lm_identity=recorded["lm_identity"],
         lsplits_version=recorded["lsplits_version"], class_labels=label_classes(task, result.table, result.features))
 
 

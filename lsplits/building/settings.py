@@ -79,6 +79,9 @@ class RunSettings(Checked):
         folds: k of the k-fold fine-tuned setting.
         seed: seeds the folds, training and the splits.
         max_steps: training steps per fold (None: the LM's default, see :class:`lsplits.lm.plan.RunPlan`).
+        patience: stop a fold once this many validation checks in a row have not improved its perplexity (0:
+            never, train all steps; None: the LM's default, on for the scratch LM, off for a pretrained LM, whose
+            paper recipe is fixed steps; see :class:`lsplits.lm.plan.RunPlan`).
         missing_labels: ``"error"`` (an example without a label stops the run) or ``"drop"`` (dropped, counted).
         rename: ``"OLD=NEW"`` field renames applied when loading (to keep a user field lsplits writes).
         drop_labels: label values whose examples are dropped when loading, counted (``--drop-label``).
@@ -95,6 +98,7 @@ class RunSettings(Checked):
     folds: int = DEFAULT_FOLDS
     seed: int = 0
     max_steps: int | None = None
+    patience: int | None = None
     missing_labels: str = DEFAULT_MISSING_LABELS
     rename: tuple[str, ...] = ()
     dtype: str = DEFAULT_DTYPE

@@ -83,6 +83,13 @@ def _add_data_arguments(parser: argparse.ArgumentParser, settings: type) -> None
                              "(default: none)")
 
 
+def default_cache_dir() -> Path:
+    """Where the CLI caches scores by default (:func:`lsplits.io.storage.cache_folder`)."""
+    from lsplits.io.storage import cache_folder
+
+    return cache_folder("scores")
+
+
 def _add_dtype_argument(parser: argparse.ArgumentParser, default: str) -> None:
     from lsplits.params import DTYPES
 
@@ -93,7 +100,7 @@ def _add_dtype_argument(parser: argparse.ArgumentParser, default: str) -> None:
 
 
 def _add_lm_arguments(parser: argparse.ArgumentParser, settings: type) -> None:
-    from lsplits.building.settings import default_cache_dir
+    from lsplits.lm.defaults import SCRATCH_PATIENCE
 
     parser.add_argument("--lm", default=settings.lm,
                         help="causal LM: a Hub id (gpt2-medium), a local folder, or 'scratch' (tiny offline LM; "
@@ -110,6 +117,12 @@ def _add_lm_arguments(parser: argparse.ArgumentParser, settings: type) -> None:
     parser.add_argument("--max-steps", type=_integer, default=settings.max_steps,
                         help="training steps per fold (default: the LM's recipe, the scratch LM's own or the "
                              "paper's steps for a pretrained LM; lsplits.json records it)")
+    parser.add_argument("--patience", type=_integer, default=settings.patience,
+                        help="stop a fold once this many validation checks in a row (every 64 steps) have not "
+                             "lowered its perplexity; its best weights score either way (0: never, train every "
+                             f"step; default: {SCRATCH_PATIENCE} for the scratch LM, 0 for a pretrained LM, whose "
+                             "paper recipe is fixed steps; lsplits.json and the card record where each fold "
+                             "stopped)")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the token count, the time projected from a short warm-up and the cache's disk use")
@@ -160,16 +173,15 @@ def push_arguments(parser: argparse.ArgumentParser) -> None:
 
 def demo_arguments(parser: argparse.ArgumentParser) -> None:
     from lsplits.building.demo import DEFAULT_SCRATCH_STEPS, DEMO_OUT, DemoSettings
-    from lsplits.building.settings import default_cache_dir
 
     parser.add_argument("--out", type=Path, default=DEMO_OUT, help="output folder (default %(default)s)")
     parser.add_argument("--n", type=_integer, default=DemoSettings.n,
                         help="number of synthetic examples (default %(default)s)")
     parser.add_argument("--seed", type=_integer, default=DemoSettings.seed,
                         help="seed of the data, folds, training and splits (default %(default)s)")
-    parser.add_argument("--cache-dir", type=_folder, default=default_cache_dir(),
+    parser.add_argument("--cache-dir", type=_folder, default=None,
                         help="score shards and fold checkpoints, shared with `lsplits build`, so a rerun or the "
-                             "Space reuses them (default %(default)s; LSPLITS_CACHE moves every cache)")
+                             "Space reuses them (default: $LSPLITS_CACHE/scores or ~/.cache/lsplits/scores)")
     parser.add_argument("--max-steps", type=_integer, default=DemoSettings.max_steps,
                         help="training steps of each fold's scratch LM (default: its own, with early stopping); a "
                              "few make a quick smoke run whose splits mean little; lsplits.json records it")
@@ -247,8 +259,8 @@ def ue_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=StudyConfig.seed, help="seed of the bootstrap and the calibration split (default %(default)s)")
     parser.add_argument("--workers", type=int, default=StudyConfig.workers,
                         help="processes (default %(default)s: one per CPU core)")
-    parser.add_argument("--cache-dir", type=_folder, default=matrix_cache_dir(),
-                        help="similarity-matrix cache folder (default %(default)s; LSPLITS_CACHE moves every cache)")
+    parser.add_argument("--cache-dir", type=_folder, default=StudyConfig.cache_dir,
+                        help=f"similarity-matrix cache folder (default {matrix_cache_dir()})")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the matrix cache")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 

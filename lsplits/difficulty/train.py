@@ -55,7 +55,7 @@ from lsplits.io.atomic import atomic_path, atomic_write_parquet, atomic_write_te
 from lsplits.lm.dtype import DEFAULT_DTYPE
 from lsplits.lm.finetune import length_grouped_batches
 from lsplits.lm.pipeline import _folder_fingerprint
-from lsplits.lm.training import Training, TrainSettings, load_tensors
+from lsplits.lm.training import TrainConfig, Training, load_tensors
 from lsplits.params import WHOLE_FROM_1, Checked, Interval, Param
 from lsplits.runtime.progress import progress_bar
 
@@ -73,7 +73,7 @@ WORK_VERSION = 2
 @dataclass(frozen=True)
 class TaskModelSettings(Checked):
     """Fine-tuning settings of the task models (one set for every config and model, as in the paper); what
-    the training core optimises comes from :meth:`train_settings`.
+    the training core optimises comes from :meth:`training_config`.
 
     Attributes:
         epochs: passes over the train split (ignored when ``max_steps`` is given).
@@ -124,13 +124,14 @@ class TaskModelSettings(Checked):
                    max_train_examples=requested.max_train_examples, evals_per_epoch=requested.evals_per_epoch,
                    seed=requested.seed, dtype=requested.dtype)
 
-    def train_settings(self, kind: TaskKind, total_steps: int) -> TrainSettings:
+    def training_config(self, kind: TaskKind, total_steps: int) -> TrainConfig:
         """What the training core (:mod:`lsplits.lm.training`) optimises: ``total_steps`` with linear warm-up
-        over ``warmup_ratio`` of them and linear decay to 0, no weight decay on biases and norms."""
-        return TrainSettings(lr=self.learning_rate(kind), max_steps=total_steps,
-                             warmup_steps=round(self.warmup_ratio * total_steps), schedule="linear",
-                             weight_decay=self.weight_decay, decay_all=False, max_grad_norm=self.max_grad_norm,
-                             seed=self.seed, dtype=self.dtype)
+        over ``warmup_ratio`` of them and linear decay to 0, no weight decay on biases and norms (this stack's
+        batches, checks and checkpoint choice are its own: the config's fine-tuning fields stay unread)."""
+        return TrainConfig(lr=self.learning_rate(kind), max_steps=total_steps,
+                           warmup_steps=round(self.warmup_ratio * total_steps), schedule="linear",
+                           weight_decay=self.weight_decay, decay_all=False, max_grad_norm=self.max_grad_norm,
+                           seed=self.seed)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -235,7 +236,7 @@ class _Trainer:
         self.steps_per_epoch = math.ceil(n_train / settings.batch_size)
         self.total_steps = settings.max_steps or max(1, math.ceil(settings.epochs * self.steps_per_epoch))
         self.eval_every = max(1, math.ceil(self.steps_per_epoch / max(1, settings.evals_per_epoch)))
-        self.training = Training(model_obj, settings.train_settings(kind, self.total_steps))
+        self.training = Training(model_obj, settings.training_config(kind, self.total_steps), dtype=settings.dtype)
         self.accelerator, self.model = self.training.accelerator, self.training.model
         self.rank, self.world = self.accelerator.process_index, self.accelerator.num_processes
         self.state = {"step": 0, "epoch": 0, "position": 0, "history": [], "best_step": None, "best_metric": -1.0,

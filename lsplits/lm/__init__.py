@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from lsplits.runtime.lazy import lazy_exports
 
-_EXPORTS = {"EncodedPair": "encode", "encode_pairs": "encode", "TrainConfig": "finetune",
+_EXPORTS = {"EncodedPair": "encode", "encode_pairs": "encode", "TrainConfig": "training",
             "assign_folds": "pipeline", "compute_scores": "pipeline", "RunPlan": "plan",
             "load_causal_lm": "scoring", "score_pairs": "scoring", "ScratchConfig": "scratch",
             "build_scratch_lm": "scratch"}

@@ -28,13 +28,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from lsplits.data.tasks import DEFAULT_SETTING
 from lsplits.errors import DataError
 from lsplits.lm.defaults import DEFAULT_FOLDS
 from lsplits.lm.distributed import process_device, world_size
 from lsplits.lm.dtype import FP32, dtype_text
 from lsplits.lm.encode import EncodedPair, encode_pairs, model_window, text_lengths
-from lsplits.lm.finetune import TrainConfig, batch_loss, length_grouped_batches, split_validation
+from lsplits.lm.finetune import batch_loss, length_grouped_batches, split_validation
 from lsplits.lm.pipeline import DEFAULT_SHARD_SIZE, plan_of, record_columns
 from lsplits.lm.plan import SCRATCH, RunPlan
 from lsplits.lm.scoring import (
@@ -47,7 +46,7 @@ from lsplits.lm.scoring import (
     token_budget_batches,
 )
 from lsplits.lm.scratch import ScratchConfig, scratch_model, scratch_tokenizer, window_for
-from lsplits.lm.training import Training
+from lsplits.lm.training import TrainConfig, Training
 from lsplits.runtime.tempfolders import temporary_folder
 
 logger = logging.getLogger(__name__)
@@ -130,7 +129,8 @@ class RunEstimate:
         lines.append(warmup)
         parts = []
         if self.train_steps:
-            parts += [f"training {self.train_steps:,} steps {format_duration(self.training_s)}",
+            at_most = "at most " if (self.train_config or {}).get("patience") else ""  # early stopping may end sooner
+            parts += [f"training {at_most}{self.train_steps:,} steps {format_duration(self.training_s)}",
                       f"validation {format_duration(self.validation_s)}"]
         parts.append(f"scoring {format_duration(self.scoring_s)}")
         lines.append(f"  time:    {', '.join(parts)}: about {format_duration(self.total_s)}")
@@ -139,9 +139,8 @@ class RunEstimate:
         return "\n".join(lines)
 
 
-def estimate_run(records: Sequence[Mapping[str, Any]], *, lm: str | Path | None = None,
-                 setting: str = DEFAULT_SETTING, folds: int = DEFAULT_FOLDS, seed: int = 0,
-                 train_config: TrainConfig | None = None,
+def estimate_run(records: Sequence[Mapping[str, Any]], *, lm: str | Path | None = None, setting: str = "ft",
+                 folds: int = DEFAULT_FOLDS, seed: int = 0, train_config: TrainConfig | None = None,
                  scratch_config: ScratchConfig | None = None, max_steps: int | None = None,
                  plan: RunPlan | None = None, shard_size: int = DEFAULT_SHARD_SIZE,
                  token_budget: int | None = None, device: str | None = None,
@@ -241,7 +240,7 @@ def _train_step_seconds(model: torch.nn.Module, lengths: np.ndarray, per_process
 
     Trains ``model`` for those few steps (it is a throwaway copy of the run's model).
     """
-    training = Training(QueryLogProbs(model), dataclasses.replace(config.train_settings(dtype), grad_accum_steps=1))
+    training = Training(QueryLogProbs(model), dataclasses.replace(config, grad_accum_steps=1), dtype=dtype)
     device = training.accelerator.device
     rng = np.random.default_rng(config.seed)
     batches = length_grouped_batches(lengths, per_process, rng)[:untimed + timed]

@@ -38,7 +38,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lsplits.data.tasks import DEFAULT_SETTING
 from lsplits.errors import ConfigError, DataError, InvalidOption, SplitInvariantError
 from lsplits.io.atomic import atomic_write_parquet, atomic_write_text
 from lsplits.io.storage import check_writable
@@ -46,7 +45,7 @@ from lsplits.lm.defaults import DEFAULT_FOLDS
 from lsplits.lm.distributed import barrier, is_main, launched, main_first, process_device, rank, world_size
 from lsplits.lm.dtype import DEFAULT_DTYPE
 from lsplits.lm.encode import check_queries, pair_lengths
-from lsplits.lm.finetune import BEST_FOLDER, SUMMARY_FILE, TrainConfig, finetune
+from lsplits.lm.finetune import BEST_FOLDER, SUMMARY_FILE, Stopped, finetune
 from lsplits.lm.model_files import (
     check_model_files,
     check_vocabulary,
@@ -59,6 +58,7 @@ from lsplits.lm.plan import SCRATCH, RunPlan
 from lsplits.lm.scoring import load_causal_lm, resolve_device, score_pairs
 from lsplits.lm.scratch import ScratchConfig, scratch_model, scratch_tokenizer, window_for
 from lsplits.lm.shards import folder_fingerprint, missing_shards, split_into_shards, this_process_share
+from lsplits.lm.training import TrainConfig
 from lsplits.params import check
 from lsplits.runtime.progress import progress_bar
 from lsplits.runtime.stages import stage
@@ -71,11 +71,13 @@ CACHE_VERSION = 1
 """Bump when a change would make previously cached scores wrong."""
 
 _SHARD_COLUMNS = ["position", "id", "ll_score", "ll_tokens", "fold"]
+STOPPED_ATTR = "fold_training"
+"""The key of :func:`compute_scores`' ``DataFrame.attrs`` that lists each fold's :class:`~lsplits.lm.finetune.Stopped`
+(as a dict, with its ``fold``): what a build records per fold in ``lsplits.json`` and its card."""
 
 
-def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path | None = None,
-                   setting: str = DEFAULT_SETTING, folds: int = DEFAULT_FOLDS, seed: int = 0,
-                   cache_dir: str | Path | None = None,
+def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path | None = None, setting: str = "ft",
+                   folds: int = DEFAULT_FOLDS, seed: int = 0, cache_dir: str | Path | None = None,
                    train_config: TrainConfig | None = None, progress: bool = True,
                    scratch_config: ScratchConfig | None = None, max_steps: int | None = None,
                    plan: RunPlan | None = None, shard_size: int = DEFAULT_SHARD_SIZE,
@@ -105,7 +107,9 @@ def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path | Non
 
     Returns:
         DataFrame with columns ``id``, ``ll_score`` (float64), ``ll_tokens`` (int64), ``fold`` (the
-        fold that scored the example; -1 in the ``"pt"`` setting), in the order of ``records``.
+        fold that scored the example; -1 in the ``"pt"`` setting), in the order of ``records``; in the
+        ``"ft"`` setting its ``attrs[STOPPED_ATTR]`` lists where each fold's training stopped and why
+        (:meth:`_Job.fold_stops`).
 
     Raises:
         DataError: a record lacks a field, ids repeat, no records, a query exceeds the model window.
@@ -148,6 +152,8 @@ def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path | Non
         else:
             job.run_folds(assign_folds(len(ids), plan.folds, plan.seed))
         frame = job.collect()
+        if plan.setting != "pt":
+            frame.attrs[STOPPED_ATTR] = job.fold_stops(plan.folds)
         barrier()  # nobody leaves (and may delete a temporary cache) while another process still reads it
     check_scores_differ(frame, queries, lm)
     return frame
@@ -206,6 +212,14 @@ class _Job:
         self.token_budget, self.device, self.progress, self.compile = token_budget, device, progress, compile
         self._window: int | None = None  # the scratch window and tokenizer, made by the first fold that needs them
         self._tokenizer = None
+        self._announced = False  # whether a fold trained by this job has projected the run's training time
+
+    def fold_stops(self, folds: int) -> list[dict[str, Any]]:
+        """Where each fold's training stopped and why (:class:`~lsplits.lm.finetune.Stopped` with its ``fold``),
+        as its checkpoint's ``training.json`` records it (trained now or by an earlier run whose scores are
+        reused); a fold without that record (its checkpoint deleted) is left out."""
+        stops = [(fold, Stopped.of_run(self.run_dir / f"fold-{fold}" / "train")) for fold in range(folds)]
+        return [{"fold": fold, **stopped.to_dict()} for fold, stopped in stops if stopped is not None]
 
     def run_folds(self, fold_of: np.ndarray) -> None:
         folds = int(fold_of.max()) + 1
@@ -305,10 +319,14 @@ class _Job:
             else:
                 with main_first():  # one download, which the other processes then find in the Hub cache
                     model, tokenizer = load_causal_lm(self.lm, device="cpu")
+            config = self.plan.train_config
+            # the first fold this job trains projects the training of every fold from it on
+            planned = None if self._announced else (self.plan.folds - fold) * config.max_steps
+            self._announced = True
             finetune(model, tokenizer, [self.prompts[i] for i in train_index],
-                     [self.queries[i] for i in train_index], self.plan.train_config, train_dir,
+                     [self.queries[i] for i in train_index], config, train_dir,
                      ids=[self.ids[i] for i in train_index], progress=self.progress,
-                     desc=f"fold-{fold}: training", dtype=self.precision)
+                     desc=f"fold-{fold}: training", dtype=self.precision, planned_steps=planned)
         return train_dir / BEST_FOLDER
 
     @staticmethod

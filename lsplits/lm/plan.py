@@ -18,13 +18,13 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from lsplits.data.tasks import DEFAULT_SETTING, resolve_setting
+from lsplits.data.tasks import resolve_setting
 from lsplits.errors import InvalidOption
 from lsplits.lm.defaults import DEFAULT_FOLDS, SCRATCH_LM, check_prompted
 from lsplits.lm.defaults import PRETRAINED_ONLY as PRETRAINED_ONLY  # read from here too
 from lsplits.lm.dtype import DEFAULT_DTYPE, check_dtype, config_parameters, resolve_dtype
-from lsplits.lm.finetune import TrainConfig
 from lsplits.lm.scratch import ScratchConfig
+from lsplits.lm.training import TrainConfig
 from lsplits.params import check
 
 SCRATCH = SCRATCH_LM
@@ -67,15 +67,16 @@ class RunPlan:
     dtype: str = DEFAULT_DTYPE
 
     @classmethod
-    def make(cls, lm: str | Any, setting: str = DEFAULT_SETTING, *, folds: int = DEFAULT_FOLDS, seed: int = 0,
+    def make(cls, lm: str | Any, setting: str = "ft", *, folds: int = DEFAULT_FOLDS, seed: int = 0,
              train_config: TrainConfig | None = None, scratch_config: ScratchConfig | None = None,
-             max_steps: int | None = None, paper_steps: int | None = None,
+             max_steps: int | None = None, paper_steps: int | None = None, patience: int | None = None,
              dtype: str = DEFAULT_DTYPE) -> RunPlan:
         """The plan with every default decided.
 
-        ``train_config`` wins when given (``max_steps`` then replaces its steps); else the scratch LM
-        gets ``TrainConfig.scratch()`` and a pretrained LM ``TrainConfig()`` with ``paper_steps`` (a
-        dataset's steps from the paper), ``max_steps`` overriding either; the default's seed is ``seed``.
+        ``train_config`` wins when given (``max_steps`` and ``patience`` then replace its own); else the
+        scratch LM gets ``TrainConfig.scratch()`` (early stopping on) and a pretrained LM ``TrainConfig()``
+        with ``paper_steps`` (a dataset's steps from the paper, trained in full: the paper's fixed recipe),
+        ``max_steps`` and ``patience`` (0: no early stopping) overriding either; the default's seed is ``seed``.
 
         Raises:
             ConfigError: an unknown setting, ``pt`` with the scratch LM, fewer than 2 folds, a bad seed,
@@ -87,17 +88,20 @@ class RunPlan:
         check_prompted(lm, setting)
         check("seed", seed)
         check("max_steps", max_steps)
+        check("patience", patience)
         if needs_pretrained(setting):
             return cls(lm=lm, setting=setting, folds=0, seed=seed, train_config=None, scratch_config=None,
                        dtype=dtype)
         if not isinstance(folds, int) or isinstance(folds, bool) or folds < 2:
             raise InvalidOption(f"folds must be between 2 and the number of examples, got {folds!r}")
+        given = {name: value for name, value in (("max_steps", max_steps), ("patience", patience))
+                 if value is not None}
         if train_config is None:
             steps = max_steps or (None if lm == SCRATCH else paper_steps)
-            overrides = {"seed": seed, **({"max_steps": steps} if steps else {})}
+            overrides = {**given, "seed": seed, **({"max_steps": steps} if steps else {})}
             train_config = TrainConfig.scratch(**overrides) if lm == SCRATCH else TrainConfig(**overrides)
-        elif max_steps is not None:
-            train_config = dataclasses.replace(train_config, max_steps=max_steps)
+        elif given:
+            train_config = dataclasses.replace(train_config, **given)
         if lm == SCRATCH and scratch_config is None:
             scratch_config = ScratchConfig()
         return cls(lm=lm, setting=setting, folds=folds, seed=seed, train_config=train_config,

@@ -2,15 +2,15 @@
 
 Both stacks train through it: the k-fold LM fine-tuning (:func:`lsplits.lm.finetune.finetune`) and the task
 models of ``lsplits difficulty`` (:mod:`lsplits.difficulty.train`). Each states what to optimise as one
-:class:`TrainSettings`; :class:`Training` runs the steps on ``accelerate`` (one process or several) and owns
+:class:`TrainConfig`; :class:`Training` runs the steps on ``accelerate`` (one process or several) and owns
 the optimizer, the schedule and their checkpoint. The weights stay fp32 (the master weights, updated by an
-fp32 AdamW); where :attr:`TrainSettings.dtype` resolves to bf16 (:mod:`lsplits.lm.dtype`) the forward and
+fp32 AdamW); where the run's compute dtype resolves to bf16 (:mod:`lsplits.lm.dtype`) the forward and
 backward passes run under bf16 autocast.
 
 The schedule is stepped by hand once per optimizer step (not through accelerate's wrapper, which steps it
 once per process and so changes the warm-up with the number of processes).
 
->>> TrainSettings(lr=1e-3, max_steps=10, warmup_steps=4, schedule="linear").lr_factor(9)
+>>> TrainConfig(lr=1e-3, max_steps=10, warmup_steps=4, schedule="linear").lr_factor(9)
 0.16666666666666666
 """
 
@@ -26,10 +26,11 @@ from typing import Any
 import torch
 
 from lsplits.errors import DataError
+from lsplits.lm.defaults import SCRATCH_PATIENCE
 from lsplits.lm.distributed import use_cpu
 from lsplits.lm.dtype import DEFAULT_DTYPE, autocast, model_dtype
 from lsplits.lm.model_files import first_line
-from lsplits.params import WHOLE_FROM_1, Checked, Flag, Options, Param
+from lsplits.params import PARAMS, WHOLE_FROM_1, Checked, Flag, Options, Param, check
 
 SCHEDULES = ("constant", "linear")
 """After the linear warm-up: ``constant`` (the paper's LM fine-tuning) or ``linear`` decay to 0 at the last step."""
@@ -38,25 +39,39 @@ STEPS = Param(WHOLE_FROM_1, why="optimizer steps; 0 would score with the untrain
 
 
 @dataclass(frozen=True)
-class TrainSettings(Checked):
-    """What one training run optimises, and how: the settings the training core reads (checked when built,
-    :class:`lsplits.params.Checked`).
+class TrainConfig(Checked):
+    """What one training run optimises, and how: the one training config of lsplits, checked when built
+    (:class:`lsplits.params.Checked`). The defaults are the paper's for fine-tuning pretrained GPT-2 models.
+
+    The training core (:class:`Training`) reads the optimizer and schedule fields; the k-fold LM fine-tuning
+    (:func:`lsplits.lm.finetune.finetune`) also reads the batch, validation and stopping fields, which the task
+    models of ``lsplits difficulty`` (with their own batches and checks) leave at their defaults.
 
     Attributes:
         lr: peak AdamW learning rate.
-        max_steps: optimizer steps.
-        warmup_steps: linear warm-up steps (0: the peak from the start).
+        max_steps: optimizer steps (at most, when :attr:`patience` stops a run early).
+        warmup_steps: linear warm-up steps (0: the peak from the start, as in the paper).
         schedule: ``constant`` or ``linear`` decay after the warm-up (:data:`SCHEDULES`).
         weight_decay: AdamW weight decay.
         decay_all: apply the weight decay to every parameter (True), or not to biases and norms.
         max_grad_norm: gradient clipping norm (None: no clipping).
         grad_accum_steps: micro-batches accumulated per optimizer step.
-        seed: seeds torch, numpy and Python (initialisation of new layers, dropout).
-        dtype: compute dtype, ``auto``, ``fp32`` or ``bf16`` (:mod:`lsplits.lm.dtype`); weights stay fp32.
+        seed: seeds torch, numpy and Python (initialisation of new layers, dropout), the validation split and
+            the batch order.
+        batch_size: examples per micro-batch over all processes together (each of N processes runs about
+            ``batch_size / N`` of them); an optimizer step sees ``batch_size * grad_accum_steps`` examples.
+        eval_every: optimizer steps between validation perplexity checks (one more before the first step
+            and one after the last).
+        val_fraction: share of the training pairs held out for checkpoint selection.
+        max_val_examples: cap on the held-out pairs (None: no cap); the rest train.
+        eval_token_budget: padded tokens per validation batch (None: the device's default).
+        patience: stop when this many validation checks in a row have not lowered the best perplexity
+            (0: never, train all :attr:`max_steps`, the paper's fixed recipe); the best weights are kept
+            either way, so a run stopped early scores as the full run would have had it not improved since.
     """
 
-    lr: float
-    max_steps: int
+    lr: float = 2e-5
+    max_steps: int = 2000
     warmup_steps: int = 0
     schedule: str = "constant"
     weight_decay: float = 0.0
@@ -64,9 +79,29 @@ class TrainSettings(Checked):
     max_grad_norm: float | None = 1.0
     grad_accum_steps: int = 1
     seed: int = 0
-    dtype: str = DEFAULT_DTYPE
+    batch_size: int = 32
+    eval_every: int = 64
+    val_fraction: float = 0.1
+    max_val_examples: int | None = None
+    eval_token_budget: int | None = None
+    patience: int = 0
 
-    RULES = {"max_steps": STEPS, "schedule": Param(Options(SCHEDULES)), "decay_all": Param(Flag())}
+    RULES = {"max_steps": STEPS, "schedule": Param(Options(SCHEDULES)), "decay_all": Param(Flag()),
+             "eval_every": Param(WHOLE_FROM_1, why="optimizer steps"),
+             "max_val_examples": Param(WHOLE_FROM_1, optional=True),
+             "eval_token_budget": Param(WHOLE_FROM_1, optional=True),
+             "patience": dataclasses.replace(PARAMS["patience"], optional=False)}  # None: a settings object's default
+
+    @classmethod
+    def scratch(cls, **overrides: Any) -> TrainConfig:
+        """Defaults for training the small scratch model from random weights, early stopping included
+        (:data:`SCRATCH_PATIENCE`).
+
+        A randomly initialised model needs a far larger learning rate than fine-tuning; with these,
+        3 folds on ~3,000 short pairs train in well under two minutes on 2 CPU cores.
+        """
+        defaults = dict(lr=2e-3, max_steps=320, warmup_steps=30, weight_decay=0.01, patience=SCRATCH_PATIENCE)
+        return cls(**{**defaults, **overrides})
 
     def lr_factor(self, step: int) -> float:
         """The learning rate of optimizer step ``step`` (from 0) as a share of :attr:`lr`."""
@@ -90,18 +125,22 @@ class Training:
     """The optimizer, schedule and precision of one run over ``model``, prepared with accelerate.
 
     Use :attr:`model` (the prepared module) for forward passes, :meth:`step` for each micro-batch and
-    :meth:`write_checkpoint` / :meth:`resume` to stop and continue. ``accelerator`` is made here unless given.
+    :meth:`write_checkpoint` / :meth:`resume` to stop and continue. ``dtype`` is the compute dtype, ``auto``,
+    ``fp32`` or ``bf16`` (:mod:`lsplits.lm.dtype`; how a run computes, not what it optimises, so not part of
+    :class:`TrainConfig`). ``accelerator`` is made here unless given.
     """
 
-    def __init__(self, model: torch.nn.Module, settings: TrainSettings, *, accelerator: Any = None) -> None:
+    def __init__(self, model: torch.nn.Module, settings: TrainConfig, *, dtype: str = DEFAULT_DTYPE,
+                 accelerator: Any = None) -> None:
         from accelerate import Accelerator
         from accelerate.utils import set_seed
 
+        check("dtype", dtype)
         self.settings = settings
         self.accelerator = accelerator or Accelerator(gradient_accumulation_steps=settings.grad_accum_steps,
                                                       cpu=use_cpu())
         set_seed(settings.seed)
-        self.precision = model_dtype(settings.dtype, model, self.accelerator.device)
+        self.precision = model_dtype(dtype, model, self.accelerator.device)
         named = list(model.named_parameters())
         if settings.decay_all or settings.weight_decay == 0:
             groups = [{"params": [p for _, p in named], "weight_decay": settings.weight_decay}]
