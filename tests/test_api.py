@@ -53,7 +53,7 @@ def test_import_lsplits_loads_no_heavy_library():
 
 def test_a_200_row_dataset_becomes_splits(built):
     assert list(built) == ["ll_split", "ll_split_len", "ll_split_reverse", "ll_split_len_reverse", "random"]
-    assert built.skipped == {}  # setting="ft": the prompted configs are not asked for
+    assert set(built.skipped) == {"ll_split_pt", "ll_split_pt_len"}  # every config asked for, as lsplits build
     everything = set(f"data-{i}" for i in range(200))
     for name, splits in built.items():
         assert isinstance(splits, datasets.DatasetDict) and list(splits) == ["train", "validation", "test"]
@@ -85,7 +85,7 @@ def test_write_gives_what_lsplits_build_gives(built, cache, tmp_path, capsys):
     data.write_text("".join(json.dumps(row) + "\n" for row in rows()), encoding="utf-8")
     assert main(["build", "--data-files", str(data), "--query-field", "text", "--label-field", "label",
                  "--lm", "scratch", "--eval-size", "40", "--max-steps", str(STEPS), "--cache-dir", str(cache),
-                 "--configs", *built, "--out", str(tmp_path / "cli"), "--no-progress"]) == 0
+                 "--out", str(tmp_path / "cli"), "--no-progress"]) == 0  # the same configs by default
     written = built.write(tmp_path / "api")
     api, cli = open_dataset(written), open_dataset(tmp_path / "cli")
     api_frames, api_meta, cli_frames, cli_meta = api.frames(), api.record.to_dict(), cli.frames(), cli.record.to_dict()
@@ -96,6 +96,9 @@ def test_write_gives_what_lsplits_build_gives(built, cache, tmp_path, capsys):
             assert list(api_frames[name][split]["id"]) == list(built[name][split]["id"])
             assert list(api_frames[name][split]["ll_score"]) == list(cli_frames[name][split]["ll_score"])
     api_settings, cli_settings = api_meta.pop("settings"), cli_meta.pop("settings")
+    api_read, cli_read = api_meta.pop("read"), cli_meta.pop("read")  # the same rows, from a Dataset and a file
+    assert [read.pop("source") for read in (*api_read, *cli_read)] == ["the Dataset", str(data)]
+    assert api_read == cli_read
     assert {k: v for k, v in api_meta.items() if k != "files"} == {k: v for k, v in cli_meta.items() if k != "files"}
     assert list(cli_settings.pop("data_files")) == [str(data)] and api_settings.pop("data_files") is None  # in memory
     assert api_settings == cli_settings  # every other setting the same, recorded the same
@@ -188,9 +191,9 @@ def test_score_keeps_input_order_for_every_input_kind(cache, tmp_path):
     assert list(cli.loc[list(by_list["id"]), "ll_score"]) == list(by_list["ll_score"])  # the CLI scores the same
 
 
-def test_score_defaults_to_the_frozen_pretrained_lm(tmp_path):
-    """``lsplits.score(ds, lm=MODEL)`` is the prompted setting: each score is the model's own log-probability of
-    the query, with no training; the scratch LM, which must be trained, asks for setting='ft' in API words."""
+def test_score_with_the_frozen_pretrained_lm(tmp_path):
+    """``lsplits.score(ds, lm=MODEL, setting="pt")``: each score is the model's own log-probability of the query,
+    with no training; the scratch LM, which must be trained, asks for setting='ft' in API words."""
     from lm_fixtures import naive_score, tiny_model_folder
 
     from lsplits.api import resolve_data
@@ -198,7 +201,8 @@ def test_score_defaults_to_the_frozen_pretrained_lm(tmp_path):
 
     model_dir = tiny_model_folder(tmp_path / "lm")
     data = rows(8)
-    scored = lsplits.score(data, query_field="text", lm=str(model_dir), dtype="fp32", cache_dir=tmp_path / "cache")
+    scored = lsplits.score(data, query_field="text", lm=str(model_dir), setting="pt", dtype="fp32",
+                           cache_dir=tmp_path / "cache")
     spec, loaded = resolve_data(data, query_field="text")
     model, tokenizer = load_causal_lm(model_dir, device="cpu")
     expected = [naive_score(model, tokenizer, spec.task.prompt_text(ex, "pt"), spec.task.query_text(ex, "pt"))
@@ -206,7 +210,7 @@ def test_score_defaults_to_the_frozen_pretrained_lm(tmp_path):
     assert list(scored["ll_score"]) == pytest.approx([score for score, _ in expected], abs=1e-4)
     assert list(scored["ll_tokens"]) == [count for _, count in expected]
     with pytest.raises(ConfigError, match=r"^setting 'pt' needs a pretrained LM.*a pretrained lm .*or setting 'ft'"):
-        lsplits.score(data, query_field="text", lm="scratch")
+        lsplits.score(data, query_field="text", lm="scratch", setting="pt")
 
 
 def test_a_dataset_dict_is_pooled_with_split_ids_and_a_task_applies_its_builder():

@@ -119,7 +119,7 @@ def test_ue_report_and_score_file_are_replaced_on_a_rerun(tmp_path):
 
 def test_every_cache_kind_lives_under_one_root(tmp_path, monkeypatch):
     """Scores, beams and matrices are cached under the same root, chosen by one function."""
-    from lsplits.cli.arguments import default_cache_dir as scores
+    from lsplits.building.settings import default_cache_dir as scores
     from lsplits.generation.cache import default_cache_dir as beams
     from lsplits.io.storage import cache_folder
     from lsplits.uncertainty.study import default_cache_dir as matrices

@@ -658,7 +658,8 @@ def test_the_warning_threshold_and_the_direction_of_a_reverse_config():
     assert "more than 25% of eval replaced" in ConstraintEffect("c", eval_examples=12, swaps=4).warning("x")
     turned = ConstraintEffect("c", eval_examples=100, swaps=1, reverse=True, eval_mean_before=-10.0, eval_mean=-30.0,
                               train_mean=-20.0)  # a reverse split whose eval ended less likely than train
-    assert turned.turned and "direction turned around" in turned.warning("x")
+    assert turned.turned and "the split's direction turned around" in turned.warning("x")
+    assert "more than 25%" not in turned.warning("x")
     assert "eval is now less likely than train" in turned.describe()
     held = ConstraintEffect("c", eval_examples=100, swaps=1, reverse=False, eval_mean_before=-40.0, eval_mean=-30.0,
                             train_mean=-20.0)
@@ -685,7 +686,8 @@ def test_the_card_lsplits_json_and_analyze_report_the_constraint(tmp_path):
     assert set(record.constraint_effects) == {"ll_split", "random"}
     expected = ("- `ll_split`: atom constraint (every SQL atom of eval occurs in train): 12 of 12 eval examples "
                 "swapped for train examples (100%); 0 of the config's own eval choices kept; mean ll_score eval -44.50 "
-                "(before the constraint -105.50), train -69.00: eval is now more likely than train")
+                "(before the constraint -105.50), train -69.00: eval is now more likely than train, the split's direction "
+                "turned around -- more than 25% of eval replaced, so eval is no longer the config's choice")
     assert expected in (out / "README.md").read_text(encoding="utf-8")
     text = analyze_folder(out)
     assert expected[2:].replace("`", "") in text

@@ -30,12 +30,11 @@ from lsplits.building.card import CardInfo
 from lsplits.building.export import plot_path
 from lsplits.building.pipeline import DatasetSpec, build_splits, export_dataset
 from lsplits.building.record import BuildRecord
-from lsplits.building.settings import DEFAULT_EVAL_FRACTION, BuildSettings
+from lsplits.building.settings import DEFAULT_EVAL_FRACTION, BuildSettings, default_cache_dir
 from lsplits.data.loading import prepare_examples
 from lsplits.data.synthetic import DEMO_TASK, has_rare_word, is_rare_construction, make_demo_dataset
 from lsplits.errors import ConfigError
 from lsplits.io.atomic import atomic_path
-from lsplits.io.storage import cache_folder
 from lsplits.lm.defaults import SCRATCH_LM
 from lsplits.params import WHOLE_FROM_1, Checked, Param, check
 from lsplits.runtime.tempfolders import temporary_folder
@@ -194,12 +193,12 @@ def run_demo(out: str | Path = DEMO_OUT, settings: DemoSettings | None = None, *
     """Generate the data, build the five demo configs, export them, write the Space's scratch LM (trained
     ``scratch_steps`` steps) into ``out/scratch-lm`` and return the summary (printed by ``lsplits demo``:
     :meth:`DemoSummary.render`). Scores and the scratch LM are cached under ``cache_dir``, default the one cache
-    root of every command (:func:`lsplits.io.storage.cache_folder` ``scores``), so a rerun or the Space reuses them."""
+    of every command (:func:`lsplits.building.settings.default_cache_dir`), so a rerun or the Space reuses them."""
     start = time.perf_counter()
     settings = settings or DemoSettings()
     check("scratch_steps", scratch_steps, SCRATCH_STEPS)
     out = check_rebuild(out)  # never replace a folder lsplits did not write, before any work
-    cache_dir = Path(cache_dir) if cache_dir is not None else cache_folder("scores")
+    cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     examples = make_demo_dataset(settings.n, seed=settings.seed)
     loaded = prepare_examples([("demo", examples, "synthetic demo data")], DEMO_TASK)
     build = settings.build_settings()

@@ -83,13 +83,6 @@ def _add_data_arguments(parser: argparse.ArgumentParser, settings: type) -> None
                              "(default: none)")
 
 
-def default_cache_dir() -> Path:
-    """Where the CLI caches scores by default (:func:`lsplits.io.storage.cache_folder`)."""
-    from lsplits.io.storage import cache_folder
-
-    return cache_folder("scores")
-
-
 def _add_dtype_argument(parser: argparse.ArgumentParser, default: str) -> None:
     from lsplits.params import DTYPES
 
@@ -100,6 +93,7 @@ def _add_dtype_argument(parser: argparse.ArgumentParser, default: str) -> None:
 
 
 def _add_lm_arguments(parser: argparse.ArgumentParser, settings: type) -> None:
+    from lsplits.building.settings import default_cache_dir
     from lsplits.lm.defaults import SCRATCH_PATIENCE
 
     parser.add_argument("--lm", default=settings.lm,
@@ -173,15 +167,16 @@ def push_arguments(parser: argparse.ArgumentParser) -> None:
 
 def demo_arguments(parser: argparse.ArgumentParser) -> None:
     from lsplits.building.demo import DEFAULT_SCRATCH_STEPS, DEMO_OUT, DemoSettings
+    from lsplits.building.settings import default_cache_dir
 
     parser.add_argument("--out", type=Path, default=DEMO_OUT, help="output folder (default %(default)s)")
     parser.add_argument("--n", type=_integer, default=DemoSettings.n,
                         help="number of synthetic examples (default %(default)s)")
     parser.add_argument("--seed", type=_integer, default=DemoSettings.seed,
                         help="seed of the data, folds, training and splits (default %(default)s)")
-    parser.add_argument("--cache-dir", type=_folder, default=None,
+    parser.add_argument("--cache-dir", type=_folder, default=default_cache_dir(),
                         help="score shards and fold checkpoints, shared with `lsplits build`, so a rerun or the "
-                             "Space reuses them (default: $LSPLITS_CACHE/scores or ~/.cache/lsplits/scores)")
+                             "Space reuses them (default %(default)s; LSPLITS_CACHE moves every cache)")
     parser.add_argument("--max-steps", type=_integer, default=DemoSettings.max_steps,
                         help="training steps of each fold's scratch LM (default: its own, with early stopping); a "
                              "few make a quick smoke run whose splits mean little; lsplits.json records it")
@@ -259,8 +254,8 @@ def ue_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=StudyConfig.seed, help="seed of the bootstrap and the calibration split (default %(default)s)")
     parser.add_argument("--workers", type=int, default=StudyConfig.workers,
                         help="processes (default %(default)s: one per CPU core)")
-    parser.add_argument("--cache-dir", type=_folder, default=StudyConfig.cache_dir,
-                        help=f"similarity-matrix cache folder (default {matrix_cache_dir()})")
+    parser.add_argument("--cache-dir", type=_folder, default=matrix_cache_dir(),
+                        help="similarity-matrix cache folder (default %(default)s; LSPLITS_CACHE moves every cache)")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the matrix cache")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 

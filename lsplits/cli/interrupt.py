@@ -201,9 +201,9 @@ def _cache_of(args: argparse.Namespace) -> tuple[str, Path | None] | None:
     command = getattr(args, "command", None)
     given = getattr(args, "cache_dir", None)
     if command in ("build", "score", "demo") and not getattr(args, "dry_run", False):
-        from lsplits.io.storage import cache_folder
+        from lsplits.building.settings import default_cache_dir as scores_cache
 
-        return "finished score shards and fold checkpoints", given if given is not None else cache_folder("scores")
+        return "finished score shards and fold checkpoints", given if given is not None else scores_cache()
     if command == "beams":
         from lsplits.generation.cache import default_cache_dir as beams_cache
 
@@ -213,8 +213,7 @@ def _cache_of(args: argparse.Namespace) -> tuple[str, Path | None] | None:
             return "no similarity matrices (--no-cache)", None
         from lsplits.uncertainty.study import default_cache_dir
 
-        return "finished similarity matrices", Path(args.cache_dir) if getattr(args, "cache_dir", None) else \
-            default_cache_dir()
+        return "finished similarity matrices", Path(given) if given else default_cache_dir()
     if command == "difficulty":
         from lsplits.difficulty.run import runs_folder
 

@@ -20,7 +20,6 @@ from lsplits.uncertainty.report import main_table_markdown, selective_markdown, 
 from lsplits.uncertainty.study import (
     DEFAULT_CALIBRATION_FRACTION,
     StudyConfig,
-    default_cache_dir,
     run_study,
 )
 from lsplits.uncertainty.systems import parse_systems, run_systems
@@ -34,7 +33,7 @@ def config_from_args(args: Namespace) -> StudyConfig:
     """The study's settings from the command line (:func:`~lsplits.cli.parser.settings_of`, as every command),
     refused in one line naming the option when out of range."""
     return settings_of(
-        args, StudyConfig, cache_dir=None if args.no_cache else args.cache_dir or default_cache_dir(),
+        args, StudyConfig, cache_dir=None if args.no_cache else args.cache_dir,
         progress=not args.no_progress,
         calibration_fraction=(DEFAULT_CALIBRATION_FRACTION if args.calibration_fraction is None
                               else args.calibration_fraction))
@@ -75,7 +74,7 @@ def run(args: Namespace) -> int:
     check_output(args.out, expect="folder", inputs=[*args.beams, *_system_files(args.system), args.gold,
                                                     *(calibration[0] if calibration else ()),
                                                     *(calibration[1:] if calibration else ())],
-                 caches=[] if args.no_cache else [args.cache_dir or default_cache_dir()])  # before any work
+                 caches=[] if args.no_cache else [args.cache_dir])  # before any work
     config = config_from_args(args)
     if args.system or not args.beams:
         return _run_systems(args, config)

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from lsplits.data.tasks import DEFAULT_SETTING
 from lsplits.errors import DataError
 from lsplits.lm.defaults import DEFAULT_FOLDS
 from lsplits.lm.distributed import process_device, world_size
@@ -139,8 +140,9 @@ class RunEstimate:
         return "\n".join(lines)
 
 
-def estimate_run(records: Sequence[Mapping[str, Any]], *, lm: str | Path | None = None, setting: str = "ft",
-                 folds: int = DEFAULT_FOLDS, seed: int = 0, train_config: TrainConfig | None = None,
+def estimate_run(records: Sequence[Mapping[str, Any]], *, lm: str | Path | None = None,
+                 setting: str = DEFAULT_SETTING, folds: int = DEFAULT_FOLDS, seed: int = 0,
+                 train_config: TrainConfig | None = None,
                  scratch_config: ScratchConfig | None = None, max_steps: int | None = None,
                  plan: RunPlan | None = None, shard_size: int = DEFAULT_SHARD_SIZE,
                  token_budget: int | None = None, device: str | None = None,

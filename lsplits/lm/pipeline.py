@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from lsplits.data.tasks import DEFAULT_SETTING
 from lsplits.errors import ConfigError, DataError, InvalidOption, SplitInvariantError
 from lsplits.io.atomic import atomic_write_parquet, atomic_write_text
 from lsplits.io.storage import check_writable
@@ -76,8 +77,9 @@ STOPPED_ATTR = "fold_training"
 (as a dict, with its ``fold``): what a build records per fold in ``lsplits.json`` and its card."""
 
 
-def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path | None = None, setting: str = "ft",
-                   folds: int = DEFAULT_FOLDS, seed: int = 0, cache_dir: str | Path | None = None,
+def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path | None = None,
+                   setting: str = DEFAULT_SETTING, folds: int = DEFAULT_FOLDS, seed: int = 0,
+                   cache_dir: str | Path | None = None,
                    train_config: TrainConfig | None = None, progress: bool = True,
                    scratch_config: ScratchConfig | None = None, max_steps: int | None = None,
                    plan: RunPlan | None = None, shard_size: int = DEFAULT_SHARD_SIZE,

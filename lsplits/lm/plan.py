@@ -18,7 +18,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from lsplits.data.tasks import resolve_setting
+from lsplits.data.tasks import DEFAULT_SETTING, resolve_setting
 from lsplits.errors import InvalidOption
 from lsplits.lm.defaults import DEFAULT_FOLDS, SCRATCH_LM, check_prompted
 from lsplits.lm.defaults import PRETRAINED_ONLY as PRETRAINED_ONLY  # read from here too
@@ -67,7 +67,7 @@ class RunPlan:
     dtype: str = DEFAULT_DTYPE
 
     @classmethod
-    def make(cls, lm: str | Any, setting: str = "ft", *, folds: int = DEFAULT_FOLDS, seed: int = 0,
+    def make(cls, lm: str | Any, setting: str = DEFAULT_SETTING, *, folds: int = DEFAULT_FOLDS, seed: int = 0,
              train_config: TrainConfig | None = None, scratch_config: ScratchConfig | None = None,
              max_steps: int | None = None, paper_steps: int | None = None, patience: int | None = None,
              dtype: str = DEFAULT_DTYPE) -> RunPlan:

@@ -54,6 +54,10 @@ class Similarity:
     options: dict[str, Any] = field(default_factory=dict)
 
 
+DEFAULT_SIMILARITY = "smatchpp"
+"""The similarity (and quality metric) chosen where one is and none is named: Smatch++, the paper's main AMR
+metric (the amr_similarity metric's default config, the Space's similarity and quality)."""
+
 # name -> "module:attribute" of a Similarity; imported on first use.
 _BUILTINS: dict[str, str] = {
     "rougel": "lsplits.similarity.lexical:ROUGE_L",

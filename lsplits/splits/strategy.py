@@ -239,18 +239,18 @@ class ConstraintEffect:
                      f"train {self.train_mean:.2f}")
             if self.turned:
                 side = "less" if self.reverse else "more"
-                text += f": eval is now {side} likely than train, the split's direction is turned around"
+                text += f": eval is now {side} likely than train, the split's direction turned around"
+        if self.share > CONSTRAINT_WARN_SHARE:
+            text += f" -- more than {CONSTRAINT_WARN_SHARE:.0%} of eval replaced, so eval is no longer the config's choice"
         return text
 
     def warning(self, config: str) -> str | None:
-        """The one-line warning the build logs when the constraint moved more than :data:`CONSTRAINT_WARN_SHARE`
+        """The one-line warning the build logs when the constraint replaced more than :data:`CONSTRAINT_WARN_SHARE`
         of eval or turned the split's direction around; None when it did neither."""
         if self.share <= CONSTRAINT_WARN_SHARE and not self.turned:
             return None
-        why = (f"more than {CONSTRAINT_WARN_SHARE:.0%} of eval replaced" if self.share > CONSTRAINT_WARN_SHARE
-               else "the split's direction turned around")
-        return (f"config {config}: {self.describe()} -- {why}, so eval is no longer the config's choice: the data is "
-                "too small for this constraint (see the README, 'Spider on small data')")
+        return (f"config {config}: {self.describe()}; the data is too small for this constraint (see the README, "
+                "'Spider on small data')")
 
 
 def _mean(values: np.ndarray) -> float | None:

@@ -7,10 +7,8 @@ The config name is the metric.
 import evaluate
 
 from lsplits.hub.metric_common import citation, metric_info
-from lsplits.similarity.registry import from_config_name
+from lsplits.similarity.registry import DEFAULT_SIMILARITY, from_config_name
 from lsplits.uncertainty.quality import similarity_outputs
-
-_DEFAULT_METRIC = "smatchpp"
 
 _DESCRIPTION = """\
 Similarity between predicted and reference AMR graphs in PENMAN notation, per example and for the
@@ -44,9 +42,9 @@ class AmrSimilarity(evaluate.Metric):
     """Per-example and corpus AMR similarity; the config name is the metric."""
 
     def _info(self):
-        from_config_name(self.config_name, _DEFAULT_METRIC, what="metric")  # an unknown one is refused at load
+        from_config_name(self.config_name, DEFAULT_SIMILARITY, what="metric")  # an unknown one is refused at load
         return metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION,
                            {"predictions": "string", "references": "string"}, ["https://github.com/flipz357/smatchpp"])
 
     def _compute(self, predictions, references):
-        return similarity_outputs(self.config_name, predictions, references, default=_DEFAULT_METRIC)
+        return similarity_outputs(self.config_name, predictions, references, default=DEFAULT_SIMILARITY)

@@ -6,6 +6,7 @@ from pathlib import Path
 import evaluate
 
 from lsplits.hub.metric_common import compute_button, form_result
+from lsplits.similarity.registry import DEFAULT_SIMILARITY
 
 MODULE_FILE = str(Path(__file__).with_name("amr_similarity.py"))
 METRICS = ["smatchpp", "smatch", "s2match", "sema", "wlk", "sembleu"]
@@ -33,7 +34,7 @@ def build_demo():
                                  value="(w / want-01\n   :ARG0 (b / boy))\n\n(d / dog)")
         references = gr.Textbox(label="references", lines=8,
                                 value="(w / want-01\n   :ARG0 (b / boy)\n   :ARG1 (g / go-02))\n\n(c / cat)")
-        metric = gr.Dropdown(choices=METRICS, value="smatchpp", label="metric")
+        metric = gr.Dropdown(choices=METRICS, value=DEFAULT_SIMILARITY, label="metric")
         compute_button(compute, [predictions, references, metric], "scores")
     return demo
 

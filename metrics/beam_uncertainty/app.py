@@ -6,7 +6,7 @@ from pathlib import Path
 import evaluate
 
 from lsplits.hub.metric_common import compute_button, form_result
-from lsplits.similarity.registry import available
+from lsplits.similarity.registry import DEFAULT_SIMILARITY, available
 
 MODULE_FILE = str(Path(__file__).with_name("beam_uncertainty.py"))
 EXAMPLE = [["(w / want-01 :ARG0 (b / boy))", "(w / want-01 :ARG0 (b / boy))"],
@@ -27,7 +27,7 @@ def build_demo():
         gr.Markdown("# Beam Uncertainty\nA JSON list with, per example, its beam candidates; "
                     "higher = more uncertain.")
         candidates = gr.Textbox(label="candidates (JSON)", value=json.dumps(EXAMPLE, indent=1), lines=8)
-        similarity = gr.Dropdown(choices=available(), value="smatchpp", label="similarity function")
+        similarity = gr.Dropdown(choices=available(), value=DEFAULT_SIMILARITY, label="similarity function")
         compute_button(compute, [candidates, similarity], "uncertainty per example")
     return demo
 

@@ -10,7 +10,12 @@ from lsplits.hub.metric_common import check_no_config, citation, metric_info
 from lsplits.uncertainty.bounds import DEFAULT_DELTA, DEFAULT_METHOD, METHODS
 from lsplits.uncertainty.normalization import DEFAULT_NORMALIZER, NORMALIZERS
 from lsplits.uncertainty.prr import DEFAULT_MAX_REJECTION
-from lsplits.uncertainty.selective import DEFAULT_MULTIPLE_TESTING, MULTIPLE_TESTING
+from lsplits.uncertainty.selective import (
+    DEFAULT_LOSS,
+    DEFAULT_MULTIPLE_TESTING,
+    MULTIPLE_TESTING,
+    QUALITY_LOSSES,
+)
 from lsplits.uncertainty.ue_metrics import ECE_BINS, compute_metrics
 
 _DESCRIPTION = """\
@@ -44,10 +49,11 @@ Args:
     delta (float in (0, 1), default {DEFAULT_DELTA}): allowed probability that the certified risk is exceeded.
     selective_method (str, default "{DEFAULT_METHOD}"): the test, one of {", ".join(map(repr, METHODS))}
         ("auto": the exact binomial tail for 0/1 losses, Waudby-Smith-Ramdas betting for others).
-    multiple_testing (str, default "fixed-sequence"): how the candidate thresholds are tested, one of
+    multiple_testing (str, default "{DEFAULT_MULTIPLE_TESTING}"): how the candidate thresholds are tested, one of
         {", ".join(map(repr, MULTIPLE_TESTING))}.
-    selective_loss (str, default "1-quality"): the loss whose mean is certified; "bad": 1 when the quality
-        is below bad_below, else 0 (the rate of bad outputs, tested by the exact binomial tail).
+    selective_loss (str, default "{DEFAULT_LOSS}"): the loss whose mean is certified, one of
+        {", ".join(map(repr, QUALITY_LOSSES))}; "bad": 1 when the quality is below bad_below, else 0 (the rate of
+        bad outputs, tested by the exact binomial tail).
 Returns:
     one float per requested metric, under its name; NaN (with a warning) where undefined.
     "selective_threshold" gives three keys: selective_threshold (accept u <= it; -inf when no threshold
@@ -75,7 +81,7 @@ class UEMetrics(evaluate.Metric):
     def _compute(self, uncertainties, qualities, metrics=None, bad_below=None, normalizer=DEFAULT_NORMALIZER,
                  calibration_uncertainties=None, calibration_qualities=None, max_rejection=DEFAULT_MAX_REJECTION, n_bins=ECE_BINS,
                  target_risk=None, delta=DEFAULT_DELTA, selective_method=DEFAULT_METHOD,
-                 multiple_testing=DEFAULT_MULTIPLE_TESTING, selective_loss="1-quality"):
+                 multiple_testing=DEFAULT_MULTIPLE_TESTING, selective_loss=DEFAULT_LOSS):
         return compute_metrics(uncertainties, qualities, metrics, bad_below=bad_below, normalizer=normalizer,
                                calibration_uncertainties=calibration_uncertainties,
                                calibration_qualities=calibration_qualities, max_rejection=max_rejection, n_bins=n_bins,

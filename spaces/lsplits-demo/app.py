@@ -30,8 +30,10 @@ from limits import budget_notes, request_budget  # noqa: E402
 from ui_common import SpaceSettings, user_errors  # noqa: E402
 
 from lsplits.building.settings import DEFAULT_EVAL_FRACTION, BuildSettings  # noqa: E402
+from lsplits.similarity.registry import DEFAULT_SIMILARITY  # noqa: E402
 from lsplits.uncertainty.bounds import DEFAULT_DELTA  # noqa: E402
 from lsplits.uncertainty.selective import DEFAULT_MULTIPLE_TESTING, MULTIPLE_TESTING  # noqa: E402
+from lsplits.uncertainty.study import PAPER_QUALITIES  # noqa: E402
 
 logger = logging.getLogger("lsplits.space_app")
 
@@ -183,10 +185,9 @@ def _uncertainty_tab(demo: gr.Blocks, settings: SpaceSettings) -> None:
     names = [name for _, name in choices]
     with gr.Row():
         example_button = gr.Button("Load the example", elem_id="load-example")
-        similarity = gr.Dropdown(choices, value=uncertainty_tab.DEFAULT_SIMILARITY if uncertainty_tab.DEFAULT_SIMILARITY
-                                 in names else names[0], label="Similarity between candidates", elem_id="similarity")
-        quality = gr.Dropdown(choices, value=uncertainty_tab.DEFAULT_QUALITY if uncertainty_tab.DEFAULT_QUALITY
-                              in names else names[0], label="Quality metric (top-1 vs gold)", elem_id="quality")
+        default = DEFAULT_SIMILARITY if DEFAULT_SIMILARITY in names else names[0]
+        similarity = gr.Dropdown(choices, value=default, label="Similarity between candidates", elem_id="similarity")
+        quality = gr.Dropdown(choices, value=default, label="Quality metric (top-1 vs gold)", elem_id="quality")
         estimators = gr.CheckboxGroup(uncertainty_tab.ESTIMATOR_CHOICES, value=uncertainty_tab.DEFAULT_ESTIMATORS,
                                       label="Estimators", elem_id="estimators")
         metrics = gr.CheckboxGroup(uncertainty_tab.METRIC_CHOICES, value=uncertainty_tab.DEFAULT_METRICS,
@@ -282,7 +283,7 @@ def _systems_section(demo: gr.Blocks, settings: SpaceSettings, choices: list, si
         with gr.Column():
             system_names = gr.Textbox(label="System names, comma-separated (default: the file names)",
                                       elem_id="system-names")
-            paper = [name for name in ("smatchpp", "s2match", "sembleu") if name in names]
+            paper = [name for name in PAPER_QUALITIES if name in names]
             system_qualities = gr.CheckboxGroup(choices, value=paper or names[:1], label="Quality metrics",
                                                 elem_id="system-qualities")
     with gr.Accordion("Generate a system's beams from a model (online)", open=False):

@@ -69,8 +69,6 @@ ESTIMATOR_CHOICES = [(DISPLAY_NAMES[name], name) for name in ESTIMATORS]
 DEFAULT_ESTIMATORS = list(PAPER_ESTIMATORS)
 METRIC_CHOICES = [(METRIC_NAMES[name], name) for name in METRICS]
 DEFAULT_METRICS = list(PAPER_METRICS)
-DEFAULT_SIMILARITY = "smatchpp"
-DEFAULT_QUALITY = "smatchpp"
 
 
 def similarity_choices() -> list[tuple[str, str]]:
