@@ -185,9 +185,9 @@ def _degraded_copies(copies: int):
             {b["id"]: gold[b["id"].split("@")[0]] for b in beams})
 
 
-@pytest.mark.parametrize("copies", [1, 3])
+@pytest.mark.parametrize("copies", [3])  # k = 1 is refused before any work (test_ue_degenerate)
 def test_estimators_that_cannot_distinguish_examples_are_said_not_bold(copies, tmp_path):
-    """k = 1, or identical candidates everywhere: every estimator is constant, PRR 0 is not 'the best'."""
+    """Identical candidates everywhere: every estimator is constant, PRR 0 is not 'the best'."""
     beams, gold = _write_beams(tmp_path, *_degraded_copies(copies))
     study = run_study([beams], gold, small_config(beam_sizes=(copies,), n_bootstrap=20))
     assert len(set(study.qualities["smatchpp"])) > 1  # the qualities differ: only the estimators are blind

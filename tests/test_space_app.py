@@ -276,7 +276,8 @@ def test_uncertainty_bad_input_gives_readable_messages(client, tmp_path):
     bad_gold = tmp_path / "gold.amr"
     bad_gold.write_text("# ::id e1\n(a / b :ARG0 (\n", encoding="utf-8")
     with pytest.raises(AppError, match=r"reference\(s\) cannot be read by 'smatchpp'.*e1"):
-        client.predict(json.dumps({"id": "e1", "candidates": ["(a / b)"]}), "", None, handle_file(str(bad_gold)),
+        client.predict(json.dumps({"id": "e1", "candidates": ["(a / b)", "(a / c)"]}), "", None,  # k = 1 is refused
+                       handle_file(str(bad_gold)),
                        "smatchpp", "smatchpp", ["degmat"], api_name="/run_uncertainty")
 
 

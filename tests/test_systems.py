@@ -242,10 +242,8 @@ def test_performance_correlation_against_scipy(report, inputs):
     rows = {r["quality"]: r for r in read_csv(report / "tables" / "performance_correlation.csv")}
     assert list(rows) == list(QUALITIES)
     for quality, row in rows.items():
-        means = [np.mean([prr[n, quality, k, m] for k in BEAM_SIZES for m in methods]) for n in SYSTEMS]
-        expected = spearmanr([smatch[n] for n in SYSTEMS], means)
-        assert float(row["rho_systems"]) == pytest.approx(expected.statistic)
-        assert math.isnan(float(row["p_systems"]))  # 3 systems: no p-value (an exact one is at least 1/3)
+        # 3 systems: below the 5 points of any reported rank correlation, so no rho and no p (exact p >= 1/3)
+        assert math.isnan(float(row["rho_systems"])) and math.isnan(float(row["p_systems"]))
         assert row["n_systems"] == "3" and row["performance"] == "smatch"
         x = [smatch[n] for n in SYSTEMS for _ in BEAM_SIZES]
         y = [np.mean([prr[n, quality, k, m] for m in methods]) for n in SYSTEMS for k in BEAM_SIZES]
@@ -364,13 +362,85 @@ def test_one_shared_beam_size_and_two_points_skip_the_degenerate_parts(inputs, t
     out = tmp_path / "out"
     assert run_ue(ue_args(two, folder / "gold.jsonl", out, folder / "cache", "--beam-sizes", "3")) == 0
     figures = sorted(p.stem for p in (out / "figures").iterdir())
-    assert figures == ["figure1_mean_prr", "figure4_performance_vs_prr"]
+    assert figures == ["figure1_mean_prr"]  # no Figure 4 either: its rho would rest on 2 points
     text = (out / "report.md").read_text(encoding="utf-8")
     assert text.count("share a single beam size (k = 3)") == 2
     assert "k=3 - k=3" not in text
-    assert text.count("Skipped: only 2 system x beam-size configuration(s)") == len(QUALITIES)
+    assert text.count("Figure not drawn. Not computed: 2 system x beam-size configuration(s)") == len(QUALITIES)
+    assert "Figure 4 not drawn. Not computed: 2 system x beam-size point(s)" in text
+    assert "figure4_performance_vs_prr.png" not in text
     assert "| Smatch++ | n/a | none (n = 2) | 2 | n/a | none (n = 2) | 2 |" in text
-    assert "needs at least 3 points" in text
+    assert "needs at least 5 points" in text
+
+
+def test_systems_with_one_candidate_are_refused_before_any_work(inputs, tmp_path):
+    """Single-output parsers (issue 38): no uncertainty from candidates, so no cross-system report of noise."""
+    folder, beams, paths = inputs
+    single = {name: write_jsonl(tmp_path / f"{name}1.jsonl", [{**row, "candidates": row["candidates"][:1]}
+                                                              for row in beams[name]]) for name in SYSTEMS}
+    out = tmp_path / "out"
+    with pytest.raises(DataError) as error:
+        run_ue(ue_args({name: [path] for name, path in single.items()}, folder / "gold.jsonl", out,
+                       tmp_path / "cache", "--similarities", COUNTING.name))
+    message = str(error.value)
+    assert message.startswith(", ".join(f"system {name} ({single[name]})" for name in SYSTEMS)
+                              + ": one candidate per example (k = 1)")
+    assert "LexSim, EigV, DegMat, Ecc would give every example the same value" in message
+    assert CALLS["score"] == 0 and not out.exists() and not (tmp_path / "cache").exists()
+    mixed = [SystemSpec("strong", tuple(map(str, paths["strong"]))), SystemSpec("weak", (str(single["weak"]),))]
+    with pytest.raises(DataError, match=rf"^system weak \({single['weak']}\): one candidate per example"):
+        run_systems(mixed, folder / "gold.jsonl", small_config(tmp_path / "cache", beam_sizes=(1, 3)))
+    assert CALLS["score"] == 0
+
+
+def _table_cells(text: str, title: str) -> dict[str, dict[str, str]]:
+    """A markdown table of report.md after the heading ``title``: row label -> column header -> cell."""
+    lines = text.split(title, 1)[1].strip().splitlines()
+    header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    rows = {}
+    for line in lines[2:]:
+        if not line.startswith("|"):
+            break
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        rows[cells[0]] = dict(zip(header[1:], cells[1:], strict=True))
+    return rows
+
+
+def test_constant_uncertainty_is_in_no_cross_system_number(inputs, tmp_path):
+    """A system whose candidates are copies of its top-1: every estimator is constant, so its PRRs (0 by
+    construction) are never bold, enter no mean, correlation or paired comparison, and are marked as in its own
+    report; 2 other systems x 2 beam sizes are 4 points, too few for the estimator-agreement heatmaps."""
+    folder, beams, paths = inputs
+    copies = write_jsonl(tmp_path / "copies.jsonl", [{**row, "candidates": row["candidates"][:1] * K}
+                                                     for row in beams["middle"]])
+    systems = {"strong": paths["strong"], "weak": paths["weak"], "copies": [copies]}
+    out = tmp_path / "out"
+    assert run_ue(ue_args(systems, folder / "gold.jsonl", out, folder / "cache", "--qualities", "smatchpp")) == 0
+    own = read_csv(out / "copies" / "prr.csv")
+    assert {row["constant_uncertainty"] for row in own} == {"True"}  # the per-system decision the report reuses
+    table4 = read_csv(out / "tables" / "table4.csv")
+    for row in table4:
+        assert row["constant_uncertainty"] == str(row["system"] == "copies")
+    assert not [row for row in table4 if row["system"] == "copies" and row["best"] == "1"]
+    assert sum(row["best"] == "1" for row in table4) == 2  # one best in each other column
+    text = (out / "report.md").read_text(encoding="utf-8")
+    cells = _table_cells(text, "## Table 4: PRR at beam size k = 5 (best per column in bold)")
+    assert all(row["copies Smatch++"].endswith("†") and "**" not in row["copies Smatch++"] for row in cells.values())
+    assert not any(row["strong Smatch++"].endswith("†") for row in cells.values())
+    figure1 = {r["system"]: float(r["mean_prr"]) for r in read_csv(out / "tables" / "figure1_mean_prr.csv")}
+    assert math.isnan(figure1["copies"]) and not math.isnan(figure1["strong"])
+    for row in read_csv(out / "tables" / "pairwise.csv"):
+        if "copies" in (row["system_a"], row["system_b"]):
+            assert row["verdict"] == "n/a" and math.isnan(float(row["ci_low"])) and row["resamples"] == "0"
+        else:
+            assert float(row["ci_low"]) < float(row["ci_high"])
+    [correlation] = read_csv(out / "tables" / "performance_correlation.csv")
+    assert (correlation["n_systems"], correlation["n_points"]) == ("2", "4")
+    assert "every estimator is constant for copies k=3, copies k=5" in text
+    assert ("Figure not drawn. Not computed: 4 system x beam-size configuration(s) with a PRR of every estimator "
+            "(constant uncertainties left out)") in text
+    assert not (out / "figures" / "agreement_smatchpp.png").exists()
+    assert not (out / "figures" / "figure4_performance_vs_prr.png").exists()
 
 
 @pytest.mark.slow  # over 10 s in-process: make check leaves it to make test
@@ -418,7 +488,8 @@ def test_calibration_files_are_for_one_system(inputs, tmp_path):
 
 
 def test_spearman_p_value_is_exact_for_few_points_and_absent_below_five():
-    """3 systems gave `p = 0.000` (scipy's t approximation at rho = 1); the exact p there is 1/3, so none is given."""
+    """3 systems gave `p = 0.000` (scipy's t approximation at rho = 1); the exact p there is 1/3, so neither rho
+    nor p is given below 5 points."""
     from types import SimpleNamespace
 
     from lsplits.uncertainty.systems import PerformanceCorrelation, _spearman_pair, exact_spearman_p
@@ -427,7 +498,8 @@ def test_spearman_p_value_is_exact_for_few_points_and_absent_below_five():
     assert spearmanr([1, 2, 3], [1, 2, 3]).pvalue == 0.0  # what the report printed
     assert exact_spearman_p([1, 2, 3], [1, 2, 3]) == pytest.approx(1 / 3)
     rho, p = _spearman_pair([0.71, 0.74, 0.80], [0.2, 0.3, 0.5])
-    assert rho == pytest.approx(1.0) and np.isnan(p)
+    assert np.isnan(rho) and np.isnan(p)
+    assert all(np.isnan(_spearman_pair([1, 2, 3, 4], [1, 2, 3, 4])))  # n = 4: exact p 1/12 at best
     x, y = [0.3, 0.1, 0.5, 0.9, 0.7, 0.2, 0.4], [0.2, 0.3, 0.4, 0.8, 0.5, 0.3, 0.9]  # a tie in y
     scipy_exact = permutation_test((y,), lambda b: spearmanr(x, b).statistic, permutation_type="pairings",
                                    n_resamples=np.inf, alternative="two-sided").pvalue
@@ -435,5 +507,5 @@ def test_spearman_p_value_is_exact_for_few_points_and_absent_below_five():
     assert _spearman_pair(list(range(5)), list(range(5)))[1] == pytest.approx(2 / 120)
     study = SimpleNamespace(correlations=[PerformanceCorrelation("smatchpp", 1.0, math.nan, 3, 0.7, 0.0123, 12)])
     table = correlation_markdown(study)
-    assert "| none (n = 3) |" in table and "| 0.012 (n = 12) |" in table
-    assert "none below 5 points" in table
+    assert "| n/a | none (n = 3) |" in table and "| 0.012 (n = 12) |" in table
+    assert "needs at least 5 points" in table

@@ -14,12 +14,12 @@ from __future__ import annotations
 import math
 
 from lsplits.similarity.registry import display
+from lsplits.uncertainty._format import CONSTANT_MARK as _CONSTANT_MARK
 from lsplits.uncertainty._format import number as _number
 from lsplits.uncertainty._format import table as _table
+from lsplits.uncertainty._format import too_few_points
 from lsplits.uncertainty.methods import FAMILIES, label_family
 from lsplits.uncertainty.study import Study
-
-_CONSTANT_MARK = "†"
 
 
 def _by_family(study: Study) -> dict[str, list[str]]:
@@ -69,7 +69,11 @@ def _cross_spearman(study: Study, groups: dict[str, list[str]]) -> list[str]:
             lines += ["", f"{first} (rows) x {second} (columns):", "", *_table(["UE method", *groups[second]], rows)]
     if not lines:
         return []
-    return ["", f"### Spearman correlation across families (k = {k})", "",
+    title = ["", f"### Spearman correlation across families (k = {k})", ""]
+    note = too_few_points(len(study.inputs.ids), "example(s)")
+    if note:
+        return [*title, note]
+    return [*title,
             "How alike two estimators of different families rank the examples (1: the same order; NaN where one is "
             "constant).", *lines]
 

@@ -17,9 +17,12 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from lsplits.similarity import registry as similarity_registry
+from lsplits.uncertainty._format import MIN_CORRELATION_POINTS
 from lsplits.uncertainty.beam import LEXICAL_SIMILARITY
 from lsplits.uncertainty.estimators import (
+    ALIASES,
     DISPLAY_NAMES,
+    ESTIMATORS,
     HYBRID_ESTIMATORS,
     LEXICAL_ESTIMATORS,
     NEEDS_SCORES,
@@ -65,6 +68,18 @@ def estimator_family(estimator: str) -> str:
     """``black-box``, ``gray-box`` or ``hybrid``: what the estimator reads (:data:`FAMILIES`)."""
     needs = NEEDS_SCORES.get(estimator)
     return FAMILIES[0] if needs is None else FAMILIES[2] if needs == "scores+matrix" else FAMILIES[1]
+
+
+CONSTANT_AT_ONE_CANDIDATE = ("cocoa_msp", "cocoa_ppl", "cocoa_mte")
+"""The scored estimators that give every example the same value when it has one candidate (CoCoA: d = 0,
+:mod:`.graybox`'s edge cases); the other scored ones are then the top-1's own score and still rank examples."""
+
+
+def needs_several_candidates(estimator: str) -> bool:
+    """Whether ``estimator`` gives every example the same value when each has one candidate (the k = 1 edge cases:
+    every matrix-only estimator, and CoCoA), so it cannot rank examples from fewer than 2 candidates."""
+    key = ALIASES.get(estimator.lower(), estimator.lower())
+    return key in ESTIMATORS or key in CONSTANT_AT_ONE_CANDIDATE
 
 
 _BY_LABEL = {label: estimator for estimator, label in reversed(DISPLAY_NAMES.items())}
@@ -120,9 +135,13 @@ def estimate_methods(matrices: dict[str, list[SimilarityMatrix]], k: int, config
 
 
 def spearman(values: dict[str, np.ndarray]) -> np.ndarray:
-    """Spearman correlation matrix between methods (NaN where a method is constant)."""
+    """Spearman correlation matrix between methods over their values (NaN where a method is constant, and
+    everywhere below :data:`~lsplits.uncertainty._format.MIN_CORRELATION_POINTS` values)."""
     from scipy.stats import rankdata
 
+    size = len(values)
+    if any(len(v) < MIN_CORRELATION_POINTS for v in values.values()):
+        return np.full((size, size), np.nan)
     ranks = np.array([rankdata(v) for v in values.values()])
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.corrcoef(ranks) if len(ranks) > 1 else np.ones((1, 1))

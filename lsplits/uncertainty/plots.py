@@ -24,7 +24,7 @@ from lsplits.figure_style import (  # noqa: F401 - re-exported: the uncertainty 
     line_style,
 )
 from lsplits.similarity.registry import display
-from lsplits.uncertainty._format import number, rho
+from lsplits.uncertainty._format import number, rho, too_few_points
 from lsplits.uncertainty.prr import RejectionCurve
 from lsplits.uncertainty.study import method_family
 from lsplits.uncertainty.systems import PERFORMANCE_METRIC, SystemsStudy, family_order
@@ -232,6 +232,10 @@ def figure1(study: SystemsStudy):
         values = [study.mean_by_system[s, quality] for s in study.names]
         bars = axes.bar(x + (i - (len(study.qualities) - 1) / 2) * width, values, width, label=display(quality))
         axes.bar_label(bars, labels=[number(v) for v in values], fontsize=7, padding=2)
+        for bar, value in zip(bars, values, strict=True):
+            if math.isnan(value):  # no mean: every PRR of that system constant or undefined (the report says which)
+                axes.annotate("n/a", (bar.get_x() + bar.get_width() / 2, 0), ha="center", va="bottom", fontsize=7,
+                              xytext=(0, 2), textcoords="offset points")
     axes.axhline(0, color="black", linewidth=0.8)
     axes.set_xticks(x, study.names, rotation=20 if len(study.names) > 4 else 0)
     axes.set_ylabel("Mean PRR (all UE methods, all beams)")
@@ -325,26 +329,37 @@ def agreement_figure(study: SystemsStudy, quality: str):
 
 
 def performance_figure(study: SystemsStudy):
-    """Figure 4: top-1 Smatch against mean PRR over estimators, a point per system and beam size."""
+    """Figure 4: top-1 Smatch against mean PRR over estimators, a point per system and beam size (the means of
+    :attr:`~lsplits.uncertainty.systems.SystemsStudy.mean_by_point`); a quality metric with too few points for its
+    rho gets the sentence why in place of its panel."""
     count = len(study.qualities)
     figure = new_figure(4.0 * count, 3.6)
     axes = figure.subplots(1, count, squeeze=False)
     by_quality = {c.quality: c for c in study.correlations}
     markers = "os^Dv<>p*h"
+    keyed = None  # the first drawn panel: it carries the markers' key and the figure's legend
     for panel, quality in zip(axes[0], study.qualities, strict=True):
+        correlation = by_quality[quality]
+        note = too_few_points(correlation.n_points, "point(s)")
+        if note is not None:
+            panel.text(0.5, 0.5, f"{display(quality)}: {note}", ha="center", va="center", wrap=True, fontsize=8,
+                       transform=panel.transAxes)
+            panel.set_axis_off()
+            continue
         for index, name in enumerate(study.names):
             x = study.table1[name][PERFORMANCE_METRIC]
-            for j, k in enumerate(study.beam_sizes):
-                y = float(np.nanmean([study.prr(name, k, m, quality).prr for m in study.methods]))
+            shown = [(j, study.mean_by_point[name, k, quality]) for j, k in enumerate(study.beam_sizes)
+                     if not math.isnan(study.mean_by_point[name, k, quality])]  # NaN: constant or undefined PRRs
+            for first, (j, y) in enumerate(shown):
                 panel.scatter(x, y, color=f"C{index}", marker=markers[j % len(markers)],
-                              label=name if j == 0 else None)
-        if panel is axes[0][0]:  # the markers' key, beside the systems' colours
+                              label=name if first == 0 else None)
+        if keyed is None:  # the markers' key, beside the systems' colours
+            keyed = panel
             for j, k in enumerate(study.beam_sizes):
                 panel.scatter([], [], color="0.45", marker=markers[j % len(markers)], label=f"k = {k}")
-        correlation = by_quality[quality]
         panel.set_title(f"{display(quality)}: rho = {rho(correlation.rho_points, correlation.n_points)}", fontsize=9)
         panel.set_xlabel(f"Top-1 {display(PERFORMANCE_METRIC)}")
         panel.set_ylabel("Mean PRR (across UE methods)")
     figure.suptitle("PRR vs parser accuracy (colour: system, marker: beam size)")
-    legend_under_figure(figure, axes[0][0])
+    legend_under_figure(figure, axes[0][0] if keyed is None else keyed)
     return figure

@@ -28,6 +28,7 @@ import numpy as np
 
 from lsplits.io.guard import output_folder
 from lsplits.similarity.registry import display
+from lsplits.uncertainty._format import CONSTANT_MARK, too_few_points
 from lsplits.uncertainty._format import number as _number
 from lsplits.uncertainty._format import table as _table
 from lsplits.uncertainty.estimators import GRAPH_ESTIMATORS
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
     from lsplits.generation.cache import BeamsRecord
 
 _LISTED = 20  # ids listed in the markdown; the CSV files hold all of them
-CONSTANT_MARK = "†"
 
 
 def _prr_lookup(study: Study) -> dict[tuple[int, str, str], PRRRow]:
@@ -152,6 +152,9 @@ def _metrics_section(study: Study) -> list[str]:
 
 
 def _spearman_table(study: Study, k: int) -> list[str]:
+    note = too_few_points(len(study.inputs.ids), "example(s)")
+    if note:
+        return [note]
     matrix = study.spearman[k]
     short = [str(i + 1) for i in range(len(study.methods))]
     rows = [[f"{i + 1}. {m}", *(_number(v, 2) for v in matrix[i])] for i, m in enumerate(study.methods)]

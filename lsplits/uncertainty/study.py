@@ -53,11 +53,16 @@ from lsplits.uncertainty.estimators import (
     PAPER_ESTIMATORS,
     EstimatorSettings,
     check_estimators,
-    needs_several_candidates,
 )
 from lsplits.uncertainty.inputs import Inputs, load_inputs
 from lsplits.uncertainty.matrix import SimilarityMatrix, build_matrices
-from lsplits.uncertainty.methods import estimate_methods, method_pairs, read_only, spearman
+from lsplits.uncertainty.methods import (
+    estimate_methods,
+    method_pairs,
+    needs_several_candidates,
+    read_only,
+    spearman,
+)
 from lsplits.uncertainty.normalization import DEFAULT_NORMALIZER, NORMALIZERS
 from lsplits.uncertainty.prr import (
     DEFAULT_BOOTSTRAP,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from lsplits.io.guard import output_folder
 from lsplits.similarity.registry import display
-from lsplits.uncertainty._format import MIN_CORRELATION_POINTS
+from lsplits.uncertainty._format import CONSTANT_MARK, MIN_CORRELATION_POINTS, too_few_points
 from lsplits.uncertainty._format import number as _number
 from lsplits.uncertainty._format import rho as _rho_text
 from lsplits.uncertainty._format import table as _table
@@ -30,7 +30,6 @@ from lsplits.uncertainty.plots import (
 from lsplits.uncertainty.report import write_report
 from lsplits.uncertainty.systems import (
     EXACT_P_VALUE_POINTS,
-    MIN_P_VALUE_POINTS,
     PERFORMANCE_METRIC,
     TABLE1_METRICS,
     SystemsStudy,
@@ -54,8 +53,8 @@ def _single_beam_note(study: SystemsStudy) -> str:
 
 
 def _p(value: float, n: int) -> str:
-    """A p-value with its n, exact ones marked; "none" below :data:`MIN_P_VALUE_POINTS` points."""
-    if n < MIN_P_VALUE_POINTS or math.isnan(value):
+    """A p-value with its n, exact ones marked; "none" where there is none (too few points, constant input)."""
+    if math.isnan(value):
         return f"none (n = {n})"
     return f"{value:.3f} ({'exact, ' if n <= EXACT_P_VALUE_POINTS else ''}n = {n})"
 
@@ -100,12 +99,11 @@ def correlation_markdown(study: SystemsStudy) -> str:
             for c in study.correlations]
     lines = _table(["Quality metric", "rho (systems)", "p", "systems", "rho (system x k points)", "p", "points"], rows)
     if any(min(c.n_systems, c.n_points) < MIN_CORRELATION_POINTS for c in study.correlations):
-        lines += ["", f"n/a: a rank correlation needs at least {MIN_CORRELATION_POINTS} points "
-                  "(over 2 it is +1 or -1 by construction)."]
+        lines += ["", f"n/a: a rank correlation needs at least {MIN_CORRELATION_POINTS} points (below that even a "
+                  "perfect one is not significant: n = 4: p = 0.083; n = 3: 0.333)."]
     lines += ["", f"p: two-sided, exact (over all n! orderings) up to {EXACT_P_VALUE_POINTS} points, from the t "
-              f"approximation above; none below {MIN_P_VALUE_POINTS} points, where even a perfect rank correlation "
-              "is not significant (n = 4: p = 0.083; n = 3: 0.333). The system x k points of one system share its "
-              "top-1 score, so they are not independent."]
+              "approximation above. The system x k points of one system share its top-1 score, so they are not "
+              "independent. Systems and points whose mean PRR rests only on constant uncertainty are left out."]
     return "\n".join(lines)
 
 
@@ -134,19 +132,34 @@ def _stability_markdown(study: SystemsStudy, quality: str) -> list[str]:
     return _table(["UE method", *(f"k={k}" for k in ks), f"k={ks[-1]} - k={ks[0]}"], rows)
 
 
+def _table4_best(study: SystemsStudy) -> dict[tuple[str, str], float]:
+    """The best PRR of each (system, quality) column of Table 4, among the estimators whose uncertainty varies."""
+    k = study.beam_sizes[-1]
+    return {(s, q): _best([study.comparable_prr(s, k, m, q) for m in study.methods])
+            for s in study.names for q in study.qualities}
+
+
 def table4_markdown(study: SystemsStudy) -> str:
-    """Table 4: PRR at the largest beam size, estimator x (system, quality metric), best per column in bold."""
+    """Table 4: PRR at the largest beam size, estimator x (system, quality metric), best per column in bold (never
+    a constant uncertainty's PRR, marked with a dagger)."""
+    k = study.beam_sizes[-1]
     columns = [(s, q) for s in study.names for q in study.qualities]
-    best = {c: _best([study.largest[m, c[0], c[1]].prr for m in study.methods]) for c in columns}
+    best = _table4_best(study)
     rows = []
     for method in study.methods:
         cells = [method]
-        for column in columns:
-            value = study.largest[method, column[0], column[1]].prr
+        for system, quality in columns:
+            value = study.largest[method, system, quality].prr
             text = _number(value, 4)
-            cells.append(f"**{text}**" if value == best[column] else text)
+            cells.append(text + CONSTANT_MARK if study.is_constant(system, k, method, quality)
+                         else f"**{text}**" if value == best[system, quality] else text)
         rows.append(cells)
-    return "\n".join(_table(["UE method", *(f"{s} {display(q)}" for s, q in columns)], rows))
+    lines = _table(["UE method", *(f"{s} {display(q)}" for s, q in columns)], rows)
+    if any(study.is_constant(s, k, m, q) for m in study.methods for s, q in columns):
+        lines += ["", f"{CONSTANT_MARK} constant uncertainty: the estimator gives every example of that system the "
+                  "same value, so it cannot rank them (PRR 0 by construction); never bold, and left out of every "
+                  "mean, correlation and comparison."]
+    return "\n".join(lines)
 
 
 def selective_markdown(study: SystemsStudy) -> str:
@@ -198,7 +211,31 @@ def _systems_section(study: SystemsStudy) -> list[str]:
                  f"{', '.join(map(display, study.qualities))}")
     if study.undefined:
         lines.append(f"- {study.undefined} PRR value(s) are undefined (NaN: equal qualities) and left out of the means")
-    return lines
+    constant = constant_line(study)
+    return lines + ([f"- {constant}"] if constant else [])
+
+
+def constant_line(study: SystemsStudy) -> str | None:
+    """The line saying how many PRR values rest on constant uncertainty, left out of every cross-system number, and
+    which system x beam size has nothing else; None when none does."""
+    if not study.constant:
+        return None
+    blind = [f"{s} k={k}" for s in study.names for k in study.beam_sizes
+             if all(study.is_constant(s, k, m, q) for m in study.methods for q in study.qualities)]
+    return (f"{CONSTANT_MARK} {study.constant} PRR value(s) rest on constant uncertainty (an estimator that gives "
+            "every example the same value, as its system's report marks): left out of every mean, correlation, "
+            "best and paired comparison (n/a where nothing else is left)"
+            + (f"; every estimator is constant for {', '.join(blind)}" if blind else ""))
+
+
+def _performance_drawn(study: SystemsStudy) -> bool:
+    """Whether Figure 4 is drawn: some quality metric has enough system x beam-size points for its rho."""
+    return any(c.n_points >= MIN_CORRELATION_POINTS for c in study.correlations)
+
+
+def _performance_note(study: SystemsStudy) -> str:
+    fewest = max(c.n_points for c in study.correlations)
+    return f"Figure 4 not drawn. {too_few_points(fewest, 'system x beam-size point(s) with a mean PRR')}"
 
 
 def render_markdown(study: SystemsStudy) -> str:
@@ -225,7 +262,8 @@ def render_markdown(study: SystemsStudy) -> str:
              "estimators at each beam size; a system's points share its top-1 score). The paper reports 0.388 "
              "(Smatch++), 0.317 (S2match), 0.360 (SemBLEU) over 6 parsers x 4 beam sizes. Fewer than 3 systems "
              "say little.", "", correlation_markdown(study), "",
-             "![Figure 4](figures/figure4_performance_vs_prr.png)",
+             "![Figure 4](figures/figure4_performance_vs_prr.png)" if _performance_drawn(study)
+             else _performance_note(study),
              "", "## Is one system more reliable than another? (paired bootstrap)", "",
              f"Difference of the Figure-1 mean PRR of A and B, with a {level}% percentile interval over "
              f"{config.n_bootstrap} paired bootstrap resamples: each resample draws the same examples for both "
@@ -252,12 +290,13 @@ def render_markdown(study: SystemsStudy) -> str:
         figure = AGREEMENT_FIGURES.get(quality, "Figures 6/8/11")
         points = study.agreement_points[quality]
         lines += ["", f"## {figure}: Spearman correlation between estimators, {display(quality)}", ""]
-        if points >= MIN_CORRELATION_POINTS:
+        note = too_few_points(points, "system x beam-size configuration(s) with a PRR of every estimator "
+                                      "(constant uncertainties left out)")
+        if note is None:
             lines += [f"Correlation of the estimators' PRR over {points} system x beam-size configurations.", "",
                       *_agreement_markdown(study, quality), "", f"![{figure}](figures/agreement_{quality}.png)"]
         else:
-            lines += [f"Skipped: only {points} system x beam-size configuration(s); a rank correlation needs at "
-                      f"least {MIN_CORRELATION_POINTS}."]
+            lines += [f"Figure not drawn. {note}"]
     lines += ["", "## Settings", "",
               f"- similarities: {', '.join(map(display, config.similarities))}; LexSim uses ROUGE-L",
               f"- bootstrap: {config.n_bootstrap} resamples, seed {config.seed}, {level}% intervals",
@@ -269,6 +308,7 @@ def summary_markdown(study: SystemsStudy) -> str:
     """What the CLI prints: Table 1, Figure 1's numbers, the performance-PRR correlation, the pairwise table."""
     return "\n\n".join(["Table 1: top-1 performance", table1_markdown(study),
                          "Figure 1: mean PRR over estimators and beam sizes", figure1_markdown(study),
+                         *filter(None, [constant_line(study)]),
                          f"Top-1 {display(PERFORMANCE_METRIC)} vs mean PRR (Spearman)", correlation_markdown(study),
                          "Paired bootstrap differences of mean PRR",
                          pairwise_markdown(study) if study.pairwise else "(one system: nothing to compare)",
@@ -294,11 +334,11 @@ def _write_tables(study: SystemsStudy, folder: Path) -> None:
     _write_csv(tables / "figure5_stability.csv", ["quality", "method", "k", "mean_prr"],
                ([*key, v] for key, v in study.stability.items()))
     k = study.beam_sizes[-1]
-    best = {(s, q): _best([study.largest[m, s, q].prr for m in study.methods])
-            for s in study.names for q in study.qualities}
-    _write_csv(tables / "table4.csv", ["method", "system", "quality", "k", "prr", "ci_low", "ci_high", "best"],
-               ([m, s, q, k, r.prr, r.ci_low, r.ci_high, int(r.prr == best[s, q])]
-                for (m, s, q), r in study.largest.items()))
+    best = _table4_best(study)
+    _write_csv(tables / "table4.csv", ["method", "system", "quality", "k", "prr", "ci_low", "ci_high", "best",
+                                       "constant_uncertainty"],
+               ([m, s, q, k, r.prr, r.ci_low, r.ci_high, int(not study.is_constant(s, k, m, q) and r.prr == best[s, q]),
+                 study.is_constant(s, k, m, q)] for (m, s, q), r in study.largest.items()))
     for quality, matrix in study.agreement.items():
         _write_csv(tables / f"agreement_{quality}.csv", ["method", *study.methods],
                    ([m, *matrix[i]] for i, m in enumerate(study.methods)))
@@ -328,7 +368,9 @@ def _write_tables(study: SystemsStudy, folder: Path) -> None:
 def _plot_figures(study: SystemsStudy, folder: Path) -> None:
     figures = folder / "figures"
     figures.mkdir()
-    made = {"figure1_mean_prr": figure1(study), "figure4_performance_vs_prr": performance_figure(study)}
+    made = {"figure1_mean_prr": figure1(study)}
+    if _performance_drawn(study):
+        made["figure4_performance_vs_prr"] = performance_figure(study)
     if _by_beam_size(study):
         made["figure2_mean_prr_by_k"] = figure2(study)
         made["figure5_stability"] = stability_figure(study)
