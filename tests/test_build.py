@@ -174,3 +174,20 @@ def test_split_scored_is_the_build_path_for_examples_scored_elsewhere():
         split_scored(task, examples, {"ft": (ll, np.full(12, 2))}, configs=["ll_split"], eval_size=1)
     with pytest.raises(ConfigError, match="unknown config"):
         split_scored(task, examples, {"ft": (ll, np.full(12, 2))}, configs=["template"], eval_size=2)
+
+
+def test_validation_and_test_are_each_label_balanced():
+    """Issue 38 item 8: eval was label-balanced but its halves were not (SNLI random: validation 42.5% one class)."""
+    rows = [{"text": " ".join(["word"] * (1 + i % 4)), "topic": "ab"[i % 2]} for i in range(N)]
+    toy = spec()
+    loaded = prepare_examples([("toy", rows, "toy rows")], toy.task)
+    scores = {"ft": (-np.arange(N, dtype=float), np.full(N, 3))}
+    for seed in range(6):
+        result = split_configs(toy.policy, {name: CONFIGS[name] for name in ("ll_split", "random")},
+                               pd.DataFrame(loaded.examples), split_inputs(toy, loaded.examples), scores,
+                               eval_size=12, seed=seed)
+        for name, built in result.configs.items():
+            for split in ("validation", "test"):
+                topics = sorted(result.table["topic"].to_numpy()[built.indices[split]].tolist())
+                assert topics == ["a"] * 3 + ["b"] * 3, (seed, name, split)
+    assert "each label class is halved" in method_text(toy, result, BuildSettings(lm="scratch"))

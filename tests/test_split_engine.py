@@ -563,6 +563,31 @@ def test_every_strategy_checks_its_partition(monkeypatch, build):
     assert calls == [(result.train.tolist(), result.eval.tolist(), 4, 2)]
 
 
+@FAST
+@given(st.lists(st.sampled_from("abc"), min_size=2, max_size=60), st.integers(0, 2**32 - 1))
+def test_split_eval_with_labels_halves_every_class(labels, seed):
+    """Issue 38 item 8: a label-balanced eval gave validation 42.5% contradiction; each class is halved now."""
+    indices = np.arange(len(labels)) * 2 + 1  # eval holds the odd example indices; labels by example index
+    by_index = np.array(["z"] * (2 * len(labels) + 1), dtype=object)
+    by_index[indices] = labels
+    validation, test = split_eval(indices, seed=seed, labels=by_index)
+    assert validation.size == (len(labels) + 1) // 2 and test.size == len(labels) // 2
+    assert sorted([*validation.tolist(), *test.tolist()]) == indices.tolist()
+    for label in set(labels):
+        in_validation, in_test = (int(np.sum(by_index[half] == label)) for half in (validation, test))
+        assert abs(in_validation - in_test) <= 1, (label, in_validation, in_test)
+    again = split_eval(indices[::-1], seed=seed, labels=by_index)
+    assert np.array_equal(validation, again[0]) and np.array_equal(test, again[1])
+
+
+def test_split_eval_of_a_balanced_eval_gives_balanced_halves():
+    labels = np.array(["entailment", "neutral", "contradiction"] * 40)  # 40 per class, as a balanced eval holds
+    for seed in range(5):
+        validation, test = split_eval(np.arange(120), seed=seed, labels=labels)
+        for half in (validation, test):
+            assert sorted(np.unique(labels[half], return_counts=True)[1].tolist()) == [20, 20, 20], seed
+
+
 def test_split_eval_depends_only_on_the_eval_set():
     """Reordering eval (as near-tied scores can) must not move examples between validation and test."""
     indices = np.arange(0, 40, 3)

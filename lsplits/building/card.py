@@ -191,7 +191,9 @@ def method_text(spec: Any, result: Any, settings: BuildSettings) -> str:
         f"Each example was scored by {lm_text}: the score is the sum of log-probabilities of the query "
         f"tokens given the prompt; in the fine-tuned setting the data is cut into {settings.folds} folds and each "
         "fold is scored by a model fine-tuned on the other folds, so no example is scored by a model trained on it.",
-        f"Eval size: {result.eval_size:,} examples, halved into validation and test (seed {settings.seed}).",
+        f"Eval size: {result.eval_size:,} examples, halved into validation and test (seed {settings.seed}"
+        + ("; each label class is halved, so both halves keep eval's label balance)." if spec.task.label_field
+           else ")."),
     ]
     if result.read:
         lines += ["", read_text(result.read)]

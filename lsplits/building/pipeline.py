@@ -292,7 +292,7 @@ def split_configs(policy: SplitPolicy, configs: Mapping[str, SplitStrategy], tab
 
     ``scores`` maps each LM setting to its (``ll_score``, ``ll_tokens``) arrays; ``inputs.scores`` is
     filled from it. Train rows are listed in dataset order; validation and test are the seeded halves
-    of eval (:func:`~lsplits.splits.engine.split_eval`).
+    of eval (:func:`~lsplits.splits.engine.split_eval`), each label class halved when the task has labels.
     """
     inputs.scores.update({kind: values for kind, (values, _) in scores.items()})
     built: dict[str, BuiltConfig] = {}
@@ -302,7 +302,7 @@ def split_configs(policy: SplitPolicy, configs: Mapping[str, SplitStrategy], tab
         if warning:
             logger.warning(warning)
         setting = strategy.setting or (DEFAULT_SETTING if DEFAULT_SETTING in scores else next(iter(scores)))
-        validation, test = split_eval(partition.eval, seed=seed)
+        validation, test = split_eval(partition.eval, seed=seed, labels=inputs.labels)
         built[name] = BuiltConfig(strategy=strategy, setting=setting, partition=partition, effect=effect,
                                   indices={"train": np.sort(partition.train), "validation": validation, "test": test})
     return BuildResult(table=table, scores=dict(scores), configs=built, inputs=inputs, skipped=dict(skipped or {}),

@@ -438,15 +438,30 @@ def length_partition(lengths: np.ndarray | Sequence[int], eval_size: int | float
     return _partition_by_rank(order, eval_size, labels=labels)
 
 
-def split_eval(eval_indices: np.ndarray | Sequence[int], seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Shuffle eval (seeded) and halve it into ``(validation, test)``.
+def split_eval(eval_indices: np.ndarray | Sequence[int], seed: int = 0, *,
+               labels: np.ndarray | Sequence[object] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Shuffle eval (seeded) and halve it into ``(validation, test)``, each label class halved when ``labels``
+    (by example index) are given, so a label-balanced eval gives two label-balanced halves.
 
     The shuffle starts from the indices in ascending order, so which half an example lands in
     depends only on the eval set and the seed, not on the ranking order (tiny score differences
     between runs cannot move examples between validation and test). With an odd count validation
-    gets the extra example.
+    gets the extra example. With labels each class gives half its examples, in the shuffled order, to each
+    side; the one left over of each odd-sized class goes to validation and test in turn (validation first),
+    so a class's two halves differ by at most one and the sizes are those without labels.
     """
     indices = np.sort(_as_index_array(eval_indices, "eval"))
     shuffled = indices[np.random.default_rng(seed).permutation(indices.size)]
     half = (shuffled.size + 1) // 2
-    return shuffled[:half], shuffled[half:]
+    if labels is None:
+        return shuffled[:half], shuffled[half:]
+    classes = np.asarray(labels)[shuffled]
+    to_validation = np.zeros(shuffled.size, dtype=bool)
+    left_over = []
+    for label in np.unique(classes):
+        members = np.flatnonzero(classes == label)  # positions in the shuffled order
+        to_validation[members[: members.size // 2]] = True
+        if members.size % 2:
+            left_over.append(members[-1])
+    to_validation[np.sort(np.asarray(left_over, dtype=np.int64))[0::2]] = True
+    return shuffled[to_validation], shuffled[~to_validation]
