@@ -1,30 +1,24 @@
-"""Train the shipped AMR parser on The Little Prince and measure it: ``python -m lsplits.amr_parser.train``.
+"""Training the shipped AMR parser (``benchmarks/train_amr_parser.py`` runs it on The Little Prince and measures it).
 
 The encoder is frozen, so its states are computed once and only the decoder trains (minutes on 2 CPU cores).
-Seeded: the same data, seed and settings give the same weights on the same machine. Prints each step's time,
-then the test graphs' top-1 Smatch and Smatch++ and the share of valid candidates, which it also writes into the
-folder's ``lsplits_parser.json``.
+Seeded: the same data, seed and settings give the same weights on the same machine.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import random
-import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from lsplits.amr_parser.linearize import linearize
-from lsplits.amr_parser.model import SPECIAL_TOKENS, DecoderShape, ParserTokenizer, build_parser, save_parser
+from lsplits.amr_parser.model import SPECIAL_TOKENS, DecoderShape, ParserTokenizer, build_parser
 from lsplits.errors import DataError
 
 logger = logging.getLogger(__name__)
-
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "amr"
 
 
 @dataclass(frozen=True)
@@ -160,58 +154,3 @@ def _batch(states, labels, batch: Sequence[int]):
         decoder_mask[r, : len(target)] = 1
         gold[r, : len(target)] = torch.tensor(target)
     return encoder_states, encoder_mask, inputs, decoder_mask, gold
-
-
-def evaluate_parser(model, tokenizer, rows: Sequence[dict], *, k: int = 5) -> dict[str, float]:
-    """Top-1 Smatch and Smatch++ of the beams on ``rows``, the share of valid candidates, and the time taken."""
-    from lsplits.amr_parser.linearize import to_penman
-    from lsplits.generation.search import generate_beams, invalid_penman
-    from lsplits.uncertainty.quality import score_predictions
-
-    start = time.perf_counter()
-    beams = generate_beams(model, tokenizer, [row["snt"] for row in rows], k=k, max_new_tokens=200)
-    seconds = time.perf_counter() - start
-    graphs = [[to_penman(text) or "" for text in candidates] for candidates in beams]
-    top = [candidates[0] for candidates in graphs]
-    gold = [row["amr"] for row in rows]
-    total = sum(len(candidates) for candidates in graphs)
-    return {"smatch": round(score_predictions("smatch", top, gold).corpus, 4),
-            "smatchpp": round(score_predictions("smatchpp", top, gold).corpus, 4),
-            "valid_share": round(1 - invalid_penman(graphs) / total, 4), "candidates": total,
-            "beam_seconds": round(seconds, 1), "k": k, "test_graphs": len(rows)}
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    """Train, measure on the test graphs, save; print each step's time and the figures."""
-    parser = argparse.ArgumentParser(prog="python -m lsplits.amr_parser.train", description=__doc__.split("\n")[0])
-    parser.add_argument("--train", type=Path, default=DATA / "lpp_amr_v3.0_train.jsonl")
-    parser.add_argument("--test", type=Path, default=DATA / "lpp_amr_v3.0_test.jsonl")
-    parser.add_argument("--out", type=Path, required=True, help="the parser folder to write")
-    parser.add_argument("--epochs", type=int, default=ParserTraining.epochs)
-    parser.add_argument("--train-share", type=float, default=ParserTraining.train_share)
-    parser.add_argument("--seed", type=int, default=ParserTraining.seed)
-    parser.add_argument("--layers", type=int, default=DecoderShape.layers)
-    parser.add_argument("--test-limit", type=int, default=None, help="measure on the first N test graphs only")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    import torch
-
-    torch.set_num_threads(max(1, torch.get_num_threads()))
-    settings = ParserTraining(epochs=args.epochs, train_share=args.train_share, seed=args.seed)
-    shape = DecoderShape(layers=args.layers)
-    begin = time.perf_counter()
-    train_rows, test_rows = read_amr_jsonl(args.train), read_amr_jsonl(args.test)[: args.test_limit]
-    model, tokenizer = train_parser(train_rows, settings, shape)
-    trained = time.perf_counter() - begin
-    print(f"training: {trained:.0f} s ({len(train_rows)} graphs x {settings.train_share}, {settings.epochs} epochs)")
-    figures = evaluate_parser(model, tokenizer, test_rows)
-    print(f"test: {json.dumps(figures)}")
-    card = {"training": asdict(settings), "decoder": asdict(shape), "train_file": args.train.name,
-            "test_file": args.test.name, "training_seconds": round(trained), "test": figures,
-            "torch_threads": torch.get_num_threads()}
-    save_parser(model, tokenizer, args.out, card=card)
-    print(f"saved {args.out} in {time.perf_counter() - begin:.0f} s in all")
-
-
-if __name__ == "__main__":
-    main()
