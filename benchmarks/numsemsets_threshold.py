@@ -110,7 +110,7 @@ def prr_table(gold_path: Path, cache: Path, workers: int, seed: int) -> None:
             for threshold in THRESHOLDS:
                 values = []
                 for k in (3, 5, 10):
-                    u = estimate_many(estimator, [m.truncate(k).values for m in matrices], threshold=threshold)
+                    u = estimate_many(estimator, [m.truncate(k).values for m in matrices], sets_threshold=threshold)
                     values.append(_prr(u, quality))
                     for half, rows in halves.items():
                         by_half[half][threshold].append(_prr(u[rows], quality[rows]))

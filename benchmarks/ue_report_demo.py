@@ -12,7 +12,7 @@ the report's main table and the time taken.
 Every estimator and evaluation metric (the issue-13 acceptance run):
 
     ... ue_report_demo.py --estimators lexsim,eigv,ecc,degmat,numsemsets,labelprob,semantic_entropy,luq,kle
-        --lexsim-similarities rougel,rouge1,rouge2,bleu,rougel_stem,rouge1_stem,rouge2_stem
+        --lexical-similarities rougel,rouge1,rouge2,bleu,rougel_stem,rouge1_stem,rouge2_stem
         --metrics prr,roc_auc,pr_auc,aurc,e_aurc,rpp,spearman,kendall,ece --bad-below 0.8
 """
 

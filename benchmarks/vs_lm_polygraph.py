@@ -143,7 +143,7 @@ def make_inputs(folder: Path, seed: int) -> dict:
     data: dict = {f"matrices_{name}": m for name, m in _matrices(rng).items()}
     data.update(_scores({name: data[f"matrices_{name}"] for name in STACKS}, seed))
     for name in (*STACKS, "underflow"):
-        data[f"labels_{name}"] = set_labels(data[f"matrices_{name}"], threshold=THRESHOLD)
+        data[f"labels_{name}"] = set_labels(data[f"matrices_{name}"], sets_threshold=THRESHOLD)
     q = rng.random(N_VECTOR)
     q[:2] = 0.0, 1.0  # LM-Polygraph min-max normalises q for PRR, AURC: the identity here
     u = -q + rng.normal(0, 0.3, N_VECTOR)

@@ -312,7 +312,7 @@ PARAMS: dict[str, Param] = {
 def check(name: str, value: Any, param: Param | None = None, *, called: str | None = None) -> Any:
     """``value`` normalised (a tuple for names, an int or float for numbers) if option ``name`` accepts it,
     else :class:`~lsplits.errors.InvalidOption` naming ``name``, or ``called`` where the caller's argument has
-    another name (ecc's ``threshold`` is the option ``ecc_threshold``); ``param`` overrides :data:`PARAMS`."""
+    another name (``order_fraction`` checked as ``calibration_fraction``); ``param`` overrides :data:`PARAMS`."""
     param = param or PARAMS[name]
     if called is not None and called != name:
         try:

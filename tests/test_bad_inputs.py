@@ -351,8 +351,8 @@ CASES_UE: list[Case] = [
     Case("ue-kle-t-not-positive", ue_option("--estimators", "kle", "--kle-t", "0"), ("--kle-t must be a number > 0", "got 0.0")),
     Case("ue-unknown-normalizer", ue_option("--metrics", "ece", "--normalizer", "platt"),
          ("--normalizer must be one of minmax, ", "got 'platt'")),
-    Case("ue-lexsim-on-a-graph-similarity", ue_option("--lexsim-similarities", "smatchpp"),
-         ("--lexsim-similarities item 0 must be one of rouge1, ", "got 'smatchpp'")),
+    Case("ue-lexsim-on-a-graph-similarity", ue_option("--lexical-similarities", "smatchpp"),
+         ("--lexical-similarities item 0 must be one of rouge1, ", "got 'smatchpp'")),
 ]
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from lsplits.errors import InvalidOption
-from lsplits.uncertainty.beam import beam_uncertainties
+from lsplits.uncertainty.beam import beam_uncertainties, beam_uncertainty_outputs
 from lsplits.uncertainty.estimators import (
     degmat,
     ecc,
@@ -32,7 +32,7 @@ def test_two_by_two_by_hand():
     assert lexsim(a) == pytest.approx(1 - s)
     # eigenvalue 2/3 < 0.9: both eigenvectors kept -> sqrt(k - 1) = 1; threshold 0.5 keeps the constant one only
     assert ecc(a) == pytest.approx(1.0)
-    assert ecc(a, threshold=0.5) == pytest.approx(0.0, abs=1e-12)
+    assert ecc(a, ecc_threshold=0.5) == pytest.approx(0.0, abs=1e-12)
 
 
 def test_two_clusters_by_hand():
@@ -61,7 +61,7 @@ def test_ecc_with_every_eigenvector_is_sqrt_k_minus_1(k):
     # the largest threshold allowed, 2, keeps every eigenvector: with a diagonal of 1 (self-loops) the
     # normalised Laplacian's eigenvalues are all below 2
     assert np.linalg.eigvalsh(normalized_laplacian(a)).max() < 2.0
-    assert ecc(a, threshold=2.0) == pytest.approx(math.sqrt(k - 1))
+    assert ecc(a, ecc_threshold=2.0) == pytest.approx(math.sqrt(k - 1))
 
 
 def test_single_candidate():
@@ -122,19 +122,21 @@ def test_bad_inputs():
 
 @pytest.mark.parametrize("threshold", [float("nan"), 0.0, -0.5, 2.5, float("inf")])
 def test_ecc_threshold_out_of_range_is_refused(threshold, tmp_path):
-    with pytest.raises(InvalidOption, match=r"threshold must be a number in \(0, 2\]"):
-        ecc(TWO_CLUSTERS, threshold=threshold)
-    for name in ("ecc", "eigv"):  # estimate() checks it whatever the estimator
-        with pytest.raises(InvalidOption, match=r"ecc_threshold must be a number in \(0, 2\]"):
-            estimate(name, TWO_CLUSTERS, ecc_threshold=threshold)
-    with pytest.raises(InvalidOption, match=r"ecc_threshold must be a number in \(0, 2\]"):
-        beam_uncertainties([["a b", "a c"]], "rougel", ["ecc"], ecc_threshold=threshold, cache=tmp_path / "cache")
+    with pytest.raises(InvalidOption, match=r"^ecc_threshold must be a number in \(0, 2\]"):
+        ecc(TWO_CLUSTERS, ecc_threshold=threshold)
+    with pytest.raises(InvalidOption, match=r"^ecc_threshold must be a number in \(0, 2\]"):
+        estimate("ecc", TWO_CLUSTERS, ecc_threshold=threshold)
+    with pytest.raises(InvalidOption, match=r"^ecc_threshold must be a number in \(0, 2\]"):
+        beam_uncertainty_outputs([["a b", "a c"]], "rougel", estimators=["ecc"], ecc_threshold=threshold)
+    with pytest.raises(InvalidOption, match=r"^ecc_threshold must be a number in \(0, 2\]"):
+        beam_uncertainties([["a b", "a c"]], "rougel", ["ecc"], settings=EstimatorSettings(ecc_threshold=threshold),
+                           cache=tmp_path / "cache")
     assert not (tmp_path / "cache").exists()  # refused before any similarity matrix
 
 
 def test_ecc_threshold_bounds():
-    assert ecc(TWO_CLUSTERS, threshold=2.0) == pytest.approx(math.sqrt(3))  # every eigenvector
-    assert ecc(TWO_CLUSTERS, threshold=1e-9) >= 0.0
+    assert ecc(TWO_CLUSTERS, ecc_threshold=2.0) == pytest.approx(math.sqrt(3))  # every eigenvector
+    assert ecc(TWO_CLUSTERS, ecc_threshold=1e-9) >= 0.0
 
 
 def test_equal_uncertainties_are_exact_ties_not_solver_noise():
@@ -158,6 +160,7 @@ from lsplits.uncertainty.estimators import (  # noqa: E402
     ESTIMATORS,
     EstimatorSettings,
     estimate_many,
+    estimator_names,
     estimator_options,
     kle,
     luq,
@@ -185,11 +188,11 @@ def test_kle_two_candidates_by_hand():
     s, t = 0.5, 0.3
     e = math.exp(-4 * t * s)
     a = np.array([[1, s], [s, 1]])
-    assert kle(a, scale=False) == pytest.approx(binary_entropy(1 / (1 + e)))
+    assert kle(a, kle_scale=False) == pytest.approx(binary_entropy(1 / (1 + e)))
     assert kle(a) == pytest.approx(binary_entropy(1 / (1 + e)) / math.log(2))
-    assert kle(a, t=1.0) == pytest.approx(binary_entropy(1 / (1 + math.exp(-2.0))) / math.log(2))
+    assert kle(a, kle_t=1.0) == pytest.approx(binary_entropy(1 / (1 + math.exp(-2.0))) / math.log(2))
     # without normalisation the entropy is over the eigenvalues 1 and e of K itself
-    assert kle(a, normalize=False, scale=False) == pytest.approx(-e * math.log(e))
+    assert kle(a, kle_normalize=False, kle_scale=False) == pytest.approx(-e * math.log(e))
 
 
 @pytest.mark.parametrize("k", [2, 3, 6])
@@ -200,14 +203,14 @@ def test_kle_identical_and_invalid_candidates(k):
     shares = np.array([1.0] + [e] * (k - 1)) / (1 + (k - 1) * e)
     assert kle(np.ones((k, k))) == pytest.approx(float(-(shares * np.log(shares)).sum()) / math.log(k))
     assert kle(np.eye(k)) == pytest.approx(1.0)  # all invalid: K = I, maximal entropy log k, scaled to 1
-    assert kle(np.eye(k), scale=False) == pytest.approx(math.log(k))
-    assert kle(np.ones((k, k)), t=50.0) == pytest.approx(0.0, abs=1e-9)  # the kernel tends to rank one
+    assert kle(np.eye(k), kle_scale=False) == pytest.approx(math.log(k))
+    assert kle(np.ones((k, k)), kle_t=50.0) == pytest.approx(0.0, abs=1e-9)  # the kernel tends to rank one
 
 
 def test_kle_single_candidate_and_bad_t():
-    assert kle([[1.0]]) == 0.0 and kle([[1.0]], scale=False) == pytest.approx(0.0)
-    with pytest.raises(ValueError, match="t must be a number > 0"):
-        kle(np.eye(2), t=0.0)
+    assert kle([[1.0]]) == 0.0 and kle([[1.0]], kle_scale=False) == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="^kle_t must be a number > 0"):
+        kle(np.eye(2), kle_t=0.0)
 
 
 def random_stack(n: int, k: int, seed: int) -> np.ndarray:
@@ -234,14 +237,37 @@ def test_estimate_many_mixes_sizes():
 
 def test_estimate_by_name_and_its_options():
     a = np.array([[1, 0.5], [0.5, 1]])
-    assert estimate("ECC", a, threshold=0.5) == pytest.approx(0.0, abs=1e-12)
-    assert estimate("ecc", a, ecc_threshold=0.5) == estimate("ecc", a, threshold=0.5)
-    assert estimate("eigv", a, ecc_threshold=0.5) == eigv(a)  # the old shared keyword is still accepted
-    assert estimator_options("kle") == {"t": 0.3, "normalize": True, "scale": True}
-    with pytest.raises(ConfigError, match="does not take option.*threshold"):
-        estimate("eigv", a, threshold=0.5)
+    assert estimate("ECC", a, ecc_threshold=0.5) == pytest.approx(0.0, abs=1e-12) == ecc(a, ecc_threshold=0.5)
+    assert estimator_options("ecc") == {"ecc_threshold": 0.9}
+    assert estimator_options("kle") == {"kle_t": 0.3, "kle_normalize": True, "kle_scale": True}
+    assert estimator_options("numsemsets") == {"sets_threshold": 0.85}
+    with pytest.raises(ConfigError, match="estimator 'eigv' does not take option.*ecc_threshold"):
+        estimate("eigv", a, ecc_threshold=0.5)
+    with pytest.raises(ConfigError, match="estimator 'ecc' does not take option.*threshold.*takes: ecc_threshold"):
+        estimate("ecc", a, threshold=0.5)
     with pytest.raises(ValueError, match="estimator must be one of lexsim, "):
         estimate("entropy", a)
+
+
+def test_every_estimator_option_is_a_settings_field_of_the_same_name_and_default():
+    """One name per option: an estimator's keyword is the EstimatorSettings field, ``lsplits ue``'s flag and the
+    beam_uncertainty metric's keyword, with one default."""
+    import dataclasses
+    import inspect
+
+    from lsplits.cli.parser import option_flags
+
+    fields = {f.name: f.default for f in dataclasses.fields(EstimatorSettings)}
+    flags = option_flags("ue")
+    metric = inspect.signature(beam_uncertainty_outputs).parameters  # the metric module's keywords (test_metric_modules)
+    taken = set()
+    for name in estimator_names():
+        for option, default in estimator_options(name).items():
+            assert fields[option] == default, (name, option)
+            assert metric[option].default == default, (name, option)
+            taken.add(option)
+    assert taken == set(fields)  # every field is some estimator's option
+    assert {flags[f] for f in fields if f in flags} == {"--ecc-threshold", "--sets-threshold", "--kle-t", "--sar-t"}
 
 
 def test_lexsim_takes_the_candidate_strings():

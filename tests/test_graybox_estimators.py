@@ -90,10 +90,10 @@ def test_hybrid_by_hand():
     assert cocoa_mte(S, H) == pytest.approx(0.4 * d)
     assert semantic_entropy_prob(S, LP) == pytest.approx(ref_semantic_entropy_prob(LP, CLASSES))
     # at threshold 0.45, 2 ~ 3 both ways (0.9, 0.5) but not 1 ~ 2 (0.3, 0.4): classes {0, 1}, {2, 3}
-    assert semantic_entropy_prob(S, LP, threshold=0.45) == pytest.approx(
+    assert semantic_entropy_prob(S, LP, sets_threshold=0.45) == pytest.approx(
         ref_semantic_entropy_prob(LP, [[0, 1], [2, 3]]))
     assert sentence_sar(S, LP) == pytest.approx(ref_sentence_sar(S, LP))
-    assert sentence_sar(S, LP, t=0.5) == pytest.approx(ref_sentence_sar(S, LP, t=0.5))
+    assert sentence_sar(S, LP, sar_t=0.5) == pytest.approx(ref_sentence_sar(S, LP, t=0.5))
     assert DEFAULT_SAR_T == 0.001
 
 
@@ -209,19 +209,21 @@ def test_scored_objects_and_options_by_name():
     scored = Scored(["a", "b", "c", "d"], logprobs=LP, n_tokens=N, token_entropies=H)
     assert estimate("cocoa_ppl", S, scores=scored) == cocoa_ppl(S, LP, N)
     assert estimate("msp", scores=ROW) == 0.5
-    assert estimate("SENTENCE_SAR", S, scores=ROW, t=0.5) == sentence_sar(S, LP, t=0.5)
-    assert estimate("semantic_entropy_prob", S, scores=ROW, threshold=0.45) == semantic_entropy_prob(S, LP, 0.45)
-    assert estimator_options("sentence_sar") == {"t": 0.001}
-    assert estimator_options("semantic_entropy_prob") == {"threshold": 0.85}
+    assert estimate("SENTENCE_SAR", S, scores=ROW, sar_t=0.5) == sentence_sar(S, LP, sar_t=0.5)
+    assert estimate("semantic_entropy_prob", S, scores=ROW, sets_threshold=0.45) == semantic_entropy_prob(S, LP, 0.45)
+    assert estimator_options("sentence_sar") == {"sar_t": 0.001}
+    assert estimator_options("semantic_entropy_prob") == {"sets_threshold": 0.85}
     assert estimator_options("cocoa_mte") == {}
     assert estimate("eigv", S, scores=ROW) == estimate("eigv", S)  # matrix-only estimators ignore the scores
     settings = EstimatorSettings(sets_threshold=0.45, sar_t=0.5)
-    assert settings.options("sentence_sar") == {"t": 0.5}
-    assert settings.options("semantic_entropy_prob") == {"threshold": 0.45}
-    with pytest.raises(InvalidOption, match="does not take option.*threshold"):
-        estimate("msp", scores=ROW, threshold=0.5)
-    with pytest.raises(InvalidOption, match="SentenceSAR temperature"):
-        estimate("sentence_sar", S, scores=ROW, t=0.0)
+    assert settings.options("sentence_sar") == {"sar_t": 0.5}
+    assert settings.options("semantic_entropy_prob") == {"sets_threshold": 0.45}
+    assert settings.options("kle") == {"kle_t": 0.3, "kle_normalize": True, "kle_scale": True}
+    assert settings.options("msp") == {}
+    with pytest.raises(InvalidOption, match="does not take option.*sets_threshold"):
+        estimate("msp", scores=ROW, sets_threshold=0.5)
+    with pytest.raises(InvalidOption, match="^sar_t must be the SentenceSAR temperature"):
+        estimate("sentence_sar", S, scores=ROW, sar_t=0.0)
     with pytest.raises(InvalidOption, match="sar_t"):
         EstimatorSettings(sar_t=float("nan")).check()
 

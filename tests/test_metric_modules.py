@@ -114,6 +114,22 @@ def test_beam_uncertainty_module_refuses_a_bad_ecc_threshold():
     assert "error" in load_app("prr").compute("0.1 0.5", "0.9 0.1", -1)  # the Space's form says so too
 
 
+def test_beam_uncertainty_module_takes_the_library_keywords():
+    """The module's keywords and defaults are beam_uncertainty_outputs' (the EstimatorSettings fields' names)."""
+    import inspect
+
+    from lsplits.uncertainty.beam import beam_uncertainty_outputs
+
+    module = evaluate.load("metrics/beam_uncertainty", "rougel")
+    ours = {n: p.default for n, p in inspect.signature(type(module)._compute).parameters.items() if n != "self"}
+    library = {n: p.default for n, p in inspect.signature(beam_uncertainty_outputs).parameters.items()
+               if n != "config_name"}
+    assert ours == {**library, "candidates": inspect.Parameter.empty}
+    out = module.compute(candidates=[["a b", "a c"], ["a b", "a b"]], estimators=["kle"], kle_t=0.5, kle_scale=False)
+    assert out["kle"] == beam_uncertainty_outputs([["a b", "a c"], ["a b", "a b"]], "rougel", estimators=["kle"],
+                                                  kle_t=0.5, kle_scale=False)["kle"]
+
+
 @pytest.mark.parametrize("name", MODULES)
 def test_card_has_the_hub_header_and_runnable_examples(name):
     folder = ROOT / "metrics" / name

@@ -18,21 +18,21 @@ CHAIN = np.array([  # a ~ b and b ~ c at 0.95, a and c not; d apart
 
 
 def test_a_chain_is_one_set_by_hand():
-    assert set_labels(CHAIN, threshold=0.95).tolist() == [0, 0, 0, 3]
-    assert numsemsets(CHAIN, threshold=0.95) == 2.0
-    assert labelprob(CHAIN, threshold=0.95) == pytest.approx(1 - 3 / 4)
-    assert semantic_entropy(CHAIN, threshold=0.95) == pytest.approx(-(0.75 * math.log(0.75) + 0.25 * math.log(0.25)))
+    assert set_labels(CHAIN, sets_threshold=0.95).tolist() == [0, 0, 0, 3]
+    assert numsemsets(CHAIN, sets_threshold=0.95) == 2.0
+    assert labelprob(CHAIN, sets_threshold=0.95) == pytest.approx(1 - 3 / 4)
+    assert semantic_entropy(CHAIN, sets_threshold=0.95) == pytest.approx(-(0.75 * math.log(0.75) + 0.25 * math.log(0.25)))
     # a higher threshold breaks the chain: {a}, {b, c}, {d}
-    assert set_labels(CHAIN, threshold=0.965).tolist() == [0, 1, 1, 3]
-    assert numsemsets(CHAIN, threshold=0.965) == 3.0
-    assert labelprob(CHAIN, threshold=0.965) == pytest.approx(0.5)
+    assert set_labels(CHAIN, sets_threshold=0.965).tolist() == [0, 1, 1, 3]
+    assert numsemsets(CHAIN, sets_threshold=0.965) == 3.0
+    assert labelprob(CHAIN, sets_threshold=0.965) == pytest.approx(0.5)
 
 
 def test_both_directions_and_the_boundary():
     one_way = np.array([[1.0, 0.99], [0.5, 1.0]])  # 0.99 forward, 0.5 backward: not equivalent
-    assert numsemsets(one_way, threshold=0.9) == 2.0
+    assert numsemsets(one_way, sets_threshold=0.9) == 2.0
     exactly = np.array([[1.0, 0.95], [0.95, 1.0]])  # similarity equal to the threshold counts
-    assert numsemsets(exactly, threshold=0.95) == 1.0
+    assert numsemsets(exactly, sets_threshold=0.95) == 1.0
 
 
 def test_a_long_chain_needs_the_full_closure():
@@ -59,12 +59,12 @@ def test_independent_of_candidate_order_and_stacked():
     stack = rng.random((30, 6, 6))
     stack = (stack + stack.swapaxes(1, 2)) / 2
     for function in (numsemsets, labelprob, semantic_entropy):
-        together = function(stack, threshold=0.7)
+        together = function(stack, sets_threshold=0.7)
         order = rng.permutation(6)
-        assert together == pytest.approx([function(m[np.ix_(order, order)], threshold=0.7) for m in stack])
+        assert together == pytest.approx([function(m[np.ix_(order, order)], sets_threshold=0.7) for m in stack])
 
 
 def test_threshold_must_be_positive_and_at_most_one():
     for bad in (0.0, -0.1, 1.5):
         with pytest.raises(ValueError, match=r"\(0, 1\]"):
-            numsemsets(np.eye(2), threshold=bad)
+            numsemsets(np.eye(2), sets_threshold=bad)

@@ -35,7 +35,7 @@ def test_options_are_named_as_the_caller_spells_them():
         "--n-bootstrap must be a whole number >= 0 (bootstrap resamples; 0 = no interval), got -5"
     with pytest.raises(InvalidOption) as error:
         StudyConfig(lexical_similarities=("smatch",))
-    assert str(in_cli_words(error.value, "ue")).startswith("--lexsim-similarities item 0 must be one of rouge1, ")
+    assert str(in_cli_words(error.value, "ue")).startswith("--lexical-similarities item 0 must be one of rouge1, ")
     with pytest.raises(ConfigError, match="n_bootstrap must be a whole number >= 0"):
         dataclasses.replace(StudyConfig(), n_bootstrap=-5)  # a changed copy is checked again
 

@@ -74,7 +74,7 @@ def test_a_good_command_does_reach_the_matrices(tmp_path, no_matrices):
     (["--estimators", "eigv,nonsense"], False, ["nonsense"]),
     (["--metrics", "roc_auc"], False, ["--metrics: roc_auc needs --bad-below: the quality under which"]),
     (["--normalizer", "platt"], False, ["platt"]),
-    (["--lexsim-similarities", "smatch"], False, ["--lexsim-similarities", "'smatch'"]),
+    (["--lexical-similarities", "smatch"], False, ["--lexical-similarities", "'smatch'"]),
     (["--kle-t", "-1"], True, ["--kle-t must be a number > 0", "got -1.0"]),
     (["--beam-sizes", "0"], False, ["--beam-sizes", "beam sizes must be positive"]),
     (["--metrics", "roc_auc", "--bad-below", "2"], False, ["--bad-below must be a number in (0, 1]", "got 2.0"]),

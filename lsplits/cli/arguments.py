@@ -225,8 +225,7 @@ def ue_arguments(parser: argparse.ArgumentParser) -> None:
                              f"{','.join(ESTIMATORS)}; with beams that carry scores (lsplits beams writes them), "
                              f"gray-box {','.join(GRAYBOX_ESTIMATORS)} and hybrid {','.join(HYBRID_ESTIMATORS)} "
                              "(one row per similarity); on beams without them those are skipped, with one line")
-    parser.add_argument("--lexsim-similarities", dest="lexical_similarities", type=_names,
-                        default=StudyConfig.lexical_similarities,
+    parser.add_argument("--lexical-similarities", type=_names, default=StudyConfig.lexical_similarities,
                         help=f"lexical similarities of LexSim, of {','.join(LEXICAL_SIMILARITIES)} (default %(default)s)")
     parser.add_argument("--metrics", type=_names, default=StudyConfig.metrics,
                         help=f"comma-separated uncertainty metrics, of {','.join(METRICS)} (default %(default)s; "

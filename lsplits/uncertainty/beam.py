@@ -49,18 +49,19 @@ def beam_uncertainty_outputs(candidates: Sequence[Sequence[str]], config_name: s
                              estimators: Sequence[str] | None = None,
                              ecc_threshold: float = DEFAULT_ECC_THRESHOLD,
                              sets_threshold: float = DEFAULT_SETS_THRESHOLD, kle_t: float = DEFAULT_KLE_T,
-                             normalize: bool = True, scale: bool = True, lexical_similarity: str = LEXICAL_SIMILARITY,
+                             kle_normalize: bool = True, kle_scale: bool = True,
+                             lexical_similarity: str = LEXICAL_SIMILARITY,
                              workers: int = 1, logprobs: Sequence[Sequence[float]] | None = None,
                              n_tokens: Sequence[Sequence[int]] | None = None,
                              token_entropies: Sequence[Sequence[float]] | None = None,
                              sar_t: float = DEFAULT_SAR_T) -> dict[str, list]:
     """The ``beam_uncertainty`` evaluate module's result: one list per estimator and ``invalid_candidates``, under
-    the similarity the config names (``sets_threshold``: semantic sets; ``kle_t``, ``normalize``, ``scale``: KLE;
-    ``sar_t``: SentenceSAR; the names of :class:`~lsplits.uncertainty.estimators.EstimatorSettings` and
-    ``lsplits ue``). ``logprobs``, ``n_tokens``, ``token_entropies``: per example one value per candidate
-    (:func:`scores_rows`); ``estimators`` None: the paper's four and every estimator the given scores allow."""
+    the similarity the config names. The estimators' options are the fields of
+    :class:`~lsplits.uncertainty.estimators.EstimatorSettings`, as ``lsplits ue`` names them. ``logprobs``,
+    ``n_tokens``, ``token_entropies``: per example one value per candidate (:func:`scores_rows`); ``estimators``
+    None: the paper's four and every estimator the given scores allow."""
     settings = EstimatorSettings(ecc_threshold=ecc_threshold, sets_threshold=sets_threshold, kle_t=kle_t,
-                                 kle_normalize=normalize, kle_scale=scale, sar_t=sar_t)
+                                 kle_normalize=kle_normalize, kle_scale=kle_scale, sar_t=sar_t)
     scores = scores_rows(candidates, logprobs=logprobs, n_tokens=n_tokens, token_entropies=token_entropies)
     result = beam_uncertainties(candidates, from_config_name(config_name, LEXICAL_SIMILARITY),
                                 default_estimators(scores) if estimators is None else estimators,
@@ -119,14 +120,13 @@ def check_candidates(examples: object, first: int = 0) -> None:
 
 
 def beam_uncertainties(examples: Sequence[Sequence[str]], similarity: Similarity | str = LEXICAL_SIMILARITY,
-                       estimators: Sequence[str] = PAPER_ESTIMATORS, *,
-                       ecc_threshold: float = DEFAULT_ECC_THRESHOLD, settings: EstimatorSettings | None = None,
+                       estimators: Sequence[str] = PAPER_ESTIMATORS, *, settings: EstimatorSettings | None = None,
                        lexical_similarity: str = LEXICAL_SIMILARITY, workers: int = 1,
                        cache: MatrixCache | str | os.PathLike[str] | None = None,
                        progress: bool = False, scores: Sequence[object] | None = None) -> BeamUncertainties:
     """Uncertainty of each example's candidate list under each requested estimator.
 
-    ``settings`` holds every estimator's options (``ecc_threshold`` is kept as a shortcut for Ecc's). ``scores``:
+    ``settings`` holds every estimator's options (None: their defaults). ``scores``:
     one entry per example with its candidates' ``logprobs`` / ``n_tokens`` / ``token_entropies`` (a beams-file
     row, :func:`scores_rows`), which the gray-box and hybrid estimators need.
 
@@ -139,7 +139,7 @@ def beam_uncertainties(examples: Sequence[Sequence[str]], similarity: Similarity
     names = check_estimators(estimators, with_scores=scores is not None)
     if scores is not None and len(scores) != len(examples):
         raise InvalidInput(f"scores must hold one entry per example ({len(examples)}), got {len(scores)}")
-    settings = settings or EstimatorSettings(ecc_threshold=ecc_threshold)  # checked when built
+    settings = settings or EstimatorSettings()
     if any(name in LEXICAL_ESTIMATORS for name in names):
         check_choice("lexical_similarity", lexical_similarity, tuple(LEXICAL_SIMILARITIES))
     check_candidates(examples)

@@ -10,7 +10,7 @@ takes a list of matrices whose sizes differ.
   Kuhn et al. 2023; the paper's eq. 4 negates the mean instead, which ranks identically).
 - ``eigv``: sum_j max(0, 1 - lambda_j) over the eigenvalues of the normalised Laplacian
   ``L = I - D^-1/2 A D^-1/2`` (Lin et al. 2024, eq. 7); roughly the number of clusters.
-- ``ecc``: eccentricity; rows of the eigenvectors of L with eigenvalue below ``threshold`` embed
+- ``ecc``: eccentricity; rows of the eigenvectors of L with eigenvalue below ``ecc_threshold`` embed
   the candidates, and the value is the Frobenius norm of the embeddings minus their mean (eq. 8).
   With every eigenvector kept the value is always sqrt(k - 1) (the embedding is an orthogonal
   matrix), which is why the threshold exists.
@@ -55,7 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lsplits.errors import InvalidInput, InvalidOption
-from lsplits.params import Checked, Each, Flag, Interval, Options, Param, check, check_choice
+from lsplits.params import Checked, Each, Flag, Options, Param, check, check_choice, rule_of
 from lsplits.uncertainty._stacks import as_stack, one_or_many, symmetric_stack
 from lsplits.uncertainty._stacks import rounded as _rounded
 
@@ -114,23 +114,23 @@ def eigv(matrix: np.ndarray | list) -> float | np.ndarray:
     return one_or_many(_eigv_from(np.linalg.eigvalsh(_normalized_laplacians(adjacency))), single)
 
 
-def ecc(matrix: np.ndarray | list, threshold: float = DEFAULT_ECC_THRESHOLD) -> float | np.ndarray:
-    """Frobenius norm of the centred spectral embeddings (eigenvectors with eigenvalue < threshold).
+def ecc(matrix: np.ndarray | list, ecc_threshold: float = DEFAULT_ECC_THRESHOLD) -> float | np.ndarray:
+    """Frobenius norm of the centred spectral embeddings (eigenvectors with eigenvalue < ``ecc_threshold``).
 
     Eigenvectors of a repeated eigenvalue are only defined up to rotation, but the value depends
     only on the space they span, so it is deterministic as long as the threshold does not cut
     through a repeated eigenvalue.
     """
-    threshold = check("ecc_threshold", threshold, called="threshold")
+    threshold = check("ecc_threshold", ecc_threshold)
     adjacency, single = symmetric_stack(matrix)
     eigenvalues, eigenvectors = np.linalg.eigh(_normalized_laplacians(adjacency))
     return one_or_many(_ecc_from(eigenvalues, eigenvectors, threshold), single)
 
 
-def eigv_and_ecc(matrix: np.ndarray | list, threshold: float = DEFAULT_ECC_THRESHOLD
+def eigv_and_ecc(matrix: np.ndarray | list, ecc_threshold: float = DEFAULT_ECC_THRESHOLD
                  ) -> tuple[float | np.ndarray, float | np.ndarray]:
     """EigV and Ecc of one matrix (or a stack) from ONE Laplacian eigendecomposition, for callers that need both."""
-    threshold = check("ecc_threshold", threshold, called="threshold")
+    threshold = check("ecc_threshold", ecc_threshold)
     adjacency, single = symmetric_stack(matrix)
     eigenvalues, eigenvectors = np.linalg.eigh(_normalized_laplacians(adjacency))
     return (one_or_many(_eigv_from(eigenvalues), single),
@@ -161,21 +161,21 @@ def luq(matrix: np.ndarray | list) -> float | np.ndarray:
     return one_or_many(_rounded(1.0 - _off_diagonal_mean(values)), single)
 
 
-def kle(matrix: np.ndarray | list, t: float = DEFAULT_KLE_T, normalize: bool = True,
-        scale: bool = True) -> float | np.ndarray:
+def kle(matrix: np.ndarray | list, kle_t: float = DEFAULT_KLE_T, kle_normalize: bool = True,
+        kle_scale: bool = True) -> float | np.ndarray:
     """Kernel Language Entropy (Nikitin et al. 2024), black-box form: von Neumann entropy of a heat kernel.
 
     The graph weights are ``W = S + S^T``, a similarity counted once per direction as the paper and
     LM-Polygraph sum the two NLI directions; ``L = diag(W 1) - W`` (the diagonal of W cancels);
-    ``K = expm(-t L)``, computed from the eigendecomposition of L. With ``normalize`` the kernel is
+    ``K = expm(-t L)`` with t = ``kle_t``, computed from the eigendecomposition of L. With ``kle_normalize`` the kernel is
     made unit-trace, ``K_jl / sqrt(K_jj K_ll) / k``; the entropy is ``-sum_i e_i log e_i`` over the
-    eigenvalues of that kernel (0 log 0 = 0), divided by log k (its maximum) with ``scale``.
+    eigenvalues of that kernel (0 log 0 = 0), divided by log k (its maximum) with ``kle_scale``.
 
     Edge cases: k = 1 gives 0 (LM-Polygraph divides by log 1 = 0); all candidates invalid
     (A = I, so K = I) gives log k, 1 when scaled; identical candidates give a small positive value
     that tends to 0 as t grows (the heat kernel is never exactly rank one).
     """
-    t = check("kle_t", t, called="t")
+    t = check("kle_t", kle_t)
     values, single = as_stack(matrix)
     k = values.shape[-1]
     weights = values + values.swapaxes(-1, -2)
@@ -184,7 +184,7 @@ def kle(matrix: np.ndarray | list, t: float = DEFAULT_KLE_T, normalize: bool = T
     diagonal += weights.sum(axis=-1)
     eigenvalues, eigenvectors = np.linalg.eigh(laplacian)
     decay = np.exp(-t * eigenvalues)
-    if normalize:
+    if kle_normalize:
         kernel = (eigenvectors * decay[..., None, :]) @ eigenvectors.swapaxes(-1, -2)
         root = np.sqrt(np.einsum("nii->ni", kernel))
         kernel = kernel / (root[..., :, None] * root[..., None, :]) / k
@@ -195,7 +195,7 @@ def kle(matrix: np.ndarray | list, t: float = DEFAULT_KLE_T, normalize: bool = T
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(spectrum > 0, -spectrum * np.log(spectrum), 0.0)
     entropy = terms.sum(axis=-1)
-    if scale:
+    if kle_scale:
         entropy = entropy / np.log(k) if k > 1 else np.zeros_like(entropy)
     return one_or_many(_rounded(entropy), single)
 
@@ -257,7 +257,8 @@ def get_estimator(name: str) -> Callable[..., float | np.ndarray]:
 
 
 def estimator_options(name: str) -> dict[str, object]:
-    """The options an estimator takes, with their defaults (``{"threshold": 0.9}`` for ecc)."""
+    """The options an estimator takes, with their defaults (``{"ecc_threshold": 0.9}`` for ecc), named as the
+    fields of :class:`EstimatorSettings`."""
     function = get_estimator(name)
     key = name.lower()
     if key in SCORED_ESTIMATORS:
@@ -281,9 +282,9 @@ def _is_strings(candidates) -> bool:
 def estimate(name: str, matrix=None, *, scores=None, **options) -> float | np.ndarray:
     """The uncertainty named ``name`` of one similarity matrix (or a stack ``(n, k, k)``), by name.
 
-    ``options`` are the estimator's own (``threshold`` of ecc and the semantic-set estimators;
-    ``t``, ``normalize``, ``scale`` of kle); an option it does not take is a ConfigError.
-    ``ecc_threshold`` is accepted by every estimator for compatibility and used by ecc only.
+    ``options`` are the estimator's own, named as the fields of :class:`EstimatorSettings` (``ecc_threshold`` of
+    ecc, ``sets_threshold`` of the semantic-set estimators, ``kle_t``, ``kle_normalize``, ``kle_scale`` of kle,
+    ``sar_t`` of sentence_sar); an option it does not take is an InvalidOption.
     ``lexsim`` also takes the candidate strings themselves, with option ``similarity`` naming the
     lexical similarity (``rougel`` by default; ``rouge1``, ``rouge2``, ``bleu``, and ``*_stem`` for
     Porter stemming, see :mod:`.lexical`): ``estimate("lexsim", ["a b c", "a b d"], similarity="rouge1")``.
@@ -293,7 +294,7 @@ def estimate(name: str, matrix=None, *, scores=None, **options) -> float | np.nd
     ones need no matrix (``estimate("msp", scores=row)``), and the matrix-only estimators ignore ``scores``.
 
     Example:
-        >>> estimate("numsemsets", [[1.0, 0.9, 0.1], [0.9, 1.0, 0.2], [0.1, 0.2, 1.0]], threshold=0.5)
+        >>> estimate("numsemsets", [[1.0, 0.9, 0.1], [0.9, 1.0, 0.2], [0.1, 0.2, 1.0]], sets_threshold=0.5)
         2.0
     """
     function = get_estimator(name)
@@ -313,12 +314,7 @@ def estimate(name: str, matrix=None, *, scores=None, **options) -> float | np.nd
 
 
 def _checked_options(key: str, options: dict[str, object]) -> dict[str, object]:
-    """The options of estimator ``key`` checked (names and kinds); the shared ``ecc_threshold`` goes to ecc only."""
-    ecc_threshold = options.pop("ecc_threshold", None)
-    if ecc_threshold is not None:
-        check("ecc_threshold", ecc_threshold)
-    if key == "ecc" and ecc_threshold is not None:
-        options.setdefault("threshold", ecc_threshold)
+    """The options of estimator ``key`` checked: each by its rule as a field of :class:`EstimatorSettings`."""
     accepted = estimator_options(key)
     unknown = sorted(set(options) - set(accepted))
     if unknown:
@@ -326,17 +322,8 @@ def _checked_options(key: str, options: dict[str, object]) -> dict[str, object]:
         raise InvalidOption(f"estimator {key!r} does not take option(s) {', '.join(unknown)} "
                                      f"(it takes: {takes})")
     for option, value in options.items():
-        _check_option_type(key, option, value, accepted[option])
+        check(option, value, rule_of(EstimatorSettings, option))
     return options
-
-
-def _check_option_type(estimator: str, option: str, value: object, default: object) -> None:
-    """InvalidOption naming ``option`` unless ``value`` has the kind of the option's default (a number, or True
-    or False); the estimator checks its range."""
-    if isinstance(default, bool):
-        check(option, value, Param(Flag()))
-    elif isinstance(default, (int, float)):
-        check(option, value, Param(Interval(whole=False)))
 
 
 def _stacks_by_size(matrices: Sequence[np.ndarray]):
@@ -379,10 +366,6 @@ def spectral_many(matrices: Sequence[np.ndarray], ecc_threshold: float = DEFAULT
     return values
 
 
-SET_ESTIMATORS = ("numsemsets", "labelprob", "semantic_entropy_counts", "semantic_entropy", "semantic_entropy_prob")
-"""The estimators over semantic sets: they take the sets' ``threshold``."""
-
-
 @dataclass(frozen=True)
 class EstimatorSettings(Checked):
     """The options of every estimator in one place (what ``lsplits ue`` and the metric module expose); checked
@@ -398,17 +381,8 @@ class EstimatorSettings(Checked):
     sar_t: float = DEFAULT_SAR_T
 
     def options(self, name: str) -> dict[str, object]:
-        """The keyword options of the estimator ``name`` under these settings."""
-        key = name.lower()
-        if key == "ecc":
-            return {"threshold": self.ecc_threshold}
-        if key in SET_ESTIMATORS:
-            return {"threshold": self.sets_threshold}
-        if key == "kle":
-            return {"t": self.kle_t, "normalize": self.kle_normalize, "scale": self.kle_scale}
-        if key == "sentence_sar":
-            return {"t": self.sar_t}
-        return {}
+        """The keyword options of the estimator ``name`` under these settings (its keywords are these fields)."""
+        return {option: getattr(self, option) for option in estimator_options(name)}
 
 
 def check_estimators(names: Sequence[str], *, with_scores: bool = False) -> tuple[str, ...]:

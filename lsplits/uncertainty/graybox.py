@@ -22,13 +22,13 @@ Hybrid (:data:`HYBRID_ESTIMATORS`, scores and the similarity matrix):
 
 - ``semantic_entropy_prob``: semantic entropy with sequence probabilities (Kuhn et al. 2023; LM-Polygraph's
   SemanticEntropy with its defaults, class probabilities "sum" and entropy estimation "mean"). The classes
-  are the semantic sets of :mod:`.semantic_sets` (candidates whose similarity is >= ``threshold`` both ways,
+  are the semantic sets of :mod:`.semantic_sets` (candidates whose similarity is >= ``sets_threshold`` both ways,
   joined transitively); a class's log-probability is L_c = logsumexp of its members' l_j, and the value is
   -(1/k) sum_j L_c(j), each candidate contributing its class's log-probability.
   (``semantic_entropy_counts`` in :mod:`.semantic_sets` is the count-based form.)
 - ``sentence_sar``: SentenceSAR (Duan et al. 2024): with p_j = exp(l_j), the relevance-shifted probability
   of candidate j is p_j + (1/t) sum_{l != j} S[j, l] p_l, and the value is the mean over j of minus its log;
-  ``t`` defaults to LM-Polygraph's 0.001. Row j of S is used as given (LM-Polygraph's matrix has the same
+  t (``sar_t``) defaults to LM-Polygraph's 0.001. Row j of S is used as given (LM-Polygraph's matrix has the same
   orientation) and its diagonal is not read.
 - ``cocoa_msp``, ``cocoa_ppl``, ``cocoa_mte``: CoCoA (CocoaMSP, CocoaPPL, CocoaMTE): msp, perplexity or
   mean_token_entropy of the top-1 times d, its mean dissimilarity to the other candidates,
@@ -85,12 +85,6 @@ DEFAULT_SAR_T = 0.001
 """SentenceSAR's temperature, LM-Polygraph 0.7's value (``SentenceSAR().t``)."""
 
 _KINDS = {"logprobs": "a log-probability", "n_tokens": "a token count", "token_entropies": "a mean token entropy"}
-
-
-def check_sar_t(value: object, option: str = "t") -> float:
-    """SentenceSAR's temperature: a finite number > 0 (it divides the similarity-weighted probabilities); the rule
-    of ``sar_t`` in :data:`lsplits.params.PARAMS`, the error naming ``option``."""
-    return check("sar_t", value, called=option)
 
 
 def _where(argument: str, index: tuple[int, ...], single: bool, examples: Sequence[int] | None) -> str:
@@ -239,19 +233,20 @@ def mc_sequence_entropy(logprobs) -> float | np.ndarray:
     return one_or_many(rounded(-given.scores["logprobs"].mean(axis=-1)), given.single)
 
 
-def semantic_entropy_prob(matrix, logprobs, threshold: float = DEFAULT_SETS_THRESHOLD) -> float | np.ndarray:
+def semantic_entropy_prob(matrix, logprobs, sets_threshold: float = DEFAULT_SETS_THRESHOLD) -> float | np.ndarray:
     """Semantic entropy from sequence probabilities: -(1/k) sum_j logsumexp of candidate j's class members' l."""
     given = _inputs(matrix, logprobs=logprobs)
     values = given.scores["logprobs"]
-    labels = set_labels(given.matrix, threshold)  # (n, k): each candidate's class, named by its first member
+    labels = set_labels(given.matrix, sets_threshold)  # (n, k): each candidate's class, named by its first member
     own_class = labels[:, :, None] == labels[:, None, :]  # (n, j, l): l is in candidate j's class
     own = _logsumexp(np.where(own_class, values[:, None, :], -np.inf))  # L_c(j), per candidate j
     return one_or_many(rounded(-own.mean(axis=-1)), given.single)
 
 
-def sentence_sar(matrix, logprobs, t: float = DEFAULT_SAR_T) -> float | np.ndarray:
-    """SentenceSAR: mean over candidates of -log(p_j + sum_{l != j} S[j, l] p_l / t), computed in log space."""
-    t = check_sar_t(t)
+def sentence_sar(matrix, logprobs, sar_t: float = DEFAULT_SAR_T) -> float | np.ndarray:
+    """SentenceSAR: mean over candidates of -log(p_j + sum_{l != j} S[j, l] p_l / t), t = ``sar_t`` (> 0: it divides
+    the similarity-weighted probabilities), computed in log space."""
+    t = check("sar_t", sar_t)
     given = _inputs(matrix, logprobs=logprobs)
     values, similarity = given.scores["logprobs"], given.matrix
     k = values.shape[-1]

@@ -1,7 +1,7 @@
 """Semantic sets of beam candidates and the estimators built on them (NumSemSets, LabelProb, semantic entropy).
 
-Two candidates are *equivalent* when their similarity is at least ``threshold`` in both directions
-(``S[j, l] >= threshold`` and ``S[l, j] >= threshold``; LM-Polygraph asks for NLI entailment >
+Two candidates are *equivalent* when their similarity is at least ``sets_threshold`` in both directions
+(``S[j, l] >= sets_threshold`` and ``S[l, j] >= sets_threshold``; LM-Polygraph asks for NLI entailment >
 contradiction both ways). The semantic sets are the connected components of that relation, so a
 chain a ~ b ~ c puts all three in one set even when a and c are not equivalent. From the sets of one
 example's k candidates:
@@ -34,7 +34,7 @@ similarities x three set estimators x k = 3, 5, 10) is 0.684 / 0.712 / 0.660 / 0
 thresholds 0.8 / 0.85 / 0.9 / 0.95 / 1.0 on the even-numbered sentences, and 0.699 at 0.85 on the
 odd-numbered ones (best there 0.702 at 0.9). A threshold of 1 ("identical graphs only") makes
 NumSemSets about k on beams of distinct graphs, worse than random. For lexical or NLI-like
-similarities choose the threshold for that scale (``threshold=``; ``lsplits ue --sets-threshold``).
+similarities choose the threshold for that scale (``sets_threshold=``; ``lsplits ue --sets-threshold``).
 """
 
 from __future__ import annotations
@@ -47,18 +47,14 @@ from lsplits.uncertainty._stacks import as_stack, one_or_many
 DEFAULT_SETS_THRESHOLD = 0.85
 
 
-def _check_threshold(threshold: float) -> None:
-    check("sets_threshold", threshold, called="threshold")
-
-
-def set_labels(matrix: np.ndarray | list, threshold: float = DEFAULT_SETS_THRESHOLD) -> np.ndarray:
+def set_labels(matrix: np.ndarray | list, sets_threshold: float = DEFAULT_SETS_THRESHOLD) -> np.ndarray:
     """The semantic set of each candidate, named by its smallest member's index: ``(k,)`` or ``(n, k)``.
 
     Example:
-        >>> set_labels([[1, 1, 0], [1, 1, 0], [0, 0, 1]], threshold=0.5).tolist()
+        >>> set_labels([[1, 1, 0], [1, 1, 0], [0, 0, 1]], sets_threshold=0.5).tolist()
         [0, 0, 2]
     """
-    _check_threshold(threshold)
+    threshold = check("sets_threshold", sets_threshold)
     values, single = as_stack(matrix)
     k = values.shape[-1]
     equivalent = (values >= threshold) & (values.swapaxes(-1, -2) >= threshold)
@@ -69,9 +65,9 @@ def set_labels(matrix: np.ndarray | list, threshold: float = DEFAULT_SETS_THRESH
     return labels[0] if single else labels
 
 
-def _set_sizes(matrix: np.ndarray | list, threshold: float) -> tuple[np.ndarray, bool, int]:
+def _set_sizes(matrix: np.ndarray | list, sets_threshold: float) -> tuple[np.ndarray, bool, int]:
     """Size of the set named j for each j (0 where j names no set), per matrix; single flag; k."""
-    labels = set_labels(matrix, threshold)
+    labels = set_labels(matrix, sets_threshold)
     single = labels.ndim == 1
     labels = labels[None] if single else labels
     k = labels.shape[-1]
@@ -79,22 +75,22 @@ def _set_sizes(matrix: np.ndarray | list, threshold: float) -> tuple[np.ndarray,
     return sizes, single, k
 
 
-def numsemsets(matrix: np.ndarray | list, threshold: float = DEFAULT_SETS_THRESHOLD) -> float | np.ndarray:
+def numsemsets(matrix: np.ndarray | list, sets_threshold: float = DEFAULT_SETS_THRESHOLD) -> float | np.ndarray:
     """Number of semantic sets among the candidates (1 = all equivalent, k = all different)."""
-    sizes, single, _ = _set_sizes(matrix, threshold)
+    sizes, single, _ = _set_sizes(matrix, sets_threshold)
     return one_or_many((sizes > 0).sum(axis=-1).astype(float), single)
 
 
-def labelprob(matrix: np.ndarray | list, threshold: float = DEFAULT_SETS_THRESHOLD) -> float | np.ndarray:
+def labelprob(matrix: np.ndarray | list, sets_threshold: float = DEFAULT_SETS_THRESHOLD) -> float | np.ndarray:
     """1 - share of the candidates in the largest semantic set."""
-    sizes, single, k = _set_sizes(matrix, threshold)
+    sizes, single, k = _set_sizes(matrix, sets_threshold)
     return one_or_many(1.0 - sizes.max(axis=-1) / k, single)
 
 
-def semantic_entropy_counts(matrix: np.ndarray | list, threshold: float = DEFAULT_SETS_THRESHOLD
+def semantic_entropy_counts(matrix: np.ndarray | list, sets_threshold: float = DEFAULT_SETS_THRESHOLD
                             ) -> float | np.ndarray:
     """Entropy (nats) of the semantic-set frequencies: 0 for one set, log k for k singletons."""
-    sizes, single, k = _set_sizes(matrix, threshold)
+    sizes, single, k = _set_sizes(matrix, sets_threshold)
     shares = sizes / k
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(shares > 0, -shares * np.log(shares), 0.0)

@@ -54,9 +54,8 @@ Args:
         (out of range or NaN: ValueError, before any similarity is computed).
     sets_threshold (float, default {DEFAULT_SETS_THRESHOLD}): two candidates are in one semantic set when their
         similarity is at least this in both directions (numsemsets, labelprob, semantic_entropy).
-    kle_t (float, default {DEFAULT_KLE_T}), normalize (bool, default True), scale (bool, default True): KLE's
-        heat-kernel time, unit-trace kernel, and division by log k (LM-Polygraph's
-        defaults).
+    kle_t (float, default {DEFAULT_KLE_T}), kle_normalize (bool, default True), kle_scale (bool, default True):
+        KLE's heat-kernel time, unit-trace kernel, and division by log k (LM-Polygraph's defaults).
     lexical_similarity (str, default "{LEXICAL_SIMILARITY}"): LexSim's similarity: "rouge1", "rouge2", "rougel",
         "bleu", or "rouge1_stem", "rouge2_stem", "rougel_stem" with Porter stemming.
     workers (int, default 1): processes for the similarity matrices (0 = one per CPU core).
@@ -101,11 +100,12 @@ class BeamUncertainty(evaluate.Metric):
         return super().add(candidates=candidates, **kwargs)
 
     def _compute(self, candidates, estimators=None, ecc_threshold=DEFAULT_ECC_THRESHOLD,
-                 sets_threshold=DEFAULT_SETS_THRESHOLD, kle_t=DEFAULT_KLE_T, normalize=True, scale=True,
+                 sets_threshold=DEFAULT_SETS_THRESHOLD, kle_t=DEFAULT_KLE_T, kle_normalize=True, kle_scale=True,
                  lexical_similarity=LEXICAL_SIMILARITY, workers=1, logprobs=None, n_tokens=None,
                  token_entropies=None, sar_t=DEFAULT_SAR_T):
         return beam_uncertainty_outputs(candidates, self.config_name, estimators=estimators,
                                         ecc_threshold=ecc_threshold, sets_threshold=sets_threshold, kle_t=kle_t,
-                                        normalize=normalize, scale=scale, lexical_similarity=lexical_similarity,
+                                        kle_normalize=kle_normalize, kle_scale=kle_scale,
+                                        lexical_similarity=lexical_similarity,
                                         workers=workers, logprobs=logprobs, n_tokens=n_tokens,
                                         token_entropies=token_entropies, sar_t=sar_t)
