@@ -69,6 +69,10 @@ def test_every_option_reaches_the_recorded_settings(snli):
     assert recorded["settings"]["n_bootstrap"] == recorded["bootstrap"] == 200
     assert recorded["settings"]["models"] == [str(snli["model"])]
     assert recorded["settings"]["max_steps"] == 4 and recorded["settings"]["batch_size"] == 8
+    # issue 38 item 8: "lr": null under settings and 5e-05 at the top; now the rate used, written once
+    from lsplits.difficulty.settings import CLASSIFIER_LR
+
+    assert recorded["settings"]["lr"] == CLASSIFIER_LR and "lr" not in recorded and "lr" not in recorded["train"]
 
 
 def test_report_has_one_object_per_config_with_the_issue_fields(snli):

@@ -148,8 +148,10 @@ def run_difficulty(checked: Plan, *, progress: bool = True, keep_models: bool = 
     resolved_of = {name: dataclasses.replace(settings, dtype=unloaded_model_dtype(settings.dtype, path, process_device()))
                    for name, path in checked.models.items()}
     run_settings = {"dataset": dataset.location, "task": dataset.task, "models": checked.models,
-                    "configs": checked.configs, "settings": checked.requested.to_dict(), "train": settings.to_dict(),
-                    "lr": settings.learning_rate(checked.kind), "bootstrap": checked.requested.n_bootstrap,
+                    "configs": checked.configs,  # the learning rate once: the one used (given, or the kind's default)
+                    "settings": {**checked.requested.to_dict(), "lr": settings.learning_rate(checked.kind)},
+                    "train": {key: value for key, value in settings.to_dict().items() if key != "lr"},
+                    "bootstrap": checked.requested.n_bootstrap,
                     "dtypes_used": {name: resolved.dtype for name, resolved in resolved_of.items()}}
     if is_main():
         checked.out.mkdir(parents=True, exist_ok=True)

@@ -119,11 +119,12 @@ def summarise(dataset: str, kind: TaskKind, task: str, frames: Mapping[str, Mapp
                 rei = ev.relative_error_increase(correct[(model, config)], correct[(model, ev.RANDOM)],
                                                  n_bootstrap=n_bootstrap, seed=seed)
             run = runs[(model, config)]
-            constant = constant_prediction(run.predictions)
+            test = run.predictions[run.predictions["split"] == "test"]  # the examples the table's n counts
+            constant = constant_prediction(test)
             if constant is not None:
-                logger.warning("%s predicts %r for every one of the %d eval examples of %s: its accuracy is that "
+                logger.warning("%s predicts %r for every one of the %d test examples of %s: its accuracy is that "
                                "answer's share, not a measure of difficulty (train longer or use a stronger model)",
-                               model, constant, len(run.predictions), config)
+                               model, constant, len(test), config)
             rows.append({
                 "model": model, "config": config, "metric": kind.metric,
                 "accuracy": accuracy.value, "ci_low": accuracy.low, "ci_high": accuracy.high, "n": accuracy.n,
