@@ -35,6 +35,7 @@ from lsplits.generation.cache import write_beams
 from lsplits.runtime import tempfolders
 from lsplits.similarity import registry as similarity_registry
 from lsplits.similarity.registry import display
+from lsplits.uncertainty._format import too_few_points
 from lsplits.uncertainty.bounds import smallest_certifiable
 from lsplits.uncertainty.estimators import DISPLAY_NAMES, ESTIMATORS, PAPER_ESTIMATORS, SCORED_ESTIMATORS
 from lsplits.uncertainty.inputs import load_inputs, read_score_fields
@@ -56,7 +57,7 @@ from lsplits.uncertainty.selective import (
 )
 from lsplits.uncertainty.study import StudyConfig, run_study
 from lsplits.uncertainty.systems import TABLE1_METRICS, SystemSpec, run_systems, system_name_problem
-from lsplits.uncertainty.systems_report import figure1_markdown
+from lsplits.uncertainty.systems_report import constant_line, figure1_markdown
 from lsplits.uncertainty.ue_metrics import DISPLAY_NAMES as METRIC_NAMES
 from lsplits.uncertainty.ue_metrics import METRICS, PAPER_METRICS
 
@@ -382,10 +383,13 @@ def run_systems_comparison(files: Sequence[str] | None, names_text: str, gold_te
     if study.undefined:
         lines += [f"{study.undefined} PRR value(s) are undefined (every top-1 has the same quality, or too few "
                   "examples) and left out of the means.", ""]
+    constant = constant_line(study)
+    if constant:
+        lines += [constant, ""]
     for c in study.correlations:
+        few = too_few_points(c.n_systems, "systems")
         lines.append(f"Spearman rho between top-1 Smatch and mean PRR ({display(c.quality)}): "
-                     f"{_rounded(c.rho_systems)} over {c.n_systems} systems"
-                     + (" (too few systems to say much)." if c.n_systems < 3 else "."))
+                     + (few if few else f"{_rounded(c.rho_systems)} over {c.n_systems} systems."))
     return "\n".join(lines), table1, figure1(study), figure2(study), pairwise
 
 
