@@ -109,6 +109,8 @@ NAMED_DEFAULTS: dict[str, Callable[[Site], bool]] = {
     "selective loss ('1-quality')": lambda s: s.value == "1-quality",
     "beam width k (10)": lambda s: _is(int, s.value, 10) and (s.name == "k" or s.name.lower().endswith("_k")),
     "similarity ('smatchpp')": lambda s: s.value == "smatchpp",
+    "KLE unit-trace kernel (True)": lambda s: s.value is True and "kle" in s.name.lower() and "normalize" in s.name.lower(),
+    "KLE entropy over log k (True)": lambda s: s.value is True and "kle" in s.name.lower() and "scale" in s.name.lower(),
 }
 
 
@@ -124,7 +126,9 @@ OWNERS = {"bootstrap resamples (1000)": "lsplits/uncertainty/prr.py:DEFAULT_BOOT
           "LM setting ('ft')": "lsplits/data/tasks.py:DEFAULT_SETTING",
           "selective loss ('1-quality')": "lsplits/uncertainty/selective.py:DEFAULT_LOSS",
           "beam width k (10)": "lsplits/generation/search.py:DEFAULT_K",
-          "similarity ('smatchpp')": "lsplits/similarity/registry.py:DEFAULT_SIMILARITY"}
+          "similarity ('smatchpp')": "lsplits/similarity/registry.py:DEFAULT_SIMILARITY",
+          "KLE unit-trace kernel (True)": "lsplits/uncertainty/estimators.py:DEFAULT_KLE_NORMALIZE",
+          "KLE entropy over log k (True)": "lsplits/uncertainty/estimators.py:DEFAULT_KLE_SCALE"}
 
 
 def test_the_walk_sees_the_places_that_own_the_defaults():
@@ -171,17 +175,20 @@ def _sites_of(tmp_path: Path, source: str) -> list[Site]:
 def test_the_walk_catches_the_setting_loss_width_and_similarity_written_again(tmp_path):
     """Each default the API, the CLI, the Space and the metric modules wrote again (issue 35): the setting as a
     parameter default (the API's score wrote "pt" where lsplits score reads "ft"), the loss in a metric module,
-    k in a generation function, Smatch++ as a gradio value, a module constant and a branch of a conditional value."""
+    k in a generation function, Smatch++ as a gradio value, a module constant and a branch of a conditional value,
+    KLE's two flags in the metric module."""
     sites = _sites_of(tmp_path, "def score(data, *, lm, setting='pt'):\n    pass\n\n"
                                 "def compute(u, q, selective_loss='1-quality'):\n    pass\n\n"
                                 "def beams(model, texts, *, k=10, max_new_tokens=10):\n    pass\n\n"
+                                "def _compute(self, candidates, kle_normalize=True, kle_scale=True):\n    pass\n\n"
                                 "gr.Dropdown(choices=names, value='smatchpp', label='metric')\n"
                                 "DEFAULT_QUALITY = 'smatchpp'\n"
                                 "gr.Radio(names, value='smatchpp' if 'smatchpp' in names else names[0], label='q')\n")
     found = {concept: sorted(site.name for site in sites if NAMED_DEFAULTS[concept](site)) for concept in OWNERS}
     assert found == {"bootstrap resamples (1000)": [], "LM setting ('ft')": ["setting"],
                      "selective loss ('1-quality')": ["selective_loss"], "beam width k (10)": ["k"],
-                     "similarity ('smatchpp')": ["DEFAULT_QUALITY", "metric", "q"]}
+                     "similarity ('smatchpp')": ["DEFAULT_QUALITY", "metric", "q"],
+                     "KLE unit-trace kernel (True)": ["kle_normalize"], "KLE entropy over log k (True)": ["kle_scale"]}
 
 
 def cache_kinds(path: Path) -> Iterator[tuple[str, str]]:

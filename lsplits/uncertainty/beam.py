@@ -21,6 +21,8 @@ from lsplits.params import check_choice
 from lsplits.similarity.registry import Similarity, from_config_name
 from lsplits.uncertainty.estimators import (
     DEFAULT_ECC_THRESHOLD,
+    DEFAULT_KLE_NORMALIZE,
+    DEFAULT_KLE_SCALE,
     DEFAULT_KLE_T,
     DEFAULT_SAR_T,
     DEFAULT_SETS_THRESHOLD,
@@ -49,7 +51,7 @@ def beam_uncertainty_outputs(candidates: Sequence[Sequence[str]], config_name: s
                              estimators: Sequence[str] | None = None,
                              ecc_threshold: float = DEFAULT_ECC_THRESHOLD,
                              sets_threshold: float = DEFAULT_SETS_THRESHOLD, kle_t: float = DEFAULT_KLE_T,
-                             kle_normalize: bool = True, kle_scale: bool = True,
+                             kle_normalize: bool = DEFAULT_KLE_NORMALIZE, kle_scale: bool = DEFAULT_KLE_SCALE,
                              lexical_similarity: str = LEXICAL_SIMILARITY,
                              workers: int = 1, logprobs: Sequence[Sequence[float]] | None = None,
                              n_tokens: Sequence[Sequence[int]] | None = None,

@@ -147,6 +147,10 @@ def degmat(matrix: np.ndarray | list) -> float | np.ndarray:
 # Estimators beyond the paper's four (LM-Polygraph's black-box set), the registry and the entry point.
 
 DEFAULT_KLE_T = 0.3
+DEFAULT_KLE_NORMALIZE = True
+"""KLE's kernel is divided by its trace (unit trace), as LM-Polygraph's."""
+DEFAULT_KLE_SCALE = True
+"""KLE's entropy is divided by log k (its maximum), as LM-Polygraph's."""
 
 
 def luq(matrix: np.ndarray | list) -> float | np.ndarray:
@@ -161,8 +165,8 @@ def luq(matrix: np.ndarray | list) -> float | np.ndarray:
     return one_or_many(_rounded(1.0 - _off_diagonal_mean(values)), single)
 
 
-def kle(matrix: np.ndarray | list, kle_t: float = DEFAULT_KLE_T, kle_normalize: bool = True,
-        kle_scale: bool = True) -> float | np.ndarray:
+def kle(matrix: np.ndarray | list, kle_t: float = DEFAULT_KLE_T, kle_normalize: bool = DEFAULT_KLE_NORMALIZE,
+        kle_scale: bool = DEFAULT_KLE_SCALE) -> float | np.ndarray:
     """Kernel Language Entropy (Nikitin et al. 2024), black-box form: von Neumann entropy of a heat kernel.
 
     The graph weights are ``W = S + S^T``, a similarity counted once per direction as the paper and
@@ -376,8 +380,8 @@ class EstimatorSettings(Checked):
     ecc_threshold: float = DEFAULT_ECC_THRESHOLD
     sets_threshold: float = DEFAULT_SETS_THRESHOLD
     kle_t: float = DEFAULT_KLE_T
-    kle_normalize: bool = True
-    kle_scale: bool = True
+    kle_normalize: bool = DEFAULT_KLE_NORMALIZE
+    kle_scale: bool = DEFAULT_KLE_SCALE
     sar_t: float = DEFAULT_SAR_T
 
     def options(self, name: str) -> dict[str, object]:

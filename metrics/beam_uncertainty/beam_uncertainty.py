@@ -12,6 +12,8 @@ from lsplits.similarity.registry import from_config_name
 from lsplits.uncertainty.beam import LEXICAL_SIMILARITY, beam_uncertainty_outputs, check_candidates
 from lsplits.uncertainty.estimators import (
     DEFAULT_ECC_THRESHOLD,
+    DEFAULT_KLE_NORMALIZE,
+    DEFAULT_KLE_SCALE,
     DEFAULT_KLE_T,
     DEFAULT_SAR_T,
     DEFAULT_SETS_THRESHOLD,
@@ -54,7 +56,7 @@ Args:
         (out of range or NaN: ValueError, before any similarity is computed).
     sets_threshold (float, default {DEFAULT_SETS_THRESHOLD}): two candidates are in one semantic set when their
         similarity is at least this in both directions (numsemsets, labelprob, semantic_entropy).
-    kle_t (float, default {DEFAULT_KLE_T}), kle_normalize (bool, default True), kle_scale (bool, default True):
+    kle_t (float, default {DEFAULT_KLE_T}), kle_normalize (bool, default {DEFAULT_KLE_NORMALIZE}), kle_scale (bool, default {DEFAULT_KLE_SCALE}):
         KLE's heat-kernel time, unit-trace kernel, and division by log k (LM-Polygraph's defaults).
     lexical_similarity (str, default "{LEXICAL_SIMILARITY}"): LexSim's similarity: "rouge1", "rouge2", "rougel",
         "bleu", or "rouge1_stem", "rouge2_stem", "rougel_stem" with Porter stemming.
@@ -100,7 +102,8 @@ class BeamUncertainty(evaluate.Metric):
         return super().add(candidates=candidates, **kwargs)
 
     def _compute(self, candidates, estimators=None, ecc_threshold=DEFAULT_ECC_THRESHOLD,
-                 sets_threshold=DEFAULT_SETS_THRESHOLD, kle_t=DEFAULT_KLE_T, kle_normalize=True, kle_scale=True,
+                 sets_threshold=DEFAULT_SETS_THRESHOLD, kle_t=DEFAULT_KLE_T,
+                 kle_normalize=DEFAULT_KLE_NORMALIZE, kle_scale=DEFAULT_KLE_SCALE,
                  lexical_similarity=LEXICAL_SIMILARITY, workers=1, logprobs=None, n_tokens=None,
                  token_entropies=None, sar_t=DEFAULT_SAR_T):
         return beam_uncertainty_outputs(candidates, self.config_name, estimators=estimators,
