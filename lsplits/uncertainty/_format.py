@@ -1,5 +1,6 @@
 """Number and markdown-table formatting shared by the uncertainty reports (:mod:`.report`, :mod:`.systems_report`)
-and their figures (:mod:`.plots`)."""
+and their figures (:mod:`.plots`), with the two things every one of them says alike: the fewest points a rank
+correlation is given on (:data:`MIN_CORRELATION_POINTS`) and the mark of a constant uncertainty."""
 
 from __future__ import annotations
 
