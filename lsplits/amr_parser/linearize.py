@@ -84,14 +84,11 @@ def to_penman(text: str, *, unknown: str = "[UNK]") -> str | None:
     import penman
 
     tokens = [token for token in text.split() if token]
+    if tokens and tokens[0] != OPEN and not (_ROLE.match(tokens[0]) or is_constant(tokens[0]) or tokens[0] == CLOSE):
+        tokens = [OPEN, *tokens]  # a graph that starts with its concept: the bracket is assumed
     reader = _Reader(tokens, unknown)
-    if OPEN not in tokens:
-        if not tokens or _ROLE.match(tokens[0]) or is_constant(tokens[0]) or tokens[0] == CLOSE:
-            return None
-        tokens = [OPEN, *tokens]
-        reader = _Reader(tokens, unknown)
     while reader.position < len(tokens) and tokens[reader.position] != OPEN:
-        reader.position += 1
+        reader.position += 1  # anything before the first node is skipped
     root = reader.node()
     if root is None:
         return None
