@@ -194,7 +194,23 @@ class Either:
         return " or ".join(rule.describe() for rule in self.rules)
 
 
-Rule = Interval | Options | Names | Text | Either | Each | Flag | Kind
+@dataclass(frozen=True)
+class Pair:
+    """Two values that ``rule`` accepts, as a tuple or list of two (``rename``'s ``(OLD, NEW)``)."""
+
+    rule: Rule
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, (tuple, list)) and len(value) == 2 and all(self.rule.accepts(v) for v in value)
+
+    def normalise(self, value: Any) -> tuple[Any, Any]:
+        return tuple(self.rule.normalise(v) for v in value)  # type: ignore[return-value]
+
+    def describe(self) -> str:
+        return f"a pair, each {self.rule.describe()}"
+
+
+Rule = Interval | Options | Names | Text | Either | Each | Flag | Kind | Pair
 
 
 @dataclass(frozen=True)

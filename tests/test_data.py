@@ -218,7 +218,7 @@ def test_missing_labels_are_refused_or_dropped_and_user_fields_renamed(tmp_path)
             {"text": "d", "topic": float("nan"), "ll_score": 3.5}, {"text": "e", "topic": "y", "ll_score": 4.5}]
     path = write_jsonl(tmp_path / "d.jsonl", rows)
     task = generic_task("text", label_field="topic")
-    with pytest.raises(DataError, match="field 'll_score'.*lsplits writes its own 'll_score'.*--rename ll_score="):
+    with pytest.raises(DataError, match="field 'll_score'.*lsplits writes its own 'll_score'.*values with rename ll_score="):
         load_examples(task, data_files=[str(path)])
     renamed = LoadOptions.from_cli("error", ["ll_score=my_score"])
     with pytest.raises(DataError, match=r"field 'topic'.*2 of 4 examples have no label.*the first is 'd-1'"):
@@ -230,6 +230,25 @@ def test_missing_labels_are_refused_or_dropped_and_user_fields_renamed(tmp_path)
         LoadOptions(missing_labels="keep")
     with pytest.raises(ConfigError, match="'a' is named twice"):
         LoadOptions.from_cli("error", ["a=b", "a=c"])
+
+
+def test_load_options_check_every_field_when_built():
+    """LoadOptions is a Checked settings class: rename is a list of (OLD, NEW) pairs (a list of lists becomes a
+    tuple of tuples), drop_labels a list of texts, each refused in one line naming the field."""
+    from lsplits.data.loading import LoadOptions
+
+    assert LoadOptions(rename=[["a", "b"]], drop_labels=["-"]) == LoadOptions(rename=(("a", "b"),), drop_labels=("-",))
+    for values, message in ((dict(rename=(("a", "a"),)), "rename entries must be OLD=NEW with two different names"),
+                            (dict(rename=[("a",)]), "rename item 0 must be a pair, each a non-empty string"),
+                            (dict(rename=(("a", "b"), ("", "c"))), "rename item 1 must be a pair"),
+                            (dict(rename=("a", "b")), "rename item 0 must be a pair"),
+                            (dict(drop_labels="-"), "drop_labels must be a list, each text"),
+                            (dict(drop_labels=("-", 0)), "drop_labels item 1 must be text (labels as text), got 0")):
+        with pytest.raises(ConfigError) as caught:
+            LoadOptions(**values)
+        assert str(caught.value).startswith(message), str(caught.value)
+    with pytest.raises(ConfigError, match="^rename item 0 must be a pair, each a non-empty string"):
+        LoadOptions.from_cli("error", ["=b"])
 
 
 def test_bulk_loading_pauses_the_cyclic_collector_and_restores_it():

@@ -168,7 +168,7 @@ def test_diverse_beam_groups_start_differently_under_a_strong_penalty(parser):
 @pytest.mark.parametrize("decoding, message", [
     ({"strategy": "diverse-beam", "num_beam_groups": 3}, "num_beam_groups must divide k (4)"),
     ({"strategy": "beam", "temperature": 0.7}, "temperature applies to decoding 'sample', not 'beam'"),
-    ({"strategy": "nucleus"}, "decoding must be one of"),
+    ({"strategy": "nucleus"}, "strategy must be one of beam, diverse-beam, sample, got 'nucleus'"),
     ({"strategy": "sample", "top_p": 1.5}, "top_p must be"),
 ])
 def test_bad_decoding_options_are_one_invalid_option_naming_them(parser, decoding, message):
@@ -181,3 +181,28 @@ def test_bad_decoding_options_are_one_invalid_option_naming_them(parser, decodin
         generate_beams(model, tokenizer, ["the dog runs"], k=4, progress=False,
                        decoding=Decoding(**decoding))
     assert message in str(caught.value)
+
+
+def test_an_unknown_strategy_is_named_as_each_caller_names_it():
+    """Decoding names its field ``strategy``; the API's ``decoding=`` and ``lsplits beams --decoding`` name theirs."""
+    from argparse import Namespace
+
+    from lsplits.cli.beams import decoding_of
+    from lsplits.cli.parser import in_cli_words
+    from lsplits.errors import InvalidOption
+    from lsplits.generation.decoding import OPTIONS, Decoding
+    from lsplits.generation.search import as_decoding
+
+    choices = "must be one of beam, diverse-beam, sample, got 'nucleus'"
+    with pytest.raises(InvalidOption) as caught:
+        Decoding("nucleus")
+    assert (caught.value.name, str(caught.value)) == ("strategy", f"strategy {choices}")
+    with pytest.raises(InvalidOption) as caught:
+        as_decoding("nucleus", {})
+    assert (caught.value.name, str(caught.value)) == ("decoding", f"decoding {choices}")
+    with pytest.raises(InvalidOption) as caught:
+        decoding_of(Namespace(decoding="nucleus", **dict.fromkeys(OPTIONS)))
+    assert str(in_cli_words(caught.value, "beams")) == f"--decoding {choices}"
+    with pytest.raises(InvalidOption) as caught:  # an option keeps its own name
+        decoding_of(Namespace(decoding="sample", **{**dict.fromkeys(OPTIONS), "seed": -1}))
+    assert str(in_cli_words(caught.value, "beams")).startswith("--seed must be a whole number >= 0")

@@ -20,7 +20,20 @@ import pytest
 
 import lsplits
 from lsplits.errors import InvalidOption
-from lsplits.params import Checked, Each, Either, Flag, Interval, Kind, Names, Options, Param, Text, rule_of
+from lsplits.params import (
+    Checked,
+    Each,
+    Either,
+    Flag,
+    Interval,
+    Kind,
+    Names,
+    Options,
+    Pair,
+    Param,
+    Text,
+    rule_of,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SPACE = ROOT / "spaces" / "lsplits-demo"
@@ -86,9 +99,16 @@ def _bad_values(rule) -> list[object]:
         values += [1, "yes"]
     elif isinstance(rule, Kind):
         values.append(3)
+    elif isinstance(rule, Pair):
+        values += ["ab", ("a",), ("a", "b", "c"), (_bad_values(rule.rule)[-1], _good_item(rule.rule))]
     elif isinstance(rule, Either):
         values.append("text")
     return [value for value in values if not rule.accepts(value)]
+
+
+def _good_item(rule) -> object:
+    """A value a Text or Options rule accepts (the other half of a pair whose first half is bad)."""
+    return rule.names()[0] if isinstance(rule, Options) else "name"
 
 
 def _build(cls: type, **values: object):
@@ -100,7 +120,8 @@ def _build(cls: type, **values: object):
 def test_the_discovery_finds_the_settings_classes():
     names = {cls.__name__ for cls in CLASSES}
     assert {"StudyConfig", "EstimatorSettings", "TrainConfig", "ScratchConfig", "RunSettings",
-            "ScoreSettings", "BuildSettings", "DemoSettings", "DifficultySettings", "TaskModelSettings"} <= names
+            "ScoreSettings", "BuildSettings", "DemoSettings", "DifficultySettings", "TaskModelSettings",
+            "BeamSettings", "Decoding", "LoadOptions"} <= names
     assert len(FIELDS) > 100
 
 

@@ -30,7 +30,7 @@ logger = logging.getLogger(__name__)
 
 def decoding_of(args: Namespace) -> Decoding:
     """The decoding ``--decoding`` and its options ask for (an option of another strategy: InvalidOption)."""
-    return Decoding(args.decoding, **{name: getattr(args, name) for name in OPTIONS})
+    return Decoding.named(args.decoding, **{name: getattr(args, name) for name in OPTIONS})
 
 
 def run_beams(args: Namespace) -> int:

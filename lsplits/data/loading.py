@@ -27,7 +27,7 @@ from typing import Any
 from lsplits.data.files import DATA_SUFFIXES, one_line, read_records
 from lsplits.data.tasks import Task, is_missing
 from lsplits.errors import DataError, InvalidOption
-from lsplits.params import check_choice
+from lsplits.params import Checked, Each, Options, Pair, Param, Text
 from lsplits.runtime.failures import hub_failures
 
 logger = logging.getLogger(__name__)
@@ -50,34 +50,37 @@ def dropped_label_reason(label: str) -> str:
 
 
 @dataclass(frozen=True)
-class LoadOptions:
+class LoadOptions(Checked):
     """How loading treats examples without a label and user fields that clash with lsplits' own.
 
     ``missing_labels``: ``"error"`` (default: one line with the count and the first example) or
     ``"drop"`` (drop them, counted). ``rename``: ``(OLD, NEW)`` pairs applied to every record first,
     so a user's ``length`` survives as, say, ``length_orig`` (``--rename length=length_orig``).
     ``drop_labels``: label values (as text) whose examples are dropped, counted (``--drop-label -``): a
-    class too small for its eval quota, or a "no gold label" class such as raw SNLI's ``-``.
+    class too small for its eval quota, or a "no gold label" class such as raw SNLI's ``-``. Checked when built
+    (:class:`lsplits.params.Checked`).
     """
+
+    RULES = {"missing_labels": Param(Options(MISSING_LABEL_CHOICES)),
+             "rename": Param(Each(Pair(Text()), empty=True), why="(OLD, NEW) field names"),
+             "drop_labels": Param(Each(Text(empty=True), empty=True), why="labels as text")}
 
     missing_labels: str = DEFAULT_MISSING_LABELS
     rename: tuple[tuple[str, str], ...] = ()
     drop_labels: tuple[str, ...] = ()
 
-    def __post_init__(self) -> None:
-        check_choice("missing_labels", self.missing_labels, MISSING_LABEL_CHOICES)
+    def check_together(self) -> None:
+        """Each rename pair names two different fields, and no field is renamed, or renamed to, twice."""
         olds = [old for old, _ in self.rename]
         news = [new for _, new in self.rename]
         for old, new in self.rename:
-            if not old or not new or old == new:
-                raise InvalidOption(name="rename", problem="entries must be OLD=NEW with two different, non-empty "
-                                    "names", value=f"{old}={new}")
+            if old == new:
+                raise InvalidOption(name="rename", problem="entries must be OLD=NEW with two different names",
+                                    value=f"{old}={new}")
         for names in (olds, news):
             twice = next((name for name in names if names.count(name) > 1), None)
             if twice is not None:
                 raise InvalidOption(name="rename", problem=f": {twice!r} is named twice")
-        if any(not isinstance(label, str) for label in self.drop_labels):
-            raise InvalidOption(name="drop_labels", problem="must be labels as text", value=list(self.drop_labels))
 
     @classmethod
     def from_cli(cls, missing_labels: str = DEFAULT_MISSING_LABELS, rename: Sequence[str] | None = None,

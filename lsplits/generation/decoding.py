@@ -9,13 +9,14 @@ seed and the input itself, so the candidates do not depend on batching, shards o
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from lsplits.errors import InvalidOption
-from lsplits.params import check, check_choice
+from lsplits.params import PARAMS, Checked, Options, Param, spelled
 
 DECODINGS = ("beam", "diverse-beam", "sample")
 """The decoding strategies, the first the default."""
@@ -33,8 +34,9 @@ def token_texts(tokenizer: Any, rows: Any) -> list[str]:
 
 
 @dataclass(frozen=True)
-class Decoding:
-    """A decoding strategy and its options (checked when built; the ones of other strategies must be unset).
+class Decoding(Checked):
+    """A decoding strategy and its options (checked when built, :class:`lsplits.params.Checked`; the ones of other
+    strategies must be unset).
 
     Attributes:
         strategy: one of :data:`DECODINGS`.
@@ -45,6 +47,8 @@ class Decoding:
         seed: ``sample``: with the input, decides its candidates (None: 0).
     """
 
+    RULES = {"strategy": Param(Options(DECODINGS)), "seed": dataclasses.replace(PARAMS["seed"], optional=True)}
+
     strategy: str = DECODINGS[0]
     num_beam_groups: int | None = None
     diversity_penalty: float | None = None
@@ -53,11 +57,17 @@ class Decoding:
     top_k: int | None = None
     seed: int | None = None
 
-    def __post_init__(self) -> None:
-        check_choice("decoding", self.strategy, DECODINGS)
-        for name in OPTIONS:
-            if getattr(self, name) is not None:
-                check(name, getattr(self, name))
+    @classmethod
+    def named(cls, decoding: str, **options: Any) -> Decoding:
+        """The decoding a caller's ``decoding`` (the API's ``decoding=``, ``lsplits beams --decoding``) and its
+        options ask for; an unknown strategy is named ``decoding``, as the caller named it."""
+        try:
+            return cls(decoding, **options)
+        except InvalidOption as exc:
+            raise spelled(exc, {"strategy": "decoding"}) from None
+
+    def check_together(self) -> None:
+        """Only the chosen strategy's own options are set."""
         for name in OPTIONS:
             if name not in OWN_OPTIONS.get(self.strategy, ()) and getattr(self, name) is not None:
                 raise InvalidOption(name=name, problem=f"applies to decoding {_users_of(name)!r}, not "

@@ -193,7 +193,7 @@ def as_decoding(decoding: Decoding | str, generate_kwargs: dict[str, Any]) -> tu
         decoding = "sample"
     options = {name: kwargs.pop(name) for name in ("temperature", "top_p", "top_k", "num_beam_groups",
                                                    "diversity_penalty", "seed") if name in kwargs}
-    return Decoding(strategy=decoding, **options), kwargs
+    return Decoding.named(decoding, **options), kwargs
 
 
 def _pad_id(tokenizer) -> int:
