@@ -330,7 +330,8 @@ def beams_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--postprocess", default=BeamSettings.postprocess, metavar="MODULE:FUNCTION",
                         help="run on every candidate before it is written: raw text -> PENMAN string, or None for "
                              "an invalid output (written empty); MODULE is a module or a .py file; 'amrlib' is "
-                             "amrlib's deserializer (pip install 'lsplits[amrlib]') (default: none)")
+                             "amrlib's deserializer (pip install 'lsplits[amrlib]') (default: the one an lsplits "
+                             "AMR parser folder names, else none)")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
     _beams_decoding_arguments(parser)
 

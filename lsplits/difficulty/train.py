@@ -51,6 +51,7 @@ from lsplits.difficulty.tasks import (
     load_model,
 )
 from lsplits.errors import DataError
+from lsplits.generation.decoding import token_texts
 from lsplits.io.atomic import atomic_path, atomic_write_parquet, atomic_write_text
 from lsplits.lm.dtype import DEFAULT_DTYPE
 from lsplits.lm.finetune import length_grouped_batches
@@ -354,7 +355,7 @@ class _Trainer:
                 if self.kind.kind == SEQ2SEQ:
                     out = model.generate(**batch, max_new_tokens=self.generate_tokens,
                                          num_beams=self.settings.num_beams)
-                    texts = [canonical_sql(t) for t in self.tokenizer.batch_decode(out, skip_special_tokens=True)]
+                    texts = [canonical_sql(t) for t in token_texts(self.tokenizer, out)]
                 else:
                     ids = model(**batch).logits.argmax(-1).tolist()
                     texts = [self.labels.names[i] for i in ids]
