@@ -179,6 +179,8 @@ def test_the_cli_accepts_no_old_flag(capsys):
 
     for argv, old in [(["ue", "b.jsonl", "--gold", "g", "--out", "o", "--bootstrap", "7"], "--bootstrap"),
                       (["ue", "b.jsonl", "--gold", "g", "--out", "o", "--cache", "c"], "--cache"),
+                      (["ue", "b.jsonl", "--gold", "g", "--out", "o", "--lexsim-similarities", "rouge1"],
+                       "--lexsim-similarities"),
                       (["push-space", "me/demo", "--stage-only", "s"], "--stage-only"),
                       (["push-space", "me/demo", "--scratch-steps", "4"], "--scratch-steps"),
                       (["build", "--settings", "lsplits.json", "--out", "o"], "--settings")]:
@@ -192,8 +194,8 @@ def test_the_cli_accepts_no_old_flag(capsys):
 
 def test_the_docs_name_only_current_flags():
     text = "\n".join(path.read_text(encoding="utf-8") for path in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
-    old = [flag for flag in ("--settings ", "--bootstrap ", "--stage-only", "--cache ", "OldFlag", "old_name",
-                             "_moved") if flag in text]
+    old = [flag for flag in ("--settings ", "--bootstrap ", "--stage-only", "--cache ", "--lexsim-similarities",
+                             "OldFlag", "old_name", "_moved") if flag in text]
     assert not old, f"README.md or docs/ name old flags or shims: {old}"
 
 
