@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import pytest
 
 from lsplits.building.analysis import (
     RARE_WORDS_COLUMN,
     WORD_TOKENS_COLUMN,
+    Share,
     add_rare_word_counts,
     is_rare_word,
     rare_ratio_sentence,
@@ -80,7 +83,17 @@ def test_rare_word_fractions_and_ratio(stats):
     assert evaluation["rare_tokens"] == pytest.approx(2 / 7)
     assert stats["rare_ratio"]["examples"] == pytest.approx((2 / 3) / (2 / 4))
     assert stats["rare_ratio"]["tokens"] == pytest.approx((2 / 7) / (3 / 17))
-    assert rare_word_fractions({"ll_split": stats}) == {"ll_split": {"train": 0.5, "eval": pytest.approx(2 / 3)}}
+    assert rare_word_fractions({"ll_split": stats}) == {"ll_split": {"train": Share(2, 4), "eval": Share(2, 3)}}
+
+
+def test_share_interval_is_wilsons():
+    z = 1.959963984540054  # the normal quantile of 97.5%
+    for count, n in ((3, 10), (0, 50), (50, 50), (120, 800)):
+        p = count / n
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+        assert Share(count, n).interval() == pytest.approx((centre - half, centre + half), abs=1e-9)
+    assert Share(0, 50).interval()[0] == pytest.approx(0, abs=1e-12) and Share(0, 50).interval()[1] > 0.05
 
 
 def test_precomputed_rare_word_columns_are_used_instead_of_the_text():

@@ -5,7 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.container import BarContainer
 
+from lsplits.building.analysis import Share
 from lsplits.building.plots import (
     length_histograms_figure,
     plot_length_histograms,
@@ -69,12 +72,46 @@ def test_score_histogram_handles_constant_and_missing_scores():
 
 
 def test_rare_word_bars():
-    fractions = {"ll_split": {"train": 0.1, "eval": 0.25}, "random": {"train": 0.3, "eval": None}}
-    axes = rare_words_figure(fractions).axes[0]
-    heights = sorted(round(bar.get_height(), 6) for bar in axes.patches)
-    assert heights == [0.1, 0.25, 0.3]
-    assert [t.get_text() for t in axes.get_xticklabels()] == ["ll_split", "random"]
-    assert sorted(t.get_text() for t in axes.texts) == ["10.0%", "25.0%", "30.0%"]
+    shares = {"ll_split": {"train": Share(10, 100), "eval": Share(5, 20)}, "random": {"train": Share(3, 10), "eval": None}}
+    axes = rare_words_figure(shares).axes[0]
+    widths = sorted(round(bar.get_width(), 6) for bar in axes.patches)
+    assert widths == [0.1, 0.25, 0.3]
+    assert [t.get_text() for t in axes.get_yticklabels()] == ["ll_split", "random"]
+    assert sorted(t.get_text() for t in axes.texts) == ["10.0% (10/100)", "25.0% (5/20)", "30.0% (3/10)"]
+
+
+def test_rare_word_bars_carry_their_wilson_interval():
+    z = 1.959963984540054
+    axes = rare_words_figure({"ll_split": {"eval": Share(3, 10)}}).axes[0]
+    (bars,) = [c for c in axes.containers if isinstance(c, BarContainer)]
+    (low, _), (high, _) = bars.errorbar.lines[2][0].get_segments()[0]
+    centre, half = (0.3 + z * z / 20) / (1 + z * z / 10), z / (1 + z * z / 10) * np.sqrt(0.021 + z * z / 400)
+    assert (low, high) == pytest.approx((centre - half, centre + half))
+    assert "95% Wilson interval" in axes.get_xlabel()
+
+
+def test_rare_word_labels_do_not_overlap():
+    """Spider's config names: ll_split_reverse and ll_split_len_reverse once ran into each other (8 px apart)."""
+    names = ["ll_split", "ll_split_len", "ll_split_reverse", "ll_split_len_reverse", "random", "length", "template",
+             "tmcd"]
+    shares = {name: {"train": Share(40 + i, 800), "eval": Share(i * 9, 206)} for i, name in enumerate(names)}
+    figure = rare_words_figure(shares)
+    FigureCanvasAgg(figure).draw()
+    renderer = figure.canvas.get_renderer()
+    axes = figure.axes[0]
+    low, high = axes.get_xlim()
+    shown = [t for t in axes.get_xticklabels() if low <= t.get_position()[0] <= high]  # ticks beyond are not drawn
+    texts = [t for t in [*shown, *axes.get_yticklabels(), *axes.texts] if t.get_text()]
+    assert len(axes.texts) == 2 * len(names)
+    page = figure.bbox
+    for text in texts:
+        box = text.get_window_extent(renderer)
+        assert page.x0 <= box.x0 and box.x1 <= page.x1 and page.y0 <= box.y0 and box.y1 <= page.y1, text
+    # each text with half an em around it: two read as separate only with a gap of about a character between them
+    boxes = [t.get_window_extent(renderer).padded(t.get_size() * figure.dpi / 72 / 2) for t in texts]
+    for i, box in enumerate(boxes):
+        for j in range(i):
+            assert not box.overlaps(boxes[j]), (texts[i].get_text(), texts[j].get_text())
 
 
 def test_each_plot_writes_a_png(tmp_path):
@@ -82,7 +119,7 @@ def test_each_plot_writes_a_png(tmp_path):
         "scatter": lambda p: plot_score_vs_length(DF, EVAL_MASK, p, title="demo"),
         "lengths": lambda p: plot_length_histograms(DF["length"][~EVAL_MASK], DF["length"][EVAL_MASK], p),
         "scores": lambda p: plot_score_histogram(DF["ll_score"][~EVAL_MASK], DF["ll_score"][EVAL_MASK], p),
-        "rare": lambda p: plot_rare_words({"ll_split": {"train": 0.04, "eval": 0.12}}, p),
+        "rare": lambda p: plot_rare_words({"ll_split": {"train": Share(4, 100), "eval": Share(12, 100)}}, p),
     }
     for name, write in writers.items():
         folder = tmp_path / name

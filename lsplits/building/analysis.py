@@ -23,6 +23,7 @@ import logging
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -167,11 +168,35 @@ def split_statistics(splits: Mapping[str, pd.DataFrame], *, query_field: str, la
             "train_split": train_split}
 
 
-def rare_word_fractions(stats_by_config: Mapping[str, Mapping[str, Any]], *, key: str = "rare_examples",
-                        splits: Sequence[str] = ("train", EVAL)) -> dict[str, dict[str, float | None]]:
-    """``{config: {split: fraction}}`` of ``key`` (``rare_examples`` or ``rare_tokens``), for
-    :func:`lsplits.building.plots.plot_rare_words`; splits a config lacks are left out."""
-    return {config: {split: stats["splits"][split][key] for split in splits if split in stats["splits"]}
+INTERVAL_CONFIDENCE = 0.95
+"""Confidence of the interval drawn around a share of examples (:meth:`Share.interval`)."""
+
+
+@dataclass(frozen=True)
+class Share:
+    """``count`` of ``n`` examples (e.g. those with a rare word), so a chart can say n and how sure the share is."""
+
+    count: int
+    n: int
+
+    @property
+    def fraction(self) -> float:
+        return self.count / self.n
+
+    def interval(self, confidence: float = INTERVAL_CONFIDENCE) -> tuple[float, float]:
+        """Wilson score interval of the fraction (binomial; sound at 0 and 1 and for small n, unlike the Wald one)."""
+        from scipy.stats import binomtest
+
+        ci = binomtest(self.count, self.n).proportion_ci(confidence_level=confidence, method="wilson")
+        return float(ci.low), float(ci.high)
+
+
+def rare_word_fractions(stats_by_config: Mapping[str, Mapping[str, Any]],
+                        splits: Sequence[str] = ("train", EVAL)) -> dict[str, dict[str, Share]]:
+    """``{config: {split: Share}}`` of examples with a rare word (``rare_examples`` of ``size``), for
+    :func:`lsplits.building.plots.plot_rare_words`; splits a config lacks, or empty ones, are left out."""
+    return {config: {split: Share(round(part["rare_examples"] * part["size"]), part["size"])
+                     for split in splits if (part := stats["splits"].get(split)) and part["size"]}
             for config, stats in stats_by_config.items()}
 
 

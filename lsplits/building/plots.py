@@ -18,6 +18,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from lsplits.building.analysis import INTERVAL_CONFIDENCE, Share
 from lsplits.errors import InvalidInput
 from lsplits.figure_style import legend_below
 from lsplits.io.atomic import atomic_path
@@ -136,29 +137,43 @@ def plot_score_histogram(train_scores: Sequence[float], eval_scores: Sequence[fl
     return save_figure(score_histogram_figure(train_scores, eval_scores, **kwargs), path)
 
 
-def rare_words_figure(fractions: Mapping[str, Mapping[str, float | None]], *,
-                      ylabel: str = "examples with a rare word",
-                      title: str = "Rare words, train vs eval") -> Figure:
-    """Grouped bars of fractions: one group per key of ``fractions``, one bar per split inside it.
+def rare_words_figure(shares: Mapping[str, Mapping[str, Share | None]], *,
+                      xlabel: str = "examples with a rare word",
+                      title: str = "Rare words, train vs eval",
+                      confidence: float = INTERVAL_CONFIDENCE) -> Figure:
+    """Horizontal grouped bars of shares, each with its Wilson interval and written ``share (count/n)``.
 
-    E.g. ``{"ll_split": {"train": 0.04, "eval": 0.12}, "random": {"train": 0.05, "eval": 0.05}}``
-    compares configs; a missing or None fraction draws no bar. Bars are labelled in percent.
+    One group per key of ``shares`` (a config, top to bottom; long names such as ``ll_split_len_reverse`` stay
+    readable at the left), one bar per split inside it, e.g. ``{"ll_split": {"train": Share(4, 100),
+    "eval": Share(12, 100)}}``; a missing or None share draws no bar.
     """
-    groups = list(fractions)
-    splits = list(dict.fromkeys(split for group in groups for split in fractions[group]))
+    groups = list(shares)
+    splits = list(dict.fromkeys(split for group in groups for split in shares[group]))
     colors = dict(zip(splits, _split_colors(len(splits)), strict=True))
-    figure = Figure(figsize=(max(4.0, 1.2 + 1.3 * len(groups)), 4.2), layout="constrained")
+    figure = Figure(figsize=(6.4, 1.3 + (0.1 + 0.3 * max(len(splits), 1)) * max(len(groups), 1)),
+                    layout="constrained")
     axes = figure.add_subplot()
-    width = 0.8 / max(len(splits), 1)
+    thickness = 0.8 / max(len(splits), 1)
+    highest = 0.0
     for j, split in enumerate(splits):
-        xs = [i + (j - (len(splits) - 1) / 2) * width for i, group in enumerate(groups)
-              if fractions[group].get(split) is not None]
-        heights = [float(fractions[group][split]) for group in groups if fractions[group].get(split) is not None]
-        bars = axes.bar(xs, heights, width=width, color=colors[split], label=split)
-        axes.bar_label(bars, labels=[f"{h:.1%}" for h in heights], fontsize=8)
-    axes.set_xticks(range(len(groups)), groups)
-    axes.yaxis.set_major_formatter(lambda value, _: f"{value:.0%}")
-    axes.set_ylabel(ylabel)
+        drawn = [(i, shares[group][split]) for i, group in enumerate(groups) if shares[group].get(split) is not None]
+        if not drawn:
+            continue
+        ys = [i + (j - (len(splits) - 1) / 2) * thickness for i, _ in drawn]
+        values = [share.fraction for _, share in drawn]
+        intervals = np.array([share.interval(confidence) for _, share in drawn])
+        errors = np.abs(intervals.T - np.array(values))  # distances below and above the share, as errorbar takes
+        axes.barh(ys, values, height=thickness, color=colors[split], label=split,
+                  xerr=errors, error_kw={"elinewidth": 1, "capsize": 2, "ecolor": "#333333"})
+        for y, (_, share), high in zip(ys, drawn, intervals[:, 1], strict=True):
+            axes.annotate(f"{share.fraction:.1%} ({share.count:,}/{share.n:,})", (high, y), xytext=(3, 0),
+                          textcoords="offset points", va="center", fontsize=8)
+        highest = max(highest, float(intervals[:, 1].max()))
+    axes.set_xlim(0, max(highest, 0.01) / 0.68)  # room right of the widest interval for its text
+    axes.set_yticks(range(len(groups)), groups)
+    axes.set_ylim(len(groups) - 0.5, -0.5)  # first group on top
+    axes.xaxis.set_major_formatter(lambda value, _: f"{value:.0%}")
+    axes.set_xlabel(f"{xlabel} (lines: {confidence:.0%} Wilson interval)")
     axes.set_title(title)
     if splits:
         legend_below(axes, columns=len(splits), fontsize=8)
@@ -171,7 +186,7 @@ def _split_colors(n: int) -> list[str]:
     return [palette[i % len(palette)] for i in range(n)]
 
 
-def plot_rare_words(fractions: Mapping[str, Mapping[str, float | None]], path: str | os.PathLike[str],
+def plot_rare_words(shares: Mapping[str, Mapping[str, Share | None]], path: str | os.PathLike[str],
                     **kwargs) -> Path:
     """Write :func:`rare_words_figure` to ``path`` (PNG) and return the path."""
-    return save_figure(rare_words_figure(fractions, **kwargs), path)
+    return save_figure(rare_words_figure(shares, **kwargs), path)
