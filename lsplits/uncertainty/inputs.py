@@ -252,6 +252,16 @@ def read_score_fields(paths: Sequence[str | os.PathLike[str]]) -> tuple[str, ...
     return _read_beam_side([Path(p) for p in paths]).scores.check_complete()
 
 
+def read_scored_beams(paths: Sequence[str | os.PathLike[str]]
+                      ) -> tuple[dict[str, list[str]], list[dict[str, list]] | None]:
+    """Candidates per example id (as :func:`read_beams`) and, aligned with them, each example's score lists (None
+    when the beams carry none): beams without gold, e.g. a reference set of uncertainties."""
+    side = _read_beam_side([Path(p) for p in paths])
+    if not side.scores.check_complete():
+        return side.entries, None
+    return side.entries, [side.scores.values[example] for example in side.entries]
+
+
 def read_gold(path: str | os.PathLike[str]) -> tuple[dict[str, str], bool]:
     """Gold output per example id; the flag says whether ids were given (else positions).
 

@@ -363,3 +363,53 @@ def performance_figure(study: SystemsStudy):
     figure.suptitle("PRR vs parser accuracy (colour: system, marker: beam size)")
     legend_under_figure(figure, axes[0][0] if keyed is None else keyed)
     return figure
+
+
+def amr_graph_figure(penman_text: str, title: str = ""):
+    """A drawing of one AMR graph (its concepts as nodes, roles on the edges, the root on top, one row per depth),
+    laid out and drawn by networkx; None when the text is not a graph or networkx (a dependency of torch) is
+    missing."""
+    try:
+        import networkx as nx
+        import penman
+    except ImportError:
+        return None
+    try:
+        graph = penman.decode(penman_text)
+    except (penman.DecodeError, ValueError):
+        return None
+    if not graph.instances():
+        return None
+    drawn = nx.DiGraph()
+    for source, _, concept in graph.instances():
+        drawn.add_node(source, label=concept or "?")
+    for position, (source, role, value) in enumerate(graph.attributes()):
+        drawn.add_node(f"{source}{role}#{position}", label=str(value))
+        drawn.add_edge(source, f"{source}{role}#{position}", label=role)
+    for source, role, target in graph.edges():
+        drawn.add_edge(source, target, label=role)
+    positions = nx.bfs_layout(drawn.to_undirected(as_view=True), graph.top, align="horizontal")
+    top_y = positions[graph.top][1]
+    if any(y > top_y for _, y in positions.values()):  # the root's row on top
+        positions = {node: (x, -y) for node, (x, y) in positions.items()}
+    rows = len({round(y, 6) for _, y in positions.values()})
+    widest = max(sum(1 for _, y in positions.values() if round(y, 6) == row) for row in
+                 {round(y, 6) for _, y in positions.values()})
+    figure = new_figure(min(14.0, 2.0 + 1.6 * widest), min(10.0, 1.5 + 1.2 * rows))
+    axes = figure.add_subplot()
+    labels = nx.get_node_attributes(drawn, "label")
+    concepts = [node for node in drawn if node in {source for source, _, _ in graph.instances()}]
+    nx.draw_networkx_edges(drawn, positions, ax=axes, arrows=True, arrowsize=10, edge_color="0.55",
+                           node_size=1600)
+    nx.draw_networkx_edge_labels(drawn, positions, edge_labels=nx.get_edge_attributes(drawn, "label"), ax=axes,
+                                 font_size=7, font_color="0.25", rotate=False)
+    nx.draw_networkx_labels(drawn, positions, labels={n: labels[n] for n in concepts}, ax=axes, font_size=8,
+                            bbox={"boxstyle": "round,pad=0.3", "facecolor": COLOURS[0], "alpha": 0.25,
+                                  "edgecolor": COLOURS[0]})
+    nx.draw_networkx_labels(drawn, positions, labels={n: labels[n] for n in drawn if n not in concepts}, ax=axes,
+                            font_size=8, font_color="0.2")
+    axes.set_title(title, fontsize=9)
+    axes.axis("off")
+    axes.margins(0.12)
+    figure.tight_layout()
+    return figure

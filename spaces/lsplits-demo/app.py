@@ -24,6 +24,7 @@ try:
     import gradio as gr
 except ImportError:
     sys.exit(missing_extra("gradio", "the Space (spaces/lsplits-demo/app.py)"))
+import parse_tab  # noqa: E402
 import splits_tab  # noqa: E402
 import uncertainty_tab  # noqa: E402
 from limits import budget_notes, request_budget  # noqa: E402
@@ -32,6 +33,7 @@ from ui_common import SpaceSettings, user_errors  # noqa: E402
 from lsplits.building.settings import DEFAULT_EVAL_FRACTION, BuildSettings  # noqa: E402
 from lsplits.similarity.registry import DEFAULT_SIMILARITY  # noqa: E402
 from lsplits.uncertainty.bounds import DEFAULT_DELTA  # noqa: E402
+from lsplits.uncertainty.live import DEFAULT_PARSE_K  # noqa: E402
 from lsplits.uncertainty.selective import DEFAULT_MULTIPLE_TESTING, MULTIPLE_TESTING  # noqa: E402
 from lsplits.uncertainty.study import PAPER_QUALITIES  # noqa: E402
 
@@ -54,7 +56,14 @@ with an LM as it is (`scratch`: the demo's small LM, offline; or a Hub causal LM
 frozen: nothing is trained on your examples (the `pt` setting, so the split is `ll_split_pt`). Then the least
 likely share goes to eval."""
 
-UE_HELP = """Paste beam candidates as JSONL (`{"id": ..., "candidates": [top-1, top-2, ...]}`, PENMAN strings)
+PARSE_HELP = """### Parse a sentence
+Type one sentence per line: the parser returns its k best AMR graphs (beam search) with their log-probabilities,
+and every uncertainty estimator rates each sentence: black-box ones from how much the k graphs agree (under the
+similarity chosen here), gray-box ones from the parser's own probabilities, hybrid ones from both. The percentile
+places each uncertainty among the test sentences'."""
+
+UE_HELP = """### Evaluate uncertainty against gold
+Paste beam candidates as JSONL (`{"id": ..., "candidates": [top-1, top-2, ...]}`, PENMAN strings)
 and the gold graphs (PENMAN with `# ::id` lines, or JSONL), upload them (one JSONL file or one PENMAN file per
 beam rank), or load the built-in example: 12 real AMR graphs from *The Little Prince* with candidates made by
 controlled edits. Uploads take precedence over pasted text."""
@@ -171,7 +180,9 @@ def budget(demo: gr.Blocks, settings: SpaceSettings, request: gr.Request | None)
 
 
 def _uncertainty_tab(demo: gr.Blocks, settings: SpaceSettings) -> None:
-    """The uncertainty tab: one study of pasted or uploaded beams, its certified threshold and the systems."""
+    """The uncertainty tab: a live parse, one study of pasted or uploaded beams, its certified threshold and the
+    systems."""
+    _parse_section(demo, settings)
     gr.Markdown(UE_HELP)
     state = gr.State(None)
     with gr.Row():
@@ -243,6 +254,47 @@ def _uncertainty_tab(demo: gr.Blocks, settings: SpaceSettings) -> None:
     beams_text.blur(offer, [beams_text, beam_files], [estimators], api_visibility="private")
 
     _systems_section(demo, settings, choices, similarity, gold_text, gold_file)
+
+
+def _parse_section(demo: gr.Blocks, settings: SpaceSettings) -> None:
+    """The uncertainty tab's "Parse a sentence": the shipped parser (or a Hub one) on typed sentences, each
+    candidate's log-probability and each estimator's uncertainty with its percentile."""
+    gr.Markdown(PARSE_HELP)
+    gr.Markdown(parse_tab.parser_status(settings), elem_id="parse-parser-status")
+    choices = uncertainty_tab.similarity_choices()
+    names = [name for _, name in choices]
+    with gr.Row():
+        sentences = gr.Textbox(lines=3, label=f"Sentences, one per line (at most {settings.limits.parse_sentences})",
+                               placeholder="The little prince looked at the stars.", scale=3,
+                               elem_id="parse-sentences")
+        with gr.Column(scale=2):
+            model = gr.Textbox(value=parse_tab.SHIPPED, elem_id="parse-model",
+                               label=f"{parse_tab.PARSER_FIELD}: '{parse_tab.SHIPPED}' or a Hub seq2seq parser id "
+                               "(online)" + (" or a local folder" if settings.open_local else ""))
+            with gr.Row():
+                k = gr.Slider(1, settings.limits.candidates, value=DEFAULT_PARSE_K, step=1, label="Candidates k",
+                              elem_id="parse-k")
+                similarity = gr.Dropdown(choices, value=DEFAULT_SIMILARITY if DEFAULT_SIMILARITY in names else
+                                         names[0], label="Similarity (black-box, hybrid)", elem_id="parse-similarity")
+    parse_button = gr.Button("Parse", variant="primary", elem_id="parse-run")
+    summary = gr.Markdown(elem_id="parse-summary")
+    uncertainty = gr.Dataframe(label="Uncertainty per sentence and estimator, and its percentile among the test "
+                               "sentences'", interactive=False, elem_id="parse-uncertainty")
+    with gr.Row():
+        with gr.Column():
+            candidates = gr.Markdown(elem_id="parse-candidates", max_height=520)
+        graph = gr.Plot(show_label=False, label="Top graph of the first sentence", elem_id="parse-graph")
+    scores = gr.Dataframe(label="Candidates' scores", interactive=False, wrap=True, elem_id="parse-scores")
+
+    @user_errors
+    def parse(text, name, size, sim, request: gr.Request = None, progress=PROGRESS):
+        progress(0, desc="parsing (the parser loads on the first request)")
+        with budget(demo, settings, request) as notes:
+            said, graphs, scored, rated, drawing = parse_tab.parse(text, name, size, sim, settings)
+        return "\n\n".join(filter(None, [said, budget_notes(notes)])), graphs, scored, rated, drawing
+
+    parse_button.click(parse, [sentences, model, k, similarity], [summary, candidates, scores, uncertainty, graph],
+                       api_name="parse_sentences")
 
 
 def _selective_section(state: gr.State, curves: gr.Plot) -> None:

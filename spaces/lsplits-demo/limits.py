@@ -39,6 +39,8 @@ class SpaceLimits:
         systems: systems in one comparison.
         score_examples: examples scored by "Score your own".
         sentences: sentences parsed by one beam generation.
+        parse_sentences: sentences of one "Parse a sentence" request (each answered in seconds, not minutes).
+        parse_tokens: longest candidate of a live parse, in tokens (a parser that does not stop is cut there).
         large_work: :func:`work_units` above which a request is large (one large request at a time).
         seconds: time budget of one request.
     """
@@ -50,6 +52,8 @@ class SpaceLimits:
     systems: int = 4
     score_examples: int = 1_000
     sentences: int = 20
+    parse_sentences: int = 5
+    parse_tokens: int = 200
     large_work: int = 50_000
     seconds: float = 60.0
 

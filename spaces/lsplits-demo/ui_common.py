@@ -21,6 +21,7 @@ from lsplits.errors import ConfigError, InvalidOption, LsplitsError
 from lsplits.hub.demo_space import DEMO_DATA_PATH, SCRATCH_LM_PATH
 from lsplits.io.records import DATASET_MARKER
 from lsplits.io.storage import cache_folder
+from lsplits.lm.model_files import offline
 from lsplits.params import PATH, Checked, Flag, Kind, Param
 from lsplits.runtime.failures import hub_snapshot, is_hub_id
 
@@ -28,6 +29,8 @@ logger = logging.getLogger(__name__)
 
 HERE = Path(__file__).resolve().parent
 F = TypeVar("F", bound=Callable)
+PARSER_FOLDER = HERE / "parser"
+"""Where the Space finds its shipped AMR parser (an lsplits parser folder, :mod:`lsplits.amr_parser.model`)."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,8 @@ class SpaceSettings(Checked):
         build_missing_demo: run ``lsplits demo`` when ``demo_data`` does not exist (minutes);
             when false, opening it is an error that says how to build it.
         limits: what one request may ask for and its time budget (:class:`limits.SpaceLimits`).
+        parser: the shipped AMR parser's folder ("Parse a sentence"; :data:`PARSER_FOLDER` unless a test says
+            otherwise); when it is missing, the section says so and takes a Hub parser only.
         open_local: whether the fields that name a dataset or a model read folders of this machine (run locally:
             yes; on a hosted Space, where ``SPACE_ID`` is set: no, only ``demo_data``, the scratch LM and Hub
             ids, a Hub id is never read from a local folder, and a path gets one answer whether it exists or not).
@@ -56,11 +61,12 @@ class SpaceSettings(Checked):
     scratch_steps: int = DEFAULT_SCRATCH_STEPS
     build_missing_demo: bool = True
     limits: SpaceLimits = SpaceLimits()
+    parser: Path = field(default_factory=lambda: PARSER_FOLDER)
     open_local: bool = field(default_factory=lambda: "SPACE_ID" not in os.environ)
 
     RULES = {"demo_data": Param(PATH), "scratch_lm": Param(PATH), "example_dir": Param(PATH),
              "work_dir": Param(PATH), "scratch_steps": SCRATCH_STEPS, "build_missing_demo": Param(Flag()),
-             "limits": Param(Kind((SpaceLimits,), "a SpaceLimits")), "open_local": Param(Flag())}
+             "limits": Param(Kind((SpaceLimits,), "a SpaceLimits")), "parser": Param(PATH), "open_local": Param(Flag())}
 
     @classmethod
     def from_environment(cls) -> SpaceSettings:
@@ -102,6 +108,18 @@ def hub_model_folder(text: str, field: str, offer: str) -> Path:
     snapshot folder, never a folder of this machine that has the same name."""
     return hub_snapshot(hosted_hub_id(text, field, offer), repo_type="model", allow_patterns=HUB_MODEL_FILES,
                         what="model")
+
+
+def model_source(text: str, settings: SpaceSettings, field: str, offer: str) -> str:
+    """What to load for the model a form's ``field`` names: on a hosted Space the Hub model's snapshot
+    (:func:`hub_model_folder`, never a folder of its machine); locally the text itself (a folder or a Hub id),
+    refused in one line when it is no folder and downloads are switched off (``HF_HUB_OFFLINE``)."""
+    if not settings.open_local:
+        return str(hub_model_folder(text, field, offer))
+    if offline() and not Path(text).expanduser().is_dir():
+        raise ConfigError(f"{field}: HF_HUB_OFFLINE is set, so {text!r} cannot be downloaded: give a local model "
+                          "folder or run the app online")
+    return text
 
 
 def readable(exc: BaseException) -> str:
