@@ -411,6 +411,37 @@ def test_a_model_that_answers_everything_the_same_is_flagged():
     assert "`ll_split`" not in warnings[0]
 
 
+def _constant_prediction_warnings(test_predictions: list[str], validation_predictions: list[str], caplog) -> list[str]:
+    """The warnings summarise logs for one model on ``random`` with these predictions (gold alternates)."""
+    from lsplits.difficulty.summary import summarise
+    from lsplits.difficulty.tasks import CLASSIFICATION, TaskKind
+    from lsplits.difficulty.train import ConfigRun
+
+    def split(name: str, n: int) -> pd.DataFrame:
+        return pd.DataFrame({"id": [f"{name}{i}" for i in range(n)], "premise": ["A dog runs."] * n,
+                             "hypothesis": ["An animal moves."] * n, "label": ["entailment", "neutral"] * (n // 2)})
+
+    frames = {"random": {"train": split("train", 4), "validation": split("validation", len(validation_predictions)),
+                         "test": split("test", len(test_predictions))}}
+    predictions = pd.concat([frames["random"][name].assign(split=name, prediction=answers)
+                             for name, answers in (("validation", validation_predictions), ("test", test_predictions))])
+    predictions = predictions.assign(gold=predictions["label"], correct=predictions["label"] == predictions["prediction"])
+    run = ConfigRun("m", "random", predictions[["id", "split", "gold", "prediction", "correct"]], {}, Path("."))
+    kind = TaskKind(CLASSIFICATION, ("premise", "hypothesis"), "label", "hypothesis")
+    with caplog.at_level("WARNING", logger="lsplits.difficulty.summary"):
+        summary = summarise("d", kind, "snli", frames, {("m", "random"): run}, ["m"], ["random"], n_bootstrap=50)
+    assert summary.rows[0]["n"] == len(test_predictions)
+    return [r.getMessage() for r in caplog.records if "for every one of" in r.getMessage()]
+
+
+def test_the_constant_prediction_warning_counts_the_test_examples_the_table_counts(caplog):
+    """Issue 38 item 8: it said '79 eval examples' beside the table's n=39 (test); it looks at test only."""
+    warned = _constant_prediction_warnings(["entailment"] * 6, ["entailment", "neutral", "neutral", "entailment"], caplog)
+    assert len(warned) == 1 and "'entailment' for every one of the 6 test examples of random" in warned[0]
+    caplog.clear()
+    assert _constant_prediction_warnings(["entailment", "neutral"] * 3, ["neutral"] * 4, caplog) == []
+
+
 def test_build_difficulty_rebuild_analyze_difficulty_push_chain(tmp_path, hub_api, online, monkeypatch, capsys):
     """Issue 18 item 1: every file a command writes into the folder is lsplits', so the whole chain runs."""
     import huggingface_hub
