@@ -76,6 +76,7 @@ class Findings:
     table: list[dict[str, object]]
     correlations: list[dict[str, object]]
     families: list[dict[str, object]]
+    without_mean: dict[str, str]
     timings: dict[str, float] = field(default_factory=dict)
 
 
@@ -207,29 +208,61 @@ def correlation_rows(paper: SystemsStudy) -> list[dict[str, object]]:
     return rows
 
 
+def _style(paper: SystemsStudy, name: str) -> dict[str, object]:
+    """A system's colour (its parser) and marker and line (its decoding), the same in both figures."""
+    parsers = list(dict.fromkeys(system.split("-", 1)[0] for system in paper.names))
+    parser, decoding = name.split("-", 1)
+    index = DECODINGS.index(decoding) if decoding in DECODINGS else len(DECODINGS)
+    return {"color": f"C{parsers.index(parser)}", "marker": "os^D"[index], "linestyle": ("-", "--", ":", "-.")[index]}
+
+
 def _figures(paper: SystemsStudy, correlations: Sequence[dict[str, object]], folder: Path) -> None:
-    """Figure 1 (top-1 Smatch++ against mean PRR, a point per system) and the library's Figure 2."""
+    """Figure 1 (top-1 Smatch++ against mean PRR, a point per system) and Figure 2 (mean PRR against k, a line per
+    system), both over the paper's estimators; a system without a mean PRR is left out (the table says n/a)."""
     from lsplits.uncertainty._format import number
-    from lsplits.uncertainty.plots import figure2, new_figure
+    from lsplits.uncertainty.plots import new_figure
 
     folder.mkdir(parents=True, exist_ok=True)
     figure = new_figure(6.4, 4.4)
     axes = figure.subplots()
-    markers = dict(zip(DECODINGS, "os^", strict=True))
-    parsers = list(dict.fromkeys(name.split("-", 1)[0] for name in paper.names))
     for name in paper.names:
-        parser, decoding = name.split("-", 1)
+        style = _style(paper, name)
         axes.scatter(paper.table1[name][MEASURE], paper.mean_by_system[name, MEASURE], label=name,
-                     color=f"C{parsers.index(parser)}", marker=markers.get(decoding, "D"))
+                     color=style["color"], marker=style["marker"])
     row = next(r for r in correlations if r["performance"] == f"top1_{MEASURE}")
     axes.set_title(f"Spearman rho = {number(row['spearman'])} (p = {number(row['spearman_p'])}), Pearson r = "
                    f"{number(row['pearson'])}, n = {row['n']}", fontsize=9)
     axes.set_xlabel("Top-1 Smatch++")
-    axes.set_ylabel("Mean PRR (LexSim, EigV, Ecc, DegMat; k = 3-10)")
+    axes.set_ylabel("Mean PRR (LexSim, EigV, Ecc, DegMat; all k)")
     axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     figure.tight_layout()
     figure.savefig(folder / "figure1_smatchpp_vs_mean_prr.png", dpi=110, bbox_inches="tight")
-    figure2(paper).savefig(folder / "figure2_mean_prr_by_k.png", dpi=110, bbox_inches="tight")
+    figure = new_figure(6.4, 4.4)
+    axes = figure.subplots()
+    for name in paper.names:
+        axes.plot(paper.beam_sizes, [paper.mean_by_beam[name, k] for k in paper.beam_sizes], label=name,
+                  **_style(paper, name))
+    axes.axhline(0, color="black", linewidth=0.8, linestyle=":")
+    axes.set_xticks(paper.beam_sizes)
+    axes.set_xlabel("Beam size k (the first k candidates)")
+    axes.set_ylabel("Mean PRR (LexSim, EigV, Ecc, DegMat)")
+    axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    figure.tight_layout()
+    figure.savefig(folder / "figure2_mean_prr_by_k.png", dpi=110, bbox_inches="tight")
+
+
+def without_mean(paper: SystemsStudy) -> dict[str, str]:
+    """Why each system without a mean PRR has none: how many of its PRRs rest on a constant uncertainty and how
+    many are undefined (a constant top-1 quality)."""
+    reasons = {}
+    for name in paper.names:
+        if not math.isnan(paper.mean_by_system[name, MEASURE]):
+            continue
+        cells = [(k, m) for k in paper.beam_sizes for m in paper.methods]
+        constant = sum(paper.is_constant(name, k, m, MEASURE) for k, m in cells)
+        reasons[name] = (f"{constant} of {len(cells)} PRRs rest on an uncertainty constant over the examples, "
+                         f"{len(cells) - constant} are undefined")
+    return reasons
 
 
 def _table(paper: SystemsStudy, everything: SystemsStudy, made: dict[str, dict[str, object]]) -> list[dict]:
@@ -306,12 +339,12 @@ def run_findings(parsers: dict[str, Path], rows: Sequence[dict], out: Path, work
 
         timer.step("the cross-system report (all estimators)",  # replaces its own earlier report only
                    lambda: write_systems_report(everything, out / "report"))
-    return Findings(table, correlations, families, dict(timer.seconds))
+    return Findings(table, correlations, families, without_mean(paper), dict(timer.seconds))
 
 
-def _cell(value: object) -> str:
+def _cell(value: object, digits: int = 3) -> str:
     if isinstance(value, float):
-        return "n/a" if math.isnan(value) else f"{value:.3f}"
+        return "n/a" if math.isnan(value) else f"{value:.{digits}f}"
     return str(value)
 
 
@@ -322,7 +355,10 @@ def print_findings(findings: Findings) -> None:
                *(f"{family}_mean_prr" for family in FAMILIES), "beam_seconds"]
     print("\n| " + " | ".join(columns) + " |\n|" + "---|" * len(columns))
     for row in findings.table:
-        print("| " + " | ".join(_cell(row.get(c, math.nan)) for c in columns) + " |")
+        print("| " + " | ".join(_cell(row.get(c, math.nan), 1 if c == "beam_seconds" else 3) for c in columns)
+              + " |")
+    for system, reason in findings.without_mean.items():
+        print(f"{system}: no mean PRR: {reason}")
     print("\nBest estimator of each family at the largest k:")
     for row in findings.table:
         print(f"  {row['system']}: " + "; ".join(f"{family} {row[f'{family}_best']}" for family in FAMILIES))
