@@ -395,8 +395,8 @@ def main(argv: Sequence[str] | None = None) -> Findings:
     if not (args.full / "lsplits_parser.json").is_file():
         parser.error(f"--full {args.full}: not a parser folder (no lsplits_parser.json); train it with "
                      "benchmarks/train_amr_parser.py or name one")
-    for name in ("k", "max_new_tokens", "epochs"):
-        if getattr(args, name) < 1:
+    for name in ("k", "max_new_tokens", "epochs", "test_limit"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     work = args.work or args.out / "work"
