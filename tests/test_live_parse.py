@@ -205,13 +205,16 @@ def test_parse_shows_candidates_scores_uncertainties_and_percentiles(parse_tab, 
     assert "#### 1. the dog runs" in shown and "( r / run-01 :ARG0 ( d / dog ) )" in shown
     assert scores["sentence"].tolist() == [1, 1, 1, 2, 2, 2] and scores["rank"].tolist() == [1, 2, 3] * 2
     assert (scores["log-probability"] < 0).all()
-    assert len(table) == 2 * len(ALL_ESTIMATORS)
-    rows = {(row["sentence"], row["UE method"]): row for row in table.to_dict("records")}
+    assert list(table.columns) == ["UE method", "family", "s1 uncertainty", "s1 percentile", "s2 uncertainty",
+                                   "s2 percentile"]
+    assert len(table) == len(ALL_ESTIMATORS)
+    rows = {row["UE method"]: row for row in table.to_dict("records")}
     assert {row["family"] for row in rows.values()} == {"black-box", "gray-box", "hybrid"}
     # MSP of the references: 0.001, 0.002, 10000; a parse's top-1 is less likely than e^-0.002 and far more
     # than e^-10000, so two of the three are less uncertain
-    assert rows[1, "MSP"]["percentile"] == "66.7" and rows[2, "MSP"]["percentile"] == "66.7"
-    assert rows[1, "DegMat-ROUGE-L"]["percentile"] != parse_tab.NO_PERCENTILE
+    assert rows["MSP"]["s1 percentile"] == "66.7" and rows["MSP"]["s2 percentile"] == "66.7"
+    assert rows["MSP"]["s1 uncertainty"] == pytest.approx(-scores["log-probability"][0], abs=1e-3)
+    assert rows["DegMat-ROUGE-L"]["s1 percentile"] != parse_tab.NO_PERCENTILE
     assert drawing is not None  # the tiny parser's top graph of "the dog runs" is a graph
 
 
@@ -220,7 +223,7 @@ def test_reference_without_scores_gives_black_box_percentiles_only(parse_tab, pa
     summary, _, _, table, _ = parse_tab.parse("the dog runs", str(parser_folder), 2, "rougel", settings)
     by_family = {}
     for row in table.to_dict("records"):
-        by_family.setdefault(row["family"], set()).add(row["percentile"] == parse_tab.NO_PERCENTILE)
+        by_family.setdefault(row["family"], set()).add(row["s1 percentile"] == parse_tab.NO_PERCENTILE)
     assert by_family == {"black-box": {False}, "gray-box": {True}, "hybrid": {True}}
     assert "carries no scores of its candidates" in summary
 
@@ -232,4 +235,20 @@ def test_the_shipped_parser_answers_by_default(parse_tab, lsplits_parser, tmp_pa
     summary, shown, scores, table, _ = parse_tab.parse("The dog runs.", "shipped", 2, "rougel", settings)
     assert len(scores) == 2 and "Candidate 2: log-probability" in shown
     assert "No reference beams in this Space: no percentiles." in summary
-    assert set(table["percentile"]) == {parse_tab.NO_PERCENTILE}
+    assert set(table["s1 percentile"]) == {parse_tab.NO_PERCENTILE}
+
+
+def test_a_parser_that_never_stops_is_cut_at_its_decoders_window(lsplits_parser):
+    """The decoder has 64 positions (its start token takes one); the EncoderDecoderModel's own config and the
+    encoder's tokenizer state 512, which let the search run past the decoder's positions and fail."""
+    import torch
+
+    from lsplits.amr_parser.model import load_parser
+    from lsplits.generation.search import generate_beams
+
+    model, tokenizer = load_parser(lsplits_parser)
+    with torch.no_grad():
+        model.decoder.cls.predictions.bias[tokenizer.eos_token_id] = -1e4  # never ends a candidate
+    [scored] = generate_beams(model, tokenizer, ["The dog runs."], k=2, max_new_tokens=100, progress=False,
+                              return_scores=True)
+    assert scored.n_tokens == [63, 63]

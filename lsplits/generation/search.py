@@ -260,6 +260,10 @@ def encode_inputs(tokenizer, config, kind: str, prompts: Sequence[str], max_new_
     from lsplits.lm.encode import model_window
 
     encoded = tokenizer(list(prompts), add_special_tokens=True)["input_ids"]
+    decoder = _decoder_window(config) if kind == "seq2seq" else None
+    if decoder is not None and max_new_tokens >= decoder:  # its start token takes one position
+        logger.debug("candidates capped at %d tokens, the decoder's window", decoder - 1)
+        max_new_tokens = decoder - 1
     try:
         window = model_window(SimpleNamespace(config=config), tokenizer)
     except ConfigError:  # no stated window (e.g. relative positions): nothing to check
@@ -277,6 +281,13 @@ def encode_inputs(tokenizer, config, kind: str, prompts: Sequence[str], max_new_
         logger.debug("candidates capped at %d tokens, the decoder's window", window - 1)
         max_new_tokens = window - 1
     return encoded, max_new_tokens
+
+
+def _decoder_window(config) -> int | None:
+    """The positions of a seq2seq model's own decoder config (an ``EncoderDecoderModel``'s ``config.decoder``, whose
+    window the model's config and tokenizer do not state); None where there is none."""
+    value = getattr(getattr(config, "decoder", None), "max_position_embeddings", None)
+    return value if isinstance(value, int) and value > 0 else None
 
 
 def invalid_penman(beams: Sequence[Sequence[str]]) -> int:

@@ -96,6 +96,16 @@ def run_uncertainty_example(page: Page, *, timeout: float = 60_000) -> None:
         wait_for_plot(page, plot, timeout)
 
 
+def parse_sentence(page: Page, sentences: str, *, timeout: float = 60_000) -> None:
+    """Switch to the uncertainty tab, type ``sentences`` into "Parse a sentence", parse, wait for the candidates
+    and the uncertainty table."""
+    page.get_by_role("tab", name="Uncertainty & PRR").click()
+    page.locator("#parse-sentences textarea").fill(sentences)
+    page.locator("#parse-run").click()
+    wait_for_text(page, "#parse-uncertainty", "DegMat", timeout)
+    wait_for_text(page, "#parse-candidates", "Candidate 1", timeout)
+
+
 def certify_threshold_example(page: Page, target_risk: float = 0.3, *, timeout: float = 60_000) -> None:
     """After :func:`run_uncertainty_example`: set the target risk, certify, wait for the threshold table."""
     page.locator("#target-risk input").fill(str(target_risk))

@@ -147,17 +147,28 @@ def scores_table(parsed: list[ParsedSentence]) -> pd.DataFrame:
 
 def uncertainty_table(parsed: list[ParsedSentence], similarity: str,
                       found: UncertaintyReference | None) -> pd.DataFrame:
-    """One row per sentence and estimator: the method's label, family, uncertainty and percentile among the
-    reference (empty where it has none)."""
+    """One row per estimator (its label and family), and for sentence n its uncertainty (``s<n> uncertainty``) and
+    percentile among the reference (``s<n> percentile``; :data:`NO_PERCENTILE` where the reference has none)."""
     labels = method_labels(list(parsed[0].uncertainties), similarity)
-    rows = []
+    table = pd.DataFrame({"UE method": list(labels.values()),
+                          "family": [estimator_family(estimator) for estimator in labels]})
     for number, sentence in enumerate(parsed, start=1):
-        for estimator, value in sentence.uncertainties.items():
-            share = found.percentile(estimator, value) if found is not None else None
-            rows.append({"sentence": number, "UE method": labels[estimator], "family": estimator_family(estimator),
-                         "uncertainty": round(value, 4),
-                         "percentile": NO_PERCENTILE if share is None else f"{share:.1f}"})
-    return pd.DataFrame(rows, columns=["sentence", "UE method", "family", "uncertainty", "percentile"])
+        values = [sentence.uncertainties[estimator] for estimator in labels]
+        shares = [found.percentile(estimator, value) if found is not None else None
+                  for estimator, value in zip(labels, values, strict=True)]
+        table[uncertainty_column(number)] = [round(value, 4) for value in values]
+        table[percentile_column(number)] = [NO_PERCENTILE if share is None else f"{share:.1f}" for share in shares]
+    return table
+
+
+def uncertainty_column(number: int) -> str:
+    """The uncertainty table's column of sentence ``number``'s values."""
+    return f"s{number} uncertainty"
+
+
+def percentile_column(number: int) -> str:
+    """The uncertainty table's column of sentence ``number``'s percentiles."""
+    return f"s{number} percentile"
 
 
 def _summary(parsed: list[ParsedSentence], similarity: str, found: UncertaintyReference | None) -> str:

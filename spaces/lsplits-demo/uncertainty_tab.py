@@ -14,7 +14,6 @@ import contextlib
 import importlib
 import logging
 import math
-import os
 import re
 import shutil
 import tempfile
@@ -28,7 +27,7 @@ import numpy as np
 import pandas as pd
 from limits import SpaceLimits, one_large_request
 from matplotlib.figure import Figure
-from ui_common import SpaceSettings, hosted_hub_id, hub_model_folder
+from ui_common import SpaceSettings, hosted_hub_id, model_source
 
 from lsplits.errors import ConfigError, InvalidOption, LsplitsError
 from lsplits.generation.cache import write_beams
@@ -460,12 +459,8 @@ def generate_system(model: str, sentences_text: str, k: int, files: Sequence[str
     if int(k) < 1:
         raise InvalidOption(f"beam size k must be at least 1, got {k}")
     settings.limits.check_count(int(k), "candidates", "candidates per sentence (beam size k)")
-    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
-    if offline and not hosted and not Path(model).is_dir():
-        raise ConfigError(f"HF_HUB_OFFLINE is set, so {model!r} cannot be downloaded: give a local model folder, "
-                          "run the app online, or upload beam files")
+    source = model_source(model, settings, MODEL_FIELD, "a Hub model id")
     generate = beam_generator()
-    source = str(hub_model_folder(model, MODEL_FIELD, "a Hub model id")) if hosted else model
     produced = list(generate(source, sentences, k=int(k)))
     if len(produced) != len(sentences):
         raise ConfigError(f"the beam generator returned {len(produced)} beams for {len(sentences)} sentences")
