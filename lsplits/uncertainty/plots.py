@@ -367,12 +367,14 @@ def performance_figure(study: SystemsStudy):
 
 def amr_graph_figure(penman_text: str, title: str = ""):
     """A drawing of one AMR graph (its concepts as nodes, roles on the edges, the root on top, one row per depth),
-    laid out and drawn by networkx; None when the text is not a graph or networkx (a dependency of torch) is
+    laid out and drawn by networkx; None when the text is not a graph or networkx 3.3+ (a dependency of torch) is
     missing."""
     try:
         import networkx as nx
         import penman
     except ImportError:
+        return None
+    if not hasattr(nx, "bfs_layout"):  # networkx < 3.3
         return None
     try:
         graph = penman.decode(penman_text)
