@@ -90,6 +90,16 @@ def test_rare_word_bars_carry_their_wilson_interval():
     assert "95% Wilson interval" in axes.get_xlabel()
 
 
+def test_rare_word_axis_labels_say_their_tick():
+    """With whole percents the ticks at 2.5% and 12.5% read '2%' and '12%' (the demo dataset's chart)."""
+    figure = rare_words_figure({"ll_split": {"train": Share(89, 2400), "eval": Share(65, 600)}})
+    FigureCanvasAgg(figure).draw()
+    ticks = [(t.get_position()[0], t.get_text()) for t in figure.axes[0].get_xticklabels()]
+    assert len(ticks) >= 4
+    for value, text in ticks:
+        assert float(text.rstrip("%")) == pytest.approx(100 * value), text
+
+
 def test_rare_word_labels_do_not_overlap():
     """Spider's config names: ll_split_reverse and ll_split_len_reverse once ran into each other (8 px apart)."""
     names = ["ll_split", "ll_split_len", "ll_split_reverse", "ll_split_len_reverse", "random", "length", "template",

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 from lsplits.building.analysis import INTERVAL_CONFIDENCE, Share
 from lsplits.errors import InvalidInput
@@ -172,7 +172,7 @@ def rare_words_figure(shares: Mapping[str, Mapping[str, Share | None]], *,
     axes.set_xlim(0, max(highest, 0.01) / 0.68)  # room right of the widest interval for its text
     axes.set_yticks(range(len(groups)), groups)
     axes.set_ylim(len(groups) - 0.5, -0.5)  # first group on top
-    axes.xaxis.set_major_formatter(lambda value, _: f"{value:.0%}")
+    axes.xaxis.set_major_formatter(PercentFormatter(1.0))  # as many decimals as the ticks need (2.5%, not 2%)
     axes.set_xlabel(f"{xlabel} (lines: {confidence:.0%} Wilson interval)")
     axes.set_title(title)
     if splits:
