@@ -88,7 +88,7 @@ def running_app(settings) -> Iterator[str]:
     app = load_app_module()
     demo = app.build_demo(settings)
     demo.queue(default_concurrency_limit=2)
-    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
+    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, css=app.CSS)
     try:
         yield url
     finally:

@@ -50,7 +50,9 @@ def test_open_dataset_shows_configs_statistics_plots_and_extremes(client, served
     assert "40 examples" in overview and "2 configs" in overview
 
     stats, sentence, scatter, lengths, rare, least, most = client.predict("ll_split", 3, api_name="/select_config")
-    by_split = {row["split"]: row for row in rows(stats)}
+    assert stats["headers"] == ["statistic", "train", "validation", "test", "eval"]  # one column per split
+    by_statistic = {row.pop("statistic"): row for row in rows(stats)}
+    by_split = {split: {name: row[split] for name, row in by_statistic.items()} for split in stats["headers"][1:]}
     assert {name: row["size"] for name, row in by_split.items()} == {
         "train": "32", "validation": "4", "test": "4", "eval": "8"}
     # ll_score = -10 - i: eval holds i = 32..39 (mean -45.5), train i = 0..31 (mean -25.5)
@@ -446,10 +448,11 @@ def test_more_estimators_and_metrics_in_the_table(client):
     assert table["DegMat-ROUGE-L"]["Kendall"] == 1.0 and table["DegMat-ROUGE-L"]["ROC-AUC"] == 1.0
     assert table["DegMat-ROUGE-L"]["AURC"] == 0.25
     assert [row["u: NumSemSets-ROUGE-L"] for row in rows(per_example)] == [1.0, 2.0, 2.0]
-    for empty in (None, 0):  # a browser sends the empty "Bad below" box as 0: no threshold, not a bad one
+    for empty in (None, "", "  "):  # the empty "Bad below" box: no threshold
         with pytest.raises(AppError, match="Metrics: roc_auc needs Bad below: the quality under which"):
             client.predict(beams, gold, None, None, "rougel", "rougel", ["degmat"], ["roc_auc"], empty,
                            api_name="/run_uncertainty")
-    with pytest.raises(AppError, match=r"^Bad below must be a number in \(0, 1\]"):
-        client.predict(beams, gold, None, None, "rougel", "rougel", ["degmat"], ["roc_auc"], 1.5,
-                       api_name="/run_uncertainty")
+    for wrong in (1.5, "0", "half"):  # 0 is a value typed (the box starts empty), and no quality is below it
+        with pytest.raises(AppError, match=r"^Bad below must be a number in \(0, 1\]"):
+            client.predict(beams, gold, None, None, "rougel", "rougel", ["degmat"], ["roc_auc"], wrong,
+                           api_name="/run_uncertainty")

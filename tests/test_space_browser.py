@@ -16,6 +16,12 @@ from space_helpers import build_fixture_dataset, load_app_module, running_app, s
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+TABLE_LAYOUT = """selector => { const el = document.querySelector(selector); const viewport = el.querySelector('.virtual-table-viewport');
+  return {wrapped: [...el.querySelectorAll('th .header')].filter(h => h.offsetHeight > 1.5 * parseFloat(getComputedStyle(h).lineHeight))
+                                                     .map(h => h.innerText),
+          overflow: viewport.scrollWidth - viewport.clientWidth}; }"""
+"""A table's header names on more than one line ("ll_scor" over "e") and how far it runs past its box (px)."""
+SPLIT_TABLES = ("#split-statistics", "#least-likely", "#most-likely", "#own-table")
 
 
 def png_size(path) -> tuple[int, int]:
@@ -37,9 +43,17 @@ def test_browser_end_to_end(tmp_path):
             assert split in statistics and size in statistics
         own = page.locator("#own-table").inner_text()
         assert own.count("eval") == 2 and own.count("train") == 8  # 10 lines, eval share 20%
+        for table in SPLIT_TABLES:
+            assert page.evaluate(TABLE_LAYOUT, table)["wrapped"] == [], table
+        page.set_viewport_size({"width": 900, "height": 1000})  # one column per split: fits a narrow window too
+        page.wait_for_timeout(500)
+        assert page.evaluate(TABLE_LAYOUT, "#split-statistics")["overflow"] <= 0
+        page.set_viewport_size({"width": 1400, "height": 1000})
         splits_png = steps.screenshot(page, tmp_path / "likelihood_splits.png")
 
         steps.run_uncertainty_example(page, timeout=90_000)
+        bad_below = page.locator("#bad-below input, #bad-below textarea").first
+        assert bad_below.input_value() == "" and "e.g." in bad_below.get_attribute("placeholder")  # not 0
         prr = page.locator("#prr-table").inner_text()
         for method in ("LexSim", "EigV-Smatch++", "Ecc-Smatch++", "DegMat-Smatch++"):
             assert method in prr

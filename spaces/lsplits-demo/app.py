@@ -28,7 +28,7 @@ import parse_tab  # noqa: E402
 import splits_tab  # noqa: E402
 import uncertainty_tab  # noqa: E402
 from limits import budget_notes, request_budget  # noqa: E402
-from ui_common import SpaceSettings, user_errors  # noqa: E402
+from ui_common import SpaceSettings, optional_number, user_errors  # noqa: E402
 
 from lsplits.building.settings import DEFAULT_EVAL_FRACTION, BuildSettings  # noqa: E402
 from lsplits.similarity.registry import DEFAULT_SIMILARITY  # noqa: E402
@@ -38,6 +38,12 @@ from lsplits.uncertainty.selective import DEFAULT_MULTIPLE_TESTING, MULTIPLE_TES
 from lsplits.uncertainty.study import PAPER_QUALITIES  # noqa: E402
 
 logger = logging.getLogger("lsplits.space_app")
+
+CSS = """
+/* a column is at least as wide as its name: "ll_score", not "ll_scor" over "e" (tables with wrap=True squeeze) */
+.gradio-container th.header-cell .header { white-space: nowrap; word-break: normal; overflow-wrap: normal; }
+"""
+"""The app's style sheet: every launcher passes it (``launch(css=CSS)``; Gradio 6 takes CSS at launch only)."""
 
 PROGRESS = gr.Progress(track_tqdm=True)
 """Default of handlers' ``progress`` argument: Gradio shows the library's tqdm bars as the event's progress."""
@@ -109,7 +115,8 @@ def _splits_tab(demo: gr.Blocks, settings: SpaceSettings, models: splits_tab.Lan
     with gr.Row():
         config = gr.Dropdown(choices=[], label="Config", scale=1, allow_custom_value=True, elem_id="config")
         overview = gr.Markdown(elem_id="overview")
-    statistics = gr.Dataframe(label="Statistics per split", interactive=False, elem_id="split-statistics")
+    statistics = gr.Dataframe(label="Statistics per split (one column each)", interactive=False,
+                              elem_id="split-statistics")
     rare_sentence = gr.Markdown(elem_id="rare-sentence")
     with gr.Row():
         scatter = gr.Plot(show_label=False, label="Score against length", elem_id="score-vs-length")
@@ -203,7 +210,10 @@ def _uncertainty_tab(demo: gr.Blocks, settings: SpaceSettings) -> None:
                                       label="Estimators", elem_id="estimators")
         metrics = gr.CheckboxGroup(uncertainty_tab.METRIC_CHOICES, value=uncertainty_tab.DEFAULT_METRICS,
                                    label="Metrics", elem_id="ue-metrics")
-        bad_below = gr.Number(value=None, label="Bad below (ROC/PR-AUC)", elem_id="bad-below")
+        # empty by default (no quality is bad for every task, and the library has no default); a text box, as a
+        # gr.Number shows an empty value as 0
+        bad_below = gr.Textbox(value="", label="Bad below (ROC/PR-AUC)", placeholder="none; e.g. 0.8", max_lines=1,
+                               elem_id="bad-below")
         run_button = gr.Button("Run", variant="primary", elem_id="run-ue")
     summary = gr.Markdown(elem_id="ue-summary")
     prr_table = gr.Dataframe(label="PRR with 95% confidence interval", interactive=False, elem_id="prr-table")
@@ -225,7 +235,7 @@ def _uncertainty_tab(demo: gr.Blocks, settings: SpaceSettings) -> None:
     def run(beams, gold, beam_uploads, gold_upload, sim, qual, chosen, chosen_metrics=uncertainty_tab.DEFAULT_METRICS,
             threshold=None, request: gr.Request = None, progress=PROGRESS):
         progress(0, desc="reading the input")
-        threshold = threshold or None  # the browser sends an empty Number box as 0, which is no threshold at all
+        threshold = optional_number(threshold)
         with budget(demo, settings, request) as notes:
             result, text, table, values, figure = uncertainty_tab.run_uncertainty(
                 beams, gold, beam_uploads, gold_upload, sim, qual, chosen, settings, metrics=chosen_metrics,
@@ -405,7 +415,7 @@ def main(argv: list[str] | None = None) -> None:
     else:  # build before serving, so the first page load is quick
         splits_tab.dataset_folder(str(settings.demo_data), settings)
     build_demo(settings).queue(default_concurrency_limit=2).launch(
-        server_name=args.host, server_port=args.port, max_file_size=settings.limits.upload_bytes)
+        server_name=args.host, server_port=args.port, max_file_size=settings.limits.upload_bytes, css=CSS)
 
 
 if __name__ == "__main__":

@@ -147,7 +147,7 @@ def main() -> None:
     if args.demo_data is not None:
         settings = SpaceSettings(**{**settings.__dict__, "demo_data": args.demo_data})
     demo = app.build_demo(settings).queue()
-    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
+    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, css=app.CSS)
     try:
         with chromium_page() as page:
             show_splits_tab(page, url, timeout=600_000)

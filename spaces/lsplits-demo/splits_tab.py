@@ -183,10 +183,13 @@ def _config(opened: OpenedDataset | None, config: str) -> dict[str, pd.DataFrame
 
 
 def statistics_view(opened: OpenedDataset | None, config: str) -> tuple[pd.DataFrame, str]:
-    """The config's statistics table (one row per split) and the rare-word sentence."""
+    """The config's statistics table and the rare-word sentence. One column per split, one row per statistic: a
+    label or hardness value adds a row, so the table stays as narrow as the splits are few (one row per split
+    ran past the right edge with SNLI's labels)."""
     _config(opened, config)
     stats = opened.stats[config]
-    return analysis.statistics_table(stats).reset_index(), analysis.rare_ratio_sentence(stats)
+    table = analysis.statistics_table(stats).T.rename_axis(index="statistic", columns=None)
+    return table.reset_index(), analysis.rare_ratio_sentence(stats)
 
 
 def config_figures(opened: OpenedDataset | None, config: str) -> tuple[Any, Any, Any]:

@@ -122,6 +122,18 @@ def model_source(text: str, settings: SpaceSettings, field: str, offer: str) -> 
     return text
 
 
+def optional_number(text: str | None) -> float | str | None:
+    """A number typed into an optional text box: None when it is empty, else the number, or the text itself when
+    it is none, for the option's own check to refuse in its words. (A ``gr.Number`` cannot start empty: it shows
+    0, which reads as a chosen value.)"""
+    if text is None or not text.strip():
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
 def readable(exc: BaseException) -> str:
     """The message of ``exc`` with temporary folders (of uploads and pasted text) cut from file paths.
 
