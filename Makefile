@@ -49,8 +49,20 @@ $(VENV)/.installed-dev: pyproject.toml $(VENV)/.torch
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
+# The uncertainty half's embedded default: the Space's AMR parser (spaces/lsplits-demo/parser, trained offline on
+# The Little Prince by benchmarks/train_amr_parser.py) parses the 143 test sentences into beams with their scores,
+# and lsplits ue reports black-box, gray-box and hybrid estimators on them.
+PARSER := spaces/lsplits-demo/parser
+LPP_TEST := spaces/lsplits-demo/examples/lpp_test.jsonl
+DEMO_ESTIMATORS := lexsim,eigv,degmat,ecc,msp,perplexity,mean_token_entropy,semantic_entropy_prob,sentence_sar,cocoa_msp
+
 demo: $(VENV)/.installed
 	HF_HUB_OFFLINE=1 $(VENV)/bin/lsplits demo --out out/demo-likelihood
+	HF_HUB_OFFLINE=1 $(VENV)/bin/lsplits beams $(PARSER) $(LPP_TEST) --input-field snt --format penman --k 5 \
+	  --out out/demo-uncertainty/beams.jsonl
+	HF_HUB_OFFLINE=1 $(VENV)/bin/lsplits ue out/demo-uncertainty/beams.jsonl --gold $(LPP_TEST) \
+	  --out out/demo-uncertainty/report --similarities smatchpp --qualities smatchpp --beam-sizes 3,5 \
+	  --estimators $(DEMO_ESTIMATORS)
 
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check lsplits builders metrics spaces tests benchmarks

@@ -59,6 +59,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--test-limit", type=int, default=None, help="measure on the first N test graphs only")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.getLogger("penman").setLevel(logging.WARNING)  # its layout notes, one per graph
     import torch
 
     settings = ParserTraining(epochs=args.epochs, train_share=args.train_share, seed=args.seed)

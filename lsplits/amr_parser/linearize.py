@@ -107,22 +107,30 @@ class _Reader:
         self.unknown = unknown
         self.position = 0
         self.triples: list[tuple[str, str, str]] = []
+        self.seen: set[tuple[str, str, str]] = set()
         self.latest: dict[str, str] = {}  # concept -> the latest node with it
         self.count = 0
 
     def _peek(self) -> str | None:
         return self.tokens[self.position] if self.position < len(self.tokens) else None
 
+    def _add(self, triple: tuple[str, str, str]) -> None:
+        """Keep a triple once (a repeated edge, e.g. two mentions of one re-entrancy, says nothing more)."""
+        if triple not in self.seen:
+            self.seen.add(triple)
+            self.triples.append(triple)
+
     def _new(self, concept: str) -> str:
         concept = UNKNOWN_CONCEPT if concept == self.unknown or not concept else concept
         variable = f"n{self.count}"
         self.count += 1
-        self.triples.append((variable, ":instance", concept))
+        self._add((variable, ":instance", concept))
         self.latest[concept] = variable
         return variable
 
-    def node(self) -> str | None:
-        """Read ``( concept (role value)* )`` from an opening bracket; the node's variable."""
+    def node(self, parent: str | None = None, role: str = "") -> str | None:
+        """Read ``( concept (role value)* )`` from an opening bracket; the node's variable. The edge from
+        ``parent`` comes before the node's own edges, so PENMAN lays the graph out as it was written."""
         if self._peek() != OPEN:
             return None
         self.position += 1
@@ -132,6 +140,8 @@ class _Reader:
         else:
             self.position += 1
         variable = self._new(concept)
+        if parent is not None:
+            self._add((parent, role, variable))
         while (token := self._peek()) is not None:
             if token == CLOSE:
                 self.position += 1
@@ -147,9 +157,7 @@ class _Reader:
         if token is None or token == CLOSE or _ROLE.match(token):
             return  # a role with no value: dropped
         if token == OPEN:
-            child = self.node()
-            if child is not None:
-                self.triples.append((variable, role, child))
+            self.node(variable, role)
             return
         self.position += 1
         if is_constant(token):
@@ -157,9 +165,9 @@ class _Reader:
             if value.startswith('"') and (len(value) < 2 or not value.endswith('"')):
                 value = value.strip('"')
                 value = f'"{value}"' if value else '"?"'
-            self.triples.append((variable, role, value))
+            self._add((variable, role, value))
         elif token == self.unknown:
             return
         else:
             target = self.latest.get(token) or self._new(token)
-            self.triples.append((variable, role, target))
+            self._add((variable, role, target))

