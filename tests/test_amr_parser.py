@@ -150,3 +150,28 @@ def test_lsplits_beams_loads_a_parser_folder_and_writes_penman_with_scores(lspli
             assert candidate == "" or parse_amr(candidate)
     record = json.loads((tmp_path / "beams.settings.json").read_text())
     assert record["settings"]["postprocess"] == "lsplits.amr_parser.linearize:to_penman"
+
+
+SHIPPED = Path(__file__).resolve().parents[1] / "spaces" / "lsplits-demo" / "parser"
+
+
+def test_the_shipped_parser_parses_unseen_sentences_into_valid_graphs_with_scores():
+    """The committed weights load with the packaged encoder and parse test sentences (never trained on) and a
+    sentence of another book into k valid graphs each, with their scores."""
+    from lsplits.amr_parser.model import load_parser
+    from lsplits.generation.search import generate_beams
+
+    rows = [json.loads(line) for line in (SHIPPED.parent / "examples" / "lpp_test.jsonl").read_text().splitlines()]
+    sentences = [rows[5]["snt"], rows[40]["snt"], "The old fisherman did not want to sell his boat ."]
+    model, tokenizer = load_parser(SHIPPED)
+    beams = generate_beams(model, tokenizer, sentences, k=3, max_new_tokens=120, progress=False, return_scores=True)
+    manifest = json.loads((SHIPPED / "lsplits_parser.json").read_text())
+    assert manifest["test"]["smatchpp"] >= 0.30 and manifest["test"]["valid_share"] >= 0.95
+    for scored in beams:
+        graphs = [to_penman(text) for text in scored.candidates]
+        assert all(graph is not None and parse_amr(graph) for graph in graphs)
+        assert all(lp < 0 for lp in scored.logprobs) and all(n > 1 for n in scored.n_tokens)
+    # the best graph of a test sentence shares concepts with its gold graph (a trained parser, not noise)
+    top = penman.decode(to_penman(beams[0].candidates[0]))
+    gold = penman.decode(rows[5]["amr"])
+    assert {c for _, _, c in top.instances()} & {c for _, _, c in gold.instances()}
