@@ -12,9 +12,10 @@ from lm_fixtures import TINY_SCRATCH, TINY_TRAIN, tiny_records, tiny_sentences
 from lsplits.cli.parser import main as cli_main
 from lsplits.errors import DataError
 from lsplits.lm import ScratchConfig, TrainConfig, compute_scores
-from lsplits.lm.estimate import estimate_run, format_bytes, format_duration
+from lsplits.lm.estimate import estimate_run
 from lsplits.lm.scoring import load_causal_lm
 from lsplits.lm.scratch import build_scratch_lm
+from lsplits.runtime.progress import format_bytes, format_duration
 
 
 @pytest.fixture(scope="module")

@@ -157,7 +157,8 @@ def scored_examples(loaded: LoadedData, scores: pd.DataFrame) -> pa.Table:
 def dry_run(runs: dict[str, tuple[list[dict], RunPlan]]) -> int:
     """``--dry-run``: print the estimated tokens, time and disk of each setting's run, score nothing."""
     from lsplits.lm.distributed import is_main
-    from lsplits.lm.estimate import estimate_run, format_bytes, format_duration
+    from lsplits.lm.estimate import estimate_run
+    from lsplits.runtime.progress import format_bytes, format_duration
 
     estimates = [estimate_run(records, plan=plan) for records, plan in runs.values()]
     if is_main():

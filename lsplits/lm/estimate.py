@@ -48,6 +48,7 @@ from lsplits.lm.scoring import (
 )
 from lsplits.lm.scratch import ScratchConfig, scratch_model, scratch_tokenizer, window_for
 from lsplits.lm.training import TrainConfig, Training
+from lsplits.runtime.progress import format_bytes, format_duration
 from lsplits.runtime.tempfolders import temporary_folder
 
 logger = logging.getLogger(__name__)
@@ -288,21 +289,3 @@ def _shard_bytes(ids: list[str], shard_size: int) -> int:
     buffer = io.BytesIO()
     table.to_parquet(buffer, index=False)
     return round(buffer.tell() * len(ids) / rows)
-
-
-def format_duration(seconds: float) -> str:
-    """``42 s``, ``3.5 min``, ``2.1 h``."""
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h"
-
-
-def format_bytes(size: float) -> str:
-    """``812 B``, ``3.4 MB``, ``1.2 GB`` (powers of 1000)."""
-    for unit in ("B", "kB", "MB", "GB"):
-        if size < 1000:
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1000
-    return f"{size:.1f} TB"

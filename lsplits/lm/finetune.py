@@ -239,7 +239,7 @@ class _StepClock:
         per_step = self.seconds / self.TIMED
         projected = per_step * self.planned_steps
         if projected > LONG_RUN_S:
-            from lsplits.lm.estimate import format_duration
+            from lsplits.runtime.progress import format_duration
 
             early = (f"; early stopping (patience {self.patience}) may end folds sooner" if self.patience
                      else "")

@@ -100,3 +100,21 @@ def progress_bar(iterable: Iterable | None = None, **kwargs: Any):
 
         return tqdm(iterable, **kwargs)
     return LogProgress(iterable, **kwargs)
+
+
+def format_duration(seconds: float) -> str:
+    """``42 s``, ``3.5 min``, ``2.1 h``."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def format_bytes(size: float) -> str:
+    """``812 B``, ``3.4 MB``, ``1.2 GB`` (powers of 1000)."""
+    for unit in ("B", "kB", "MB", "GB"):
+        if size < 1000:
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000
+    return f"{size:.1f} TB"
