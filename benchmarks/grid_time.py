@@ -40,7 +40,12 @@ from ue_report_demo import GOLD, simulate
 from lsplits.similarity import registry
 from lsplits.uncertainty.beam import LEXICAL_SIMILARITY
 from lsplits.uncertainty.matrix import build_matrices
-from lsplits.uncertainty.study import PAPER_BEAM_SIZES, PAPER_QUALITIES, PAPER_SIMILARITIES, StudyConfig
+from lsplits.uncertainty.study_config import (
+    PAPER_BEAM_SIZES,
+    PAPER_QUALITIES,
+    PAPER_SIMILARITIES,
+    StudyConfig,
+)
 from lsplits.uncertainty.systems import parse_systems, run_systems
 from lsplits.uncertainty.systems_report import summary_markdown, write_systems_report
 

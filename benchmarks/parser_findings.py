@@ -38,7 +38,7 @@ from lsplits.generation.decoding import DECODINGS, Decoding
 from lsplits.uncertainty.estimators import PAPER_ESTIMATORS
 from lsplits.uncertainty.graybox import GRAYBOX_ESTIMATORS, HYBRID_ESTIMATORS
 from lsplits.uncertainty.methods import FAMILIES, label_family
-from lsplits.uncertainty.study import PAPER_BEAM_SIZES, StudyConfig
+from lsplits.uncertainty.study_config import PAPER_BEAM_SIZES, StudyConfig
 from lsplits.uncertainty.systems import SystemSpec, SystemsStudy, _spearman_pair, run_systems
 
 REPO = Path(__file__).resolve().parents[1]

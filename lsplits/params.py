@@ -248,6 +248,9 @@ layers check a dtype."""
 MAX_SEED = 2**32 - 1
 """The largest seed: numpy's legacy generator (``np.random.seed``, behind ``transformers.set_seed``) takes 32 bits,
 and ``torch.manual_seed`` overflows above 64."""
+DEFAULT_CONFIDENCE = 0.95
+"""The confidence level of every interval lsplits reports (PRR and accuracy bootstraps, rare-word shares)."""
+
 MAX_BOOTSTRAP = 100_000
 """The most bootstrap resamples: one float per resample and statistic is kept (10**11 would take 745 GiB), and an
 interval's ends move by less than their Monte-Carlo error beyond a few thousand."""

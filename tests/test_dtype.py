@@ -47,7 +47,7 @@ def test_auto_is_bf16_on_a_cpu_with_amx_or_avx512_bf16_for_models_large_enough()
 def test_auto_is_bf16_on_a_gpu_that_supports_it_whatever_the_size():
     assert resolve_dtype("auto", "cuda:0", n_parameters=10, cuda_bf16=True, cpu_flags=PLAIN) == "bf16"
     assert resolve_dtype("auto", torch.device("cuda", 1), n_parameters=LARGE, cuda_bf16=False) == "fp32"
-    with pytest.raises(ConfigError, match="--dtype bf16: this GPU does not support bfloat16"):
+    with pytest.raises(ConfigError, match="dtype bf16: this GPU does not support bfloat16"):
         resolve_dtype("bf16", "cuda", cuda_bf16=False)
     assert resolve_dtype("fp32", "cuda", cuda_bf16=True) == "fp32"
 

@@ -122,7 +122,7 @@ def test_every_cache_kind_lives_under_one_root(tmp_path, monkeypatch):
     from lsplits.building.settings import default_cache_dir as scores
     from lsplits.generation.cache import default_cache_dir as beams
     from lsplits.io.storage import cache_folder
-    from lsplits.uncertainty.study import default_cache_dir as matrices
+    from lsplits.uncertainty.study_config import default_cache_dir as matrices
 
     monkeypatch.delenv("LSPLITS_CACHE", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))

@@ -84,7 +84,7 @@ def test_python_callers_read_seed_in_python_words(make):
     from lsplits.building.demo import DemoSettings
     from lsplits.building.settings import BuildSettings, ScoreSettings
     from lsplits.difficulty.settings import DifficultySettings
-    from lsplits.uncertainty.study import StudyConfig
+    from lsplits.uncertainty.study_config import StudyConfig
 
     data = datasets.Dataset.from_dict({"text": ["a b", "c d", "e f", "g h"]})
     calls = {"BuildSettings": lambda: BuildSettings(seed=-1), "ScoreSettings": lambda: ScoreSettings(seed=-1),

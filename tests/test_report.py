@@ -18,7 +18,8 @@ from lsplits.similarity import registry
 from lsplits.similarity.amr.smatchpp_metric import f1, prepare
 from lsplits.similarity.registry import Similarity
 from lsplits.uncertainty.report import main_table_markdown, write_report
-from lsplits.uncertainty.study import StudyConfig, choose_beam_sizes, run_study
+from lsplits.uncertainty.study import choose_beam_sizes, run_study
+from lsplits.uncertainty.study_config import StudyConfig
 
 CALLS: Counter = Counter()
 

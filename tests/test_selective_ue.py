@@ -15,7 +15,8 @@ from lsplits.cli.ue import run as run_ue
 from lsplits.errors import InvalidOption
 from lsplits.uncertainty.bounds import smallest_certifiable
 from lsplits.uncertainty.report import write_report
-from lsplits.uncertainty.study import StudyConfig, run_study
+from lsplits.uncertainty.study import run_study
+from lsplits.uncertainty.study_config import StudyConfig
 
 
 @pytest.fixture(scope="module")

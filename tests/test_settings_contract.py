@@ -156,7 +156,7 @@ def test_a_bad_value_in_any_field_is_refused_naming_it(cls, name):
     (dict(cache_dir=3), "cache_dir must be a path, got 3"),
 ])
 def test_the_study_config_cases_of_the_issue(values, message):
-    from lsplits.uncertainty.study import StudyConfig
+    from lsplits.uncertainty.study_config import StudyConfig
 
     with pytest.raises(InvalidOption) as caught:
         StudyConfig(**values)
@@ -165,7 +165,7 @@ def test_the_study_config_cases_of_the_issue(values, message):
 
 
 def test_names_are_lower_cased_and_lists_become_tuples():
-    from lsplits.uncertainty.study import StudyConfig
+    from lsplits.uncertainty.study_config import StudyConfig
 
     config = StudyConfig(estimators=["EIGV", "Ecc"], beam_sizes=[3, 5], similarities=["smatchpp"])
     assert (config.estimators, config.beam_sizes, config.similarities) == (("eigv", "ecc"), (3, 5), ("smatchpp",))

@@ -325,7 +325,8 @@ def corpus_of_top1(metric: str, beams: Path, gold: dict[str, str]) -> float:
 
 def mean_prr(beams: Path, gold: Path, quality: str, cache: Path) -> float:
     """Figure 1's value from the single-system study: mean PRR over estimators and beam sizes."""
-    from lsplits.uncertainty.study import StudyConfig, run_study
+    from lsplits.uncertainty.study import run_study
+    from lsplits.uncertainty.study_config import StudyConfig
 
     study = run_study([beams], gold, StudyConfig(similarities=("smatchpp",), qualities=(quality,), n_bootstrap=0,
                                                  workers=1, cache_dir=cache, progress=False))

@@ -69,7 +69,8 @@ def test_a_full_disk_ends_the_command_in_one_line(tmp_path):
 def test_a_read_only_cache_is_refused_before_any_work(tmp_path):
     from lsplits.lm import compute_scores
     from lsplits.uncertainty.matrix import build_matrices
-    from lsplits.uncertainty.study import StudyConfig, run_study
+    from lsplits.uncertainty.study import run_study
+    from lsplits.uncertainty.study_config import StudyConfig
 
     beams = tmp_path / "beams.jsonl"
     beams.write_text(json.dumps({"id": "e1", "candidates": ["a b", "a c"]}) + "\n")

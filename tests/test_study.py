@@ -9,7 +9,8 @@ import pytest
 from lsplits.cli.parser import in_cli_words
 from lsplits.errors import ConfigError, InvalidOption
 from lsplits.uncertainty.methods import method_name
-from lsplits.uncertainty.study import PRRRow, StudyConfig
+from lsplits.uncertainty.study import PRRRow
+from lsplits.uncertainty.study_config import StudyConfig
 
 
 @pytest.mark.parametrize("settings, message", [

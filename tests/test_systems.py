@@ -22,7 +22,8 @@ from lsplits.errors import ConfigError, DataError
 from lsplits.similarity import registry
 from lsplits.similarity.amr.smatchpp_metric import f1, prepare
 from lsplits.similarity.registry import Similarity
-from lsplits.uncertainty.study import StudyConfig, run_study
+from lsplits.uncertainty.study import run_study
+from lsplits.uncertainty.study_config import StudyConfig
 from lsplits.uncertainty.systems import SystemSpec, parse_systems, run_systems
 
 LEVELS = range(4)

@@ -28,7 +28,8 @@ from lsplits.uncertainty.estimators import estimate_many, estimator_names
 from lsplits.uncertainty.methods import needs_several_candidates
 from lsplits.uncertainty.prr import UndefinedPRRWarning
 from lsplits.uncertainty.report import write_report
-from lsplits.uncertainty.study import StudyConfig, run_study
+from lsplits.uncertainty.study import run_study
+from lsplits.uncertainty.study_config import StudyConfig
 
 CALLS: Counter = Counter()
 

@@ -119,7 +119,7 @@ def test_undefined_values_warn_and_give_nan():
 @pytest.mark.parametrize("bad_below", [0.0, 2.0, -0.5, float("nan"), "0.5"])
 def test_bad_below_outside_the_quality_range_is_refused_as_the_cli_refuses_it(bad_below):
     from lsplits.cli.parser import in_cli_words
-    from lsplits.uncertainty.study import StudyConfig
+    from lsplits.uncertainty.study_config import StudyConfig
 
     for call in (lambda: roc_auc([0.1, 0.2], [0.3, 0.9], bad_below=bad_below),
                  lambda: pr_auc([0.1, 0.2], [0.3, 0.9], bad_below=bad_below),

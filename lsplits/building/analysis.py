@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from lsplits.errors import DataError
+from lsplits.params import DEFAULT_CONFIDENCE
 from lsplits.runtime.progress import progress_bar
 
 logger = logging.getLogger(__name__)
@@ -168,10 +169,6 @@ def split_statistics(splits: Mapping[str, pd.DataFrame], *, query_field: str, la
             "train_split": train_split}
 
 
-INTERVAL_CONFIDENCE = 0.95
-"""Confidence of the interval drawn around a share of examples (:meth:`Share.interval`)."""
-
-
 @dataclass(frozen=True)
 class Share:
     """``count`` of ``n`` examples (e.g. those with a rare word), so a chart can say n and how sure the share is."""
@@ -183,7 +180,7 @@ class Share:
     def fraction(self) -> float:
         return self.count / self.n
 
-    def interval(self, confidence: float = INTERVAL_CONFIDENCE) -> tuple[float, float]:
+    def interval(self, confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float]:
         """Wilson score interval of the fraction (binomial; sound at 0 and 1 and for small n, unlike the Wald one)."""
         from scipy.stats import binomtest
 

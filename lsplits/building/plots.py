@@ -18,10 +18,11 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
-from lsplits.building.analysis import INTERVAL_CONFIDENCE, Share
+from lsplits.building.analysis import Share
 from lsplits.errors import InvalidInput
 from lsplits.figure_style import legend_below
 from lsplits.io.atomic import atomic_path
+from lsplits.params import DEFAULT_CONFIDENCE
 
 logger = logging.getLogger(__name__)
 
@@ -140,7 +141,7 @@ def plot_score_histogram(train_scores: Sequence[float], eval_scores: Sequence[fl
 def rare_words_figure(shares: Mapping[str, Mapping[str, Share | None]], *,
                       xlabel: str = "examples with a rare word",
                       title: str = "Rare words, train vs eval",
-                      confidence: float = INTERVAL_CONFIDENCE) -> Figure:
+                      confidence: float = DEFAULT_CONFIDENCE) -> Figure:
     """Horizontal grouped bars of shares, each with its Wilson interval and written ``share (count/n)``.
 
     One group per key of ``shares`` (a config, top to bottom; long names such as ``ll_split_len_reverse`` stay

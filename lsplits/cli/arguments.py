@@ -196,8 +196,8 @@ def ue_arguments(parser: argparse.ArgumentParser) -> None:
     from lsplits.similarity.lexical import LEXICAL_SIMILARITIES
     from lsplits.uncertainty.estimators import ESTIMATORS, GRAYBOX_ESTIMATORS, HYBRID_ESTIMATORS
     from lsplits.uncertainty.normalization import NORMALIZERS
-    from lsplits.uncertainty.study import StudyConfig
-    from lsplits.uncertainty.study import default_cache_dir as matrix_cache_dir
+    from lsplits.uncertainty.study_config import StudyConfig
+    from lsplits.uncertainty.study_config import default_cache_dir as matrix_cache_dir
     from lsplits.uncertainty.ue_metrics import METRICS
 
     parser.add_argument("beams", nargs="*", metavar="BEAMS",
@@ -263,7 +263,7 @@ def _ue_selective_arguments(parser: argparse.ArgumentParser) -> None:
     """``ue``'s options of risk-controlled selective prediction, in their own help group."""
     from lsplits.uncertainty.bounds import METHODS
     from lsplits.uncertainty.selective import MULTIPLE_TESTING
-    from lsplits.uncertainty.study import SELECTIVE_LOSSES, StudyConfig
+    from lsplits.uncertainty.study_config import SELECTIVE_LOSSES, StudyConfig
 
     selective = parser.add_argument_group(
         "risk-controlled selective prediction",

@@ -211,7 +211,7 @@ def _cache_of(args: argparse.Namespace) -> tuple[str, Path | None] | None:
     if command == "ue":
         if getattr(args, "no_cache", False):
             return "no similarity matrices (--no-cache)", None
-        from lsplits.uncertainty.study import default_cache_dir
+        from lsplits.uncertainty.study_config import default_cache_dir
 
         return "finished similarity matrices", Path(given) if given else default_cache_dir()
     if command == "difficulty":

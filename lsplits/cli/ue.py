@@ -17,11 +17,8 @@ from lsplits.cli.parser import settings_of
 from lsplits.errors import ConfigError
 from lsplits.runtime.tempfolders import temporary_folder
 from lsplits.uncertainty.report import main_table_markdown, selective_markdown, write_report
-from lsplits.uncertainty.study import (
-    DEFAULT_CALIBRATION_FRACTION,
-    StudyConfig,
-    run_study,
-)
+from lsplits.uncertainty.study import run_study
+from lsplits.uncertainty.study_config import DEFAULT_CALIBRATION_FRACTION, StudyConfig
 from lsplits.uncertainty.systems import parse_systems, run_systems
 from lsplits.uncertainty.systems_report import summary_markdown, write_systems_report
 

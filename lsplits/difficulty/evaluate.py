@@ -23,7 +23,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from lsplits.errors import InvalidInput
-from lsplits.uncertainty.prr import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE
+from lsplits.params import DEFAULT_CONFIDENCE
+from lsplits.uncertainty.prr import DEFAULT_BOOTSTRAP
 
 logger = logging.getLogger(__name__)
 

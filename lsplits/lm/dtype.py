@@ -112,11 +112,11 @@ def resolve_dtype(dtype: str, device: Any, *, n_parameters: int | Callable[[], i
 
             cuda_bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
         if dtype == BF16 and not cuda_bf16:
-            raise ConfigError("--dtype bf16: this GPU does not support bfloat16; use --dtype fp32 or auto")
+            raise ConfigError("{opt:dtype} bf16: this GPU does not support bfloat16; use fp32 or auto")
         return BF16 if dtype == BF16 or (dtype == AUTO and cuda_bf16) else FP32
     if dtype != AUTO:
         if dtype == BF16 and kind == "cpu" and not cpu_has_bf16(cpu_flags):
-            logger.warning("--dtype bf16 on a CPU without AMX or AVX-512-BF16: it runs, emulated, slower than fp32")
+            logger.warning("bf16 on a CPU without AMX or AVX-512-BF16: it runs, emulated, slower than fp32")
         return dtype
     if kind != "cpu" or not cpu_has_bf16(cpu_flags):
         return FP32

@@ -123,17 +123,8 @@ def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path | Non
     plan = plan_of(plan, lm=lm, setting=setting, folds=folds, seed=seed, train_config=train_config,
                    scratch_config=scratch_config, max_steps=max_steps, dtype=dtype)
     lm = plan.lm
-    if plan.setting == "ft" and plan.folds > len(ids):
-        raise InvalidOption(name="folds", problem=f"must be at most the number of examples ({len(ids)})",
-                            value=plan.folds)
-    check("shard_size", shard_size)
-    if launched() and cache_dir is None:
-        raise ConfigError("running on several processes needs a cache folder (--cache-dir) that all of them "
-                          "can read and write: the processes exchange their score shards through it")
-    check("token_budget", token_budget)
-    check_lm(lm, records)
-    if cache_dir is not None:  # a read-only cache is said now, not as a traceback when the first file is written
-        check_writable(cache_dir, "the score cache (--cache-dir)")
+    _check_run(plan, records, n_records=len(ids), shard_size=shard_size, token_budget=token_budget,
+               cache_dir=cache_dir)
     world = world_size()
     device = device or process_device()
     precision = plan.resolved_dtype(resolve_device(device))
@@ -159,6 +150,22 @@ def compute_scores(records: Sequence[Mapping[str, Any]], *, lm: str | Path | Non
         barrier()  # nobody leaves (and may delete a temporary cache) while another process still reads it
     check_scores_differ(frame, queries, lm)
     return frame
+
+
+def _check_run(plan: RunPlan, records: Sequence[Mapping[str, Any]], *, n_records: int, shard_size: int,
+               token_budget: int | None, cache_dir: str | Path | None) -> None:
+    """Everything :func:`compute_scores` can refuse before it trains or scores anything."""
+    if plan.setting == "ft" and plan.folds > n_records:
+        raise InvalidOption(name="folds", problem=f"must be at most the number of examples ({n_records})",
+                            value=plan.folds)
+    check("shard_size", shard_size)
+    if launched() and cache_dir is None:
+        raise ConfigError("running on several processes needs a cache folder ({opt:cache_dir}) that all of them "
+                          "can read and write: the processes exchange their score shards through it")
+    check("token_budget", token_budget)
+    check_lm(plan.lm, records)
+    if cache_dir is not None:  # a read-only cache is said now, not as a traceback when the first file is written
+        check_writable(cache_dir, "the score cache ({opt:cache_dir})")
 
 
 def check_lm(lm: str | Path, records: Sequence[Mapping[str, Any]]) -> None:

@@ -35,12 +35,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from lsplits.errors import InvalidInput
-from lsplits.params import check
+from lsplits.params import DEFAULT_CONFIDENCE, check
 
 DEFAULT_BOOTSTRAP = 1000
 """Bootstrap resamples of every confidence interval lsplits reports (PRR, the difficulty accuracies)."""
-DEFAULT_CONFIDENCE = 0.95
-"""Level of every bootstrap confidence interval lsplits reports."""
 DEFAULT_MAX_REJECTION = 1.0
 """Largest rejection rate in the PRR area (1: the whole curve)."""
 

@@ -52,7 +52,6 @@ from lsplits.uncertainty.quality import placeholder_for, score_predictions
 from lsplits.uncertainty.study import (
     SelectiveRow,
     Study,
-    StudyConfig,
     check_several_candidates,
     choose_beam_sizes,
     method_family,
@@ -60,6 +59,7 @@ from lsplits.uncertainty.study import (
     selective_rows,
     usable_config,
 )
+from lsplits.uncertainty.study_config import StudyConfig
 
 logger = logging.getLogger(__name__)
 

@@ -6,8 +6,8 @@ A thin evaluate wrapper over :mod:`lsplits.uncertainty.prr`; see README.md for t
 import evaluate
 
 from lsplits.hub.metric_common import check_no_config, citation, metric_info
-from lsplits.params import MAX_BOOTSTRAP
-from lsplits.uncertainty.prr import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE, DEFAULT_MAX_REJECTION, prr_outputs
+from lsplits.params import DEFAULT_CONFIDENCE, MAX_BOOTSTRAP
+from lsplits.uncertainty.prr import DEFAULT_BOOTSTRAP, DEFAULT_MAX_REJECTION, prr_outputs
 
 _DESCRIPTION = """\
 Prediction Rejection Ratio (Malinin et al., 2017). Examples are rejected from the most uncertain

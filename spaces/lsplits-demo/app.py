@@ -35,7 +35,7 @@ from lsplits.similarity.registry import DEFAULT_SIMILARITY  # noqa: E402
 from lsplits.uncertainty.bounds import DEFAULT_DELTA  # noqa: E402
 from lsplits.uncertainty.live import DEFAULT_PARSE_K  # noqa: E402
 from lsplits.uncertainty.selective import DEFAULT_MULTIPLE_TESTING, MULTIPLE_TESTING  # noqa: E402
-from lsplits.uncertainty.study import PAPER_QUALITIES  # noqa: E402
+from lsplits.uncertainty.study_config import PAPER_QUALITIES  # noqa: E402
 
 logger = logging.getLogger("lsplits.space_app")
 

@@ -54,7 +54,8 @@ from lsplits.uncertainty.selective import (
     calibrate_threshold,
     calibration_size_needed,
 )
-from lsplits.uncertainty.study import StudyConfig, run_study
+from lsplits.uncertainty.study import run_study
+from lsplits.uncertainty.study_config import StudyConfig
 from lsplits.uncertainty.systems import TABLE1_METRICS, SystemSpec, run_systems, system_name_problem
 from lsplits.uncertainty.systems_report import constant_line, figure1_markdown
 from lsplits.uncertainty.ue_metrics import DISPLAY_NAMES as METRIC_NAMES
