@@ -45,6 +45,12 @@ CSS = """
 """
 """The app's style sheet: every launcher passes it (``launch(css=CSS)``; Gradio 6 takes CSS at launch only)."""
 
+TORCH_THREADS = 1
+"""Torch threads of the served app: one per request, since the queue runs two at once (a basic Space has 2 vCPUs).
+Two threads per request on busy cores spin-wait for each other: a k=5 "Parse a sentence" took 14 s of CPU (median
+of 20 sentences) with 2 threads and 0.40 s with 1, on 2 cores at load 6 (at load 3, two threads gave 0.39 s, with
+outliers of 6 s)."""
+
 PROGRESS = gr.Progress(track_tqdm=True)
 """Default of handlers' ``progress`` argument: Gradio shows the library's tqdm bars as the event's progress."""
 
@@ -407,6 +413,9 @@ def main(argv: list[str] | None = None) -> None:
                              "cache's space/data/demo-likelihood, built on first start)")
     args = parser.parse_args(argv)
     configure_logging()
+    import torch
+
+    torch.set_num_threads(TORCH_THREADS)
     settings = SpaceSettings.from_environment()
     if args.demo_data is not None:
         settings = SpaceSettings(**{**settings.__dict__, "demo_data": args.demo_data})
