@@ -87,7 +87,7 @@ def lsplits_parser(tmp_path_factory) -> Path:
     model, tokenizer = build_parser(target_vocab([linearize(g) for g in GRAPHS]),
                                     DecoderShape(layers=1, heads=2, feed_forward=64, max_length=64))
     folder = tmp_path_factory.mktemp("lsplits-parser")
-    save_parser(model, tokenizer, folder, card={"test": "untrained"})
+    save_parser(model, tokenizer, folder, card={"note": "untrained, for tests"})
     return folder
 
 
@@ -175,3 +175,13 @@ def test_the_shipped_parser_parses_unseen_sentences_into_valid_graphs_with_score
     top = penman.decode(to_penman(beams[0].candidates[0]))
     gold = penman.decode(rows[5]["amr"])
     assert {c for _, _, c in top.instances()} & {c for _, _, c in gold.instances()}
+
+
+def test_beams_from_model_gives_penman_for_a_parser_folder(lsplits_parser):
+    """The Space's "Generate a system's beams" path applies the parser folder's postprocess, as lsplits beams does."""
+    from lsplits.generation.models import beams_from_model
+
+    beams = beams_from_model(str(lsplits_parser), ["I drew a sheep ."], k=2, max_new_tokens=10)
+    assert len(beams) == 1 and len(beams[0]) == 2
+    for candidate in beams[0]:
+        assert candidate == "" or (candidate.startswith("(n0 / ") and parse_amr(candidate))

@@ -219,7 +219,11 @@ def test_parse_shows_candidates_scores_uncertainties_and_percentiles(parse_tab, 
 
 
 def test_reference_without_scores_gives_black_box_percentiles_only(parse_tab, parser_folder, tmp_path):
-    settings = settings_for(tmp_path, tmp_path / "no-parser")  # the Space's own example beams: no scores
+    examples = tmp_path / "examples"  # a reference of beams that carry no scores (another parser's file)
+    examples.mkdir()
+    write_beams(examples / parse_tab.REFERENCE_BEAMS, [
+        {"id": f"r{i}", "candidates": ["(r / run-01)", "(d / dog)"]} for i in range(3)])
+    settings = settings_for(tmp_path, tmp_path / "no-parser", example_dir=examples)
     summary, _, _, table, _ = parse_tab.parse("the dog runs", str(parser_folder), 2, "rougel", settings)
     by_family = {}
     for row in table.to_dict("records"):

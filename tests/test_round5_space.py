@@ -251,7 +251,7 @@ def test_a_maximal_graph_request_ends_within_its_budget_and_a_small_one_is_answe
     thread = threading.Thread(target=large, daemon=True)
     thread.start()
     time.sleep(1.0)
-    small_beams, small_gold = uncertainty_tab.example_texts(settings)
+    small_beams, small_gold = uncertainty_tab.example_texts(settings, "synthetic")
     asked = time.monotonic()
     with request_budget(replace(settings.limits, seconds=60)):  # its own budget: the answer time is what counts
         _, summary, *_ = uncertainty_tab.run_uncertainty(small_beams, small_gold, None, None, "smatchpp", "smatchpp",

@@ -176,8 +176,26 @@ def test_score_own_file_upload_and_bad_uploads(client, tmp_path):
 # --- Uncertainty & PRR tab -----------------------------------------------------------------------
 
 
-def test_example_loads_and_runs_to_a_prr_table(client):
+def test_the_example_is_the_shipped_parsers_real_beams_with_every_family(client, served):
+    import uncertainty_tab
+
     beams, gold, beam_files, gold_file = client.predict(api_name="/load_example")
+    assert beams == (SPACE_DIR / "examples" / "lpp_parser_beams.jsonl").read_text(encoding="utf-8")
+    assert gold == (SPACE_DIR / "examples" / "lpp_test.jsonl").read_text(encoding="utf-8")
+    rows_in = [json.loads(line) for line in beams.splitlines()]
+    assert len(rows_in) == 143 and all(len(row["logprobs"]) == 5 for row in rows_in)
+    # the beams carry scores, so the Space offers the gray-box and hybrid estimators beside the black-box ones
+    offered = [value for _, value in uncertainty_tab.offered_estimators(beams, None, served[1])]
+    assert {"degmat", "perplexity", "msp", "cocoa_msp"} <= set(offered)
+    summary, prr, *_ = client.predict(beams, gold, None, None, "smatchpp", "smatchpp", ["degmat"],
+                                      api_name="/run_uncertainty")
+    (row,) = rows(prr)
+    assert "143 examples, beam size 5" in summary and row["UE method"] == "DegMat-Smatch++"
+    assert row["CI low"] <= row["PRR"] <= row["CI high"]
+
+
+def test_the_synthetic_example_loads_and_runs_to_a_prr_table(client):
+    beams, gold, beam_files, gold_file = client.predict(api_name="/load_synthetic_example")
     assert beams == (SPACE_DIR / "examples" / "amr_beams.jsonl").read_text(encoding="utf-8")
     assert gold == (SPACE_DIR / "examples" / "amr_gold.amr").read_text(encoding="utf-8")
     assert beam_files is None and gold_file is None

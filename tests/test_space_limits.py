@@ -128,7 +128,7 @@ def test_a_small_request_is_served_within_5_s_while_a_maximal_one_runs_until_its
     with pytest.raises(AppError, match="the Space is busy with another large request"):
         other.predict(beams, gold, None, None, "smatchpp", "rougel", ["degmat"], api_name="/run_uncertainty")
 
-    small_beams, small_gold, *_ = other.predict(api_name="/load_example")
+    small_beams, small_gold, *_ = other.predict(api_name="/load_synthetic_example")
     asked = time.monotonic()
     summary, prr, *_ = other.predict(small_beams, small_gold, None, None, "smatchpp", "smatchpp", ["degmat"],
                                      api_name="/run_uncertainty")
@@ -155,7 +155,7 @@ def test_a_request_whose_client_leaves_stops_and_ends_its_workers(served):
     assert time.monotonic() - left < BUDGET_SECONDS / 2  # well before the budget would have stopped it
     time.sleep(0.5)
     other = Client(served[0], verbose=False, download_files=False)  # the large slot is free again
-    small_beams, small_gold, *_ = other.predict(api_name="/load_example")
+    small_beams, small_gold, *_ = other.predict(api_name="/load_synthetic_example")
     assert "12 examples" in other.predict(small_beams, small_gold, None, None, "smatchpp", "smatchpp",
                                           ["degmat"], api_name="/run_uncertainty")[0]
 

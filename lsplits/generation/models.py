@@ -84,11 +84,21 @@ def beams_from_model(name: str, texts: Sequence[str], *, k: int = DEFAULT_K, pro
                      max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, progress: bool = False,
                      dtype: str = DEFAULT_DTYPE) -> list[list[str]]:
     """:func:`generate_beams` for a model given by Hub id or folder: checked, loaded, then run (the Space's call).
+    An lsplits AMR parser folder's output goes through its postprocess (PENMAN; "" where none can be read), as
+    ``lsplits beams`` does.
 
     Raises:
         ConfigError: as :func:`check_model`, :func:`load_generator` and :func:`generate_beams`.
     """
+    from lsplits.amr_parser.model import parser_postprocess
+    from lsplits.generation.postprocess import load_postprocess
+
     check_template(prompt_template)
+    spec = parser_postprocess(name)
+    postprocess = load_postprocess(spec) if spec else None
     model, tokenizer = load_generator(name, check_model(name), dtype=dtype)
-    return generate_beams(model, tokenizer, texts, k=k, prompt_template=prompt_template,
-                          max_new_tokens=max_new_tokens, progress=progress, dtype=dtype)
+    beams = generate_beams(model, tokenizer, texts, k=k, prompt_template=prompt_template,
+                           max_new_tokens=max_new_tokens, progress=progress, dtype=dtype)
+    if postprocess is None:
+        return beams
+    return [[postprocess(text) or "" for text in candidates] for candidates in beams]

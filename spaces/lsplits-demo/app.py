@@ -77,8 +77,9 @@ places each uncertainty among the test sentences'."""
 UE_HELP = """### Evaluate uncertainty against gold
 Paste beam candidates as JSONL (`{"id": ..., "candidates": [top-1, top-2, ...]}`, PENMAN strings)
 and the gold graphs (PENMAN with `# ::id` lines, or JSONL), upload them (one JSONL file or one PENMAN file per
-beam rank), or load the built-in example: 12 real AMR graphs from *The Little Prince* with candidates made by
-controlled edits. Uploads take precedence over pasted text."""
+beam rank), or load a built-in example: the shipped parser's real beams (k = 5, with their scores, so the gray-box
+and hybrid estimators run too) of the 143 test sentences of *The Little Prince*, or a synthetic one: 12 real gold
+graphs with candidates made by controlled edits. Uploads take precedence over pasted text."""
 
 
 SELECTIVE_HELP = """### Which outputs to keep?
@@ -208,7 +209,8 @@ def _uncertainty_tab(demo: gr.Blocks, settings: SpaceSettings) -> None:
     choices = uncertainty_tab.similarity_choices()
     names = [name for _, name in choices]
     with gr.Row():
-        example_button = gr.Button("Load the example", elem_id="load-example")
+        example_button = gr.Button("Load the example (real beams)", elem_id="load-example")
+        synthetic_button = gr.Button("Load the synthetic example", elem_id="load-synthetic-example")
         default = DEFAULT_SIMILARITY if DEFAULT_SIMILARITY in names else names[0]
         similarity = gr.Dropdown(choices, value=default, label="Similarity between candidates", elem_id="similarity")
         quality = gr.Dropdown(choices, value=default, label="Quality metric (top-1 vs gold)", elem_id="quality")
@@ -235,7 +237,11 @@ def _uncertainty_tab(demo: gr.Blocks, settings: SpaceSettings) -> None:
 
     @user_errors
     def load_example():
-        return (*uncertainty_tab.example_texts(settings), None, None)
+        return (*uncertainty_tab.example_texts(settings, "parser"), None, None)
+
+    @user_errors
+    def load_synthetic_example():
+        return (*uncertainty_tab.example_texts(settings, "synthetic"), None, None)
 
     @user_errors
     def run(beams, gold, beam_uploads, gold_upload, sim, qual, chosen, chosen_metrics=uncertainty_tab.DEFAULT_METRICS,
@@ -258,6 +264,8 @@ def _uncertainty_tab(demo: gr.Blocks, settings: SpaceSettings) -> None:
 
 
     example_button.click(load_example, None, [beams_text, gold_text, beam_files, gold_file], api_name="load_example")
+    synthetic_button.click(load_synthetic_example, None, [beams_text, gold_text, beam_files, gold_file],
+                           api_name="load_synthetic_example")
     run_button.click(run, [beams_text, gold_text, beam_files, gold_file, similarity, quality, estimators, metrics,
                            bad_below],
                      [state, summary, prr_table, per_example, curves, example_id, heatmap], api_name="run_uncertainty")

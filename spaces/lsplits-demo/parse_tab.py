@@ -14,6 +14,7 @@ import logging
 from pathlib import Path
 
 import pandas as pd
+import uncertainty_tab
 from matplotlib.figure import Figure
 from ui_common import SpaceSettings, model_source
 
@@ -40,10 +41,9 @@ PARSER_FIELD = "Parser"
 """How errors name the model field of "Parse a sentence"."""
 NO_PERCENTILE = "-"
 """The percentile column where the reference cannot give one."""
-REFERENCE_BEAMS = "amr_large_beams.jsonl"
-"""The example beams (in the Space's ``examples/``) a parse's uncertainty is placed among: The Little Prince's test
-sentences. These candidates are edits of the gold graphs and carry no scores, so gray-box and hybrid estimators
-get no percentile until a file of the shipped parser's own beams with scores takes this name's place."""
+REFERENCE_BEAMS = uncertainty_tab.EXAMPLES["parser"][0]
+"""The beams (in the Space's ``examples/``) a parse's uncertainty is placed among: the shipped parser's own k = 5
+beams, with their scores, of The Little Prince's 143 test sentences (the uncertainty example's)."""
 
 
 def parser_status(settings: SpaceSettings) -> str:

@@ -63,8 +63,11 @@ from lsplits.uncertainty.ue_metrics import METRICS, PAPER_METRICS
 
 logger = logging.getLogger(__name__)
 
-EXAMPLE_BEAMS = "amr_beams.jsonl"
-EXAMPLE_GOLD = "amr_gold.amr"
+EXAMPLES = {"parser": ("lpp_parser_beams.jsonl", "lpp_test.jsonl"), "synthetic": ("amr_beams.jsonl", "amr_gold.amr")}
+"""The built-in examples (files of examples/): the shipped parser's real k = 5 beams, with their scores, of the 143
+Little Prince test sentences (made by ``make demo``'s ``lsplits beams``), and a labelled synthetic one: 12 gold
+graphs with candidates made by controlled edits (make_amr_example.py)."""
+EXAMPLE_GOLD = EXAMPLES["synthetic"][1]  # the gold of the systems example (make_systems_example.py)
 EXAMPLE_SYSTEMS = ("strong", "middle", "weak")  # examples/amr_system_NAME.jsonl (make_systems_example.py)
 ESTIMATOR_CHOICES = [(DISPLAY_NAMES[name], name) for name in ESTIMATORS]
 DEFAULT_ESTIMATORS = list(PAPER_ESTIMATORS)
@@ -85,10 +88,11 @@ def similarity_choices() -> list[tuple[str, str]]:
     return choices
 
 
-def example_texts(settings: SpaceSettings) -> tuple[str, str]:
-    """The built-in example: beams as JSONL and gold graphs as PENMAN text."""
-    return ((settings.example_dir / EXAMPLE_BEAMS).read_text(encoding="utf-8"),
-            (settings.example_dir / EXAMPLE_GOLD).read_text(encoding="utf-8"))
+def example_texts(settings: SpaceSettings, which: str = "parser") -> tuple[str, str]:
+    """A built-in example (:data:`EXAMPLES`): beams as JSONL and gold graphs as JSONL or PENMAN text."""
+    beams, gold = EXAMPLES[which]
+    return ((settings.example_dir / beams).read_text(encoding="utf-8"),
+            (settings.example_dir / gold).read_text(encoding="utf-8"))
 
 
 def _check_sizes(limits: SpaceLimits, beams_text: str, gold_text: str, beam_uploads: Sequence[str] | None,
