@@ -45,9 +45,9 @@ from data_paths import data_argument  # noqa: E402
 from lsplits.data.text import word_count  # noqa: E402
 from lsplits.lm.dtype import CPU_BF16_MIN_PARAMETERS, count_parameters, host_cpu_flags  # noqa: E402
 from lsplits.lm.finetune import finetune  # noqa: E402
-from lsplits.lm.training import TrainConfig  # noqa: E402
 from lsplits.lm.scoring import load_causal_lm, score_pairs  # noqa: E402
 from lsplits.lm.scratch import ScratchConfig, scratch_model, scratch_tokenizer  # noqa: E402
+from lsplits.lm.training import TrainConfig  # noqa: E402
 from lsplits.splits.engine import likelihood_partition  # noqa: E402
 
 CONFIGS = {"ll_split": {}, "ll_split_len": {"length_control": True}, "ll_split_reverse": {"reverse": True}}

@@ -14,9 +14,9 @@ from lm_fixtures import TINY_SCRATCH, naive_score, tiny_records, tiny_sentences
 
 from lsplits.lm.encode import encode_pairs
 from lsplits.lm.finetune import finetune, length_grouped_batches, split_validation
-from lsplits.lm.training import TrainConfig
 from lsplits.lm.scoring import QueryLogProbs, load_causal_lm, pad_pairs
 from lsplits.lm.scratch import ScratchConfig, build_scratch_lm
+from lsplits.lm.training import TrainConfig
 
 
 @pytest.fixture()

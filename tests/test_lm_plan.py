@@ -10,9 +10,9 @@ from lm_fixtures import tiny_sentences
 
 from lsplits.cli.parser import main as cli_main
 from lsplits.errors import ConfigError
-from lsplits.lm.training import TrainConfig
 from lsplits.lm.plan import SCRATCH, RunPlan, needs_pretrained, runs_with
 from lsplits.lm.scratch import ScratchConfig
+from lsplits.lm.training import TrainConfig
 
 
 def test_training_defaults_follow_the_lm_the_steps_and_the_seed():
