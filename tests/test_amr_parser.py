@@ -54,9 +54,14 @@ def test_every_graph_survives_the_round_trip_exactly(graph):
     ("( like-01 :ARG0 sheep )", ["like-01", "sheep"], 1),
     # no opening bracket: one is assumed
     ("rose :mod ( red )", ["rose", "red"], 1),
+    # an edge written twice, once inverted (:ARG0-of back to the parent), is one edge
+    ("( want-01 :ARG0 ( boy :ARG0-of want-01 ) )", ["want-01", "boy"], 1),
+    # a constant under an inverted role cannot be an edge's source: dropped
+    ("( have-01 :ARG2-of 5 :ARG0 ( i ) )", ["have-01", "i"], 1),
 ])
-def test_the_reader_repairs_what_a_beam_cut_or_garbled(tokens, concepts, edges):
+def test_the_reader_repairs_what_a_beam_cut_or_garbled(tokens, concepts, edges, caplog):
     text = to_penman(tokens)
+    assert not caplog.records  # penman lays it out without a warning (no duplicate triple, nothing to deinvert)
     graph = penman.decode(text)
     assert sorted(t for _, _, t in graph.instances()) == sorted(concepts)
     assert len(graph.edges()) == edges

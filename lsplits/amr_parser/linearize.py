@@ -99,6 +99,12 @@ def to_penman(text: str, *, unknown: str = "[UNK]") -> str | None:
         return None
 
 
+def _inverted(role: str) -> bool:
+    from penman.models.amr import model
+
+    return model.is_role_inverted(role)
+
+
 class _Reader:
     """Recursive descent over the tokens, collecting triples with fresh variables ``n0, n1, ...``."""
 
@@ -115,9 +121,14 @@ class _Reader:
         return self.tokens[self.position] if self.position < len(self.tokens) else None
 
     def _add(self, triple: tuple[str, str, str]) -> None:
-        """Keep a triple once (a repeated edge, e.g. two mentions of one re-entrancy, says nothing more)."""
-        if triple not in self.seen:
-            self.seen.add(triple)
+        """Keep a triple once (a repeated edge, e.g. two mentions of one re-entrancy or ``:ARG0-of`` beside the
+        same ``:ARG0``, says nothing more): compared in AMR's normal form, inverted roles turned around."""
+        from penman.models.amr import model
+
+        source, role, target = triple
+        key = (target, model.invert_role(role), source) if model.is_role_inverted(role) else triple
+        if key not in self.seen:
+            self.seen.add(key)
             self.triples.append(triple)
 
     def _new(self, concept: str) -> str:
@@ -161,6 +172,8 @@ class _Reader:
             return
         self.position += 1
         if is_constant(token):
+            if _inverted(role):
+                return  # a constant cannot be the source of an edge (``:ARG0-of 5``): dropped
             value = token.replace("_", " ") if token.startswith('"') else token
             if value.startswith('"') and (len(value) < 2 or not value.endswith('"')):
                 value = value.strip('"')
