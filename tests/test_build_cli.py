@@ -257,6 +257,6 @@ def test_the_card_of_your_own_data_states_its_origin_and_steps_that_agree(built)
     assert "source_datasets" not in header  # a local file: not "original", and no Hub source to name
     assert "(offline demo setting)" not in card
     flat = " ".join(card.split())
-    assert ("trains for 4 steps (AdamW, lr 0.002, rising linearly for all 4 steps (a warm-up of 30), never at the "
+    assert ("trains for at most 4 steps (AdamW, lr 0.002, rising linearly for all 4 steps (a warm-up of 30), never at the "
             "peak, batch 32") in flat
     assert "measured before the first step and after the last" in flat and "measured every 64 steps" not in flat

@@ -195,7 +195,7 @@ def test_process_slices_add_up_to_the_one_process_gradient(tmp_path):
 
 def test_several_processes_without_a_cache_folder_is_a_config_error(monkeypatch):
     monkeypatch.setenv("WORLD_SIZE", "2")
-    with pytest.raises(ConfigError, match="--cache-dir"):
+    with pytest.raises(ConfigError, match=r"needs a cache folder \(cache_dir\)"):
         compute_scores(tiny_records(4), lm="scratch", folds=2, progress=False)
 
 

@@ -57,5 +57,6 @@ def test_main_serves_an_existing_demo_without_building_and_silences_penman(app, 
     monkeypatch.setattr(app, "build_demo", lambda settings: served.append(settings.demo_data) or Blocks())
     app.main(["--demo-data", str(built), "--port", "7999"])
     # Gradio refuses an upload above the Space's limit before it reaches a handler
-    assert served == [built, {"server_name": None, "server_port": 7999, "max_file_size": 1_000_000}]
+    # and the CSS that keeps table headers on one line (Gradio 6 takes CSS at launch only)
+    assert served == [built, {"server_name": None, "server_port": 7999, "max_file_size": 1_000_000, "css": app.CSS}]
     assert not logging.getLogger("penman.layout").isEnabledFor(logging.INFO)

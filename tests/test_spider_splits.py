@@ -641,7 +641,14 @@ def test_the_constraint_effect_counts_swaps_kept_choices_and_a_turned_direction(
     assert ll_split.turned
     reverse = result.constraint_effects["ll_split_reverse"]  # the most likely 12 are common: nothing to swap
     assert (reverse.swaps, reverse.kept, reverse.turned) == (0, 12, False)
-    assert result.constraint_effects["random"].reverse is None  # not a likelihood config: no direction
+    random = result.constraint_effects["random"]
+    assert random.reverse is None and not random.turned  # not a likelihood config: no direction to turn
+    # but its means are reported: the constraint pushed every rare (unlikely) example out of its eval, so eval is
+    # likelier than train, the bias the card and analyze must show
+    partition = result.configs["random"].partition
+    assert random.eval_mean == pytest.approx(scores[partition.eval].mean())
+    assert random.train_mean == pytest.approx(scores[partition.train].mean())
+    assert random.eval_mean > random.train_mean and "mean ll_score eval" in random.describe()
     warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     lines = [w for w in warnings if w.startswith("config ll_split:")]
     assert len(lines) == 1 and "\n" not in lines[0]

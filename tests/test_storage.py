@@ -78,7 +78,7 @@ def test_a_read_only_cache_is_refused_before_any_work(tmp_path):
     gold.write_text(json.dumps({"id": "e1", "amr": "a b"}) + "\n")
     with tmpfs(tmp_path / "ro", read_only=True) as frozen:
         reason = rf"cannot write into {frozen} \(Read-only file system\); give a writable folder$"
-        with pytest.raises(ConfigError, match=rf"^the score cache \(--cache-dir\) {frozen / 'scores'}: {reason}"):
+        with pytest.raises(ConfigError, match=rf"^the score cache \(cache_dir\) {frozen / 'scores'}: {reason}"):
             compute_scores(tiny_records(6), lm="scratch", setting="ft", folds=2, cache_dir=frozen / "scores",
                            progress=False)
         with pytest.raises(ConfigError, match=rf"^the similarity matrix cache {frozen}: {reason}"):

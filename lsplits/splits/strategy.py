@@ -169,16 +169,17 @@ class LengthSplit(SplitStrategy):
 @dataclass(frozen=True)
 class ConstraintEffect:
     """What a policy's constraint did to one config's partition: how many eval examples it swapped for train
-    examples, how many of the strategy's own eval choices it kept, and (for a likelihood config) the mean
-    ``ll_score`` of eval before and after it and of train after it, so a card can say whether the split still
-    points the strategy's way.
+    examples, how many of the strategy's own eval choices it kept, and (for every config, when the build scored
+    its examples) the mean ``ll_score`` of eval before and after it and of train after it, so a card can say
+    whether a likelihood split still points its way and whether another config's eval became likelier than train.
 
     Attributes:
         constraint: what the constraint is, in words (the policy's ``constraint_name``).
         eval_examples: the examples in eval (the constraint never changes the count).
         swaps: eval examples the constraint replaced with train examples.
         reverse: the likelihood config sends the most likely examples to eval (None: not a likelihood config).
-        eval_mean_before, eval_mean, train_mean: mean ``ll_score`` (None: not a likelihood config).
+        eval_mean_before, eval_mean, train_mean: mean ``ll_score`` (a likelihood config's own setting, else the
+            build's ``ft`` or ``pt`` scores; None: no scores).
     """
 
     constraint: str
@@ -195,11 +196,16 @@ class ConstraintEffect:
         """The effect of the constraint that turned ``before`` (the strategy's partition) into ``after``."""
         kept = np.intersect1d(before.eval, after.eval).size
         effect = cls(constraint=constraint, eval_examples=int(after.eval.size), swaps=int(after.eval.size - kept))
-        if not isinstance(strategy, LikelihoodSplit) or strategy.setting not in inputs.scores:
+        likelihood = isinstance(strategy, LikelihoodSplit)
+        # a likelihood config is judged by its own scores; any other (random, length, template, tmcd) by the
+        # build's, so a constraint that makes its eval more likely than train is seen too
+        setting = strategy.setting if likelihood else next((s for s in ("ft", "pt") if s in inputs.scores), None)
+        if setting not in inputs.scores:
             return effect
-        scores = inputs.scores[strategy.setting]
-        return dataclasses.replace(effect, reverse=strategy.reverse, eval_mean_before=_mean(scores[before.eval]),
-                                   eval_mean=_mean(scores[after.eval]), train_mean=_mean(scores[after.train]))
+        scores = inputs.scores[setting]
+        return dataclasses.replace(effect, reverse=strategy.reverse if likelihood else None,
+                                   eval_mean_before=_mean(scores[before.eval]), eval_mean=_mean(scores[after.eval]),
+                                   train_mean=_mean(scores[after.train]))
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> ConstraintEffect:

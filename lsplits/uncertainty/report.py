@@ -327,7 +327,8 @@ def render_markdown(study: Study, plots: Sequence[str]) -> str:
     k = study.beam_sizes[-1]
     config = study.config
     lines = ["# Uncertainty estimation report", "",
-             "Black-box uncertainty from beam candidates, evaluated with the Prediction Rejection Ratio "
+             "Uncertainty of each example's top-1 output, from its beam candidates (black-box) and, where the beams carry "
+             "them, the model's own scores (gray-box, hybrid), evaluated with the Prediction Rejection Ratio "
              "(PRR: 1 = oracle, 0 = random, < 0 harmful).", "", "## Inputs", "", *_inputs_section(study),
              "", "## Top-1 quality against gold", "", *_quality_table(study),
              "", "## Main result", "", main_table_markdown(study), *family_sections(study),

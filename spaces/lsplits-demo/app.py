@@ -209,8 +209,8 @@ def _uncertainty_tab(demo: gr.Blocks, settings: SpaceSettings) -> None:
     choices = uncertainty_tab.similarity_choices()
     names = [name for _, name in choices]
     with gr.Row():
-        example_button = gr.Button("Load the example (real beams)", elem_id="load-example")
-        synthetic_button = gr.Button("Load the synthetic example", elem_id="load-synthetic-example")
+        example_buttons = (gr.Button("Load the example (real beams)", elem_id="load-example"),
+                           gr.Button("Load the synthetic example", elem_id="load-synthetic-example"))
         default = DEFAULT_SIMILARITY if DEFAULT_SIMILARITY in names else names[0]
         similarity = gr.Dropdown(choices, value=default, label="Similarity between candidates", elem_id="similarity")
         quality = gr.Dropdown(choices, value=default, label="Quality metric (top-1 vs gold)", elem_id="quality")
@@ -236,14 +236,6 @@ def _uncertainty_tab(demo: gr.Blocks, settings: SpaceSettings) -> None:
                                elem_id="per-example")
 
     @user_errors
-    def load_example():
-        return (*uncertainty_tab.example_texts(settings, "parser"), None, None)
-
-    @user_errors
-    def load_synthetic_example():
-        return (*uncertainty_tab.example_texts(settings, "synthetic"), None, None)
-
-    @user_errors
     def run(beams, gold, beam_uploads, gold_upload, sim, qual, chosen, chosen_metrics=uncertainty_tab.DEFAULT_METRICS,
             threshold=None, request: gr.Request = None, progress=PROGRESS):
         progress(0, desc="reading the input")
@@ -263,9 +255,7 @@ def _uncertainty_tab(demo: gr.Blocks, settings: SpaceSettings) -> None:
             return uncertainty_tab.heatmap_figure(result, chosen_id, settings)
 
 
-    example_button.click(load_example, None, [beams_text, gold_text, beam_files, gold_file], api_name="load_example")
-    synthetic_button.click(load_synthetic_example, None, [beams_text, gold_text, beam_files, gold_file],
-                           api_name="load_synthetic_example")
+    _example_loaders(settings, example_buttons, [beams_text, gold_text, beam_files, gold_file])
     run_button.click(run, [beams_text, gold_text, beam_files, gold_file, similarity, quality, estimators, metrics,
                            bad_below],
                      [state, summary, prr_table, per_example, curves, example_id, heatmap], api_name="run_uncertainty")
@@ -319,6 +309,15 @@ def _parse_section(demo: gr.Blocks, settings: SpaceSettings) -> None:
 
     parse_button.click(parse, [sentences, model, k, similarity], [summary, candidates, scores, uncertainty, graph],
                        api_name="parse_sentences")
+
+
+def _example_loaders(settings: SpaceSettings, buttons: tuple[gr.Button, gr.Button], inputs: list) -> None:
+    """The two example buttons: the shipped parser's real beams (``/load_example``) and the synthetic one."""
+    for button, which, api_name in zip(buttons, ("parser", "synthetic"), ("load_example", "load_synthetic_example")):
+        def load(which=which):
+            return (*uncertainty_tab.example_texts(settings, which), None, None)
+
+        button.click(user_errors(load), None, inputs, api_name=api_name)
 
 
 def _selective_section(state: gr.State, curves: gr.Plot) -> None:

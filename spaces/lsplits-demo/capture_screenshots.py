@@ -86,7 +86,8 @@ def show_splits_tab(page: Page, url: str, *, timeout: float = 60_000, score_own:
 
 
 def run_uncertainty_example(page: Page, *, timeout: float = 60_000) -> None:
-    """Switch to the uncertainty tab, load the built-in example, run it, wait for the table and plots."""
+    """Switch to the uncertainty tab, load the built-in example (the shipped parser's real beams), run it, wait for
+    the table and plots."""
     page.get_by_role("tab", name="Uncertainty & PRR").click()
     page.locator("#load-example").click()
     page.wait_for_function("document.querySelector('#beams-text textarea').value.length > 0", timeout=timeout)
