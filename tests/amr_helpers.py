@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 from lsplits.similarity.amr.graph import AmrGraph
+from lsplits.similarity.amr.smatchpp_metric import f1, prepare
+from lsplits.similarity.registry import Similarity
 
 FIXTURE = Path(__file__).parent / "fixtures" / "amr_sample.jsonl"
 
@@ -36,3 +39,16 @@ def brute_force_matches(a: AmrGraph, b: AmrGraph,
         total += ("top", mapping[a.top]) in b_triples
         best = max(best, total)
     return best
+
+
+CALLS: Counter = Counter()
+"""How many pairs :data:`COUNTING` scored since the ``counting_similarity`` fixture (tests/conftest.py) cleared it."""
+
+
+def _counted_f1(a, b):
+    CALLS["score"] += 1
+    return f1(a, b)
+
+
+COUNTING = Similarity("test-counting-smatchpp", prepare, _counted_f1, symmetric=True)
+"""Smatch++ that counts the pairs it scores, so a test sees what a cache spared."""

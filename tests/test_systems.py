@@ -8,20 +8,18 @@ import itertools
 import json
 import math
 import random
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
 from amr_edits import degrade, sample_gold
+from amr_helpers import CALLS, COUNTING
 from scipy.stats import permutation_test, spearmanr
 
 from lsplits.cli.parser import parse_args
 from lsplits.cli.ue import run as run_ue
 from lsplits.errors import ConfigError, DataError
 from lsplits.similarity import registry
-from lsplits.similarity.amr.smatchpp_metric import f1, prepare
-from lsplits.similarity.registry import Similarity
 from lsplits.uncertainty.study import run_study
 from lsplits.uncertainty.study_config import StudyConfig
 from lsplits.uncertainty.systems import SystemSpec, parse_systems, run_systems
@@ -33,17 +31,6 @@ SYSTEMS = {"strong": (0, 1), "middle": (1, 2), "weak": (2, 3)}
 QUALITIES = ("smatchpp", "sembleu")
 SIMILARITIES = ("smatchpp", "sema")
 BEAM_SIZES = (3, 5)
-CALLS: Counter = Counter()
-
-
-def _counted_f1(a, b):
-    CALLS["score"] += 1
-    return f1(a, b)
-
-
-COUNTING = Similarity("test-counting-smatchpp", prepare, _counted_f1, symmetric=True)
-
-
 @pytest.fixture(autouse=True)
 def counting_similarity(monkeypatch):
     CALLS.clear()

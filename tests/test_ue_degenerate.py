@@ -11,35 +11,23 @@ import json
 import logging
 import random
 import warnings
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
 from amr_edits import degrade, sample_gold
+from amr_helpers import CALLS, COUNTING
 
 from lsplits.cli.parser import parse_args
 from lsplits.cli.ue import run as run_ue
 from lsplits.errors import ConfigError, DataError
 from lsplits.similarity import registry
-from lsplits.similarity.amr.smatchpp_metric import f1, prepare
-from lsplits.similarity.registry import Similarity
 from lsplits.uncertainty.estimators import estimate_many, estimator_names
 from lsplits.uncertainty.methods import needs_several_candidates
 from lsplits.uncertainty.prr import UndefinedPRRWarning
 from lsplits.uncertainty.report import write_report
 from lsplits.uncertainty.study import run_study
 from lsplits.uncertainty.study_config import StudyConfig
-
-CALLS: Counter = Counter()
-
-
-def _counted_f1(a, b):
-    CALLS["score"] += 1
-    return f1(a, b)
-
-
-COUNTING = Similarity("test-counting-smatchpp", prepare, _counted_f1, symmetric=True)
 
 
 @pytest.fixture(autouse=True)
