@@ -97,7 +97,7 @@ def test_write_gives_what_lsplits_build_gives(built, cache, tmp_path, capsys):
             assert list(api_frames[name][split]["ll_score"]) == list(cli_frames[name][split]["ll_score"])
     api_settings, cli_settings = api_meta.pop("settings"), cli_meta.pop("settings")
     api_read, cli_read = api_meta.pop("read"), cli_meta.pop("read")  # the same rows, from a Dataset and a file
-    assert [read.pop("source") for read in (*api_read, *cli_read)] == ["the Dataset", str(data)]
+    assert [read.pop("source") for read in (*api_read, *cli_read)] == ["the Dataset", data.name]  # an absolute path: its name
     assert api_read == cli_read
     assert {k: v for k, v in api_meta.items() if k != "files"} == {k: v for k, v in cli_meta.items() if k != "files"}
     assert list(cli_settings.pop("data_files")) == [str(data)] and api_settings.pop("data_files") is None  # in memory

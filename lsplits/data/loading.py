@@ -138,9 +138,11 @@ class LoadedData:
 
 
 def read_entry(source: str, split: str, rows: int, kept: int) -> dict[str, Any]:
-    """One source as :attr:`LoadedData.read` lists it: ``source`` (the file as given, or ``HUB_ID[split]``),
+    """One source as :attr:`LoadedData.read` lists it: ``source`` (the file as given, its name alone when given
+    by an absolute path, which would say the machine's folders in a published card; or ``HUB_ID[split]``),
     ``split`` (the name in its examples' ids and ``source_split``), ``rows`` read and ``examples`` kept."""
-    return {"source": source, "split": split, "rows": rows, "examples": kept}
+    shown = Path(source).name if Path(source).is_absolute() else source
+    return {"source": shown, "split": split, "rows": rows, "examples": kept}
 
 
 def read_text(read: Sequence[dict[str, Any]]) -> str:
