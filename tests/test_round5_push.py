@@ -301,3 +301,15 @@ def test_a_hub_snapshot_whose_files_link_into_its_cache_still_reads(tmp_path):
     local = BuiltDataset(location=str(snapshot), folder=snapshot, files=snapshot, record=record, configs=["ll_split"])
     with pytest.raises(DataError, match="leads out of the dataset folder through a symbolic link"):
         local.load("ll_split")  # the same links in a local folder: outside it
+
+
+def test_cli_push_space_stages_without_a_repo_id_and_refuses_an_upload_without_one(tmp_path, capsys):
+    """--stage uploads nothing, so it needs no Space id (as push-metrics --stage); an upload without one is one
+    line, before any Hub access."""
+    from lsplits.cli.parser import main
+
+    out = tmp_path / "staged"
+    assert main(["push-space", "--no-assets", "--stage", str(out)]) == 0
+    assert (out / "app.py").is_file() and f"staged the Space in {out}" in capsys.readouterr().out
+    assert main(["push-space", "--no-assets"]) == 2
+    assert "give the Space REPO_ID, or --stage DIR" in capsys.readouterr().err

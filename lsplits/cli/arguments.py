@@ -379,7 +379,8 @@ def push_space_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Deploy the Gradio demo to a Hugging Face Space: the Space's files, a copy of the lsplits "
                           "package, and the demo dataset and scratch LM that `lsplits demo` built, uploaded in one "
                           "commit (nothing is trained).")
-    parser.add_argument("repo_id", help="the Space, e.g. your-name/lsplits-demo (created if needed)")
+    parser.add_argument("repo_id", nargs="?", default=None,
+                        help="the Space, e.g. your-name/lsplits-demo (created if needed; not with --stage)")
     parser.add_argument("--demo-data", type=Path, default=None,
                         help="a folder built by `lsplits demo` to ship, with its scratch LM (default: "
                              "out/demo-likelihood; run `lsplits demo` first)")
