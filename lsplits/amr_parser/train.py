@@ -6,7 +6,6 @@ Seeded: the same data, seed and settings give the same weights on the same machi
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 from collections import Counter
@@ -16,6 +15,7 @@ from pathlib import Path
 
 from lsplits.amr_parser.linearize import linearize
 from lsplits.amr_parser.model import SPECIAL_TOKENS, DecoderShape, ParserTokenizer, build_parser
+from lsplits.data.files import read_jsonl
 from lsplits.errors import DataError
 
 logger = logging.getLogger(__name__)
@@ -35,20 +35,14 @@ class ParserTraining:
 
 
 def read_amr_jsonl(path: Path) -> list[dict]:
-    """The rows of a JSON-lines AMR file (``id``, ``snt``, ``amr``); DataError naming the line otherwise."""
+    """The rows of a JSON-lines AMR file (``id``, ``snt``, ``amr``); DataError naming the line otherwise
+    (:func:`lsplits.data.files.read_jsonl` reads the file)."""
     rows = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as exc:
-                raise DataError(f"{path}, line {number}: not JSON ({exc})") from exc
-            missing = [field for field in ("snt", "amr") if not isinstance(row.get(field), str)]
-            if missing:
-                raise DataError(f"{path}, line {number}: field {missing[0]!r} missing or not a string")
-            rows.append(row)
+    for number, row in read_jsonl(path):
+        missing = [field for field in ("snt", "amr") if not isinstance(row.get(field), str)]
+        if missing:
+            raise DataError("missing or not a string", source=str(path), line=number, field=missing[0])
+        rows.append(row)
     return rows
 
 

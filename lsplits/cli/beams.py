@@ -17,7 +17,7 @@ from lsplits.generation.cache import (
 from lsplits.generation.decoding import OPTIONS, Decoding
 from lsplits.generation.inputs import read_inputs
 from lsplits.generation.models import check_model
-from lsplits.generation.postprocess import load_postprocess, postprocess_beams
+from lsplits.generation.postprocess import load_postprocess, postprocess_beams, postprocess_spec
 from lsplits.generation.search import invalid_penman
 from lsplits.io.guard import check_output, check_settings_record
 from lsplits.io.storage import check_writable
@@ -35,12 +35,11 @@ def decoding_of(args: Namespace) -> Decoding:
 
 def run_beams(args: Namespace) -> int:
     """``lsplits beams``: check everything cheap first, then generate (resuming from the cache) and write."""
-    from lsplits.amr_parser.model import parser_postprocess
     from lsplits.lm.distributed import is_main
 
     # lsplits' own AMR parser writes a linearisation: its folder names the postprocess that makes it PENMAN
     settings = settings_of(args, BeamSettings, decoding=decoding_of(args),
-                           postprocess=args.postprocess or parser_postprocess(args.model))
+                           postprocess=postprocess_spec(args.model, args.postprocess))
     postprocess = load_postprocess(settings.postprocess) if settings.postprocess else None
     check_output(args.out, expect="file", suffix=".jsonl", inputs=[args.inputs],
                  caches=[args.cache_dir] if args.cache_dir else ())

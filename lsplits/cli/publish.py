@@ -60,7 +60,7 @@ def push_space(args: Namespace) -> int:
     built and trains nothing."""
     options = dict(space_dir=args.space_dir, demo_data=args.demo_data, assets=not args.no_assets)
     if args.stage is None and args.repo_id is None:
-        raise ConfigError("push-space: give the Space REPO_ID, or --stage DIR to write the Space's folder only")
+        raise ConfigError("give the Space REPO_ID, or --stage DIR to write the Space's folder only")
     if args.stage is None:
         check_hub_access(args.repo_id)  # before staging
     if not args.no_assets:

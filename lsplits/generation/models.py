@@ -90,11 +90,10 @@ def beams_from_model(name: str, texts: Sequence[str], *, k: int = DEFAULT_K, pro
     Raises:
         ConfigError: as :func:`check_model`, :func:`load_generator` and :func:`generate_beams`.
     """
-    from lsplits.amr_parser.model import parser_postprocess
-    from lsplits.generation.postprocess import load_postprocess
+    from lsplits.generation.postprocess import load_postprocess, postprocess_spec
 
     check_template(prompt_template)
-    spec = parser_postprocess(name)
+    spec = postprocess_spec(name)
     postprocess = load_postprocess(spec) if spec else None
     model, tokenizer = load_generator(name, check_model(name), dtype=dtype)
     beams = generate_beams(model, tokenizer, texts, k=k, prompt_template=prompt_template,

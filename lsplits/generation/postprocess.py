@@ -30,6 +30,14 @@ BUILT_INS: dict[str, str] = {"amrlib": "lsplits.generation.postprocess:amrlib_to
 """``--postprocess`` names that stand for a function lsplits ships."""
 
 
+def postprocess_spec(model: str, given: str | None = None) -> str | None:
+    """The postprocess a model's candidates go through: ``given``, else the one an lsplits AMR parser folder names
+    (its output is a linearisation), else none. The one decision of ``lsplits beams``, the Space and Python."""
+    from lsplits.amr_parser.model import parser_postprocess
+
+    return given or parser_postprocess(model)
+
+
 def load_postprocess(spec: str) -> Postprocess:
     """The function ``spec`` names (a :data:`BUILT_INS` name or ``MODULE:FUNCTION``, where ``MODULE`` is an
     importable module or a ``.py`` file); InvalidOption naming ``postprocess`` for one that cannot be had, so a

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from lsplits.errors import ConfigError
-from lsplits.generation.postprocess import Postprocess, load_postprocess, postprocess_beams
+from lsplits.generation.postprocess import Postprocess, load_postprocess, postprocess_beams, postprocess_spec
 from lsplits.generation.scores import Scored
 from lsplits.generation.search import DEFAULT_MAX_NEW_TOKENS, check_texts
 from lsplits.params import check
@@ -76,11 +76,10 @@ def load_live_parser(name: str | os.PathLike[str], *, postprocess: str | None = 
         ConfigError: not loadable, or a causal LM (a parser takes the sentence alone, with no prompt).
         InvalidOption: a bad ``postprocess`` spec (before the model is read).
     """
-    from lsplits.amr_parser.model import parser_postprocess
     from lsplits.generation.models import check_model, load_generator
 
     name = str(name)
-    spec = postprocess or parser_postprocess(name)
+    spec = postprocess_spec(name, postprocess)
     function = load_postprocess(spec) if spec else None
     kind = check_model(name)
     if kind != "seq2seq":
