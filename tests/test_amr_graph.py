@@ -6,6 +6,7 @@ import pytest
 from amr_helpers import sample_graphs
 
 from lsplits.errors import InvalidOutput
+from lsplits.runtime.pysource import parse_file
 from lsplits.similarity.amr.graph import labelled_graph, parse_amr
 
 
@@ -116,7 +117,7 @@ def test_penman_is_read_through_its_public_api_only():
     import lsplits
 
     for path in sorted((Path(lsplits.__file__).parent).rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse_file(path)):
             names = [node.module or ""] if isinstance(node, ast.ImportFrom) else (
                 [alias.name for alias in node.names] if isinstance(node, ast.Import) else [])
             for name in names:

@@ -16,6 +16,7 @@ import pytest
 
 from lsplits.cli.parser import COMMANDS, DefaultsFormatter, OneLineParser
 from lsplits.data.tasks import SETTINGS
+from lsplits.runtime.pysource import parse_file
 from lsplits.uncertainty.bounds import METHODS
 from lsplits.uncertainty.selective import MULTIPLE_TESTING
 
@@ -63,7 +64,7 @@ def _call_name(call: ast.Call) -> str:
 
 def default_sites(path: Path) -> Iterator[Site]:
     """Every literal default in one module."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = parse_file(path)
     relative = path.relative_to(ROOT)
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
@@ -193,7 +194,7 @@ def test_the_walk_catches_the_setting_loss_width_and_similarity_written_again(tm
 
 def cache_kinds(path: Path) -> Iterator[tuple[str, str]]:
     """(kind, where) of every ``cache_folder("KIND")`` call in one module: where a default cache folder is decided."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = parse_file(path)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "cache_folder":
             kind = _literal(node.args[0]) if node.args else None

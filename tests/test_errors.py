@@ -18,6 +18,7 @@ from lsplits.errors import ConfigError, DataError, InvalidInput, InvalidOption, 
 from lsplits.generation.search import check_texts
 from lsplits.lm.encode import encode_pairs
 from lsplits.params import check
+from lsplits.runtime.pysource import parse_file
 from lsplits.similarity.amr import sema, sembleu, smatch, smatchpp_metric
 from lsplits.similarity.amr.graph import parse_amr
 from lsplits.similarity.amr.s2match import S2MATCH
@@ -115,7 +116,7 @@ def test_no_bad_example_at_bad_below_warns():
 def test_no_builtin_error_is_raised_by_lsplits_or_its_metric_modules():
     found = set()
     for path in [*sorted((ROOT / "lsplits").rglob("*.py")), *sorted((ROOT / "metrics").rglob("*.py"))]:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse_file(path)):
             if isinstance(node, ast.Raise) and node.exc is not None:
                 target = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
                 if isinstance(target, ast.Name) and target.id in BUILTIN_ERRORS:
@@ -129,7 +130,7 @@ def test_every_error_class_of_lsplits_is_in_errors_py():
 
     outside = []
     for path in sorted((ROOT / "lsplits").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse_file(path)):
             if isinstance(node, ast.ClassDef) and any(
                     (base.id if isinstance(base, ast.Name) else getattr(base, "attr", "")).endswith(
                         ("Error", "Exception", "Invalid", "InvalidInput", "InvalidOutput", "InvalidOption",
@@ -167,7 +168,7 @@ def test_exception_is_caught_only_at_process_boundaries_or_re_raised():
         relative = path.relative_to(ROOT).as_posix()
         if relative.startswith(BOUNDARIES):
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parse_file(path)
         handed = {id(node) for function in ast.walk(tree) if isinstance(function, ast.FunctionDef)
                   and (relative, function.name) in THREAD_HANDOFFS for node in ast.walk(function)}
         for node in ast.walk(tree):

@@ -23,6 +23,8 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
+from lsplits.runtime.pysource import parse_file
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "lsplits"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
@@ -71,7 +73,7 @@ def _is_script_entry(node: ast.AST) -> bool:
 def _nodes(path: Path) -> list[ast.AST]:
     """Every node of the module at ``path``, but those of its ``if __name__ == "__main__":`` blocks."""
     found: list[ast.AST] = []
-    todo: list[ast.AST] = [ast.parse(path.read_text(encoding="utf-8"))]
+    todo: list[ast.AST] = [parse_file(path)]
     while todo:
         node = todo.pop()
         if not _is_script_entry(node):

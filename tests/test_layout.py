@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from lsplits.runtime.pysource import parse_file, parse_python
+
 PACKAGE = Path(__file__).resolve().parents[1] / "lsplits"
 
 
@@ -18,7 +20,7 @@ def _names(node: ast.AST | None) -> set[str]:
     if node is None:
         return set()
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        node = ast.parse(node.value, mode="eval")
+        node = parse_python(node.value, mode="eval")
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | \
         {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
 
@@ -30,7 +32,7 @@ def test_no_namespace_parameter_or_argparse_outside_the_cli():
         relative = path.relative_to(PACKAGE.parent).as_posix()
         if relative.startswith("lsplits/cli/"):
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse_file(path)):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 modules = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module]
                 if "argparse" in modules:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from lsplits.runtime.pysource import parse_file
+
 ROOT = Path(__file__).resolve().parents[1]
 MAX_FILE_LINES = 500
 MAX_FUNCTION_LINES = 80
@@ -32,7 +34,7 @@ def long_functions(paths: list[Path], root: Path = ROOT, limit: int = MAX_FUNCTI
     a nested function counts on its own and within the one around it."""
     found = []
     for path in paths:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        for node in ast.walk(parse_file(path)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 start = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
                 count = node.end_lineno - start + 1

@@ -15,6 +15,7 @@ from lsplits.cli.parser import parse_args
 from lsplits.cli.publish import push_metrics as run_push_metrics
 from lsplits.errors import ConfigError
 from lsplits.hub.metric_spaces import METRIC_MODULES, push_metrics, stage_metrics
+from lsplits.runtime.pysource import parse_file
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,7 +47,7 @@ def test_staged_spaces_import_only_local_files_and_pypi_packages(tmp_path):
         folder = staged / name
         files = sorted(folder.glob("*.py"))
         for file in files:  # no absolute lsplits import is left anywhere, in functions included
-            for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            for node in ast.walk(parse_file(file)):
                 if isinstance(node, ast.ImportFrom) and not node.level:
                     assert (node.module or "").split(".")[0] != "lsplits", (file.name, node.module)
                 if isinstance(node, ast.Import):

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from lsplits.runtime.pysource import parse_file
+
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"
 
@@ -49,7 +51,7 @@ def _marks_process(node: ast.AST) -> bool:
 
 def read_module(path: Path) -> Module:
     """The top-level functions, imports and ``pytestmark`` of ``path``."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = parse_file(path)
     module = Module(path)
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -13,6 +13,7 @@ import pytest
 from lsplits.cli.parser import in_cli_words
 from lsplits.errors import ConfigError, DataError, InvalidOption, WorkerLost
 from lsplits.generation.inputs import read_inputs
+from lsplits.runtime.pysource import parse_file
 
 ROOT = Path(__file__).resolve().parents[1]
 FLAG = re.compile(r"(?<![\w`-])--[a-z][a-z-]+")
@@ -62,7 +63,7 @@ def test_the_space_spells_options_by_their_labels(monkeypatch):
 def _flagged_messages(path: Path) -> list[str]:
     """The string constants of ``path``'s raise statements and logger calls that name a command-line flag."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(parse_file(path)):
         logged = isinstance(node, ast.Call) and getattr(node.func, "attr", "") in ("debug", "info", "warning", "error")
         if isinstance(node, ast.Raise) or logged:
             found += [f"{path.relative_to(ROOT)}:{sub.lineno}: {sub.value[:80]}" for sub in ast.walk(node)

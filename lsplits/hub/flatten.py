@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsplits.errors import ConfigError
+from lsplits.runtime.pysource import parse_file, parse_python
 
 PACKAGE = "lsplits"
 
@@ -59,7 +60,7 @@ class _Import:
 
 def _lsplits_imports(source: str, module: str, is_package: bool) -> list[_Import]:
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parse_python(source)):
         if isinstance(node, ast.Import) and any(a.name.split(".")[0] == PACKAGE for a in node.names):
             raise ConfigError(f"{module}: `import {node.names[0].name}` cannot be flattened; use `from ... import ...`")
         if isinstance(node, ast.ImportFrom):
@@ -136,7 +137,7 @@ def rewrite(source: str, module: str, *, absolute: bool = False, is_package: boo
     text = "".join(lines)
     text = _REGISTRY_STRING.sub(lambda m: f"{m.group(1)}.{flat_name(m.group(2))}:{m.group(3)}{m.group(1)}", text)
     if any(isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == PACKAGE
-           for node in ast.walk(ast.parse(text))):
+           for node in ast.walk(parse_python(text))):
         raise ConfigError(f"{module}: an lsplits import is left after flattening")
     return text
 
@@ -157,7 +158,7 @@ def imported_packages(files: Iterable[Path]) -> set[str]:
     """The top-level names of the non-standard-library, non-relative modules that ``files`` import anywhere."""
     names: set[str] = set()
     for file in files:
-        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse_file(file)):
             if isinstance(node, ast.Import):
                 names.update(a.name.split(".")[0] for a in node.names)
             elif isinstance(node, ast.ImportFrom) and not node.level and node.module:

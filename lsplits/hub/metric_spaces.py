@@ -20,6 +20,7 @@ from lsplits.errors import ConfigError
 from lsplits.hub import SHIPPED, flatten, pin_sdk_version
 from lsplits.hub.push import push_folder
 from lsplits.io.guard import output_folder
+from lsplits.runtime.pysource import parse_python
 from lsplits.runtime.tempfolders import temporary_folder
 
 logger = logging.getLogger(__name__)
@@ -129,7 +130,7 @@ def _requirements_guard(script: str, name: str, required: dict[str, list[str]]) 
     """``script`` with :data:`_GUARD` before its first relative import: a missing package of the Space's
     requirements.txt is one line naming it and that file, before the flattened files import it."""
     shown = {module: ", ".join(lines) for module, lines in sorted(required.items()) if module != "evaluate"}
-    relative = [node.lineno for node in ast.parse(script).body if isinstance(node, ast.ImportFrom) and node.level]
+    relative = [node.lineno for node in parse_python(script).body if isinstance(node, ast.ImportFrom) and node.level]
     if not shown or not relative:
         return script
     lines = script.splitlines(keepends=True)
@@ -139,7 +140,7 @@ def _requirements_guard(script: str, name: str, required: dict[str, list[str]]) 
 
 def _script_roots(source: str) -> list[str]:
     """The lsplits modules a metric script or app imports directly."""
-    return [node.module for node in ast.walk(ast.parse(source))
+    return [node.module for node in ast.walk(parse_python(source))
             if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "lsplits"]
 
 
@@ -148,7 +149,7 @@ def _import_block(script: str, modules: list[str]) -> str:
 
     evaluate copies only the files a module imports relatively itself (not those its helpers import).
     """
-    tree = ast.parse(script)
+    tree = parse_python(script)
     direct = {node.module for node in tree.body if isinstance(node, ast.ImportFrom) and node.level}
     missing = [flatten.flat_name(m) for m in modules if flatten.flat_name(m) not in direct]
     if not missing:
