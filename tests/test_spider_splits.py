@@ -627,7 +627,7 @@ def test_the_constraint_effect_counts_swaps_kept_choices_and_a_turned_direction(
     from lsplits.data.tasks import spider_task
 
     policy, rows, scores = _small_spider()
-    with caplog.at_level("WARNING"):
+    with caplog.at_level("INFO"):
         result = split_scored(spider_task(), rows, {"ft": (scores, np.full(36, 5))},
                               configs=["ll_split", "ll_split_reverse", "random"], eval_size=RARE, policy=policy)
     ll_split = result.constraint_effects["ll_split"]
@@ -655,6 +655,11 @@ def test_the_constraint_effect_counts_swaps_kept_choices_and_a_turned_direction(
     assert "12 of 12 eval examples swapped for train examples (100%); 0 of the config's own eval choices kept" in lines[0]
     assert "eval is now more likely than train" in lines[0] and "more than 25% of eval replaced" in lines[0]
     assert not [w for w in warnings if w.startswith("config ll_split_reverse:")]
+    # every log line about swaps names its config (a constraint that swapped under the warning share is info)
+    swap_lines = [r.getMessage() for r in caplog.records if "swap" in r.getMessage()]
+    assert swap_lines and all(line.startswith(("config ll_split:", "config random:")) for line in swap_lines)
+    if random.swaps:
+        assert sum(line.startswith("config random:") for line in swap_lines) == 1
 
 
 def test_the_warning_threshold_and_the_direction_of_a_reverse_config():

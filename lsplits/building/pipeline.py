@@ -28,6 +28,7 @@ from lsplits.building.record import BuildRecord, TaskRecord
 from lsplits.building.settings import (
     DEFAULT_EVAL_FRACTION,
     MIN_EVAL_SIZE,
+    SMALL_EVAL_HALF,
     BuildSettings,
 )
 from lsplits.data.loading import ID_FIELD, LoadedData
@@ -222,6 +223,10 @@ def check_build(spec: DatasetSpec, examples: Sequence[Mapping[str, Any]], settin
 
     n = len(examples)
     size = checked_eval_size(settings.eval_size, n, default=spec.default_eval_size(n))
+    if settings.eval_size is None and size // 2 < SMALL_EVAL_HALF:
+        logger.warning("the default eval size gives %d eval examples of %d (%s): validation and test get about %d "
+                       "each, too few to measure a model on; give a larger eval size (a count or a fraction)", size, n,
+                       "the paper's proportion" if spec.paper_sizes else f"{DEFAULT_EVAL_FRACTION:.0%}", size // 2)
     with stage("split"):
         inputs = split_inputs(spec, examples)
     check_label_quotas(inputs.labels, size, field=spec.task.label_field)
@@ -301,6 +306,8 @@ def split_configs(policy: SplitPolicy, configs: Mapping[str, SplitStrategy], tab
         warning = effect.warning(name) if effect is not None else None
         if warning:
             logger.warning(warning)
+        elif effect is not None and effect.swaps:
+            logger.info("config %s: %s", name, effect.describe())
         setting = strategy.setting or (DEFAULT_SETTING if DEFAULT_SETTING in scores else next(iter(scores)))
         validation, test = split_eval(partition.eval, seed=seed, labels=inputs.labels)
         built[name] = BuiltConfig(strategy=strategy, setting=setting, partition=partition, effect=effect,

@@ -106,7 +106,7 @@ def enforce_atom_constraint(partition: Partition,
             train_count[atom] -= 1
             eval_holders.setdefault(atom, set()).add(leaving_train)
         swaps += 1
-    logger.info("atom constraint: %d swaps resolved %d missing eval atoms", swaps, initially_missing)
+    logger.debug("atom constraint: %d swaps resolved %d missing eval atoms", swaps, initially_missing)
     return _in_rank_order(ranked, train_key, eval_key)
 
 
