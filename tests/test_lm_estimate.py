@@ -174,3 +174,20 @@ def test_drop_label_drops_and_counts_a_class_and_refuses_one_that_is_absent(tmp_
     with pytest.raises(ValueError, match=r"^drop_labels must name labels of field 'label' \(-, a, b\); no example "
                                          r"has that label, got 'c'$"):
         resolve_data(rows, query_field="text", label_field="label", options=LoadOptions(drop_labels=("c",)))
+
+
+def test_a_default_eval_size_too_small_to_measure_on_is_warned_about_and_a_given_one_is_not(tiny_folder, tmp_path,
+                                                                                          caplog):
+    """SNLI at 591 rows got a 21-example eval from the paper's proportion without a word (issue 38's walk)."""
+    _write_pairs(tmp_path / "pairs.jsonl", 20)
+    argv = ["build", "--data-files", str(tmp_path / "pairs.jsonl"), "--query-field", "hypothesis",
+            "--lm", str(tiny_folder), "--max-steps", "3", "--out", str(tmp_path / "built"), "--dry-run"]
+    with caplog.at_level("WARNING"):
+        assert cli_main(argv) == 0
+    [line] = [r.getMessage() for r in caplog.records if "default eval size" in r.getMessage()]
+    assert line.startswith("the default eval size gives 4 eval examples of 20 (20%): validation and test get about 2 "
+                           "each, too few")
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        assert cli_main([*argv, "--eval-size", "4"]) == 0
+    assert not [r for r in caplog.records if "eval size" in r.getMessage()]

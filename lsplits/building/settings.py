@@ -44,6 +44,11 @@ DEFAULT_EVAL_FRACTION = 0.2
 MIN_EVAL_SIZE = 2
 """Validation and test get half of eval each, so eval needs at least 2 examples."""
 
+SMALL_EVAL_HALF = 50
+"""A default eval size whose validation or test half is smaller than this is warned about: a test split of a few
+dozen examples measures accuracy to within several points at best (the paper's proportion, e.g. SNLI's 3.6%, is
+meant for the full data)."""
+
 T = TypeVar("T", bound="RunSettings")
 
 
