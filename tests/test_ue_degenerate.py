@@ -107,6 +107,21 @@ def test_a_gray_box_estimator_still_studies_one_candidate(tmp_path):
     assert constant == {"LexSim": True, "MSP": False}
 
 
+def test_a_similarity_no_requested_estimator_reads_is_only_checked_not_compared(tmp_path):
+    """``--estimators msp`` scores no pair of candidates, and counts the same invalid ones as a full study."""
+    beams, gold = write_beams(tmp_path, k=4, examples=6, scores=True)
+    rows = [json.loads(line) for line in beams.read_text(encoding="utf-8").splitlines()]
+    rows[2]["candidates"][1] = "(x / broken"  # one invalid candidate, so the counts are not all zero
+    beams.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    graybox = run_study([beams], gold, config(estimators=("msp",), beam_sizes=(4,)))
+    assert CALLS["score"] == 0
+    full = run_study([beams], gold, config(estimators=("msp", "eigv"), beam_sizes=(4,)))
+    assert CALLS["score"] > 0
+    counted = graybox.invalid_candidates[COUNTING.name]
+    assert counted.tolist() == full.invalid_candidates[COUNTING.name].tolist() and counted[2] == 1
+    assert graybox.all_invalid == full.all_invalid
+
+
 def test_estimator_correlations_need_five_examples(tmp_path):
     """On 4 examples a Spearman matrix between estimators takes a handful of values; it is not computed."""
     beams, gold = write_beams(tmp_path, k=3, examples=4)

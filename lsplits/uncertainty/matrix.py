@@ -295,6 +295,23 @@ def build_matrices(examples: Sequence[Sequence[str]], similarity: Similarity | s
     return [found[key].permuted(positions) for key, positions in canonical]
 
 
+def validity_matrices(examples: Sequence[Sequence[str]], similarity: Similarity | str) -> list[SimilarityMatrix]:
+    """Each example's candidates prepared by ``similarity`` and never compared: the invalid masks and errors a
+    report counts for a similarity no estimator reads (k preparations an example instead of k(k-1)/2 comparisons).
+    The values are NaN, so nothing can take them for similarities."""
+    if isinstance(similarity, str):
+        similarity = similarity_registry.get(similarity)
+    matrices = []
+    for candidates in examples:
+        check_stop()
+        errors = {text: _prepare(similarity, text)[1] for text in dict.fromkeys(candidates)}
+        k = len(candidates)
+        matrices.append(SimilarityMatrix(np.full((k, k), np.nan), np.array([bool(errors[t]) for t in candidates],
+                                                                            dtype=bool),
+                                         tuple(errors[t] for t in candidates)))
+    return matrices
+
+
 def _compute(similarity: Similarity, examples: list[Sequence[str]], workers: int) -> Iterator[SimilarityMatrix]:
     """Matrices in input order, serially or from worker processes (always processes when the work can be
     stopped from outside, :func:`~lsplits.runtime.cancel.stoppable`: a stop then ends them mid-example)."""

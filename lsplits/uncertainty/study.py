@@ -46,7 +46,7 @@ from lsplits.uncertainty.estimators import (
     DISPLAY_NAMES,
 )
 from lsplits.uncertainty.inputs import Inputs, load_inputs
-from lsplits.uncertainty.matrix import SimilarityMatrix, build_matrices
+from lsplits.uncertainty.matrix import SimilarityMatrix, build_matrices, validity_matrices
 from lsplits.uncertainty.methods import (
     estimate_methods,
     method_pairs,
@@ -240,10 +240,13 @@ def _score_top1(config: StudyConfig, inputs: Inputs, gold_path: str | os.PathLik
 def _matrices(inputs: Inputs, config: StudyConfig) -> dict[str, list[SimilarityMatrix]]:
     """Every similarity's matrices of the inputs that the estimators or the invalid-candidate counts need."""
     needed = dict.fromkeys(name for _, name, _ in method_pairs(config) if name is not None)
-    needed.update(dict.fromkeys(config.similarities))  # invalid candidates are counted for each similarity
-    return {name: build_matrices(inputs.candidates, name, cache=config.cache_dir, progress=config.progress, ids=inputs.ids,
-                                 workers=1 if name in LEXICAL_SIMILARITIES else config.workers)  # cheap: no pool
-            for name in needed}
+    matrices = {name: build_matrices(inputs.candidates, name, cache=config.cache_dir, progress=config.progress,
+                                     ids=inputs.ids, workers=1 if name in LEXICAL_SIMILARITIES else config.workers)
+                for name in needed}  # lexical ones are cheap: no pool
+    # invalid candidates are counted for each similarity, also one no requested estimator reads: prepared only
+    matrices.update({name: validity_matrices(inputs.candidates, name) for name in config.similarities
+                     if name not in needed})
+    return matrices
 
 
 def _load_scored(beam_paths: Sequence[str | os.PathLike[str]], gold_path: str | os.PathLike[str],
