@@ -46,7 +46,7 @@ def checked_choice(value: object, allowed: Sequence[str], option: str) -> str:
 def smallest_certifiable(method: str, target_risk: float, delta: float, limit: int, *, binary: bool = False) -> int:
     """The fewest examples that could certify ``target_risk`` at ``delta`` if every loss were 0 (``limit + 1`` if
     even ``limit`` cannot). It depends on the bound and the settings only, never on the data."""
-    method = "ltt-binomial" if method == "auto" else method
+    method = resolve_test(method, np.zeros(1), "auto", "no losses")[0]  # zero losses are 0/1: auto is the binomial
 
     def certifies(m: int) -> bool:
         return bool(masked_p_values(method, np.zeros(m), np.ones((1, m), dtype=bool), target_risk, delta,
