@@ -356,3 +356,19 @@ def test_sigterm_ends_the_cli_while_smatchpp_solves_an_alignment(tmp_path):
     assert code == 143, stderr[-2000:]
     assert _last_line(stderr).startswith("lsplits ue: terminated (SIGTERM)"), stderr[-1000:]
     assert took < 10, f"SIGTERM took effect {took:.0f} s after it was sent"
+
+
+@pytest.mark.process
+def test_the_apps_help_answers_before_gradio_and_torch_are_imported():
+    """``app.py --help`` took 27 s: it imported Gradio, torch and every tab before argparse saw the flag."""
+    import subprocess
+    import sys
+
+    probe = ("import runpy, sys\nsys.argv = ['app.py', '--help']\ntry:\n    runpy.run_path(sys.argv_path, "
+             "run_name='__main__')\nexcept SystemExit as done:\n    print('exit', done.code)\n"
+             "print('loaded', sorted(m for m in ('gradio', 'torch', 'lsplits') if m in sys.modules))\n")
+    probe = probe.replace("sys.argv_path", repr(str(SPACE_DIR / "app.py")))
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "usage: app.py" in result.stdout and "--demo-data" in result.stdout
+    assert "exit 0" in result.stdout and "loaded []" in result.stdout
