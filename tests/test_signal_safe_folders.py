@@ -201,6 +201,10 @@ def test_the_interrupt_line_counts_finished_work_not_the_runs_bookkeeping(tmp_pa
     args = argparse.Namespace(command="build", cache_dir=cache, dry_run=False)
     line = interrupt.interrupted_line(args, interrupt.Terminated())
     assert line == f"terminated (SIGTERM); this run cached nothing yet in {cache}, so a rerun starts from the beginning"
+    for preparation in ("abc/tokenizer/tokenizer.json", "abc/fold-0/init/model.safetensors"):  # a scratch LM's start
+        (cache / preparation).parent.mkdir(parents=True)
+        (cache / preparation).write_bytes(b"{}")
+    assert interrupt.interrupted_line(args, interrupt.Terminated()) == line
     (cache / "abc" / "fold-0" / "scores-00000.parquet").write_bytes(b"PAR1")
     line = interrupt.interrupted_line(args, interrupt.Terminated())
     assert line == (f"terminated (SIGTERM); finished score shards and fold checkpoints are cached in {cache}, "

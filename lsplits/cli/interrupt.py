@@ -238,17 +238,21 @@ def interrupted_line(args: argparse.Namespace, interrupt: KeyboardInterrupt) -> 
 
 _BOOKKEEPING = ("run.json", "manifest.json")
 """Files a cache holds about a run, written before any work is finished: they make nothing a rerun can reuse."""
+_PREPARATION = frozenset({"tokenizer", "init"})
+"""Folders a scratch-LM run writes before its first training step (the tokenizer, a fold's initial weights): they
+spare a rerun seconds, not work, so a run cut before any fold finished says it cached nothing yet."""
 
 
 def _written_since(folder: Path, start: float) -> bool:
     """Whether any file of finished work under ``folder`` was written at or after ``start`` (this run's work):
-    not the run's bookkeeping (:data:`_BOOKKEEPING`), locks or probes (dot files)."""
+    not the run's bookkeeping (:data:`_BOOKKEEPING`), its preparation (:data:`_PREPARATION`), locks or probes (dot
+    files)."""
     if not folder.is_dir():
         return False
     for count, path in enumerate(folder.rglob("*")):
         if count >= _SCAN_LIMIT:
             return True  # a huge cache: do not spend the user's time proving a negative
-        if path.name in _BOOKKEEPING or path.name.startswith("."):
+        if path.name in _BOOKKEEPING or path.name.startswith(".") or _PREPARATION & set(path.relative_to(folder).parts):
             continue
         try:
             if path.is_file() and path.stat().st_mtime >= start:
