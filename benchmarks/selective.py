@@ -39,9 +39,10 @@ import numpy as np
 
 from lsplits.similarity import registry
 from lsplits.uncertainty.estimators import DISPLAY_NAMES, estimate_many
+from lsplits.uncertainty.losses import losses_of
 from lsplits.uncertainty.matrix import build_matrices
 from lsplits.uncertainty.quality import placeholder_for, score_predictions
-from lsplits.uncertainty.selective import accept, calibrate_threshold, losses_of, oracle_threshold
+from lsplits.uncertainty.selective import accept, calibrate_threshold, oracle_threshold
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from data_paths import data_argument  # noqa: E402

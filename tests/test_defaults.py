@@ -125,7 +125,7 @@ SITES = all_sites()
 
 OWNERS = {"bootstrap resamples (1000)": "lsplits/uncertainty/prr.py:DEFAULT_BOOTSTRAP",
           "LM setting ('ft')": "lsplits/data/tasks.py:DEFAULT_SETTING",
-          "selective loss ('1-quality')": "lsplits/uncertainty/selective.py:DEFAULT_LOSS",
+          "selective loss ('1-quality')": "lsplits/uncertainty/losses.py:DEFAULT_LOSS",
           "beam width k (10)": "lsplits/generation/search.py:DEFAULT_K",
           "similarity ('smatchpp')": "lsplits/similarity/registry.py:DEFAULT_SIMILARITY",
           "KLE unit-trace kernel (True)": "lsplits/uncertainty/estimators.py:DEFAULT_KLE_NORMALIZE",

@@ -57,8 +57,9 @@ many calibration examples the target would need. Ties in uncertainty are accepte
 
 from __future__ import annotations
 
+import inspect
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -81,15 +82,13 @@ from lsplits.uncertainty.bounds import (
     resolve_test,
     smallest_certifiable,
 )
+from lsplits.uncertainty.losses import Loss, losses_of
 from lsplits.uncertainty.prr import as_inputs, numeric_vector
 
 MULTIPLE_TESTING = ("fixed-sequence", "bonferroni", "holm", "split-fixed-sequence")
 DEFAULT_MULTIPLE_TESTING = "fixed-sequence"  # the whole delta on each level, in a fixed order
 DEFAULT_COVERAGES = tuple(round(0.01 * i, 2) for i in range(10, 101))
 START_FACTOR = 2  # the default sequence starts where twice the examples an all-correct sample needs are kept
-
-Loss = Callable[[np.ndarray], np.ndarray]
-
 
 ABSTENTION = "abstention"  # the risk name whose value is the share of examples rejected (a marginal 0/1 risk)
 OBJECTIVES = ("coverage", "p-value")
@@ -164,46 +163,6 @@ def accept(threshold: float | SelectiveThreshold, uncertainties) -> np.ndarray:
     if np.isnan(u).any():
         raise InvalidInput("uncertainties must not be NaN")
     return u <= value
-
-
-def losses_of(qualities, loss: Loss | None = None) -> np.ndarray:
-    """Per-example losses in [0, 1]: ``1 - quality`` (qualities must lie in [0, 1]) or ``loss(qualities)``.
-
-    InvalidInput when a quality (default loss) or a loss falls outside [0, 1] or is not finite.
-    """
-    q = np.asarray(qualities, dtype=float).ravel()
-    if loss is None:
-        if q.size and (np.nanmin(q) < 0 or np.nanmax(q) > 1):
-            raise InvalidInput(f"the default loss 1 - quality needs qualities in [0, 1], got {np.nanmin(q):g} to "
-                               f"{np.nanmax(q):g} (pass loss= to map them to [0, 1])")
-        return 1.0 - q
-    values = np.asarray(loss(q), dtype=float).ravel()
-    if values.shape != q.shape:
-        raise InvalidInput(f"loss returned {values.size} values for {q.size} qualities")
-    if not np.isfinite(values).all() or (values.size and (values.min() < 0 or values.max() > 1)):
-        raise InvalidInput("loss must map every quality to a finite value in [0, 1]")
-    return values
-
-
-DEFAULT_LOSS = "1-quality"
-"""The loss whose mean selective prediction certifies unless told otherwise."""
-QUALITY_LOSSES = (DEFAULT_LOSS, "bad")
-
-
-def quality_loss(name: str, bad_below: float | None = None) -> Loss | None:
-    """The named loss of a quality: ``1-quality`` (None, the default loss) or ``bad``, 1 when the quality is below
-    ``bad_below`` and 0 otherwise (0/1 losses, so the exact binomial test): its mean is the rate of bad outputs."""
-    name = checked_choice(name, QUALITY_LOSSES, "selective_loss")
-    if name == DEFAULT_LOSS:
-        return None
-    if bad_below is None:
-        raise InvalidOption("selective_loss 'bad' needs bad_below: the quality under which an output is bad")
-    threshold = float(bad_below)
-
-    def bad(qualities: np.ndarray) -> np.ndarray:
-        return (np.asarray(qualities, dtype=float) < threshold).astype(float)
-
-    return bad
 
 
 def selective_risk(threshold: float | SelectiveThreshold, uncertainties, qualities,
@@ -292,17 +251,23 @@ class _Risk:
         sums = np.r_[0.0, np.cumsum(self.losses[np.argsort(u, kind="stable")])][counts]
         return p_from_summary(self.method, counts, sums / np.maximum(counts, 1), self.target, binary=self.binary)
 
-    def at(self, u: np.ndarray, threshold: float, level: float) -> tuple[float, float]:
-        """(calibration risk, upper confidence bound at ``level``) of this risk at ``threshold``."""
+    def risk_at(self, u: np.ndarray, threshold: float) -> float:
+        """The calibration risk at ``threshold`` (NaN when no example is kept)."""
+        kept = u <= threshold
+        if self.losses is None:
+            return 1.0 - int(kept.sum()) / u.size
+        return float(self.losses[kept].mean()) if kept.any() else math.nan
+
+    def bound_at(self, u: np.ndarray, threshold: float, level: float) -> float:
+        """The upper confidence bound at ``level`` of the risk at ``threshold`` (a search of levels for WSR: the
+        costly part of a calibration, so computed only for the chosen threshold)."""
         kept = u <= threshold
         if self.losses is None:
             from scipy.special import bdtri
 
             accepted = int(kept.sum())  # the exact bound: P(Binomial(n, 1 - a) >= accepted) = level
-            bound = 1.0 if accepted == 0 else 1.0 - float(bdtri(accepted - 1, u.size, 1.0 - level))
-            return 1.0 - accepted / u.size, bound
-        risk = float(self.losses[kept].mean()) if kept.any() else math.nan
-        return risk, inverted_bound(self.method, self.losses, kept[None, :], level, binary=self.binary)
+            return 1.0 if accepted == 0 else 1.0 - float(bdtri(accepted - 1, u.size, 1.0 - level))
+        return inverted_bound(self.method, self.losses, kept[None, :], level, binary=self.binary)
 
 
 def _risks(qualities, target_risk, loss: Loss | None, method: str, loss_type: str, n: int) -> list[_Risk]:
@@ -372,6 +337,54 @@ def _test_plan(u: np.ndarray, risks: list[_Risk], coverages: Sequence[float] | N
     return grid, sequence, test_u, test
 
 
+@dataclass(frozen=True)
+class _Tested:
+    """What a calibration tested: the permuted examples and risks, the candidates, their p-values, which are valid
+    and at which level, and the testing part (all examples, or the part ``split-fixed-sequence`` keeps to test)."""
+
+    u: np.ndarray
+    risks: list[_Risk]
+    grid: np.ndarray
+    p: np.ndarray
+    valid: np.ndarray
+    tested_at: np.ndarray
+    test_u: np.ndarray
+    test: list[_Risk]
+    multiple_testing: str
+
+
+def _tested(uncertainties, qualities, *, target_risk, delta: float, loss: Loss | None, method: str,
+            multiple_testing: str, coverages: Sequence[float] | None, thresholds: Sequence[float] | None, seed: int,
+            loss_type: str, order_fraction: float) -> _Tested:
+    """The checks and tests of :func:`calibrate_threshold` (its arguments), without the chosen threshold's bounds:
+    what :func:`calibration_size_needed` asks again and again."""
+    target_risk = required_target(target_risk, "calibrate_threshold")
+    check("delta", delta)
+    method = checked_choice(method, METHODS, "method")
+    multiple_testing = checked_choice(multiple_testing, MULTIPLE_TESTING, "multiple_testing")
+    loss_type = checked_choice(loss_type, LOSS_TYPES, "loss_type")
+    split = multiple_testing == "split-fixed-sequence"
+    if split:
+        check("calibration_fraction", order_fraction, called="order_fraction")
+    check("seed", seed)
+    if isinstance(qualities, Mapping):
+        u = numeric_vector(uncertainties, "uncertainties", "a selective threshold")
+        if not u.size or not np.isfinite(u).all():
+            raise InvalidInput("a selective threshold needs finite uncertainties, at least one")
+    else:
+        u, qualities = as_inputs(uncertainties, qualities, what="a selective threshold")
+    risks = _risks(qualities, target_risk, loss, method, loss_type, u.size)
+    order = np.random.default_rng(seed).permutation(u.size)
+    u, risks = u[order], _permuted(risks, order)
+    levels = len(DEFAULT_COVERAGES if coverages is None else coverages) if thresholds is None else len(thresholds)
+    spread = multiple_testing in ("bonferroni", "holm")
+    level = delta / levels if spread else delta  # the level a single test may need to pass
+    grid, sequence, test_u, test = _test_plan(u, risks, coverages, thresholds, split, order_fraction, delta, level)
+    p = _joint_p_values(test, test_u, grid, level if spread else delta)
+    valid, tested_at = family_wise(p, multiple_testing, delta, levels, sequence)
+    return _Tested(u, risks, grid, p, valid, tested_at, test_u, test, multiple_testing)
+
+
 def calibrate_threshold(uncertainties, qualities, *, target_risk: float | Mapping[str, float] | None = None,
                         delta: float = DEFAULT_DELTA, loss: Loss | None = None, method: str = DEFAULT_METHOD,
                         multiple_testing: str = DEFAULT_MULTIPLE_TESTING, coverages: Sequence[float] | None = None,
@@ -393,36 +406,16 @@ def calibrate_threshold(uncertainties, qualities, *, target_risk: float | Mappin
     >>> rule.certified, rule.threshold, rule.coverage
     (True, 0.2, 0.5)
     """
-    target_risk = required_target(target_risk, "calibrate_threshold")
-    check("delta", delta)
-    method = checked_choice(method, METHODS, "method")
-    multiple_testing = checked_choice(multiple_testing, MULTIPLE_TESTING, "multiple_testing")
-    loss_type = checked_choice(loss_type, LOSS_TYPES, "loss_type")
     objective = checked_choice(objective, OBJECTIVES, "objective")
-    split = multiple_testing == "split-fixed-sequence"
-    if split:
-        check("calibration_fraction", order_fraction, called="order_fraction")
-    check("seed", seed)
-    if isinstance(qualities, Mapping):
-        u = numeric_vector(uncertainties, "uncertainties", "a selective threshold")
-        if not u.size or not np.isfinite(u).all():
-            raise InvalidInput("a selective threshold needs finite uncertainties, at least one")
-    else:
-        u, qualities = as_inputs(uncertainties, qualities, what="a selective threshold")
-    risks = _risks(qualities, target_risk, loss, method, loss_type, u.size)
-    order = np.random.default_rng(seed).permutation(u.size)
-    u, risks = u[order], _permuted(risks, order)
-    levels = len(DEFAULT_COVERAGES if coverages is None else coverages) if thresholds is None else len(thresholds)
-    spread = multiple_testing in ("bonferroni", "holm")
-    level = delta / levels if spread else delta  # the level a single test may need to pass
-    grid, sequence, test_u, test = _test_plan(u, risks, coverages, thresholds, split, order_fraction, delta, level)
-    p = _joint_p_values(test, test_u, grid, level if spread else delta)
-    valid, tested_at = family_wise(p, multiple_testing, delta, levels, sequence)
+    t = _tested(uncertainties, qualities, target_risk=target_risk, delta=delta, loss=loss, method=method,
+                multiple_testing=multiple_testing, coverages=coverages, thresholds=thresholds, seed=seed,
+                loss_type=loss_type, order_fraction=order_fraction)
+    u, risks, grid, p, valid = t.u, t.risks, t.grid, t.p, t.valid
     curve = {"candidates": tuple(grid.tolist()), "p_values": tuple(p.tolist()),
              "candidate_coverages": tuple((np.searchsorted(np.sort(u), grid, side="right") / u.size).tolist()),
              "valid": tuple(valid.tolist())}
     common = {"n": int(u.size), "method": risks[0].method, "target_risk": risks[0].target, "delta": float(delta),
-              "multiple_testing": multiple_testing, "objective": objective, **curve}
+              "multiple_testing": t.multiple_testing, "objective": objective, **curve}
     if not valid.any():
         return SelectiveThreshold(
             threshold=-math.inf, coverage=0.0, risk=math.nan, bound=math.nan, certified=False, accepted=0,
@@ -430,11 +423,9 @@ def calibrate_threshold(uncertainties, qualities, *, target_risk: float | Mappin
     chosen = np.flatnonzero(valid)
     best = chosen[-1] if objective == "coverage" else chosen[np.lexsort((-chosen, p[chosen]))[0]]
     threshold = float(grid[best])
-    bounds = []
-    for r_all, r_test in zip(risks, test):
-        risk, _ = r_all.at(u, threshold, tested_at[best])
-        bounds.append(RiskBound(r_all.name, r_all.target, risk, r_test.at(test_u, threshold, tested_at[best])[1],
-                                r_all.method, r_all.binary))
+    bounds = [RiskBound(r_all.name, r_all.target, r_all.risk_at(u, threshold),
+                        r_test.bound_at(t.test_u, threshold, t.tested_at[best]), r_all.method, r_all.binary)
+              for r_all, r_test in zip(risks, t.test)]
     kept = u <= threshold
     return SelectiveThreshold(threshold=threshold, coverage=float(kept.mean()), risk=bounds[0].risk,
                               bound=bounds[0].bound, certified=True, accepted=int(kept.sum()), risks=tuple(bounds),
@@ -469,12 +460,15 @@ def calibration_size_needed(uncertainties, qualities, *, target_risk, limit: int
     if not below.any():  # repeating these examples never changes their risks: no size would do
         return None
     order = np.random.default_rng(seed).permutation(u.size)
+    signature = inspect.signature(calibrate_threshold)
 
     def certifies(size: int) -> bool:
         rows = np.resize(order, size)
         values = ({name: v if isinstance(v, str) else np.asarray(v, dtype=float)[rows] for name, v in qualities.items()}
                   if isinstance(qualities, Mapping) else qualities[rows])
-        return calibrate_threshold(u[rows], values, target_risk=target_risk, seed=seed, **settings).certified
+        arguments = signature.bind(u[rows], values, target_risk=target_risk, seed=seed, **settings)
+        arguments.apply_defaults()  # calibrate_threshold's defaults; its objective picks among valid ones: not needed
+        return bool(_tested(**{k: v for k, v in arguments.arguments.items() if k != "objective"}).valid.any())
 
     if certifies(u.size):
         return u.size

@@ -46,6 +46,7 @@ from lsplits.uncertainty.estimators import (
     DISPLAY_NAMES,
 )
 from lsplits.uncertainty.inputs import Inputs, load_inputs
+from lsplits.uncertainty.losses import quality_loss
 from lsplits.uncertainty.matrix import SimilarityMatrix, build_matrices, validity_matrices
 from lsplits.uncertainty.methods import (
     estimate_methods,
@@ -66,7 +67,6 @@ from lsplits.uncertainty.selective import (
     calibrate_threshold,
     calibration_mask,
     calibration_size_needed,
-    quality_loss,
     selective_risk,
 )
 from lsplits.uncertainty.study_config import StudyConfig

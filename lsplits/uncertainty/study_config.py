@@ -23,14 +23,10 @@ from lsplits.uncertainty.estimators import (
     EstimatorSettings,
     check_estimators,
 )
+from lsplits.uncertainty.losses import DEFAULT_LOSS, QUALITY_LOSSES
 from lsplits.uncertainty.normalization import DEFAULT_NORMALIZER, NORMALIZERS
 from lsplits.uncertainty.prr import DEFAULT_BOOTSTRAP, DEFAULT_MAX_REJECTION
-from lsplits.uncertainty.selective import (
-    DEFAULT_LOSS,
-    DEFAULT_MULTIPLE_TESTING,
-    MULTIPLE_TESTING,
-    QUALITY_LOSSES,
-)
+from lsplits.uncertainty.selective import DEFAULT_MULTIPLE_TESTING, MULTIPLE_TESTING
 from lsplits.uncertainty.ue_metrics import METRIC_NAME, PAPER_METRICS, check_metrics
 
 PAPER_SIMILARITIES = ("smatch", "smatchpp", "s2match", "sema", "wlk")

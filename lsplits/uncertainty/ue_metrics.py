@@ -45,9 +45,10 @@ import numpy as np
 from lsplits.errors import InvalidInput, InvalidOption
 from lsplits.params import Each, Options, Param, check
 from lsplits.uncertainty.bounds import DEFAULT_DELTA, DEFAULT_METHOD
+from lsplits.uncertainty.losses import DEFAULT_LOSS
 from lsplits.uncertainty.normalization import DEFAULT_NORMALIZER, get_normalizer
 from lsplits.uncertainty.prr import DEFAULT_MAX_REJECTION, RejectionCurve, as_inputs, prr, rejection_curve
-from lsplits.uncertainty.selective import DEFAULT_LOSS, DEFAULT_MULTIPLE_TESTING, calibrate_threshold
+from lsplits.uncertainty.selective import DEFAULT_MULTIPLE_TESTING, calibrate_threshold
 
 try:  # SciPy's compiled merge count of discordant pairs (behind scipy.stats.kendalltau); numpy if absent
     from scipy.stats._stats import _kendall_dis
@@ -339,7 +340,7 @@ def selective_threshold(uncertainties, qualities, *, target_risk: float | None =
     """
     if target_risk is None:
         raise InvalidOption("selective_threshold needs target_risk: the mean loss 1 - quality to certify")
-    from lsplits.uncertainty.selective import quality_loss
+    from lsplits.uncertainty.losses import quality_loss
 
     rule = calibrate_threshold(uncertainties, qualities, target_risk=target_risk, delta=delta, method=selective_method,
                                multiple_testing=multiple_testing, loss=quality_loss(selective_loss, bad_below))

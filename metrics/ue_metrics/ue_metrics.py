@@ -8,14 +8,10 @@ import evaluate
 
 from lsplits.hub.metric_common import check_no_config, citation, metric_info
 from lsplits.uncertainty.bounds import DEFAULT_DELTA, DEFAULT_METHOD, METHODS
+from lsplits.uncertainty.losses import DEFAULT_LOSS, QUALITY_LOSSES
 from lsplits.uncertainty.normalization import DEFAULT_NORMALIZER, NORMALIZERS
 from lsplits.uncertainty.prr import DEFAULT_MAX_REJECTION
-from lsplits.uncertainty.selective import (
-    DEFAULT_LOSS,
-    DEFAULT_MULTIPLE_TESTING,
-    MULTIPLE_TESTING,
-    QUALITY_LOSSES,
-)
+from lsplits.uncertainty.selective import DEFAULT_MULTIPLE_TESTING, MULTIPLE_TESTING
 from lsplits.uncertainty.ue_metrics import ECE_BINS, compute_metrics
 
 _DESCRIPTION = """\
