@@ -199,3 +199,24 @@ def test_default_eval_size_follows_the_paper_proportions():
     assert boolq.SPEC.default_eval_size(12_697) == 5_080
     assert spider.SPEC.default_eval_size(8_034) == 2_068
     assert snli.SPEC.default_eval_size(9_842) == round(9_842 * 20_000 / 569_018)
+
+
+def test_the_card_and_analyze_count_labels_by_the_same_names(tmp_path):
+    """The card counted SNLI's labels as ``label=0/1/2`` (the ids it writes), ``lsplits analyze`` as names."""
+    from difficulty_fixtures import build_dataset, snli_rows
+
+    from lsplits.building.report import analyze_folder
+
+    folder = build_dataset(tmp_path, "snli", snli_rows(), configs=("random",))
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    [header] = [line for line in card.splitlines() if line.startswith("| split | size |")]
+    card_columns = [cell.strip() for cell in header.strip("|").split("|") if cell.strip().startswith("label=")]
+    assert card_columns == ["label=contradiction", "label=entailment", "label=neutral"]
+    analyzed = analyze_folder(folder).splitlines()
+    [analyze_header] = [line for line in analyzed if line.startswith("split ")]
+    assert [word for word in analyze_header.split() if word.startswith("label=")] == card_columns
+    # and the same shares: the train row of each
+    card_train = [cell.strip() for cell in next(line for line in card.splitlines() if line.startswith("| train |"))
+                  .strip("|").split("|")]
+    analyze_train = next(line for line in analyzed if line.startswith("train ")).split()
+    assert card_train[-3:] == analyze_train[-3:]

@@ -380,16 +380,16 @@ def export_dataset(spec: DatasetSpec, result: BuildResult, out: str | Path, sett
     frames = result.frames()
     task = spec.task
     with stage("card and plots"):
+        extra_stats = spec.policy.statistics_of(result.inputs, result.partitions)
+        record = build_record(spec, result, settings, extra_statistics=extra_stats).replace(**dict(extra_settings or {}))
         stats = dataset_report.config_statistics(frames, query_field=task.query_field, label_field=task.label_field,
                                                  categorical_columns=spec.categorical_columns, progress=progress,
-                                                 examples=result.table)
+                                                 examples=result.table, class_labels=record.class_labels)
         statistics = dataset_report.statistics_markdown(stats)
-        extra_stats = spec.policy.statistics_of(result.inputs, result.partitions)
         if extra_stats:
             statistics = dataset_report.extra_statistics_markdown(extra_stats) + "\n\n" + statistics
     descriptions = {name: built.strategy.description for name, built in result.configs.items()}
     strategies = {name: repr(built.strategy) for name, built in result.configs.items()}
-    record = build_record(spec, result, settings, extra_statistics=extra_stats).replace(**dict(extra_settings or {}))
     with temporary_folder(prefix="lsplits-build-") as tmp:
         with stage("card and plots"):
             written = dataset_report.config_plots(frames, stats, Path(tmp))

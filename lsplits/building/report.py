@@ -24,11 +24,14 @@ __all__ = ["METADATA_FILE", "analyze_folder", "config_plots", "config_statistics
 
 def config_statistics(frames: Frames, *, query_field: str, label_field: str | None = None,
                       categorical_columns: Sequence[str] = (), progress: bool = False,
-                      examples: pd.DataFrame | None = None) -> dict[str, dict[str, Any]]:
+                      examples: pd.DataFrame | None = None,
+                      class_labels: Mapping[str, Sequence[str]] | None = None) -> dict[str, dict[str, Any]]:
     """``split_statistics`` for every config, tokenising each distinct example once.
 
     ``examples`` (every example once, with ``id`` and the query field) spares gathering them from
-    the frames; ``frames`` is read one config at a time, so a lazy mapping works.
+    the frames; ``frames`` is read one config at a time, so a lazy mapping works. ``class_labels`` (column ->
+    names) counts a column of class ids by name, as a reader of the written data sees it (the card at build time,
+    ``lsplits analyze`` after).
     """
     if examples is None:
         examples = pd.concat([frame for splits in frames.values() for frame in splits.values()])
@@ -37,10 +40,20 @@ def config_statistics(frames: Frames, *, query_field: str, label_field: str | No
     columns = [analysis.RARE_WORDS_COLUMN, analysis.WORD_TOKENS_COLUMN]
     stats = {}
     for name, splits in frames.items():
-        annotated = {split: frame.join(counted[columns], on="id") for split, frame in splits.items()}
+        annotated = {split: _named_labels(frame, class_labels or {}).join(counted[columns], on="id")
+                     for split, frame in splits.items()}
         stats[name] = analysis.split_statistics(annotated, query_field=query_field, label_field=label_field,
                                                 categorical_columns=categorical_columns, progress=False)
     return stats
+
+
+def _named_labels(frame: pd.DataFrame, class_labels: Mapping[str, Sequence[str]]) -> pd.DataFrame:
+    """``frame`` with each ClassLabel column of ``class_labels`` it has as names instead of class ids."""
+    from lsplits.data.labels import decode_labels
+
+    named = {column: decode_labels(frame[column], names) for column, names in class_labels.items()
+             if column in frame.columns}
+    return frame.assign(**named) if named else frame
 
 
 def statistics_markdown(stats_by_config: Mapping[str, Mapping[str, Any]]) -> str:

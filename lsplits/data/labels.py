@@ -55,6 +55,12 @@ def encode_labels(values: Iterable[Any], names: Sequence[str]) -> list[int | Non
     return [None if is_missing(v) else index[v] if isinstance(v, str) else int(v) for v in values]
 
 
+def decode_labels(values: Iterable[Any], names: Sequence[str]) -> list[Any]:
+    """The names of ``values`` (class ids or names already) for ``names``: what a reader of the written data sees
+    (:func:`encode_labels` the other way); missing values stay missing."""
+    return [v if is_missing(v) or isinstance(v, str) else names[int(v)] for v in values]
+
+
 def decode_class_labels(records: list[dict[str, Any]], features: Any) -> list[dict[str, Any]]:
     """``records`` with the ids of ``features``' top-level ``ClassLabel`` columns turned into their names (``-1``,
     the Hub's "no label", into None), so labels read, balance and count as names; the export encodes them back.
