@@ -27,17 +27,17 @@ def test_a_parse_with_parsing_finalizers_pending_gives_the_plain_parse():
     source = SOURCE.read_text(encoding="utf-8")
     expected = ast.dump(ast.parse(source))
     thresholds = gc.get_threshold()
-    gc.set_threshold(1, 1, 1)
+    gc.set_threshold(1, 10**6, 10**6)  # young collections only: cheap in a process holding torch
     try:
         for _ in range(10):
-            for _ in range(200):
+            for _ in range(20):
                 _ParsesWhenCollected()
             assert ast.dump(parse_python(source)) == expected  # plain ast.parse: SystemError here on 3.11.7
             gc.collect()
     finally:
         gc.set_threshold(*thresholds)
         gc.collect()
-    assert _ParsesWhenCollected.ran >= 2000  # the finalizers did run, after each parse
+    assert _ParsesWhenCollected.ran >= 200  # the finalizers did run
     assert gc.isenabled()
 
 
