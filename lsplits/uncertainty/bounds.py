@@ -46,15 +46,18 @@ def checked_choice(value: object, allowed: Sequence[str], option: str) -> str:
 def smallest_certifiable(method: str, target_risk: float, delta: float, limit: int, *, binary: bool = False) -> int:
     """The fewest examples that could certify ``target_risk`` at ``delta`` if every loss were 0 (``limit + 1`` if
     even ``limit`` cannot). It depends on the bound and the settings only, never on the data."""
-    method = resolve_test(method, np.zeros(1), "auto", "no losses")[0]  # zero losses are 0/1: auto is the binomial
+    method = auto_test(True) if method == "auto" else method  # zero losses are 0/1
 
     def certifies(m: int) -> bool:
         return bool(masked_p_values(method, np.zeros(m), np.ones((1, m), dtype=bool), target_risk, delta,
                               binary=binary or method == "ltt-binomial")[0] <= delta)
 
-    if not certifies(limit):
-        return limit + 1
-    low, high = 0, limit  # certifies(high) holds; certifies(low) does not (0 examples never do)
+    high = 1  # doubling from 1, so the cost follows the answer, not the limit (a study asks with a limit of 10^7)
+    while not certifies(min(high, limit)):
+        if high >= limit:
+            return limit + 1
+        high *= 2
+    low, high = high // 2, min(high, limit)  # certifies(high) holds; certifies(low) does not (0 examples never do)
     while high - low > 1:
         middle = (low + high) // 2
         low, high = (low, middle) if certifies(middle) else (middle, high)
@@ -212,6 +215,11 @@ def is_binary(losses) -> bool:
     return bool(values.size) and bool(np.isin(values, (0.0, 1.0)).all())
 
 
+def auto_test(binary: bool) -> str:
+    """The test ``method="auto"`` runs: the exact binomial tail for 0/1 losses, WSR for other losses in [0, 1]."""
+    return "ltt-binomial" if binary else "ltt-wsr"
+
+
 def resolve_test(method: str, losses: np.ndarray, loss_type: str, name: str) -> tuple[str, bool]:
     """The test for one risk's losses and whether they count as 0/1 (``loss_type`` auto: detected)."""
     binary = is_binary(losses)
@@ -221,7 +229,7 @@ def resolve_test(method: str, losses: np.ndarray, loss_type: str, name: str) -> 
                            f"{odd}")
     binary = binary and loss_type != "bounded"
     if method == "auto":
-        method = "ltt-binomial" if binary else "ltt-wsr"
+        method = auto_test(binary)
     if method == "ltt-binomial" and not binary:
         raise InvalidInput(f"method ltt-binomial (the exact binomial test) needs 0/1 losses, and {name} has others "
                            "(use ltt-hb or ltt-wsr for losses in [0, 1])")

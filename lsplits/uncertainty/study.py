@@ -41,7 +41,7 @@ from lsplits.similarity import registry as similarity_registry
 from lsplits.similarity.lexical import LEXICAL_SIMILARITIES
 from lsplits.uncertainty.beam import LEXICAL_SIMILARITY
 from lsplits.uncertainty.beam_scores import usable_estimators
-from lsplits.uncertainty.bounds import smallest_certifiable
+from lsplits.uncertainty.bounds import auto_test, smallest_certifiable
 from lsplits.uncertainty.estimators import (
     DISPLAY_NAMES,
 )
@@ -294,8 +294,8 @@ def too_few_to_certify(config: StudyConfig, calibration_size: int) -> str | None
     (a tiny ``--calibration-fraction``), else None: known before any matrix is built."""
     method = config.selective_method
     binary = config.selective_loss == "bad"
-    if method == "auto":
-        method = "ltt-binomial" if binary else "ltt-wsr"
+    if method == "auto":  # the losses are not read yet: 1 - quality is taken to be bounded, not 0/1
+        method = auto_test(binary)
     need = smallest_certifiable(method, config.target_risk, config.delta, 10_000_000, binary=binary)
     if calibration_size >= need:
         return None
