@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 from lm_fixtures import TINY_SCRATCH, TINY_TRAIN, tiny_records, tiny_sentences
 
@@ -191,3 +192,25 @@ def test_a_default_eval_size_too_small_to_measure_on_is_warned_about_and_a_given
     with caplog.at_level("WARNING"):
         assert cli_main([*argv, "--eval-size", "4"]) == 0
     assert not [r for r in caplog.records if "eval size" in r.getMessage()]
+
+
+def test_the_timed_training_batches_span_the_epoch_widest_included():
+    """A 200-row BoolQ dry run timed the first batches of a shuffled epoch and missed the few wide ones that take
+    most of its time: 0.62 s a step projected, 2-4.6 s measured (issue 38's walk)."""
+    from lsplits.lm.estimate import timed_batches
+
+    lengths = np.r_[np.full(199, 40), 1024]  # one passage fills the window: its batch is the slow one
+    for seed in range(5):
+        warmup, timed = timed_batches(lengths, 32, np.random.default_rng(seed), untimed=2, timed=10)
+        assert len(timed) == 7  # 200 examples in batches of 32: every batch of the epoch is timed
+        assert sorted(np.concatenate(timed).tolist()) == list(range(200))
+        assert any(199 in batch for batch in timed)
+        assert all(lengths[b].max() == 40 for b in warmup) and len(warmup) == 2
+    from lsplits.lm.finetune import length_grouped_batches
+
+    many = np.random.default_rng(0).integers(20, 1024, size=2000)
+    warmup, timed = timed_batches(many, 32, np.random.default_rng(0), untimed=2, timed=10)
+    widths = sorted(int(many[b].max()) for b in timed)
+    epoch = sorted(int(many[b].max()) for b in length_grouped_batches(many, 32, np.random.default_rng(0)))
+    assert len(timed) == 10 and widths[-1] == epoch[-1] and widths[0] == epoch[0]  # the narrowest to the widest
+    assert sorted(int(many[b].max()) for b in warmup) == epoch[:2]
