@@ -21,7 +21,7 @@ from space_helpers import build_fixture_dataset, running_app, space_settings
 
 pytestmark = pytest.mark.slow
 
-BUDGET_SECONDS = 25.0
+BUDGET_SECONDS = 14.0
 
 
 def amr(nodes: int, seed: int) -> str:
@@ -134,7 +134,8 @@ def test_a_small_request_is_served_within_5_s_while_a_maximal_one_runs_until_its
                                      api_name="/run_uncertainty")
     answered = time.monotonic() - asked
     assert "12 examples, beam size 5" in summary
-    print(f"small request answered in {answered:.2f} s while the maximal one ran")
+    print(f"small request answered in {answered:.2f} s while the maximal one ran, {time.monotonic() - started:.1f} s "
+          f"into its budget of {BUDGET_SECONDS:g} s")
     assert answered < 5, f"the small request took {answered:.1f} s while the maximal one ran"
 
     with pytest.raises(AppError, match=rf"ran past the Space's time budget of {BUDGET_SECONDS:g} s"):
