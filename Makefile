@@ -1,6 +1,6 @@
 # `make demo`: offline end-to-end run; `make test`: lint + full test suite; `make check`: the fast lane.
 # `make test` also runs every docstring example of lsplits/ (--doctest-modules, in the same pytest run), on
-# one pytest-xdist worker per core, and prints the 15 slowest tests. See docs/contributing.md.
+# one pytest-xdist worker more than there are cores, and prints the 15 slowest tests. See docs/contributing.md.
 # Both create or reuse .venv/ at the repo root and install what they need.
 VENV ?= .venv
 PY := $(VENV)/bin/python

@@ -4,7 +4,7 @@ Hub access on for one test.
 The session also checks that it leaves nothing running: every process the suite starts inherits a
 marker variable, and at the end any process still carrying it fails the run (and is killed).
 
-Under pytest-xdist (``make test`` runs ``-n auto``) each worker gets its own LSPLITS_CACHE, and only the
+Under pytest-xdist (``make test`` runs a worker more than there are cores) each worker gets its own LSPLITS_CACHE, and only the
 controller checks for processes left running (the workers carry the marker too). Every test that starts a
 process, a browser or a virtual environment is marked ``process`` where it is written (``@pytest.mark.process``,
 or its module's ``pytestmark``), and no other test is (``tests/test_no_shims.py`` checks both), so ``make check``
